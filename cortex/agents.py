@@ -1,0 +1,301 @@
+"""Agent definitions: Markdown files with YAML frontmatter (DESIGN.md section 5), or registered in code.
+
+A definition names the agent, describes it, says whether it has memory, and may carry Cortex settings
+under ``cortex:``. Every other frontmatter key (tools, model, color, hooks ...) is kept as it is. Loading
+never skips a broken file silently: each problem becomes an :class:`AgentProblem` with the file, the field
+and what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+import yaml
+
+from cortex.errors import AgentDefinitionError, AgentNotFoundError, InvalidInputError, MemoryDisabledError
+from cortex.model import (
+    AGENT_NAME_RE,
+    check_agent_name,
+    check_confidence,
+    check_duration,
+    check_limit,
+    check_project,
+)
+
+MEMORY_SCOPES = ("user", "project", "local")
+_TRUE = {"true", "yes", "on"}
+_FALSE = {"false", "no", "off"}
+_CORTEX_KEYS = {"project", "recall", "prune"}
+_RECALL_KEYS = {"limit", "max_chars"}
+_PRUNE_KEYS = {"min_confidence", "max_age"}
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """The ``cortex:`` block of a definition."""
+
+    project: str | None = None
+    recall_limit: int | None = None
+    recall_max_chars: int | None = None
+    prune_min_confidence: float = 0.3
+    prune_max_age: timedelta | None = None
+
+
+@dataclass(frozen=True)
+class AgentDefinition:
+    """One declared agent."""
+
+    name: str
+    description: str = ""
+    #: True, False, or the Claude Code scope ("user", "project", "local"), which also enables memory.
+    memory: bool | str = False
+    settings: AgentSettings = field(default_factory=AgentSettings)
+    #: Every other frontmatter key, kept as it was.
+    extra: dict[str, Any] = field(default_factory=dict)
+    prompt: str = ""
+    path: Path | None = None
+
+    @property
+    def memory_enabled(self) -> bool:
+        """Whether the agent may store and recall memories."""
+        return self.memory is not False
+
+
+@dataclass(frozen=True)
+class AgentProblem:
+    """One thing wrong with one definition file."""
+
+    path: Path
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.field}: {self.message}"
+
+
+class _Problem(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+
+
+def _memory_value(value: Any) -> bool | str:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        if lowered in MEMORY_SCOPES:
+            return lowered
+    raise _Problem("memory", f"must be true, false, user, project or local, not {value!r}")
+
+
+def _settings(raw: Any) -> AgentSettings:
+    if raw is None:
+        return AgentSettings()
+    if not isinstance(raw, dict):
+        raise _Problem("cortex", f"must be a mapping, not {type(raw).__name__}")
+    unknown = sorted(set(map(str, raw)) - _CORTEX_KEYS)
+    if unknown:
+        raise _Problem(f"cortex.{unknown[0]}", f"unknown key (allowed: {', '.join(sorted(_CORTEX_KEYS))})")
+    values: dict[str, Any] = {}
+    try:
+        if raw.get("project") is not None:
+            values["project"] = check_project(raw["project"])
+        for section, keys in (("recall", _RECALL_KEYS), ("prune", _PRUNE_KEYS)):
+            sub = raw.get(section)
+            if sub is None:
+                continue
+            if not isinstance(sub, dict):
+                raise _Problem(f"cortex.{section}", f"must be a mapping, not {type(sub).__name__}")
+            bad = sorted(set(map(str, sub)) - keys)
+            if bad:
+                raise _Problem(f"cortex.{section}.{bad[0]}", f"unknown key (allowed: {', '.join(sorted(keys))})")
+        recall = raw.get("recall") or {}
+        if "limit" in recall:
+            values["recall_limit"] = check_limit(recall["limit"], "cortex.recall.limit", 1000)
+        if "max_chars" in recall:
+            values["recall_max_chars"] = check_limit(recall["max_chars"], "cortex.recall.max_chars", 10_000_000)
+        prune = raw.get("prune") or {}
+        if "min_confidence" in prune:
+            values["prune_min_confidence"] = check_confidence(prune["min_confidence"], "cortex.prune.min_confidence")
+        if prune.get("max_age") is not None:
+            values["prune_max_age"] = check_duration(prune["max_age"], "cortex.prune.max_age")
+    except InvalidInputError as exc:
+        raise _Problem(exc.field if exc.field.startswith("cortex") else f"cortex.{exc.field}",
+                       str(exc).split(": ", 1)[1]) from None
+    return AgentSettings(**values)
+
+
+def parse_agent_text(text: str, path: Path) -> AgentDefinition:
+    """Parse one definition file's text; raise :class:`AgentDefinitionError` listing its problems."""
+    parsed = _parse(text, path)
+    if isinstance(parsed, list):
+        raise AgentDefinitionError(parsed)
+    return parsed
+
+
+def _parse(text: str, path: Path) -> AgentDefinition | list[AgentProblem]:
+    handler = frontmatter.YAMLHandler()
+    if not handler.detect(text):
+        return [AgentProblem(path, "frontmatter", "no YAML frontmatter (the file must start with a '---' line)")]
+    try:
+        raw_yaml, body = handler.split(text)
+    except ValueError:
+        return [AgentProblem(path, "frontmatter", "frontmatter is not closed by a '---' line")]
+    try:
+        meta = yaml.safe_load(raw_yaml)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        # the YAML text starts right after the opening '---', so its line n is the file's line n + 1
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        reason = getattr(exc, "problem", None) or str(exc)
+        return [AgentProblem(path, "frontmatter", f"YAML error at {where}{reason}")]
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        return [AgentProblem(path, "frontmatter", f"must be a mapping of keys, not {type(meta).__name__}")]
+    problems: list[AgentProblem] = []
+    name = meta.get("name")
+    if name is None:
+        problems.append(AgentProblem(path, "name", "missing (required)"))
+    elif not isinstance(name, str) or not AGENT_NAME_RE.fullmatch(name):
+        problems.append(AgentProblem(
+            path, "name", f"invalid agent name {name!r}: use 1-64 of a-z, 0-9, '_' and '-', starting with a letter or digit"
+        ))
+    description = meta.get("description")
+    if description is None:
+        problems.append(AgentProblem(path, "description", "missing (required)"))
+    elif not isinstance(description, str) or not description.strip():
+        problems.append(AgentProblem(path, "description", "must be a non-empty string"))
+    memory: bool | str = False
+    settings = AgentSettings()
+    for parse in ("memory", "cortex"):
+        try:
+            if parse == "memory" and "memory" in meta:
+                memory = _memory_value(meta["memory"])
+            elif parse == "cortex":
+                settings = _settings(meta.get("cortex"))
+        except _Problem as exc:
+            problems.append(AgentProblem(path, exc.field, exc.message))
+    if problems:
+        return problems
+    extra = {k: v for k, v in meta.items() if k not in ("name", "description", "memory", "cortex")}
+    return AgentDefinition(
+        name=name, description=description, memory=memory, settings=settings, extra=extra,
+        prompt=body.strip("\n"), path=path,
+    )
+
+
+def iter_definition_files(dirs: Iterable[str | Path]) -> Iterator[Path]:
+    """The ``*.md`` files of each directory, in directory order, then by name."""
+    for directory in dirs:
+        directory = Path(directory)
+        if directory.is_dir():
+            yield from sorted(p for p in directory.glob("*.md") if p.is_file())
+
+
+class AgentRegistry:
+    """The declared agents of one Cortex: loaded from Markdown and/or registered in code."""
+
+    def __init__(self) -> None:
+        self._defs: dict[str, AgentDefinition] = {}
+        #: Problems found by the last :meth:`load`, one per broken field or file.
+        self.problems: list[AgentProblem] = []
+
+    def load(self, dirs: Iterable[str | Path]) -> list[AgentProblem]:
+        """Load every definition in ``dirs`` (earlier directories win on duplicate names).
+
+        Broken files are not loaded; each of their problems is returned and kept in :attr:`problems`.
+        """
+        problems: list[AgentProblem] = []
+        seen: dict[str, Path] = {}
+        for path in iter_definition_files(dirs):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                problems.append(AgentProblem(path, "file", f"cannot be read: {exc}"))
+                continue
+            parsed = _parse(text, path)
+            if isinstance(parsed, list):
+                problems.extend(parsed)
+                continue
+            if parsed.name in seen:
+                problems.append(AgentProblem(
+                    path, "name", f"duplicate agent name {parsed.name!r} (already defined in {seen[parsed.name]})"
+                ))
+                continue
+            seen[parsed.name] = path
+            self._defs[parsed.name] = parsed
+        self.problems.extend(problems)
+        return problems
+
+    def register(
+        self,
+        name: str,
+        *,
+        memory: bool | str = True,
+        description: str = "",
+        project: str | None = None,
+        settings: AgentSettings | None = None,
+        **extra: Any,
+    ) -> AgentDefinition:
+        """Declare an agent in code; replaces a definition of the same name."""
+        check_agent_name(name)
+        try:
+            memory = _memory_value(memory)
+        except _Problem as exc:
+            raise InvalidInputError("memory", exc.message) from None
+        if settings is None:
+            settings = AgentSettings(project=check_project(project) if project is not None else None)
+        definition = AgentDefinition(
+            name=name, description=description, memory=memory, settings=settings, extra=dict(extra)
+        )
+        self._defs[name] = definition
+        return definition
+
+    def get(self, name: str) -> AgentDefinition | None:
+        """The definition, or None."""
+        return self._defs.get(name)
+
+    def require(self, name: str, *, memory: bool = True) -> AgentDefinition:
+        """The definition of a declared agent (with memory enabled unless ``memory=False``)."""
+        check_agent_name(name)
+        definition = self._defs.get(name)
+        if definition is None:
+            raise AgentNotFoundError(name)
+        if memory and not definition.memory_enabled:
+            raise MemoryDisabledError(name)
+        return definition
+
+    def list(self) -> list[AgentDefinition]:
+        """Every definition, by name."""
+        return [self._defs[n] for n in sorted(self._defs)]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._defs
+
+    def __iter__(self) -> Iterator[AgentDefinition]:
+        return iter(self.list())
+
+    def __len__(self) -> int:
+        return len(self._defs)
+
+
+def check_dirs(dirs: Iterable[str | Path]) -> list[AgentProblem]:
+    """Every problem in the definitions found in ``dirs`` (for ``cortex agents check``)."""
+    return AgentRegistry().load(dirs)
+
+
+__all__ = [
+    "AgentDefinition", "AgentProblem", "AgentRegistry", "AgentSettings", "check_dirs",
+    "iter_definition_files", "parse_agent_text",
+]

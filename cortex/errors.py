@@ -1,0 +1,75 @@
+"""The one exception tree of Cortex.
+
+Every error Cortex raises on purpose is a :class:`CortexError`. Surfaces translate this tree once each:
+the CLI prints one line and exits 1, later the HTTP API maps it to a status code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class CortexError(Exception):
+    """Base class of every error Cortex raises on purpose."""
+
+
+class InvalidInputError(CortexError, ValueError):
+    """A value given to Cortex is not acceptable; ``field`` names which one."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
+#: The name the core issue uses for field errors; the same class.
+InvalidMemoryError = InvalidInputError
+
+
+class AgentNotFoundError(CortexError, LookupError):
+    """The agent is not declared (no Markdown definition and not registered in code)."""
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        super().__init__(f"agent {agent!r} is not declared (add agent_defs/{agent}.md or call agents.register)")
+
+
+class MemoryDisabledError(CortexError):
+    """The agent is declared but its definition does not enable memory."""
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        super().__init__(f"agent {agent!r} does not have memory enabled (set 'memory: true' in its definition)")
+
+
+class MemoryNotFoundError(CortexError, LookupError):
+    """No memory with this id exists for this agent."""
+
+    def __init__(self, agent: str, memory_id: str) -> None:
+        self.agent = agent
+        self.memory_id = memory_id
+        super().__init__(f"agent {agent!r} has no memory with id {memory_id!r}")
+
+
+class StoreError(CortexError):
+    """The store could not be opened, read or written."""
+
+
+class StoreLockedError(StoreError):
+    """Another process (or another open Cortex in this process) holds the on-disk store."""
+
+    def __init__(self, path: Path, pid: int | None = None) -> None:
+        self.path = path
+        self.pid = pid
+        holder = f"process {pid}" if pid is not None else "another process"
+        super().__init__(
+            f"store {path} is locked by {holder}; "
+            "stop it or send the operation to the process that owns the store"
+        )
+
+
+class AgentDefinitionError(CortexError):
+    """One or more agent definition files are broken; ``problems`` lists them."""
+
+    def __init__(self, problems: list["AgentProblem"]) -> None:  # noqa: F821 (defined in agents.py)
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
