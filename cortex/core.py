@@ -210,7 +210,7 @@ class Cortex:
         self._store.touch(agent, ids, self._clock())
         touched = [m for m in self._store.get_many(agent, ids) if m is not None]
         for m in touched:
-            index.set_usage(m.id, m.usage_count, m.last_used_at.timestamp())
+            index.set_usage(m)
         return touched
 
     def forget(self, agent: str, memory_id: str) -> bool:
@@ -295,7 +295,15 @@ class Cortex:
             return self._load(agent, ids)
 
     def _load(self, agent: str, ids: Sequence[str]) -> list[Memory]:
-        return [m for m in self._store.get_many(agent, ids) if m is not None]
+        # The index holds every field but the content, kept equal to the store (journal + recovery), so a
+        # hit costs one content lookup instead of reading and decoding all of the memory's triples.
+        index = self._indexes.get(agent)
+        memories = []
+        for memory_id, content in zip(ids, self._store.contents(agent, ids)):
+            record = index.record(memory_id)
+            if record is not None and content is not None:
+                memories.append(Memory.model_construct(agent=agent, content=content, **record))
+        return memories
 
     def stats(self, agent: str) -> dict[str, int]:
         """How many memories of each type the agent has (all four keys, always)."""

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from cortex.index.postings import AgentIndex
+from cortex.index.postings import AgentIndex, to_micros
 
 DEFAULT_MIN_CONFIDENCE = 0.3
 
@@ -18,5 +18,5 @@ def prune_candidates(
     not used for longer than ``max_age`` before ``now``."""
     doomed = index.confidence.view < min_confidence
     if max_age is not None:
-        doomed |= index.last_used.view < (now - max_age).timestamp()
+        doomed |= index.last_used.view < to_micros(now - max_age)
     return index.select(doomed)

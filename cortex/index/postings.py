@@ -15,9 +15,9 @@ numpy vectors so filtering and ranking are vectorised.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from cortex.model import Memory, MemoryType
 from cortex.text import content_words, normalize
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 TYPE_CODES = {t: i for i, t in enumerate(MemoryType)}
 _TAIL_REBUILD = 2048
 
@@ -56,8 +56,23 @@ class _Vec:
         return self.a[: self.n]
 
 
-def _timestamp(memory: Memory) -> tuple[float, float]:
-    return memory.created_at.timestamp(), memory.last_used_at.timestamp()
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+_TYPES = list(MemoryType)
+
+
+def to_micros(moment: datetime) -> int:
+    """Exact microseconds since the Unix epoch (the index's time unit)."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+def from_micros(micros: int) -> datetime:
+    """The inverse of :func:`to_micros`."""
+    return _EPOCH + timedelta(microseconds=int(micros))
+
+
+def _timestamp(memory: Memory) -> tuple[int, int]:
+    return to_micros(memory.created_at), to_micros(memory.last_used_at)
 
 
 class AgentIndex:
@@ -67,8 +82,8 @@ class AgentIndex:
         self.ids: list[str] = []
         self.doc_of: dict[str, int] = {}
         self.usage = _Vec(np.int64)
-        self.last_used = _Vec(np.float64)
-        self.created = _Vec(np.float64)
+        self.last_used = _Vec(np.int64)  # microseconds since the epoch
+        self.created = _Vec(np.int64)
         self.confidence = _Vec(np.float64)
         self.type_code = _Vec(np.int8)
         self.project = _Vec(np.int32)
@@ -144,12 +159,27 @@ class AgentIndex:
         self.alive.a[doc] = False
         return True
 
-    def set_usage(self, memory_id: str, usage_count: int, last_used: float) -> None:
-        """Record a touch."""
-        doc = self.doc_of.get(memory_id)
+    def set_usage(self, memory: Memory) -> None:
+        """Record a touch (the memory as the store now has it)."""
+        doc = self.doc_of.get(memory.id)
         if doc is not None:
-            self.usage.a[doc] = usage_count
-            self.last_used.a[doc] = last_used
+            self.usage.a[doc] = memory.usage_count
+            self.last_used.a[doc] = to_micros(memory.last_used_at)
+
+    def record(self, memory_id: str) -> dict[str, Any] | None:
+        """The indexed fields of a live memory (everything but content and agent), or None."""
+        doc = self.doc_of.get(memory_id)
+        if doc is None:
+            return None
+        return {
+            "id": memory_id,
+            "type": _TYPES[self.type_code.a[doc]],
+            "project": self.projects[self.project.a[doc]],
+            "confidence": float(self.confidence.a[doc]),
+            "usage_count": int(self.usage.a[doc]),
+            "created_at": from_micros(self.created.a[doc]),
+            "last_used_at": from_micros(self.last_used.a[doc]),
+        }
 
     def upsert(self, memory: Memory) -> None:
         """Make the index agree with ``memory`` as it is in the store (used by crash recovery)."""
@@ -219,10 +249,16 @@ class AgentIndex:
     # -- reads -----------------------------------------------------------------------------------
 
     def _matching_words(self, token: str) -> tuple[np.ndarray, np.ndarray]:
-        """Word ids containing ``token`` and how many times each contains it."""
+        """Word ids containing ``token`` and how many times each contains it (non-overlapping, as
+        ``str.count``)."""
         if len(self.words) - self.blob_words > _TAIL_REBUILD:
             self._refresh_blob()
-        positions = [m.start() for m in re.finditer(re.escape(token), self.blob)]
+        positions = []
+        find, step = self.blob.find, len(token)
+        at = find(token)
+        while at != -1:
+            positions.append(at)
+            at = find(token, at + step)
         if positions:
             wids, mult = np.unique(
                 np.searchsorted(self.blob_starts, positions, side="right") - 1, return_counts=True
@@ -236,56 +272,54 @@ class AgentIndex:
         return wids, mult
 
     def _postings(self, wids: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Documents and occurrence counts for the union of the given words."""
+        """Documents (with repeats) and occurrence counts for the union of the given words."""
         base = wids < self.base_words
         bw, bm = wids[base], mult[base]
         starts = self.base_off[bw]
         lens = self.base_off[bw + 1] - starts
         total = int(lens.sum())
+        docs_parts = []
+        weight_parts = []
         if total:
-            shift = np.repeat(starts - (np.cumsum(lens) - lens), lens)
-            idx = shift + np.arange(total)
-            docs = self.base_docs[idx]
-            weights = self.base_tf[idx] * np.repeat(bm, lens)
-        else:
-            docs = np.zeros(0, dtype=np.int32)
-            weights = np.zeros(0, dtype=np.int64)
+            idx = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total)
+            docs_parts.append(self.base_docs[idx])
+            weight_parts.append(self.base_tf[idx] * np.repeat(bm, lens))
         if self.delta:
-            flagged = np.flatnonzero(self.has_delta.view[wids])
-            if len(flagged):
-                extra_docs: list[int] = []
-                extra_w: list[int] = []
-                for j in flagged:
-                    pairs = self.delta[int(wids[j])]
-                    extra_docs.extend(pairs[0::2])
-                    m = int(mult[j])
-                    extra_w.extend(tf * m for tf in pairs[1::2])
-                docs = np.concatenate([docs, np.asarray(extra_docs, dtype=np.int32)])
-                weights = np.concatenate([weights, np.asarray(extra_w, dtype=np.int64)])
-        return docs, weights
+            for j in np.flatnonzero(self.has_delta.view[wids]):
+                pairs = np.array(self.delta[int(wids[j])], dtype=np.int64)
+                docs_parts.append(pairs[0::2])
+                weight_parts.append(pairs[1::2] * mult[j])
+        if not docs_parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(docs_parts), np.concatenate(weight_parts)
 
-    def occurrences(self, token: str) -> np.ndarray:
-        """Per document, how many times ``token`` occurs in its normalised content (dense vector)."""
+    def _token_hits(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted distinct documents containing ``token`` and its occurrences in each (dead ones included)."""
         wids, mult = self._matching_words(token)
-        n = len(self.ids)
         if len(wids) == 0:
-            return np.zeros(n, dtype=np.float64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         docs, weights = self._postings(wids, mult)
-        return np.bincount(docs, weights=weights, minlength=n)
+        n = len(self.ids)
+        if len(docs) * 8 > n:  # dense: one pass over all documents beats sorting many postings
+            occ = np.bincount(docs, weights=weights, minlength=n)
+            hit = np.flatnonzero(occ > 0)  # on a bool mask: ~7x faster than on the float vector
+            return hit, occ[hit]
+        hit, inverse = np.unique(docs, return_inverse=True)
+        return hit, np.bincount(inverse, weights=weights)
 
-    def _filter_mask(self, types: Sequence[MemoryType] | None, projects: Sequence[str] | None) -> np.ndarray:
-        mask = self.alive.view.copy()
+    def _keep(self, docs: np.ndarray, types: Sequence[MemoryType] | None, projects: Sequence[str] | None) -> np.ndarray:
+        """Which of ``docs`` are alive and pass the filters."""
+        keep = self.alive.view[docs]
         if types is not None:
-            mask &= np.isin(self.type_code.view, [TYPE_CODES[t] for t in types])
+            keep &= np.isin(self.type_code.view[docs], [TYPE_CODES[t] for t in types])
         if projects is not None:
             codes = [self.project_code[p] for p in projects if p in self.project_code]
-            mask &= np.isin(self.project.view, codes)
-        return mask
+            keep &= np.isin(self.project.view[docs], codes)
+        return keep
 
-    def _rank(self, mask: np.ndarray, primary: list[np.ndarray], limit: int) -> list[str]:
-        cand = np.flatnonzero(mask)
-        keys = [*primary, self.usage.view, self.last_used.view, self.created.view, np.arange(len(self.ids))]
-        return [self.ids[i] for i in _top_k(cand, keys, limit)]
+    def _rank(self, docs: np.ndarray, primary: list[np.ndarray], limit: int) -> list[str]:
+        keys = [*primary, self.usage.view[docs], self.last_used.view[docs], self.created.view[docs], docs]
+        return [self.ids[docs[i]] for i in _top_k(keys, limit)]
 
     def search_all(
         self,
@@ -296,17 +330,22 @@ class AgentIndex:
         limit: int = 10,
     ) -> list[str]:
         """AND-token recall: ids of memories containing every token, best first (see DESIGN.md 4)."""
-        mask = self._filter_mask(types, projects)
         if not tokens:
-            return self._rank(mask, [], limit)
-        total = np.zeros(len(self.ids), dtype=np.float64)
+            docs = np.arange(len(self.ids))
+            docs = docs[self._keep(docs, types, projects)]
+            return self._rank(docs, [], limit)
+        docs = occ = None
         for token in tokens:
-            occ = self.occurrences(token)
-            mask &= occ > 0
-            if not mask.any():
+            hit, count = self._token_hits(token)
+            if docs is None:
+                docs, occ = hit, count
+            else:
+                docs, left, right = np.intersect1d(docs, hit, assume_unique=True, return_indices=True)
+                occ = occ[left] + count[right]
+            if len(docs) == 0:
                 return []
-            total += occ
-        return self._rank(mask, [total], limit)
+        keep = self._keep(docs, types, projects)
+        return self._rank(docs[keep], [occ[keep]], limit)
 
     def search_any(
         self,
@@ -317,14 +356,15 @@ class AgentIndex:
         limit: int = 10,
     ) -> list[str]:
         """Memories sharing at least one of ``words``: most words shared first, then occurrences, usage."""
-        mask = self._filter_mask(types, projects)
         shared = np.zeros(len(self.ids), dtype=np.float64)
         total = np.zeros(len(self.ids), dtype=np.float64)
         for word in words:
-            occ = self.occurrences(word)
-            shared += occ > 0
-            total += occ
-        return self._rank(mask & (shared > 0), [shared, total], limit)
+            hit, count = self._token_hits(word)
+            shared[hit] += 1
+            total[hit] += count
+        docs = np.flatnonzero(shared)
+        docs = docs[self._keep(docs, types, projects)]
+        return self._rank(docs, [shared[docs], total[docs]], limit)
 
     def select(self, mask: np.ndarray) -> list[str]:
         """Ids of the live documents where ``mask`` holds."""
@@ -375,7 +415,7 @@ class AgentIndex:
         index.words = strings("words")
         index.projects = strings("projects")
         n = len(index.ids)
-        for name, dtype in (("usage", np.int64), ("last_used", np.float64), ("created", np.float64),
+        for name, dtype in (("usage", np.int64), ("last_used", np.int64), ("created", np.int64),
                             ("confidence", np.float64), ("type_code", np.int8), ("project", np.int32)):
             if len(arrays[name]) != n:
                 return None
@@ -393,19 +433,25 @@ class AgentIndex:
         return index
 
 
-def _top_k(cand: np.ndarray, keys: list[np.ndarray], k: int) -> np.ndarray:
-    """The ``k`` candidates that sort first by ``keys`` (each descending, first key most significant).
+def _top_k(keys: list[np.ndarray], k: int) -> np.ndarray:
+    """Positions of the ``k`` rows that sort first by ``keys`` (aligned arrays, each descending, the first
+    most significant, the last unique).
 
-    Avoids sorting every candidate: partition on the first key, keep what is strictly above the k-th
-    value, and resolve the ties at that value with the remaining keys.
+    Avoids sorting every row: partition on the first key, keep the rows strictly above the k-th value, and
+    resolve the ties at that value with the remaining keys.
     """
-    if len(cand) <= k or len(keys) == 1:
-        order = np.lexsort([-key[cand] for key in reversed(keys)])
-        return cand[order[:k]]
-    vals = keys[0][cand]
+    rows = np.arange(len(keys[0]))
+    return _top_k_rows(keys, rows, 0, k)
+
+
+def _top_k_rows(keys: list[np.ndarray], rows: np.ndarray, level: int, k: int) -> np.ndarray:
+    if len(rows) <= k or level == len(keys) - 1:
+        order = np.lexsort([-key[rows] for key in reversed(keys)])
+        return rows[order[:k]]
+    vals = keys[level][rows]
     kth = np.partition(vals, len(vals) - k)[len(vals) - k]
-    above = cand[vals > kth]
-    tied = cand[vals == kth]
-    chosen = np.concatenate([above, _top_k(tied, keys[1:], k - len(above))])
+    above = rows[vals > kth]
+    tied = rows[vals == kth]
+    chosen = np.concatenate([above, _top_k_rows(keys, tied, level + 1, k - len(above))])
     order = np.lexsort([-key[chosen] for key in reversed(keys)])
     return chosen[order]

@@ -38,6 +38,9 @@ class MemoryStore(Protocol):
     def delete(self, agent: str, memory_ids: Sequence[str]) -> None:
         """Atomically remove every triple of the given memories."""
 
+    def contents(self, agent: str, memory_ids: Sequence[str]) -> list[str | None]:
+        """The content of each memory (None where it does not exist), in the order asked."""
+
     def iter_memories(self, agent: str) -> Iterator[Memory]:
         """Every complete memory of the agent (used to rebuild derived indexes and to export)."""
 

@@ -180,7 +180,8 @@ class OxigraphStore:
     @staticmethod
     def _build(agent: str, memory_id: str, f: dict[str, str]) -> Memory | None:
         try:
-            return Memory(
+            # model_construct: the values come from our own typed literals, converted right here
+            return Memory.model_construct(
                 id=memory_id,
                 agent=agent,
                 content=f["content"],
@@ -191,7 +192,7 @@ class OxigraphStore:
                 created_at=vocab.parse_date_time(f["createdAt"]),
                 last_used_at=vocab.parse_date_time(f["lastUsedAt"]),
             )
-        except ValueError:
+        except (ValueError, KeyError):
             return None  # not written by Cortex; an index rebuild must not fail on foreign data
 
     def get(self, agent: str, memory_id: str) -> Memory | None:
@@ -200,6 +201,14 @@ class OxigraphStore:
 
     def get_many(self, agent: str, memory_ids: Sequence[str]) -> list[Memory | None]:
         return [self.get(agent, i) for i in memory_ids]
+
+    def contents(self, agent: str, memory_ids: Sequence[str]) -> list[str | None]:
+        graph, predicate = self.vocab.graph(agent), self.vocab.pred["content"]
+        found: list[str | None] = []
+        for memory_id in memory_ids:
+            quads = self._store.quads_for_pattern(self.vocab.memory(agent, memory_id), predicate, None, graph)
+            found.append(next((q.object.value for q in quads), None))
+        return found
 
     def iter_memories(self, agent: str) -> Iterator[Memory]:
         prefix = self.vocab.memory_prefix(agent)

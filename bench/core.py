@@ -1,0 +1,183 @@
+"""Core benchmark: store_many throughput, single store / touch latency, AND-token recall latency at 10k and
+100k memories for one agent (beside 100k memories of other agents), against a SPARQL ``FILTER(CONTAINS)``
+scan doing the same work (all matches, ranked, top 10, memories loaded) in the same run, and a cold open.
+
+    python bench/core.py                 # full run (~3-5 minutes on 2 cores)
+    python bench/core.py --quick         # small sizes, for a smoke check
+
+Prints a table and writes bench/results/core.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pyoxigraph import Literal, Variable
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import Corpus, percentiles, print_table, timed, write_json  # noqa: E402
+
+from cortex import Cortex  # noqa: E402
+
+AGENT = "bench"
+
+
+def make_queries(contents: list[str], ntokens: int, count: int, rng: random.Random) -> list[str]:
+    queries = []
+    while len(queries) < count:
+        words = list(dict.fromkeys(w.strip(".").lower() for w in rng.choice(contents).split()))
+        if len(words) >= ntokens:
+            queries.append(" ".join(rng.sample(words, ntokens)))
+    return queries
+
+
+def baseline_recall(cx: Cortex, agent: str, query: str, limit: int = 10) -> list:
+    """AND-token recall done by the store alone: FILTER(CONTAINS(LCASE(...))) over the agent's graph, ranked
+    by occurrences, usageCount, lastUsedAt, top ``limit``, then the memories loaded."""
+    store = cx._store  # the benchmark measures the backend directly
+    v = store.vocab
+    tokens = list(dict.fromkeys(query.lower().split()))
+    subs = {Variable("g"): v.graph(agent)}
+    conds, occ = [], []
+    for i, token in enumerate(tokens):
+        subs[Variable(f"t{i}")] = Literal(token)
+        conds.append(f"CONTAINS(?lc, ?t{i})")
+        # tokens here are plain words, so REPLACE's regex reading of them is literal
+        occ.append(f"(STRLEN(?lc) - STRLEN(REPLACE(?lc, ?t{i}, \"\"))) / STRLEN(?t{i})")
+    sparql = (
+        f"SELECT ?m ?g {' '.join(f'?t{i}' for i in range(len(tokens)))} WHERE {{ GRAPH ?g {{ ?m {v.pred['content']} ?c ; {v.pred['usageCount']} ?u ; "
+        f"{v.pred['lastUsedAt']} ?lu }} BIND(LCASE(?c) AS ?lc) FILTER({' && '.join(conds)}) "
+        f"BIND({' + '.join(occ)} AS ?occ) }} ORDER BY DESC(?occ) DESC(?u) DESC(?lu) LIMIT {limit}"
+    )
+    prefix = v.memory_prefix(agent)
+    ids = [row["m"].value[len(prefix):] for row in store._store.query(sparql, substitutions=subs)]
+    return [cx.get(agent, i) for i in ids]
+
+
+def rank_key(memory, query: str) -> tuple:
+    text = memory.content.lower()
+    return (sum(text.count(t) for t in set(query.lower().split())), memory.usage_count, memory.last_used_at)
+
+
+COLD = """
+import json, sys, time
+t0 = time.perf_counter()
+from cortex import Cortex
+t1 = time.perf_counter()
+cx = Cortex.open(sys.argv[1]); cx.agents.register(sys.argv[2])
+hits = cx.recall(sys.argv[2], sys.argv[3])
+t2 = time.perf_counter()
+cx.close()
+print(json.dumps({"import_s": t1 - t0, "open_first_recall_s": t2 - t1, "hits": len(hits)}))
+"""
+
+
+def measure_size(cx: Cortex, contents: list[str], size: int, args: argparse.Namespace, rng: random.Random) -> dict:
+    result: dict = {"memories": size}
+    recall_all: list[float] = []
+    for ntok in (1, 2, 3):
+        samples = []
+        for q in make_queries(contents, ntok, args.queries, rng):
+            dt, _ = timed(cx.recall, AGENT, q)
+            samples.append(dt)
+        result[f"recall_{ntok}tok"] = percentiles(samples)
+        recall_all += samples
+    result["recall"] = percentiles(recall_all)
+    base_samples = []
+    for ntok in (1, 2, 3):
+        for q in make_queries(contents, ntok, args.baseline_queries, rng):
+            dt, hits = timed(baseline_recall, cx, AGENT, q)
+            base_samples.append(dt)
+            ours = cx.recall(AGENT, q)
+            # ties (same occurrences, usage and lastUsedAt) may come in any order: compare the ranking keys
+            assert [rank_key(m, q) for m in hits] == [rank_key(m, q) for m in ours], f"disagree on {q!r}"
+    result["baseline_sparql_scan"] = percentiles(base_samples)
+    result["speedup_p50"] = result["baseline_sparql_scan"]["p50_ms"] / result["recall"]["p50_ms"]
+    ids = [m.id for m in cx.recall(AGENT, limit=1000)]
+    touch = [timed(cx.touch, AGENT, rng.choice(ids))[0] for _ in range(args.queries)]
+    result["touch"] = percentiles(touch)
+    singles = [timed(cx.store, AGENT, c)[0] for c in Corpus(seed=size).contents(args.singles)]
+    result["store_single"] = percentiles(singles)
+    return result
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000", help="memories of the measured agent")
+    parser.add_argument("--others", type=int, default=100_000, help="memories of other agents in the same store")
+    parser.add_argument("--batch", type=int, default=5000, help="store_many batch size")
+    parser.add_argument("--queries", type=int, default=300, help="recall queries per token count")
+    parser.add_argument("--baseline-queries", type=int, default=10, help="SPARQL-scan queries per token count")
+    parser.add_argument("--singles", type=int, default=300, help="single store calls measured")
+    parser.add_argument("--quick", action="store_true", help="sizes 2000,10000 and 10k others")
+    parser.add_argument("--json", type=Path, default=None, help="where to write the JSON results")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.others, args.queries, args.baseline_queries = "2000,10000", 10_000, 100, 5
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    rng = random.Random(42)
+    corpus = Corpus()
+    results: dict = {"sizes": {}, "params": vars(args) | {"json": str(args.json)}}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "store"
+        cx = Cortex.open(path)
+        others = [f"other{i}" for i in range(10)]
+        for name in [AGENT, *others]:
+            cx.agents.register(name)
+        t0 = time.perf_counter()
+        per_other = args.others // len(others)
+        for name in others:
+            for start in range(0, per_other, args.batch):
+                cx.store_many(name, [{"content": c} for c in corpus.contents(min(args.batch, per_other - start))])
+        results["others_build_s"] = time.perf_counter() - t0
+        contents: list[str] = []
+        build_time = 0.0
+        for size in sizes:
+            while len(contents) < size:
+                batch = corpus.contents(min(args.batch, size - len(contents)))
+                dt, _ = timed(cx.store_many, AGENT, [{"content": c} for c in batch])
+                build_time += dt
+                contents += batch
+            results["store_many_per_s"] = len(contents) / build_time
+            print(f"measuring at {size} memories ...", file=sys.stderr)
+            results["sizes"][str(size)] = measure_size(cx, contents, size, args, rng)
+        cx.close()
+        query = make_queries(contents, 2, 1, rng)[0]
+        colds = []
+        for _ in range(3):
+            out = subprocess.run([sys.executable, "-c", COLD, str(path), AGENT, query],
+                                 capture_output=True, text=True, check=True)
+            colds.append(json.loads(out.stdout))
+        colds.sort(key=lambda c: c["open_first_recall_s"])
+        results["cold_open_first_recall"] = colds[1]
+    rows = []
+    for size, r in results["sizes"].items():
+        rows.append((size, "recall (1-3 tokens)", f"{r['recall']['p50_ms']:.3f}", f"{r['recall']['p99_ms']:.3f}"))
+        for ntok in (1, 2, 3):
+            x = r[f"recall_{ntok}tok"]
+            rows.append((size, f"  recall {ntok} token(s)", f"{x['p50_ms']:.3f}", f"{x['p99_ms']:.3f}"))
+        b = r["baseline_sparql_scan"]
+        rows.append((size, "baseline SPARQL CONTAINS scan", f"{b['p50_ms']:.1f}", f"{b['p99_ms']:.1f}"))
+        rows.append((size, "  recall speedup vs baseline (p50)", f"{r['speedup_p50']:.0f}x", ""))
+        rows.append((size, "touch", f"{r['touch']['p50_ms']:.3f}", f"{r['touch']['p99_ms']:.3f}"))
+        rows.append((size, "store (single, committed)", f"{r['store_single']['p50_ms']:.3f}",
+                     f"{r['store_single']['p99_ms']:.3f}"))
+    print_table("Cortex core benchmark (latencies in ms)", rows, ("memories", "operation", "p50", "p99"))
+    cold = results["cold_open_first_recall"]
+    print(f"\nstore_many throughput: {results['store_many_per_s']:.0f} memories/s (batches of {args.batch})")
+    print(f"cold open + first recall at {sizes[-1]}: {cold['open_first_recall_s']:.3f} s "
+          f"(plus {cold['import_s']:.3f} s of imports)")
+    target = write_json("core", results, args.json)
+    print(f"results written to {target}")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+"""The ``cortex`` command line: a thin adapter over :class:`cortex.Cortex`.
+
+Data goes to stdout as JSON (or a block/table with ``--format``); diagnostics go to stderr. Exit codes: 0 on
+success, 1 on errors (one line on stderr), 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cortex import config
+from cortex.agents import AgentRegistry, check_dirs, iter_definition_files
+from cortex.core import Cortex
+from cortex.errors import CortexError, MemoryNotFoundError
+from cortex.model import Memory, MemoryType
+
+TYPE_HELP = "Memory type: " + ", ".join(t.value for t in MemoryType) + "."
+FORMATS = click.Choice(["json", "block", "table"])
+
+
+class _State:
+    def __init__(self, store: Path | None, agents_dirs: tuple[Path, ...]) -> None:
+        self.root = config.find_project_root()
+        self.store_path = store if store is not None else config.default_store_path(self.root)
+        self.agent_dirs = list(agents_dirs) or config.discover_agent_dirs(self.root)
+        self._cx: Cortex | None = None
+
+    def cortex(self) -> Cortex:
+        if self._cx is None:
+            registry = AgentRegistry()
+            for problem in registry.load(self.agent_dirs):
+                click.echo(f"cortex: warning: {problem}", err=True)
+            cx = Cortex.open(self.store_path)
+            cx.agents = registry
+            self._cx = cx
+        return self._cx
+
+    def close(self) -> None:
+        if self._cx is not None:
+            self._cx.close()
+
+
+class _Group(click.Group):
+    """Turns every :class:`CortexError` into one line on stderr and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CortexError as exc:
+            click.echo(f"cortex: error: {exc}", err=True)
+            ctx.exit(1)
+
+
+def _emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _memory_json(memory: Memory) -> dict[str, Any]:
+    return memory.model_dump(mode="json")
+
+
+def _table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
+    cells = [list(headers)] + [[str(c).replace("\n", " ") for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
+
+
+def _show_memories(memories: list[Memory], fmt: str) -> None:
+    if fmt == "json":
+        _emit([_memory_json(m) for m in memories])
+    elif fmt == "block":
+        block = Cortex.render(memories)
+        if block:
+            click.echo(block)
+    else:
+        rows = [
+            (m.id, m.type.value, m.project, f"{m.confidence:.2f}", str(m.usage_count),
+             m.content if len(m.content) <= 60 else m.content[:59] + "…")
+            for m in memories
+        ]
+        click.echo(_table(rows, ["id", "type", "project", "conf", "uses", "content"]))
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--store", "store", type=click.Path(path_type=Path), default=None,
+              help="Store directory (default: $CORTEX_STORE, else .cortex/store at the project root).")
+@click.option("--agents-dir", "agents_dirs", type=click.Path(path_type=Path), multiple=True,
+              help="Directory of agent definitions (repeatable; default: agent_defs/, .cortex/agents/, "
+                   ".claude/agents/ at the project root).")
+@click.version_option(package_name="cortex")
+@click.pass_context
+def cli(ctx: click.Context, store: Path | None, agents_dirs: tuple[Path, ...]) -> None:
+    """Persistent memory for AI agents."""
+    state = _State(store, agents_dirs)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+pass_state = click.make_pass_decorator(_State)
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("content")
+@click.option("--type", "type_", default="insight", show_default=True, help=TYPE_HELP)
+@click.option("--project", default="global", show_default=True)
+@click.option("--confidence", type=float, default=0.7, show_default=True)
+@pass_state
+def store(state: _State, agent: str, content: str, type_: str, project: str, confidence: float) -> None:
+    """Store a memory (CONTENT '-' reads it from stdin)."""
+    if content == "-":
+        content = sys.stdin.read()
+    _emit(_memory_json(state.cortex().store(agent, content, type=type_, project=project, confidence=confidence)))
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("query", required=False)
+@click.option("--type", "type_", default=None, help=TYPE_HELP)
+@click.option("--project", default=None)
+@click.option("--limit", type=click.IntRange(1, 10_000), default=10, show_default=True)
+@click.option("--format", "fmt", type=FORMATS, default="json", show_default=True)
+@pass_state
+def recall(state: _State, agent: str, query: str | None, type_: str | None, project: str | None,
+           limit: int, fmt: str) -> None:
+    """Memories containing every word of QUERY (all memories without one)."""
+    _show_memories(state.cortex().recall(agent, query, type=type_, project=project, limit=limit), fmt)
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("memory_id")
+@pass_state
+def get(state: _State, agent: str, memory_id: str) -> None:
+    """Show one memory."""
+    memory = state.cortex().get(agent, memory_id)
+    if memory is None:
+        raise MemoryNotFoundError(agent, memory_id)
+    _emit(_memory_json(memory))
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("memory_id")
+@pass_state
+def touch(state: _State, agent: str, memory_id: str) -> None:
+    """Record a use of a memory (usageCount + 1, lastUsedAt = now)."""
+    _emit(_memory_json(state.cortex().touch(agent, memory_id)))
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("memory_id")
+@pass_state
+def forget(state: _State, agent: str, memory_id: str) -> None:
+    """Delete a memory."""
+    if not state.cortex().forget(agent, memory_id):
+        raise MemoryNotFoundError(agent, memory_id)
+    _emit({"id": memory_id, "forgotten": True})
+
+
+@cli.command()
+@click.argument("agent")
+@pass_state
+def stats(state: _State, agent: str) -> None:
+    """Count an agent's memories by type."""
+    _emit(state.cortex().stats(agent))
+
+
+@cli.command()
+@click.argument("agent")
+@click.option("--min-confidence", type=float, default=0.3, show_default=True,
+              help="Delete memories with confidence strictly below this.")
+@click.option("--max-age", default=None, help="Also delete memories unused for longer than this (30d, 12h, 90m).")
+@click.option("--dry-run", is_flag=True, help="Only report what would be deleted.")
+@pass_state
+def prune(state: _State, agent: str, min_confidence: float, max_age: str | None, dry_run: bool) -> None:
+    """Delete low-confidence or long-unused memories."""
+    ids = state.cortex().prune_candidates(agent, min_confidence, max_age, delete=not dry_run)
+    _emit({"deleted": 0 if dry_run else len(ids), "would_delete": len(ids) if dry_run else 0,
+           "dry_run": dry_run, "ids": ids})
+
+
+@cli.command()
+@click.argument("agent")
+@click.option("--task", default=None, help="What the agent is about to do.")
+@click.option("--project", default=None)
+@click.option("--limit", type=click.IntRange(1, 1000), default=None)
+@click.option("--max-chars", type=click.IntRange(1), default=None)
+@pass_state
+def start(state: _State, agent: str, task: str | None, project: str | None, limit: int | None,
+          max_chars: int | None) -> None:
+    """Print the <agent-memory> block for an agent starting on TASK (touches what it shows)."""
+    block = state.cortex().agent_start(agent, task=task, project=project, limit=limit, max_chars=max_chars)
+    if block:
+        click.echo(block)
+
+
+@cli.command()
+@click.argument("agent")
+@click.option("--project", default=None)
+@click.option("--output", "output_file", type=click.File("r", encoding="utf-8"), default="-",
+              help="File with the agent's output (default: stdin).")
+@pass_state
+def end(state: _State, agent: str, project: str | None, output_file: Any) -> None:
+    """Capture LEARNED:/PATTERN:/... lines from an agent's output; print what was stored or refreshed."""
+    _emit([_memory_json(m) for m in state.cortex().agent_end(agent, output_file.read(), project=project)])
+
+
+@cli.group()
+def agents() -> None:
+    """Declared agents."""
+
+
+@agents.command("list")
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
+@pass_state
+def agents_list(state: _State, fmt: str) -> None:
+    """List the agents declared in the agent directories."""
+    registry = AgentRegistry()
+    for problem in registry.load(state.agent_dirs):
+        click.echo(f"cortex: warning: {problem}", err=True)
+    items = [
+        {"name": d.name, "description": d.description, "memory": d.memory, "memory_enabled": d.memory_enabled,
+         "project": d.settings.project, "path": str(d.path) if d.path else None}
+        for d in registry.list()
+    ]
+    if fmt == "json":
+        _emit(items)
+    else:
+        rows = [(i["name"], "yes" if i["memory_enabled"] else "no", i["path"] or "", i["description"]) for i in items]
+        click.echo(_table(rows, ["name", "memory", "path", "description"]))
+
+
+@agents.command("check")
+@pass_state
+def agents_check(state: _State) -> None:
+    """Report every problem in the agent definitions (exit 1 when there is any)."""
+    problems = check_dirs(state.agent_dirs)
+    for problem in problems:
+        click.echo(str(problem))
+    count = sum(1 for _ in iter_definition_files(state.agent_dirs))
+    if problems:
+        click.echo(f"cortex: {len(problems)} problem(s) in {count} definition file(s)", err=True)
+        sys.exit(1)
+    click.echo(f"cortex: {count} definition file(s) OK in {', '.join(map(str, state.agent_dirs)) or 'no directory'}",
+               err=True)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="cortex")
+
+
+if __name__ == "__main__":
+    main()
