@@ -1,0 +1,171 @@
+"""The `cortex` command line, run as a real subprocess in a throwaway project."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+AGENT = """---
+name: reviewer
+description: Reviews diffs
+memory: true
+---
+You review code.
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "agent_defs").mkdir()
+    (tmp_path / "agent_defs" / "reviewer.md").write_text(AGENT)
+    (tmp_path / "src" / "deep").mkdir(parents=True)
+    return tmp_path
+
+
+def cortex(project: Path, *args: str, cwd: Path | None = None, stdin: str | None = None,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if k != "CORTEX_STORE"} | (env or {})
+    return subprocess.run([sys.executable, "-m", "cortex.cli", *args], cwd=cwd or project, input=stdin,
+                          capture_output=True, text=True, env=full_env, timeout=120)
+
+
+def ok(result: subprocess.CompletedProcess):
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout) if result.stdout.strip().startswith(("{", "[")) else result.stdout
+
+
+def test_store_recall_get_touch_forget_stats_cycle(project):
+    m = ok(cortex(project, "store", "reviewer", "Always check for null pointers", "--type", "pattern",
+                  "--project", "mayros", "--confidence", "0.9"))
+    assert (m["type"], m["project"], m["confidence"], m["usage_count"]) == ("pattern", "mayros", 0.9, 0)
+    assert (project / ".cortex" / "store").is_dir()  # default store at the project root
+    hits = ok(cortex(project, "recall", "reviewer", "NULL pointer"))
+    assert [h["id"] for h in hits] == [m["id"]]
+    assert ok(cortex(project, "get", "reviewer", m["id"]))["content"] == "Always check for null pointers"
+    assert ok(cortex(project, "touch", "reviewer", m["id"]))["usage_count"] == 1
+    assert ok(cortex(project, "stats", "reviewer")) == {"pattern": 1, "convention": 0, "insight": 0, "decision": 0}
+    assert ok(cortex(project, "forget", "reviewer", m["id"])) == {"id": m["id"], "forgotten": True}
+    missing = cortex(project, "get", "reviewer", m["id"])
+    assert missing.returncode == 1 and "no memory with id" in missing.stderr
+
+
+def test_project_root_is_found_from_a_subdirectory(project):
+    ok(cortex(project, "store", "reviewer", "from the root"))
+    hits = ok(cortex(project, "recall", "reviewer", "root", cwd=project / "src" / "deep"))
+    assert [h["content"] for h in hits] == ["from the root"]
+
+
+def test_cortex_store_env_and_option_override_the_default(project, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    ok(cortex(project, "store", "reviewer", "in env store", env={"CORTEX_STORE": str(elsewhere)}))
+    assert elsewhere.is_dir() and not (project / ".cortex" / "store").exists()
+    hits = ok(cortex(project, "--store", str(elsewhere), "recall", "reviewer"))
+    assert [h["content"] for h in hits] == ["in env store"]
+
+
+def test_formats_block_and_table(project):
+    ok(cortex(project, "store", "reviewer", "line one\nline two", "--type", "decision"))
+    block = cortex(project, "recall", "reviewer", "--format", "block")
+    assert block.stdout == "<agent-memory>\n- [decision] line one\n  line two\n</agent-memory>\n"
+    table = cortex(project, "recall", "reviewer", "--format", "table").stdout.splitlines()
+    assert table[0].split() == ["id", "type", "project", "conf", "uses", "content"]
+    assert "line one line two" in table[1]
+
+
+def test_store_reads_content_from_stdin(project):
+    m = ok(cortex(project, "store", "reviewer", "-", stdin="from stdin\nwith two lines"))
+    assert m["content"] == "from stdin\nwith two lines"
+
+
+def test_prune_dry_run_then_real(project):
+    ok(cortex(project, "store", "reviewer", "weak", "--confidence", "0.1"))
+    ok(cortex(project, "store", "reviewer", "strong", "--confidence", "0.9"))
+    dry = ok(cortex(project, "prune", "reviewer", "--dry-run"))
+    assert (dry["would_delete"], dry["deleted"], dry["dry_run"]) == (1, 0, True)
+    real = ok(cortex(project, "prune", "reviewer", "--max-age", "30d"))
+    assert real["deleted"] == 1
+    assert [h["content"] for h in ok(cortex(project, "recall", "reviewer"))] == ["strong"]
+    bad = cortex(project, "prune", "reviewer", "--max-age", "forever")
+    assert bad.returncode == 1 and "max_age" in bad.stderr
+
+
+def test_start_and_end(project):
+    captured = ok(cortex(project, "end", "reviewer", stdin="Done.\nLEARNED: the auth module caches tokens\n"))
+    assert [m["content"] for m in captured] == ["the auth module caches tokens"]
+    block = cortex(project, "start", "reviewer", "--task", "review the auth module")
+    assert block.returncode == 0
+    assert block.stdout == "<agent-memory>\n- [insight] the auth module caches tokens\n</agent-memory>\n"
+    assert ok(cortex(project, "recall", "reviewer"))[0]["usage_count"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["store", "ghost", "x"], "agent 'ghost' is not declared"),
+        (["store", "Bad Name", "x"], "agent: invalid agent name 'Bad Name'"),
+        (["store", "reviewer", "x", "--type", "bogus"], "type: unknown memory type 'bogus'"),
+        (["store", "reviewer", "x", "--confidence", "1.5"], "confidence: must be between 0 and 1"),
+        (["store", "reviewer", "   "], "content: must not be empty"),
+        (["recall", "reviewer", "--type", "nope"], "type: unknown memory type"),
+        (["touch", "reviewer", "nope"], "no memory with id 'nope'"),
+        (["forget", "reviewer", "nope"], "no memory with id 'nope'"),
+    ],
+)
+def test_errors_are_one_line_on_stderr_with_exit_1(project, args, message):
+    result = cortex(project, *args)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cortex: error: ") and message in lines[0]
+
+
+def test_oversized_content_is_refused(project):
+    result = cortex(project, "store", "reviewer", "-", stdin="x" * (64 * 1024 + 1))
+    assert result.returncode == 1 and "65537 bytes" in result.stderr
+
+
+def test_usage_errors_exit_2(project):
+    assert cortex(project, "store").returncode == 2
+    assert cortex(project, "recall", "reviewer", "--limit", "0").returncode == 2
+    assert cortex(project, "nosuchcommand").returncode == 2
+
+
+def test_agents_list_and_check(project):
+    listed = ok(cortex(project, "agents", "list"))
+    assert [(a["name"], a["memory_enabled"]) for a in listed] == [("reviewer", True)]
+    check = cortex(project, "agents", "check")
+    assert check.returncode == 0 and check.stdout == "" and "1 definition file(s) OK" in check.stderr
+    (project / ".claude" / "agents").mkdir(parents=True)
+    (project / ".claude" / "agents" / "broken.md").write_text("---\nname: Broken\n---\n")
+    (project / "agent_defs" / "yaml.md").write_text("---\nname: y\ndescription: [oops\n---\n")
+    check = cortex(project, "agents", "check")
+    assert check.returncode == 1
+    lines = check.stdout.strip().splitlines()
+    assert len(lines) == 3
+    assert any("yaml.md: frontmatter: YAML error at line" in line for line in lines)
+    assert any("broken.md: name: invalid agent name 'Broken'" in line for line in lines)
+    assert any("broken.md: description: missing" in line for line in lines)
+    # other commands still work, and warn about the broken files on stderr
+    result = cortex(project, "stats", "reviewer")
+    assert result.returncode == 0 and "cortex: warning:" in result.stderr and "broken.md" in result.stderr
+
+
+def test_store_locked_by_another_process_is_a_clear_error(project):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from cortex import Cortex; cx = Cortex.open(sys.argv[1]); "
+         "print('ready', flush=True); sys.stdin.readline()", str(project / ".cortex" / "store")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        result = cortex(project, "recall", "reviewer")
+        assert result.returncode == 1
+        assert f"is locked by process {holder.pid}" in result.stderr
+    finally:
+        holder.communicate("\n", timeout=30)

@@ -1,0 +1,214 @@
+"""The derived index stays consistent with the store across restarts and crashes; the store lock is
+reported clearly."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from pyoxigraph import Literal, NamedNode, Store
+
+from cortex import Cortex, StoreLockedError
+from cortex.index.manager import INDEX_DIR
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def open_agent(path: Path, agent: str = "a") -> Cortex:
+    cx = Cortex.open(path)
+    cx.agents.register(agent)
+    return cx
+
+
+def assert_index_matches_store(cx: Cortex, agent: str = "a") -> None:
+    from_store = {m.id: m for m in cx._store.iter_memories(agent)}
+    assert cx.count(agent) == len(from_store)
+    listed = cx.recall(agent, limit=10_000)
+    assert {m.id: m.model_dump() for m in listed} == {i: m.model_dump() for i, m in from_store.items()}
+
+
+def test_clean_restart_does_not_rescan_the_store(store_path):
+    cx = open_agent(store_path)
+    cx.store_many("a", [{"content": f"memory {i}"} for i in range(3000)])
+    cx.close()
+    cx = open_agent(store_path)
+    try:
+        assert cx.count("a") == 3000
+        assert cx._indexes.rebuilds == []
+        assert_index_matches_store(cx)
+    finally:
+        cx.close()
+
+
+def test_crash_without_close_is_repaired_from_the_journal(store_path):
+    # a process that writes, touches and forgets, then dies without closing (no checkpoint)
+    result = run_python(
+        """
+        import os, sys, json
+        from cortex import Cortex
+        cx = Cortex.open(sys.argv[1]); cx.agents.register("a")
+        cx.store_many("a", [{"content": f"bulk {i}"} for i in range(1500)])
+        kept = cx.store("a", "kept memory")
+        gone = cx.store("a", "gone memory")
+        for _ in range(3):
+            cx.touch("a", kept.id)
+        cx.forget("a", gone.id)
+        print(json.dumps({"kept": kept.id, "gone": gone.id}), flush=True)
+        os._exit(0)
+        """,
+        str(store_path),
+    )
+    assert result.returncode == 0, result.stderr
+    ids = json.loads(result.stdout)
+    cx = open_agent(store_path)
+    try:
+        assert cx._indexes.rebuilds == []  # repaired by replaying the journal, not by a full scan
+        assert cx.count("a") == 1501
+        assert [m.id for m in cx.recall("a", "memory")] == [ids["kept"]]
+        assert cx.recall("a", "kept")[0].usage_count == 3
+        assert cx.get("a", ids["gone"]) is None
+        assert_index_matches_store(cx)
+    finally:
+        cx.close()
+
+
+def test_kill_9_during_writes_loses_nothing_acknowledged(store_path):
+    writer = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(
+            """
+            import sys
+            from cortex import Cortex
+            cx = Cortex.open(sys.argv[1]); cx.agents.register("a")
+            i = 0
+            while True:
+                batch = cx.store_many("a", [{"content": f"w{i} item {j}"} for j in range(300)])
+                m = cx.store("a", f"single {i}")
+                cx.touch("a", m.id)
+                print(batch[0].id, batch[-1].id, m.id, flush=True)
+                i += 1
+            """
+        ), str(store_path)],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    acknowledged = []
+    deadline = time.monotonic() + 60
+    while len(acknowledged) < 15 and time.monotonic() < deadline:
+        acknowledged.append(writer.stdout.readline().split())
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+    assert len(acknowledged) == 15
+    cx = open_agent(store_path)
+    try:
+        for first, last, single in acknowledged:
+            assert cx.get("a", first) is not None and cx.get("a", last) is not None
+            assert cx.get("a", single).usage_count == 1
+        assert_index_matches_store(cx)
+        # every memory subject is complete (9 triples), none half-written
+        store = cx._store._store
+        graph = cx._store.vocab.graph("a")
+        per_subject: dict[str, int] = {}
+        for quad in store.quads_for_pattern(None, None, None, graph):
+            per_subject[quad.subject.value] = per_subject.get(quad.subject.value, 0) + 1
+        assert set(per_subject.values()) == {9}
+    finally:
+        cx.close()
+
+
+def test_missing_snapshot_is_rebuilt_from_the_store(store_path):
+    cx = open_agent(store_path)
+    m = cx.store("a", "survives index loss")
+    cx.close()
+    for path in (store_path / INDEX_DIR / "a").iterdir():
+        path.unlink()
+    cx = open_agent(store_path)
+    try:
+        assert [x.id for x in cx.recall("a", "index")] == [m.id]
+        assert cx._indexes.rebuilds == ["a"]
+    finally:
+        cx.close()
+
+
+def test_corrupt_snapshot_is_rebuilt(store_path):
+    cx = open_agent(store_path)
+    cx.store_many("a", [{"content": f"memory {i}"} for i in range(1200)])
+    cx.close()
+    (store_path / INDEX_DIR / "a" / "snapshot.npz").write_bytes(b"not a snapshot")
+    cx = open_agent(store_path)
+    try:
+        assert cx.count("a") == 1200 and cx._indexes.rebuilds == ["a"]
+        assert_index_matches_store(cx)
+    finally:
+        cx.close()
+
+
+def test_write_behind_cortex_back_is_detected_and_rebuilt(store_path):
+    cx = open_agent(store_path)
+    cx.store("a", "written by cortex")
+    cx.close()
+    # another tool adds a complete memory directly to the RDF store
+    with Cortex.open(None) as donor:
+        donor.agents.register("a")
+        foreign = donor.store("a", "written by another tool")
+        quads = list(donor._store._store.quads_for_pattern(None, None, None, None))
+    raw = Store(str(store_path))
+    raw.extend(quads)
+    del raw
+    import gc
+
+    gc.collect()
+    cx = open_agent(store_path)
+    try:
+        assert [m.id for m in cx.recall("a", "another tool")] == [foreign.id]
+        assert cx._indexes.rebuilds == ["a"]
+    finally:
+        cx.close()
+
+
+def test_second_process_gets_store_locked_error_with_pid(store_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from cortex import Cortex; cx = Cortex.open(sys.argv[1]); "
+         "print('ready', flush=True); sys.stdin.readline(); cx.close()", str(store_path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StoreLockedError) as info:
+            Cortex.open(store_path)
+        assert info.value.pid == holder.pid
+        assert str(store_path.resolve()) in str(info.value) and f"process {holder.pid}" in str(info.value)
+    finally:
+        holder.communicate("\n", timeout=30)
+    with Cortex.open(store_path) as cx:  # released when the holder closed
+        assert cx.store_path == store_path.resolve()
+
+
+def test_same_process_double_open_is_locked_and_close_releases(store_path):
+    cx = Cortex.open(store_path)
+    with pytest.raises(StoreLockedError, match=f"process {os.getpid()}"):
+        Cortex.open(store_path)
+    cx.close()
+    Cortex.open(store_path).close()
+
+
+def test_store_data_is_untouched_by_the_lock_error(store_path):
+    cx = open_agent(store_path)
+    m = cx.store("a", "precious")
+    with pytest.raises(StoreLockedError):
+        Cortex.open(store_path)
+    assert cx.get("a", m.id).content == "precious"
+    cx.close()
+    raw = Store(str(store_path))
+    contents = [q.object for q in raw.quads_for_pattern(None, NamedNode("urn:cortex:agentmem:content"), None, None)]
+    assert contents == [Literal("precious")]
