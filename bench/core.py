@@ -105,6 +105,13 @@ def measure_size(cx: Cortex, contents: list[str], size: int, args: argparse.Name
     result["touch"] = percentiles(touch)
     singles = [timed(cx.store, AGENT, c)[0] for c in Corpus(seed=size).contents(args.singles)]
     result["store_single"] = percentiles(singles)
+
+    def store_and_flush(content: str) -> None:
+        cx.store(AGENT, content)
+        cx.flush()
+
+    flushed = [timed(store_and_flush, c)[0] for c in Corpus(seed=size + 1).contents(max(20, args.singles // 5))]
+    result["store_single_flushed"] = percentiles(flushed)
     return result
 
 
@@ -169,6 +176,8 @@ def main(argv: list[str] | None = None) -> dict:
         rows.append((size, "touch", f"{r['touch']['p50_ms']:.3f}", f"{r['touch']['p99_ms']:.3f}"))
         rows.append((size, "store (single, committed)", f"{r['store_single']['p50_ms']:.3f}",
                      f"{r['store_single']['p99_ms']:.3f}"))
+        rows.append((size, "store + flush (fsync)", f"{r['store_single_flushed']['p50_ms']:.3f}",
+                     f"{r['store_single_flushed']['p99_ms']:.3f}"))
     print_table("Cortex core benchmark (latencies in ms)", rows, ("memories", "operation", "p50", "p99"))
     cold = results["cold_open_first_recall"]
     print(f"\nstore_many throughput: {results['store_many_per_s']:.0f} memories/s (batches of {args.batch})")

@@ -8,6 +8,7 @@ and what is wrong.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -190,15 +191,15 @@ def _parse(text: str, path: Path) -> AgentDefinition | list[AgentProblem]:
         return problems
     extra = {k: v for k, v in meta.items() if k not in ("name", "description", "memory", "cortex")}
     return AgentDefinition(
-        name=name, description=description, memory=memory, settings=settings, extra=extra,
+        name=str(name), description=str(description), memory=memory, settings=settings, extra=extra,
         prompt=body.strip("\n"), path=path,
     )
 
 
-def iter_definition_files(dirs: Iterable[str | Path]) -> Iterator[Path]:
+def iter_definition_files(dirs: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     """The ``*.md`` files of each directory, in directory order, then by name."""
-    for directory in dirs:
-        directory = Path(directory)
+    for entry in dirs:
+        directory = Path(entry)
         if directory.is_dir():
             yield from sorted(p for p in directory.glob("*.md") if p.is_file())
 
@@ -211,7 +212,7 @@ class AgentRegistry:
         #: Problems found by the last :meth:`load`, one per broken field or file.
         self.problems: list[AgentProblem] = []
 
-    def load(self, dirs: Iterable[str | Path]) -> list[AgentProblem]:
+    def load(self, dirs: Iterable[str | os.PathLike[str]]) -> list[AgentProblem]:
         """Load every definition in ``dirs`` (earlier directories win on duplicate names).
 
         Broken files are not loaded; each of their problems is returned and kept in :attr:`problems`.
@@ -290,7 +291,7 @@ class AgentRegistry:
         return len(self._defs)
 
 
-def check_dirs(dirs: Iterable[str | Path]) -> list[AgentProblem]:
+def check_dirs(dirs: Iterable[str | os.PathLike[str]]) -> list[AgentProblem]:
     """Every problem in the definitions found in ``dirs`` (for ``cortex agents check``)."""
     return AgentRegistry().load(dirs)
 

@@ -7,6 +7,10 @@ the CLI prints one line and exits 1, later the HTTP API maps it to a status code
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cortex.agents import AgentProblem
 
 
 class CortexError(Exception):
@@ -70,6 +74,6 @@ class StoreLockedError(StoreError):
 class AgentDefinitionError(CortexError):
     """One or more agent definition files are broken; ``problems`` lists them."""
 
-    def __init__(self, problems: list["AgentProblem"]) -> None:  # noqa: F821 (defined in agents.py)
+    def __init__(self, problems: list[AgentProblem]) -> None:
         self.problems = problems
         super().__init__("; ".join(str(p) for p in problems))
