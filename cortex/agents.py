@@ -99,41 +99,47 @@ def _memory_value(value: Any) -> bool | str:
     raise _Problem("memory", f"must be true, false, user, project or local, not {value!r}")
 
 
-def _settings(raw: Any) -> AgentSettings:
+_SETTING_CHECKS: dict[tuple[str, str], tuple[str, Any]] = {
+    ("recall", "limit"): ("recall_limit", lambda v, f: check_limit(v, f, 1000)),
+    ("recall", "max_chars"): ("recall_max_chars", lambda v, f: check_limit(v, f, 10_000_000)),
+    ("prune", "min_confidence"): ("prune_min_confidence", check_confidence),
+    ("prune", "max_age"): ("prune_max_age", check_duration),
+}
+
+
+def _settings(raw: Any) -> tuple[AgentSettings, list[tuple[str, str]]]:
+    """The ``cortex:`` block as settings, and every (field, message) problem found in it."""
     if raw is None:
-        return AgentSettings()
+        return AgentSettings(), []
     if not isinstance(raw, dict):
-        raise _Problem("cortex", f"must be a mapping, not {type(raw).__name__}")
-    unknown = sorted(set(map(str, raw)) - _CORTEX_KEYS)
-    if unknown:
-        raise _Problem(f"cortex.{unknown[0]}", f"unknown key (allowed: {', '.join(sorted(_CORTEX_KEYS))})")
+        return AgentSettings(), [("cortex", f"must be a mapping, not {type(raw).__name__}")]
+    problems: list[tuple[str, str]] = []
     values: dict[str, Any] = {}
-    try:
-        if raw.get("project") is not None:
+    for key in sorted(set(map(str, raw)) - _CORTEX_KEYS):
+        problems.append((f"cortex.{key}", f"unknown key (allowed: {', '.join(sorted(_CORTEX_KEYS))})"))
+    if raw.get("project") is not None:
+        try:
             values["project"] = check_project(raw["project"])
-        for section, keys in (("recall", _RECALL_KEYS), ("prune", _PRUNE_KEYS)):
-            sub = raw.get(section)
-            if sub is None:
+        except InvalidInputError as exc:
+            problems.append(("cortex.project", str(exc).split(": ", 1)[1]))
+    for section, keys in (("recall", _RECALL_KEYS), ("prune", _PRUNE_KEYS)):
+        sub = raw.get(section)
+        if sub is None:
+            continue
+        if not isinstance(sub, dict):
+            problems.append((f"cortex.{section}", f"must be a mapping, not {type(sub).__name__}"))
+            continue
+        for key in sorted(set(map(str, sub)) - keys):
+            problems.append((f"cortex.{section}.{key}", f"unknown key (allowed: {', '.join(sorted(keys))})"))
+        for key in sorted(keys & set(sub)):
+            if sub[key] is None:
                 continue
-            if not isinstance(sub, dict):
-                raise _Problem(f"cortex.{section}", f"must be a mapping, not {type(sub).__name__}")
-            bad = sorted(set(map(str, sub)) - keys)
-            if bad:
-                raise _Problem(f"cortex.{section}.{bad[0]}", f"unknown key (allowed: {', '.join(sorted(keys))})")
-        recall = raw.get("recall") or {}
-        if "limit" in recall:
-            values["recall_limit"] = check_limit(recall["limit"], "cortex.recall.limit", 1000)
-        if "max_chars" in recall:
-            values["recall_max_chars"] = check_limit(recall["max_chars"], "cortex.recall.max_chars", 10_000_000)
-        prune = raw.get("prune") or {}
-        if "min_confidence" in prune:
-            values["prune_min_confidence"] = check_confidence(prune["min_confidence"], "cortex.prune.min_confidence")
-        if prune.get("max_age") is not None:
-            values["prune_max_age"] = check_duration(prune["max_age"], "cortex.prune.max_age")
-    except InvalidInputError as exc:
-        raise _Problem(exc.field if exc.field.startswith("cortex") else f"cortex.{exc.field}",
-                       str(exc).split(": ", 1)[1]) from None
-    return AgentSettings(**values)
+            name, check = _SETTING_CHECKS[(section, key)]
+            try:
+                values[name] = check(sub[key], f"cortex.{section}.{key}")
+            except InvalidInputError as exc:
+                problems.append((exc.field, str(exc).split(": ", 1)[1]))
+    return AgentSettings(**values), problems
 
 
 def parse_agent_text(text: str, path: Path) -> AgentDefinition:
@@ -166,6 +172,8 @@ def _parse(text: str, path: Path) -> AgentDefinition | list[AgentProblem]:
         return [AgentProblem(path, "frontmatter", f"must be a mapping of keys, not {type(meta).__name__}")]
     problems: list[AgentProblem] = []
     name = meta.get("name")
+    if isinstance(name, int) and not isinstance(name, bool):
+        name = str(name)  # `name: 2024` is valid, but YAML reads it as a number
     if name is None:
         problems.append(AgentProblem(path, "name", "missing (required)"))
     elif not isinstance(name, str) or not AGENT_NAME_RE.fullmatch(name):
@@ -179,14 +187,13 @@ def _parse(text: str, path: Path) -> AgentDefinition | list[AgentProblem]:
         problems.append(AgentProblem(path, "description", "must be a non-empty string"))
     memory: bool | str = False
     settings = AgentSettings()
-    for parse in ("memory", "cortex"):
+    if "memory" in meta:
         try:
-            if parse == "memory" and "memory" in meta:
-                memory = _memory_value(meta["memory"])
-            elif parse == "cortex":
-                settings = _settings(meta.get("cortex"))
+            memory = _memory_value(meta["memory"])
         except _Problem as exc:
             problems.append(AgentProblem(path, exc.field, exc.message))
+    settings, setting_problems = _settings(meta.get("cortex"))
+    problems.extend(AgentProblem(path, f, m) for f, m in setting_problems)
     if problems:
         return problems
     extra = {k: v for k, v in meta.items() if k not in ("name", "description", "memory", "cortex")}

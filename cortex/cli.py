@@ -55,6 +55,9 @@ class _Group(click.Group):
         except CortexError as exc:
             click.echo(f"cortex: error: {exc}", err=True)
             ctx.exit(1)
+        except UnicodeDecodeError as exc:
+            click.echo(f"cortex: error: input is not valid UTF-8 ({exc.reason} at byte {exc.start})", err=True)
+            ctx.exit(1)
 
 
 def _emit(data: Any) -> None:

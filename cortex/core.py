@@ -105,6 +105,8 @@ class Cortex:
         """Force committed writes to disk (fsync). Commits already survive a crash of the process; this
         also protects them against power loss, at ~10 ms a call."""
         with self._lock:
+            if self._closed:
+                raise CortexError("this Cortex is closed")
             self._store.flush()
 
     def __enter__(self) -> "Cortex":
@@ -155,6 +157,8 @@ class Cortex:
         with self._lock:
             self._agent(agent)
             now = self._clock()
+            if isinstance(entries, (str, bytes, Mapping)) or not isinstance(entries, Iterable):
+                raise InvalidInputError("entries", f"must be a list of mappings, not {type(entries).__name__}")
             memories = []
             for i, entry in enumerate(entries):
                 if not isinstance(entry, Mapping):
@@ -399,5 +403,11 @@ class Cortex:
             touched = {m.id: m for m in self._touch_many(agent, [i for i, m in order if m is None])}
             result = [m if m is not None else touched[i] for i, m in order if m is not None or i in touched]
             settings = definition.settings
-            self.prune_candidates(agent, settings.prune_min_confidence, settings.prune_max_age, delete=True)
+            captured = {m.id for m in result}
+            doomed = [
+                i for i in self.prune_candidates(agent, settings.prune_min_confidence, settings.prune_max_age)
+                if i not in captured
+            ]
+            if doomed:
+                self._delete(agent, doomed)
             return result

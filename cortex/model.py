@@ -120,7 +120,10 @@ def check_confidence(value: Any, field: str = "confidence") -> float:
     """Validate a confidence: a real number in [0, 1]."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInputError(field, f"must be a number between 0 and 1, not {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise InvalidInputError(field, "must be between 0 and 1, got a number too large to represent") from None
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise InvalidInputError(field, f"must be between 0 and 1, got {value}")
     return value
@@ -128,8 +131,8 @@ def check_confidence(value: Any, field: str = "confidence") -> float:
 
 def check_count(value: Any, field: str = "usage_count") -> int:
     """Validate a non-negative integer count."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInputError(field, f"must be a non-negative integer, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise InvalidInputError(field, f"must be an integer from 0 to 2**63-1, not {value!r}")
     return value
 
 
@@ -142,9 +145,12 @@ def check_datetime(value: Any, field: str) -> datetime:
             raise InvalidInputError(field, f"is not an ISO 8601 timestamp: {value!r}") from None
     if not isinstance(value, datetime):
         raise InvalidInputError(field, f"must be a datetime or ISO 8601 string, not {type(value).__name__}")
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+    try:
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+    except OverflowError:
+        raise InvalidInputError(field, f"is out of the representable range: {value!r}") from None
 
 
 def check_limit(value: Any, field: str = "limit", maximum: int = 10_000) -> int:

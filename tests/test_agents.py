@@ -142,3 +142,18 @@ def test_example_agents_in_the_repository_are_valid():
     assert registry.load([root / "agent_defs"]) == []
     assert len(registry) >= 3
     assert all(d.memory_enabled for d in registry.list())
+
+
+def test_every_problem_of_a_file_is_reported(tmp_path):
+    write(tmp_path, "many.md", "---\nname: many\ndescription: d\ncortex:\n  colour: red\n  size: 3\n"
+                               "  prune: {min_confidence: 7, max_age: forever}\n  recall: {limit: 0}\n---\n")
+    fields = sorted(p.field for p in check_dirs([tmp_path]))
+    assert fields == ["cortex.colour", "cortex.prune.max_age", "cortex.prune.min_confidence",
+                      "cortex.recall.limit", "cortex.size"]
+
+
+def test_numeric_name_is_read_as_text(tmp_path):
+    write(tmp_path, "n.md", "---\nname: 2024\ndescription: d\nmemory: true\n---\n")
+    registry = AgentRegistry()
+    assert registry.load([tmp_path]) == []
+    assert registry.get("2024").memory_enabled

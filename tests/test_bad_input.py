@@ -63,9 +63,11 @@ def test_hostile_content_round_trips_exactly(seeded, content):
 @pytest.mark.parametrize("query", [q for q in HOSTILE] + ["?s", "}", '"', "\\", "*", ".*", "(", "[a-z]+"])
 def test_hostile_queries_are_plain_text(seeded, query):
     cx, sentinel, other = seeded
-    results = cx.recall("reviewer", query)
-    assert results == []  # nothing contains these, and no query syntax is interpreted
-    assert_unchanged(cx, sentinel, other)
+    assert cx.recall("reviewer", query) == []  # no query syntax is interpreted against the sentinel
+    holder = cx.store("reviewer", f"before {query} after")
+    cx.store("reviewer", "a decoy without the text")
+    assert [m.id for m in cx.recall("reviewer", query)] == [holder.id]
+    assert cx.get("reviewer", sentinel.id) == sentinel and cx.get("planner", other.id) == other
 
 
 def test_regex_metacharacters_match_literally(cx):
@@ -111,6 +113,7 @@ def test_invalid_agent_names(seeded, name):
         ({"project": ""}, "project", "non-empty"),
         ({"project": "a\nb"}, "project", "control characters"),
         ({"project": "p" * 201}, "project", "at most 200"),
+        ({"confidence": 10**400}, "confidence", "too large"),
     ],
 )
 def test_invalid_fields(seeded, kwargs, field, message):
@@ -152,6 +155,12 @@ def test_store_many_is_all_or_nothing(seeded):
         cx.store_many("reviewer", [{"content": "x"}, {"type": "pattern"}])
     with pytest.raises(InvalidInputError, match=r"entries\[0\]\.usage_count"):
         cx.store_many("reviewer", [{"content": "x", "usage_count": -1}])
+    with pytest.raises(InvalidInputError, match=r"entries\[0\]\.usage_count"):
+        cx.store_many("reviewer", [{"content": "x", "usage_count": 2**70}])
+    with pytest.raises(InvalidInputError, match=r"entries\[0\]\.created_at.*range"):
+        cx.store_many("reviewer", [{"content": "x", "created_at": "0001-01-01T00:00:00+01:00"}])
+    with pytest.raises(InvalidInputError, match="entries: must be a list"):
+        cx.store_many("reviewer", None)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match=r"entries\[0\]\.created_at"):
         cx.store_many("reviewer", [{"content": "x", "created_at": "yesterday"}])
     with pytest.raises(InvalidInputError, match=r"entries\[0\]: must be a mapping"):

@@ -125,6 +125,14 @@ def test_errors_are_one_line_on_stderr_with_exit_1(project, args, message):
     assert len(lines) == 1 and lines[0].startswith("cortex: error: ") and message in lines[0]
 
 
+def test_invalid_utf8_input_is_one_error_line(project):
+    result = subprocess.run([sys.executable, "-m", "cortex.cli", "end", "reviewer"], cwd=project,
+                            input=b"LEARNED: \xff\xfe broken", capture_output=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.decode().strip().splitlines() == [
+        "cortex: error: input is not valid UTF-8 (invalid start byte at byte 9)"]
+
+
 def test_oversized_content_is_refused(project):
     result = cortex(project, "store", "reviewer", "-", stdin="x" * (64 * 1024 + 1))
     assert result.returncode == 1 and "65537 bytes" in result.stderr

@@ -80,6 +80,41 @@ def test_concurrent_touches_are_atomic(cx):
     assert len(list(store.quads_for_pattern(subject, cx._store.vocab.pred["lastUsedAt"], None, None))) == 1
 
 
+def test_store_level_touch_is_atomic_without_the_facade_lock(cx, clock):
+    # the facade serialises calls; the store's single DELETE/INSERT must be atomic on its own
+    m = cx.store("reviewer", "hammered")
+    threads = [threading.Thread(target=lambda: [cx._store.touch("reviewer", [m.id], clock.now) for _ in range(10)])
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert cx._store.get("reviewer", m.id).usage_count == 80
+    subject = cx._store.vocab.memory("reviewer", m.id)
+    assert len(list(cx._store._store.quads_for_pattern(subject, cx._store.vocab.pred["usageCount"], None, None))) == 1
+
+
+def test_recall_reads_only_the_hits_from_the_store(cx, monkeypatch):
+    stored = cx.store_many("reviewer", [{"content": f"item {i} {'even' if i % 2 else 'odd'}"} for i in range(500)])
+    cx.recall("reviewer", "warm")  # loads the index
+    asked: list[str] = []
+    real_contents = cx._store.contents
+
+    def spy(agent, ids):
+        asked.extend(ids)
+        return real_contents(agent, ids)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("recall must not scan the store")
+
+    monkeypatch.setattr(cx._store, "contents", spy)
+    monkeypatch.setattr(cx._store, "iter_memories", forbidden)
+    monkeypatch.setattr(cx._store, "get_many", forbidden)
+    hits = cx.recall("reviewer", "odd", limit=5)
+    assert len(hits) == 5 and asked == [m.id for m in hits]
+    assert {m.id for m in stored} >= set(asked)
+
+
 def test_forget_removes_every_triple(cx):
     m = cx.store("reviewer", "forget me")
     keep = cx.store("reviewer", "keep me")

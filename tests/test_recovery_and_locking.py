@@ -111,6 +111,8 @@ def test_kill_9_during_writes_loses_nothing_acknowledged(store_path):
     assert len(acknowledged) == 15
     cx = open_agent(store_path)
     try:
+        assert cx.count("a") >= 15 * 301
+        assert cx._indexes.rebuilds == []  # the journal alone repaired the index
         for first, last, single in acknowledged:
             assert cx.get("a", first) is not None and cx.get("a", last) is not None
             assert cx.get("a", single).usage_count == 1

@@ -131,6 +131,15 @@ def test_agent_end_prunes_with_agent_settings(cx, clock):
     assert cx.get("pruned", weak.id) is None and cx.get("pruned", strong.id) is not None
 
 
+def test_agent_end_never_prunes_what_it_just_captured(cx):
+    cx.agents.register("strict", settings=AgentSettings(prune_min_confidence=0.8))
+    old = cx.store("strict", "old weak", confidence=0.5)
+    captured = cx.agent_end("strict", "LEARNED: fresh thing")
+    assert [m.content for m in captured] == ["fresh thing"]
+    assert cx.get("strict", captured[0].id) is not None
+    assert cx.get("strict", old.id) is None
+
+
 def test_agent_end_uses_agent_project_and_skips_oversized_lines(cx):
     cx.agents.register("proj", settings=AgentSettings(project="mayros"))
     captured = cx.agent_end("proj", "LEARNED: short\nLEARNED: " + "x" * 70_000)

@@ -15,6 +15,7 @@ numpy vectors so filtering and ranking are vectorised.
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone
@@ -27,7 +28,7 @@ from cortex.model import Memory, MemoryType
 from cortex.text import content_words, normalize
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 TYPE_CODES = {t: i for i, t in enumerate(MemoryType)}
 _TAIL_REBUILD = 2048
 
@@ -105,6 +106,9 @@ class AgentIndex:
         self.blob = ""
         self.blob_words = 0
         self.blob_starts = np.zeros(0, dtype=np.int64)
+        #: Memory subjects in the store that the index cannot hold (incomplete, not written by Cortex),
+        #: counted at the last rebuild, so the store-count check does not rebuild forever because of them.
+        self.foreign = 0
 
     # -- size ------------------------------------------------------------------------------------
 
@@ -119,20 +123,21 @@ class AgentIndex:
 
     def add(self, memory: Memory) -> None:
         """Index a memory; an id already present is replaced."""
+        # everything that can fail is computed before the index is changed
+        created, last_used = _timestamp(memory)
+        fields = (np.int64(memory.usage_count), np.int64(last_used), np.int64(created),
+                  np.float64(memory.confidence), TYPE_CODES[memory.type])
+        counts = Counter(content_words(normalize(memory.content)))
         if memory.id in self.doc_of:
             self.remove(memory.id)
         doc = len(self.ids)
         self.ids.append(memory.id)
         self.doc_of[memory.id] = doc
-        created, last_used = _timestamp(memory)
-        self.usage.append(memory.usage_count)
-        self.last_used.append(last_used)
-        self.created.append(created)
-        self.confidence.append(memory.confidence)
-        self.type_code.append(TYPE_CODES[memory.type])
+        for vec, value in zip((self.usage, self.last_used, self.created, self.confidence, self.type_code), fields):
+            vec.append(value)
         self.project.append(self._project_code(memory.project))
         self.alive.append(True)
-        for word, tf in Counter(content_words(normalize(memory.content))).items():
+        for word, tf in counts.items():
             wid = self.word_id.get(word)
             if wid is None:
                 wid = len(self.words)
@@ -385,6 +390,8 @@ class AgentIndex:
             np.savez(
                 fh,
                 version=np.array([FORMAT_VERSION]),
+                unicode=np.frombuffer(unicodedata.unidata_version.encode(), dtype=np.uint8),
+                foreign=np.array([self.foreign]),
                 ids=np.frombuffer("\n".join(self.ids).encode(), dtype=np.uint8),
                 words=np.frombuffer("\n".join(self.words).encode(), dtype=np.uint8),
                 projects=np.frombuffer("\n".join(self.projects).encode(), dtype=np.uint8),
@@ -402,6 +409,9 @@ class AgentIndex:
             with np.load(path) as data:
                 if int(data["version"][0]) != FORMAT_VERSION:
                     return None
+                # normalisation depends on the Unicode tables: another version may split words differently
+                if data["unicode"].tobytes().decode() != unicodedata.unidata_version:
+                    return None
                 arrays = {k: data[k] for k in data.files}
         except (OSError, ValueError, KeyError, EOFError):
             return None
@@ -411,6 +421,7 @@ class AgentIndex:
             text = arrays[name].tobytes().decode()
             return text.split("\n") if text else []
 
+        index.foreign = int(arrays["foreign"][0])
         index.ids = strings("ids")
         index.words = strings("words")
         index.projects = strings("projects")

@@ -65,7 +65,8 @@ class OxigraphStore:
             self._path.mkdir(parents=True, exist_ok=True)
             store = ox.Store(str(self._path))
         except OSError as exc:
-            if "lock" in str(exc).lower():
+            message = str(exc)
+            if "/LOCK" in message or "lock hold by current process" in message:
                 raise StoreLockedError(self._path, self._owner_pid(exc)) from None
             raise StoreError(f"cannot open store {self._path}: {exc}") from exc
         (self._path / OWNER_FILE).write_text(json.dumps({"pid": os.getpid()}))
