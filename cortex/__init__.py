@@ -21,12 +21,14 @@ from cortex.errors import (
     StoreError,
     StoreLockedError,
 )
-from cortex.model import Memory, MemoryType
+from cortex.model import Hit, Memory, MemoryType, SearchResult
+from cortex.search import SearchMode
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AgentDefinition", "AgentDefinitionError", "AgentNotFoundError", "AgentProblem", "AgentRegistry",
-    "AgentSettings", "Cortex", "CortexError", "InvalidInputError", "InvalidMemoryError", "Memory",
-    "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "StoreError", "StoreLockedError",
+    "AgentSettings", "Cortex", "CortexError", "Hit", "InvalidInputError", "InvalidMemoryError", "Memory",
+    "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "SearchMode", "SearchResult", "StoreError",
+    "StoreLockedError",
 ]

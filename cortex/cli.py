@@ -138,6 +138,29 @@ def recall(state: _State, agent: str, query: str | None, type_: str | None, proj
 
 @cli.command()
 @click.argument("agent")
+@click.argument("query")
+@click.option("--mode", default="hybrid", show_default=True, help="all, bm25, semantic or hybrid.")
+@click.option("--type", "type_", default=None, help=TYPE_HELP)
+@click.option("--project", default=None)
+@click.option("--limit", type=click.IntRange(1, 10_000), default=10, show_default=True)
+@click.option("--explain", is_flag=True, help="Include each hit's score components.")
+@click.option("--format", "fmt", type=FORMATS, default="json", show_default=True)
+@pass_state
+def search(state: _State, agent: str, query: str, mode: str, type_: str | None, project: str | None, limit: int,
+           explain: bool, fmt: str) -> None:
+    """Ranked search (BM25 now; semantic and hybrid fall back to BM25 without embeddings)."""
+    result = state.cortex().search(agent, query, mode=mode, type=type_, project=project, limit=limit,
+                                   explain=explain)
+    if result.note:
+        click.echo(f"cortex: note: {result.note}", err=True)
+    if fmt == "json":
+        _emit(result.model_dump(mode="json", exclude_none=not explain))
+    else:
+        _show_memories([h.memory for h in result], fmt)
+
+
+@cli.command()
+@click.argument("agent")
 @click.argument("memory_id")
 @pass_state
 def get(state: _State, agent: str, memory_id: str) -> None:

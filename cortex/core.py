@@ -18,8 +18,10 @@ from cortex.model import (
     DEFAULT_CONFIDENCE,
     DEFAULT_PROJECT,
     DEFAULT_TYPE,
+    Hit,
     Memory,
     MemoryType,
+    SearchResult,
     check_confidence,
     check_content,
     check_count,
@@ -33,6 +35,7 @@ from cortex.model import (
     utcnow,
 )
 from cortex.recall import recall_ids, relevant_ids
+from cortex.search import check_mode, rank
 from cortex.render import fit
 from cortex.render import render as render_block
 from cortex.store.base import MemoryStore
@@ -303,6 +306,36 @@ class Cortex:
             self._agent(agent)
             ids = recall_ids(self._indexes.get(agent), query, types=types, projects=projects, limit=limit)
             return self._load(agent, ids)
+
+    def search(
+        self,
+        agent: str,
+        query: str,
+        *,
+        mode: str = "hybrid",
+        limit: int = 10,
+        project: str | None = None,
+        type: MemoryType | str | None = None,
+        explain: bool = False,
+    ) -> SearchResult:
+        """Ranked search: ``all`` (AND-token), ``bm25``, ``semantic`` or ``hybrid`` (the last two fall back
+        to bm25 without an embedding provider, and say so in ``result.note``)."""
+        if not isinstance(query, str):
+            raise InvalidInputError("query", f"must be a string, not {query.__class__.__name__}")
+        requested = check_mode(mode)
+        types = [check_type(type)] if type is not None else None
+        projects = [check_project(project)] if project is not None else None
+        limit = check_limit(limit)
+        with self._lock:
+            self._agent(agent)
+            ranked, used, note = rank(self._indexes.get(agent), query, requested, types=types,
+                                      projects=projects, limit=limit)
+            memories = {m.id: m for m in self._load(agent, [r.id for r in ranked])}
+            hits = [
+                Hit(memory=memories[r.id], score=r.score, explain=dict(r.components) if explain else None)
+                for r in ranked if r.id in memories
+            ]
+            return SearchResult(hits=hits, mode=used.value, requested_mode=requested.value, note=note)
 
     def _load(self, agent: str, ids: Sequence[str]) -> list[Memory]:
         # The index holds every field but the content, kept equal to the store (journal + recovery), so a

@@ -176,3 +176,32 @@ def check_duration(value: Any, field: str = "max_age") -> timedelta:
     if result.total_seconds() <= 0:
         raise InvalidInputError(field, f"must be a positive duration, not {value!r}")
     return result
+
+
+class Hit(BaseModel):
+    """One ranked search result."""
+
+    memory: Memory
+    score: float
+    #: With ``explain=True``: the score's components (``lexical`` now; ``semantic``, ``fused``,
+    #: ``recency``, ``usage``, ``confidence`` once embeddings and reranking exist).
+    explain: dict[str, float] | None = None
+
+
+class SearchResult(BaseModel):
+    """Hits of :meth:`cortex.Cortex.search`, best first, with the mode actually used."""
+
+    hits: list[Hit]
+    mode: str
+    requested_mode: str
+    #: Set when the requested mode could not be used (e.g. no embedding provider) and what was done instead.
+    note: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __iter__(self):  # type: ignore[override]
+        return iter(self.hits)
+
+    def __getitem__(self, i: int) -> Hit:
+        return self.hits[i]

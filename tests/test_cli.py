@@ -177,3 +177,16 @@ def test_store_locked_by_another_process_is_a_clear_error(project):
         assert f"is locked by process {holder.pid}" in result.stderr
     finally:
         holder.communicate("\n", timeout=30)
+
+
+def test_search_command(project):
+    target = ok(cortex(project, "store", "reviewer", "Caroline joined the support group in May"))
+    ok(cortex(project, "store", "reviewer", "Melanie painted a sunrise"))
+    result = cortex(project, "search", "reviewer", "When did Caroline join the group?", "--explain")
+    assert result.returncode == 0
+    assert "fell back to bm25" in result.stderr
+    data = json.loads(result.stdout)
+    assert data["mode"] == "bm25" and data["requested_mode"] == "hybrid"
+    assert data["hits"][0]["memory"]["id"] == target["id"] and "lexical" in data["hits"][0]["explain"]
+    bad = cortex(project, "search", "reviewer", "x", "--mode", "fuzzy")
+    assert bad.returncode == 1 and "unknown search mode 'fuzzy'" in bad.stderr

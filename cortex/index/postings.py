@@ -1,9 +1,9 @@
-"""The per-agent lexical index behind AND-token recall: postings over whitespace words, plus the
-scalar fields recall ranks and filters by.
+"""The per-agent lexical index: postings over whitespace words (AND-token recall), postings over analysed
+terms (BM25), and the scalar fields recall ranks and filters by.
 
 Why whitespace words: a query token never contains whitespace, so each occurrence of it in a memory lies
 inside one whitespace-separated word of the (normalised) content. Matching a token is therefore a
-substring search over the *vocabulary* (one C-level regex scan over the words joined by newlines), then a
+substring search over the *vocabulary* (``str.find`` over the words joined by newlines), then a
 union of those words' postings, weighted by how often the token occurs in each word. That gives the exact
 contract semantics (``auth`` matches ``OAuth2``, occurrences counted like ``str.count``) without reading
 any memory.
@@ -24,37 +24,14 @@ from typing import Any
 
 import numpy as np
 
+from cortex.index.analyzer import analyze
+from cortex.index.lists import PostingLists, Vec
 from cortex.model import Memory, MemoryType
 from cortex.text import content_words, normalize
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 TYPE_CODES = {t: i for i, t in enumerate(MemoryType)}
-_TAIL_REBUILD = 2048
-
-
-class _Vec:
-    """A growable numpy vector (amortised O(1) append, zero-copy view)."""
-
-    __slots__ = ("a", "n")
-
-    def __init__(self, dtype: Any, data: np.ndarray | None = None) -> None:
-        data = np.asarray(data if data is not None else [], dtype=dtype)
-        self.a = np.empty(max(64, len(data)), dtype=dtype)
-        self.a[: len(data)] = data
-        self.n = len(data)
-
-    def append(self, value: Any) -> None:
-        if self.n == len(self.a):
-            grown = np.empty(len(self.a) * 2, dtype=self.a.dtype)
-            grown[: self.n] = self.a[: self.n]
-            self.a = grown
-        self.a[self.n] = value
-        self.n += 1
-
-    @property
-    def view(self) -> np.ndarray:
-        return self.a[: self.n]
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -82,30 +59,19 @@ class AgentIndex:
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.doc_of: dict[str, int] = {}
-        self.usage = _Vec(np.int64)
-        self.last_used = _Vec(np.int64)  # microseconds since the epoch
-        self.created = _Vec(np.int64)
-        self.confidence = _Vec(np.float64)
-        self.type_code = _Vec(np.int8)
-        self.project = _Vec(np.int32)
-        self.alive = _Vec(np.bool_)
+        self.usage = Vec(np.int64)
+        self.last_used = Vec(np.int64)  # microseconds since the epoch
+        self.created = Vec(np.int64)
+        self.confidence = Vec(np.float64)
+        self.type_code = Vec(np.int8)
+        self.project = Vec(np.int32)
+        self.alive = Vec(np.bool_)
         self.projects: list[str] = []
         self.project_code: dict[str, int] = {}
-        self.words: list[str] = []
-        self.word_id: dict[str, int] = {}
-        self.has_delta = _Vec(np.bool_)
-        # CSR base of postings for words [0, base_words)
-        self.base_words = 0
-        self.base_off = np.zeros(1, dtype=np.int64)
-        self.base_docs = np.zeros(0, dtype=np.int32)
-        self.base_tf = np.zeros(0, dtype=np.int32)
-        # postings added since the base was built: word id -> [doc, tf, doc, tf, ...]
-        self.delta: dict[int, list[int]] = {}
-        self.delta_postings = 0
-        # vocabulary search blob for words [0, blob_words)
-        self.blob = ""
-        self.blob_words = 0
-        self.blob_starts = np.zeros(0, dtype=np.int64)
+        #: whitespace words of the normalised content (AND-token recall) and analysed terms (BM25)
+        self.raw = PostingLists()
+        self.terms = PostingLists()
+        self.doc_len = Vec(np.int32)  # analysed terms per document
         #: Memory subjects in the store that the index cannot hold (incomplete, not written by Cortex),
         #: counted at the last rebuild, so the store-count check does not rebuild forever because of them.
         self.foreign = 0
@@ -128,6 +94,7 @@ class AgentIndex:
         fields = (np.int64(memory.usage_count), np.int64(last_used), np.int64(created),
                   np.float64(memory.confidence), TYPE_CODES[memory.type])
         counts = Counter(content_words(normalize(memory.content)))
+        terms = analyze(memory.content)
         if memory.id in self.doc_of:
             self.remove(memory.id)
         doc = len(self.ids)
@@ -137,18 +104,10 @@ class AgentIndex:
             vec.append(value)
         self.project.append(self._project_code(memory.project))
         self.alive.append(True)
-        for word, tf in counts.items():
-            wid = self.word_id.get(word)
-            if wid is None:
-                wid = len(self.words)
-                self.words.append(word)
-                self.word_id[word] = wid
-                self.has_delta.append(True)
-            else:
-                self.has_delta.a[wid] = True
-            self.delta.setdefault(wid, []).extend((doc, tf))
-            self.delta_postings += 1
-        if self.delta_postings > max(200_000, len(self.base_docs) // 2):
+        self.doc_len.append(len(terms))
+        self.raw.add(doc, counts)
+        self.terms.add(doc, Counter(terms))
+        if self.raw.needs_merge() or self.terms.needs_merge():
             self.merge()
 
     def add_many(self, memories: Iterable[Memory]) -> None:
@@ -209,101 +168,27 @@ class AgentIndex:
         return code
 
     def merge(self) -> None:
-        """Fold the delta into the CSR base, dropping forgotten memories and renumbering documents."""
+        """Fold the deltas into the CSR bases, dropping forgotten memories and renumbering documents."""
         alive = self.alive.view.copy()
-        words = np.repeat(np.arange(self.base_words, dtype=np.int64), np.diff(self.base_off))
-        docs = self.base_docs.astype(np.int64)
-        tfs = self.base_tf
-        if self.delta:
-            flat = np.fromiter(self.delta.keys(), dtype=np.int64, count=len(self.delta))
-            lens = np.fromiter((len(p) // 2 for p in self.delta.values()), dtype=np.int64, count=len(self.delta))
-            pairs = np.fromiter((v for p in self.delta.values() for v in p), dtype=np.int64, count=int(lens.sum()) * 2)
-            words = np.concatenate([words, np.repeat(flat, lens)])
-            docs = np.concatenate([docs, pairs[0::2]])
-            tfs = np.concatenate([tfs, pairs[1::2].astype(np.int32)])
-        keep = alive[docs] if len(docs) else np.zeros(0, dtype=bool)
-        words, docs, tfs = words[keep], docs[keep], tfs[keep]
-        # renumber surviving documents densely
         new_doc = np.cumsum(alive, dtype=np.int64) - 1
-        docs = new_doc[docs]
-        order = np.lexsort((docs, words))
-        words, docs, tfs = words[order], docs[order], tfs[order]
-        nwords = len(self.words)
-        self.base_off = np.zeros(nwords + 1, dtype=np.int64)
-        np.cumsum(np.bincount(words, minlength=nwords), out=self.base_off[1:])
-        self.base_docs = docs.astype(np.int32)
-        self.base_tf = tfs.astype(np.int32)
-        self.base_words = nwords
-        self.delta = {}
-        self.delta_postings = 0
-        self.has_delta = _Vec(np.bool_, np.zeros(nwords, dtype=bool))
+        self.raw.merge(alive, new_doc)
+        self.terms.merge(alive, new_doc)
         if not alive.all():
             keep_docs = np.flatnonzero(alive)
             self.ids = [self.ids[i] for i in keep_docs]
             self.doc_of = {mid: i for i, mid in enumerate(self.ids)}
-            for name in ("usage", "last_used", "created", "confidence", "type_code", "project", "alive"):
-                vec: _Vec = getattr(self, name)
-                setattr(self, name, _Vec(vec.a.dtype, vec.view[keep_docs]))
-
-    def _refresh_blob(self) -> None:
-        self.blob = "\n".join(self.words)
-        lengths = np.fromiter((len(w) + 1 for w in self.words), dtype=np.int64, count=len(self.words))
-        self.blob_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else lengths
-        self.blob_words = len(self.words)
+            for name in ("usage", "last_used", "created", "confidence", "type_code", "project", "alive", "doc_len"):
+                vec = getattr(self, name)
+                setattr(self, name, Vec(vec.a.dtype, vec.view[keep_docs]))
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def _matching_words(self, token: str) -> tuple[np.ndarray, np.ndarray]:
-        """Word ids containing ``token`` and how many times each contains it (non-overlapping, as
-        ``str.count``)."""
-        if len(self.words) - self.blob_words > _TAIL_REBUILD:
-            self._refresh_blob()
-        positions = []
-        find, step = self.blob.find, len(token)
-        at = find(token)
-        while at != -1:
-            positions.append(at)
-            at = find(token, at + step)
-        if positions:
-            wids, mult = np.unique(
-                np.searchsorted(self.blob_starts, positions, side="right") - 1, return_counts=True
-            )
-        else:
-            wids = mult = np.zeros(0, dtype=np.int64)
-        tail = [(i, c) for i in range(self.blob_words, len(self.words)) if (c := self.words[i].count(token))]
-        if tail:
-            wids = np.concatenate([wids, np.array([i for i, _ in tail], dtype=np.int64)])
-            mult = np.concatenate([mult, np.array([c for _, c in tail], dtype=np.int64)])
-        return wids, mult
-
-    def _postings(self, wids: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Documents (with repeats) and occurrence counts for the union of the given words."""
-        base = wids < self.base_words
-        bw, bm = wids[base], mult[base]
-        starts = self.base_off[bw]
-        lens = self.base_off[bw + 1] - starts
-        total = int(lens.sum())
-        docs_parts = []
-        weight_parts = []
-        if total:
-            idx = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total)
-            docs_parts.append(self.base_docs[idx])
-            weight_parts.append(self.base_tf[idx] * np.repeat(bm, lens))
-        if self.delta:
-            for j in np.flatnonzero(self.has_delta.view[wids]):
-                pairs = np.array(self.delta[int(wids[j])], dtype=np.int64)
-                docs_parts.append(pairs[0::2])
-                weight_parts.append(pairs[1::2] * mult[j])
-        if not docs_parts:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        return np.concatenate(docs_parts), np.concatenate(weight_parts)
-
     def _token_hits(self, token: str) -> tuple[np.ndarray, np.ndarray]:
         """Sorted distinct documents containing ``token`` and its occurrences in each (dead ones included)."""
-        wids, mult = self._matching_words(token)
+        wids, mult = self.raw.containing(token)
         if len(wids) == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        docs, weights = self._postings(wids, mult)
+        docs, weights = self.raw.lookup(wids, mult)
         n = len(self.ids)
         if len(docs) * 8 > n:  # dense: one pass over all documents beats sorting many postings
             occ = np.bincount(docs, weights=weights, minlength=n)
@@ -335,10 +220,21 @@ class AgentIndex:
         limit: int = 10,
     ) -> list[str]:
         """AND-token recall: ids of memories containing every token, best first (see DESIGN.md 4)."""
+        return [i for i, _ in self.search_all_scored(tokens, types=types, projects=projects, limit=limit)]
+
+    def search_all_scored(
+        self,
+        tokens: Sequence[str],
+        *,
+        types: Sequence[MemoryType] | None = None,
+        projects: Sequence[str] | None = None,
+        limit: int = 10,
+    ) -> list[tuple[str, float]]:
+        """Like :meth:`search_all`, with each memory's total token occurrences."""
         if not tokens:
             docs = np.arange(len(self.ids))
             docs = docs[self._keep(docs, types, projects)]
-            return self._rank(docs, [], limit)
+            return [(i, 0.0) for i in self._rank(docs, [], limit)]
         docs = occ = None
         for token in tokens:
             hit, count = self._token_hits(token)
@@ -350,7 +246,9 @@ class AgentIndex:
             if len(docs) == 0:
                 return []
         keep = self._keep(docs, types, projects)
-        return self._rank(docs[keep], [occ[keep]], limit)
+        docs, occ = docs[keep], occ[keep]
+        keys = [occ, self.usage.view[docs], self.last_used.view[docs], self.created.view[docs], docs]
+        return [(self.ids[docs[i]], float(occ[i])) for i in _top_k(keys, limit)]
 
     def search_any(
         self,
@@ -370,6 +268,39 @@ class AgentIndex:
         docs = np.flatnonzero(shared)
         docs = docs[self._keep(docs, types, projects)]
         return self._rank(docs, [shared[docs], total[docs]], limit)
+
+    def bm25(
+        self,
+        terms: Sequence[str],
+        *,
+        types: Sequence[MemoryType] | None = None,
+        projects: Sequence[str] | None = None,
+        limit: int = 10,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> list[tuple[str, float]]:
+        """Okapi BM25 over analysed terms: (id, score) of the best ``limit`` live memories, best first.
+
+        Document frequencies count postings of forgotten memories until the next merge (as Lucene does
+        with deletions); scores are otherwise exact.
+        """
+        n_live = len(self.doc_of)
+        tids = self.terms.ids_of(list(dict.fromkeys(terms)))
+        if n_live == 0 or len(tids) == 0:
+            return []
+        lengths = self.doc_len.view
+        avgdl = max(float(lengths[self.alive.view].mean()), 1e-9)
+        scores = np.zeros(len(self.ids), dtype=np.float64)
+        for tid in tids:
+            docs, tf = self.terms.lookup(np.array([tid]))
+            df = len(docs)
+            idf = np.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
+            norm = k1 * (1.0 - b + b * lengths[docs] / avgdl)
+            scores[docs] += idf * tf * (k1 + 1.0) / (tf + norm)
+        docs = np.flatnonzero(scores > 0)
+        docs = docs[self._keep(docs, types, projects)]
+        top = _top_k([scores[docs], self.usage.view[docs], self.last_used.view[docs], docs], limit)
+        return [(self.ids[docs[i]], float(scores[docs[i]])) for i in top]
 
     def select(self, mask: np.ndarray) -> list[str]:
         """Ids of the live documents where ``mask`` holds."""
@@ -393,11 +324,10 @@ class AgentIndex:
                 unicode=np.frombuffer(unicodedata.unidata_version.encode(), dtype=np.uint8),
                 foreign=np.array([self.foreign]),
                 ids=np.frombuffer("\n".join(self.ids).encode(), dtype=np.uint8),
-                words=np.frombuffer("\n".join(self.words).encode(), dtype=np.uint8),
                 projects=np.frombuffer("\n".join(self.projects).encode(), dtype=np.uint8),
                 usage=self.usage.view, last_used=self.last_used.view, created=self.created.view,
                 confidence=self.confidence.view, type_code=self.type_code.view, project=self.project.view,
-                base_off=self.base_off, base_docs=self.base_docs, base_tf=self.base_tf,
+                doc_len=self.doc_len.view, **self.raw.arrays("raw_"), **self.terms.arrays("terms_"),
             )
             fh.flush()
         tmp.replace(path)
@@ -423,24 +353,21 @@ class AgentIndex:
 
         index.foreign = int(arrays["foreign"][0])
         index.ids = strings("ids")
-        index.words = strings("words")
         index.projects = strings("projects")
         n = len(index.ids)
         for name, dtype in (("usage", np.int64), ("last_used", np.int64), ("created", np.int64),
-                            ("confidence", np.float64), ("type_code", np.int8), ("project", np.int32)):
+                            ("confidence", np.float64), ("type_code", np.int8), ("project", np.int32),
+                            ("doc_len", np.int32)):
             if len(arrays[name]) != n:
                 return None
-            setattr(index, name, _Vec(dtype, arrays[name]))
-        index.alive = _Vec(np.bool_, np.ones(n, dtype=bool))
+            setattr(index, name, Vec(dtype, arrays[name]))
+        index.alive = Vec(np.bool_, np.ones(n, dtype=bool))
         index.doc_of = {mid: i for i, mid in enumerate(index.ids)}
-        index.word_id = {w: i for i, w in enumerate(index.words)}
-        index.project_code = {p: i for i, p in enumerate(index.projects)}
-        index.base_off, index.base_docs, index.base_tf = arrays["base_off"], arrays["base_docs"], arrays["base_tf"]
-        index.base_words = len(index.base_off) - 1
-        if index.base_words != len(index.words) or int(index.base_off[-1]) != len(index.base_docs):
+        raw = PostingLists.from_arrays(arrays, "raw_")
+        terms = PostingLists.from_arrays(arrays, "terms_")
+        if raw is None or terms is None:
             return None
-        index.has_delta = _Vec(np.bool_, np.zeros(len(index.words), dtype=bool))
-        index._refresh_blob()
+        index.raw, index.terms = raw, terms
         return index
 
 

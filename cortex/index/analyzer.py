@@ -1,0 +1,38 @@
+"""The analyser behind BM25: NFKC + casefold, Unicode word tokens, English stop words, Snowball stemming
+(PyStemmer), and overlapping character bigrams for CJK text, which has no spaces between words."""
+
+from __future__ import annotations
+
+import re
+
+import Stemmer
+
+from cortex.text import STOP_WORDS, normalize
+
+_WORD = re.compile(r"\w+")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_RUN = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
+_HAS_CJK = re.compile(f"[{_CJK}]")
+_stemmer = Stemmer.Stemmer("english")
+
+
+def _cjk_grams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def analyze(text: str) -> list[str]:
+    """The index terms of ``text``, in order, with repeats."""
+    plain: list[str] = []
+    out: list[str] = []
+    for word in _WORD.findall(normalize(text)):
+        if _HAS_CJK.search(word):
+            for run in _CJK_RUN.findall(word):
+                if _HAS_CJK.match(run):
+                    out.extend(_cjk_grams(run))
+                elif run not in STOP_WORDS:
+                    plain.append(run)
+        elif word not in STOP_WORDS:
+            plain.append(word)
+    return _stemmer.stemWords(plain) + out

@@ -1,0 +1,186 @@
+"""Posting lists over a growing vocabulary: a compressed (CSR) base plus a per-term delta.
+
+Used twice per agent: over the whitespace words of the content (AND-token recall, substring matching over
+the vocabulary) and over analysed terms (BM25). Documents are small integers owned by the caller, who also
+decides when forgotten documents are dropped (:meth:`merge` with a renumbering).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+_TAIL_REBUILD = 2048
+
+
+class Vec:
+    """A growable numpy vector (amortised O(1) append, zero-copy view)."""
+
+    __slots__ = ("a", "n")
+
+    def __init__(self, dtype: Any, data: Any = None) -> None:
+        data = np.asarray(data if data is not None else [], dtype=dtype)
+        self.a = np.empty(max(64, len(data)), dtype=dtype)
+        self.a[: len(data)] = data
+        self.n = len(data)
+
+    def append(self, value: Any) -> None:
+        if self.n == len(self.a):
+            grown = np.empty(len(self.a) * 2, dtype=self.a.dtype)
+            grown[: self.n] = self.a[: self.n]
+            self.a = grown
+        self.a[self.n] = value
+        self.n += 1
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.a[: self.n]
+
+
+class PostingLists:
+    """term -> [(doc, tf)], with exact and substring term lookup."""
+
+    def __init__(self) -> None:
+        self.terms: list[str] = []
+        self.term_id: dict[str, int] = {}
+        self.has_delta = Vec(np.bool_)
+        self.base_terms = 0
+        self.base_off = np.zeros(1, dtype=np.int64)
+        self.base_docs = np.zeros(0, dtype=np.int32)
+        self.base_tf = np.zeros(0, dtype=np.int32)
+        self.delta: dict[int, list[int]] = {}  # term id -> [doc, tf, doc, tf, ...]
+        self.delta_postings = 0
+        self.blob = ""  # terms [0, blob_terms) joined by newlines, for substring search
+        self.blob_terms = 0
+        self.blob_starts = np.zeros(0, dtype=np.int64)
+
+    @property
+    def postings(self) -> int:
+        """How many postings (live or not) the lists hold."""
+        return len(self.base_docs) + self.delta_postings
+
+    def add(self, doc: int, counts: Mapping[str, int]) -> None:
+        """Record that ``doc`` contains each term ``counts[term]`` times."""
+        for term, tf in counts.items():
+            tid = self.term_id.get(term)
+            if tid is None:
+                tid = len(self.terms)
+                self.terms.append(term)
+                self.term_id[term] = tid
+                self.has_delta.append(True)
+            else:
+                self.has_delta.a[tid] = True
+            self.delta.setdefault(tid, []).extend((doc, tf))
+            self.delta_postings += 1
+
+    def needs_merge(self) -> bool:
+        return self.delta_postings > max(200_000, len(self.base_docs) // 2)
+
+    def merge(self, alive: np.ndarray, new_doc: np.ndarray) -> None:
+        """Fold the delta into the base, dropping postings of dead documents and renumbering the rest
+        (``new_doc[old]`` is the new number of a live document)."""
+        terms = np.repeat(np.arange(self.base_terms, dtype=np.int64), np.diff(self.base_off))
+        docs = self.base_docs.astype(np.int64)
+        tfs = self.base_tf
+        if self.delta:
+            keys = np.fromiter(self.delta.keys(), dtype=np.int64, count=len(self.delta))
+            lens = np.fromiter((len(p) // 2 for p in self.delta.values()), dtype=np.int64, count=len(self.delta))
+            pairs = np.fromiter((v for p in self.delta.values() for v in p), dtype=np.int64, count=int(lens.sum()) * 2)
+            terms = np.concatenate([terms, np.repeat(keys, lens)])
+            docs = np.concatenate([docs, pairs[0::2]])
+            tfs = np.concatenate([tfs, pairs[1::2].astype(np.int32)])
+        keep = alive[docs] if len(docs) else np.zeros(0, dtype=bool)
+        terms, docs, tfs = terms[keep], new_doc[docs[keep]], tfs[keep]
+        order = np.lexsort((docs, terms))
+        terms, docs, tfs = terms[order], docs[order], tfs[order]
+        n = len(self.terms)
+        self.base_off = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(terms, minlength=n), out=self.base_off[1:])
+        self.base_docs = docs.astype(np.int32)
+        self.base_tf = tfs.astype(np.int32)
+        self.base_terms = n
+        self.delta = {}
+        self.delta_postings = 0
+        self.has_delta = Vec(np.bool_, np.zeros(n, dtype=bool))
+
+    def _refresh_blob(self) -> None:
+        self.blob = "\n".join(self.terms)
+        lengths = np.fromiter((len(w) + 1 for w in self.terms), dtype=np.int64, count=len(self.terms))
+        self.blob_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else lengths
+        self.blob_terms = len(self.terms)
+
+    def containing(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """Term ids containing ``token`` and how many times each contains it (non-overlapping, as
+        ``str.count``). Terms must not contain newlines."""
+        if len(self.terms) - self.blob_terms > _TAIL_REBUILD:
+            self._refresh_blob()
+        positions = []
+        find, step = self.blob.find, len(token)
+        at = find(token)
+        while at != -1:
+            positions.append(at)
+            at = find(token, at + step)
+        if positions:
+            tids, mult = np.unique(np.searchsorted(self.blob_starts, positions, side="right") - 1, return_counts=True)
+        else:
+            tids = mult = np.zeros(0, dtype=np.int64)
+        tail = [(i, c) for i in range(self.blob_terms, len(self.terms)) if (c := self.terms[i].count(token))]
+        if tail:
+            tids = np.concatenate([tids, np.array([i for i, _ in tail], dtype=np.int64)])
+            mult = np.concatenate([mult, np.array([c for _, c in tail], dtype=np.int64)])
+        return tids, mult
+
+    def lookup(self, tids: np.ndarray, mult: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Documents (with repeats) and tf (times ``mult`` per term) for the union of the given terms."""
+        if mult is None:
+            mult = np.ones(len(tids), dtype=np.int64)
+        base = tids < self.base_terms
+        bt, bm = tids[base], mult[base]
+        starts = self.base_off[bt]
+        lens = self.base_off[bt + 1] - starts
+        total = int(lens.sum())
+        docs_parts: list[np.ndarray] = []
+        weight_parts: list[np.ndarray] = []
+        if total:
+            idx = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total)
+            docs_parts.append(self.base_docs[idx].astype(np.int64))
+            weight_parts.append(self.base_tf[idx] * np.repeat(bm, lens))
+        if self.delta and len(tids):
+            for j in np.flatnonzero(self.has_delta.view[tids]):
+                pairs = np.array(self.delta[int(tids[j])], dtype=np.int64)
+                docs_parts.append(pairs[0::2])
+                weight_parts.append(pairs[1::2] * mult[j])
+        if not docs_parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(docs_parts), np.concatenate(weight_parts)
+
+    def ids_of(self, terms: list[str]) -> np.ndarray:
+        """Ids of the terms present in the vocabulary (exact match)."""
+        return np.array([t for t in (self.term_id.get(x) for x in terms) if t is not None], dtype=np.int64)
+
+    # -- persistence -----------------------------------------------------------------------------
+
+    def arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        """The snapshot arrays (call after :meth:`merge`)."""
+        return {
+            f"{prefix}terms": np.frombuffer("\n".join(self.terms).encode(), dtype=np.uint8),
+            f"{prefix}off": self.base_off, f"{prefix}docs": self.base_docs, f"{prefix}tf": self.base_tf,
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], prefix: str) -> "PostingLists | None":
+        lists = cls()
+        text = arrays[f"{prefix}terms"].tobytes().decode()
+        lists.terms = text.split("\n") if text else []
+        lists.term_id = {t: i for i, t in enumerate(lists.terms)}
+        lists.base_off = arrays[f"{prefix}off"]
+        lists.base_docs = arrays[f"{prefix}docs"]
+        lists.base_tf = arrays[f"{prefix}tf"]
+        lists.base_terms = len(lists.base_off) - 1
+        if lists.base_terms != len(lists.terms) or int(lists.base_off[-1]) != len(lists.base_docs):
+            return None
+        lists.has_delta = Vec(np.bool_, np.zeros(len(lists.terms), dtype=bool))
+        lists._refresh_blob()
+        return lists

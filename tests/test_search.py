@@ -1,0 +1,97 @@
+"""Ranked search: BM25 over analysed terms, modes, fallback, filters, persistence."""
+
+from __future__ import annotations
+
+import pytest
+
+from cortex import Cortex, InvalidInputError
+from cortex.index.analyzer import analyze
+from tests.conftest import reopen
+
+
+def test_analyzer_stems_drops_stop_words_and_splits_cjk():
+    assert analyze("The Running tests RAN quickly") == ["run", "test", "ran", "quick"]
+    assert analyze("Ｆｕｌｌｗｉｄｔｈ Straße") == ["fullwidth", "strass"]
+    assert analyze("数据库连接") == ["数据", "据库", "库连", "连接"]
+    assert analyze("a 猫") == ["猫"]
+
+
+def test_bm25_finds_a_question_that_and_recall_misses(cx):
+    target = cx.store("reviewer", "Caroline went to the LGBTQ support group on 7 May 2023")
+    cx.store("reviewer", "Melanie painted a sunrise over the lake")
+    cx.store("reviewer", "The group discussed the budget")
+    question = "When did Caroline go to the LGBTQ support group?"
+    assert cx.recall("reviewer", question) == []
+    result = cx.search("reviewer", question, mode="bm25")
+    assert result.mode == "bm25" and result.note is None
+    assert result[0].memory.id == target.id
+    assert result[0].score > result[1].score > 0
+
+
+def test_rare_terms_weigh_more_than_common_ones(cx):
+    for i in range(20):
+        cx.store("reviewer", f"deploy service number {i}")
+    rare = cx.store("reviewer", "rollback procedure for the service")
+    hits = cx.search("reviewer", "service rollback", mode="bm25").hits
+    assert hits[0].memory.id == rare.id
+
+
+def test_stemming_matches_word_forms(cx):
+    m = cx.store("reviewer", "Tests were failing because of the cache")
+    assert cx.search("reviewer", "failed test caching", mode="bm25")[0].memory.id == m.id
+
+
+def test_semantic_and_hybrid_fall_back_to_bm25_and_say_so(cx):
+    m = cx.store("reviewer", "retry the payment webhook")
+    for mode in ("semantic", "hybrid"):
+        result = cx.search("reviewer", "payment webhook", mode=mode)
+        assert (result.mode, result.requested_mode) == ("bm25", mode)
+        assert "no embedding provider" in result.note
+        assert result[0].memory.id == m.id
+
+
+def test_all_mode_is_and_token_recall_with_occurrence_scores(cx):
+    a = cx.store("reviewer", "cache cache invalidation")
+    cx.store("reviewer", "cache only")
+    result = cx.search("reviewer", "cache invalid", mode="all", explain=True)
+    assert [h.memory.id for h in result] == [a.id]
+    assert result[0].score == 3.0 and result[0].explain == {"lexical": 3.0}
+    assert cx.search("reviewer", "cache invalid", mode="all")[0].explain is None
+
+
+def test_filters_isolation_and_forget(cx):
+    mine = cx.store("reviewer", "database index tuning", type="decision", project="p")
+    cx.store("reviewer", "database index naming", type="convention", project="q")
+    cx.store("planner", "database index for the planner")
+    hits = cx.search("reviewer", "database index", mode="bm25", type="decision")
+    assert [h.memory.id for h in hits] == [mine.id]
+    assert [h.memory.id for h in cx.search("reviewer", "database", mode="bm25", project="p")] == [mine.id]
+    assert len(cx.search("reviewer", "database", mode="bm25")) == 2
+    cx.forget("reviewer", mine.id)
+    assert mine.id not in [h.memory.id for h in cx.search("reviewer", "database tuning", mode="bm25")]
+
+
+def test_cjk_text_is_searchable(cx):
+    m = cx.store("reviewer", "数据库连接必须在请求结束时关闭")
+    cx.store("reviewer", "缓存需要定期清理")
+    assert cx.search("reviewer", "数据库连接", mode="bm25")[0].memory.id == m.id
+
+
+def test_bm25_index_persists_and_recovers(cx, store_path):
+    cx.store_many("reviewer", [{"content": f"filler memory {i}"} for i in range(1500)])
+    m = cx.store("reviewer", "kubernetes liveness probe timeout")
+    cx2 = reopen(cx, store_path, "reviewer")
+    try:
+        assert cx2._indexes.rebuilds == []
+        assert cx2.search("reviewer", "liveness probes", mode="bm25")[0].memory.id == m.id
+    finally:
+        cx2.close()
+
+
+def test_search_validates(cx):
+    with pytest.raises(InvalidInputError, match="mode"):
+        cx.search("reviewer", "x", mode="fuzzy")
+    with pytest.raises(InvalidInputError, match="query"):
+        cx.search("reviewer", None)  # type: ignore[arg-type]
+    assert len(cx.search("reviewer", "", mode="bm25")) == 0
+    assert len(Cortex.render([])) == 0
