@@ -22,6 +22,7 @@ from cortex.errors import (
     StoreLockedError,
 )
 from cortex.model import Hit, Memory, MemoryType, SearchResult
+from cortex.rerank import Reranking
 from cortex.search import SearchMode
 
 __version__ = "0.1.0"
@@ -29,6 +30,6 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentDefinition", "AgentDefinitionError", "AgentNotFoundError", "AgentProblem", "AgentRegistry",
     "AgentSettings", "Cortex", "CortexError", "Hit", "InvalidInputError", "InvalidMemoryError", "Memory",
-    "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "SearchMode", "SearchResult", "StoreError",
+    "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Reranking", "SearchMode", "SearchResult", "StoreError",
     "StoreLockedError",
 ]

@@ -35,7 +35,8 @@ from cortex.model import (
     utcnow,
 )
 from cortex.recall import recall_ids, relevant_ids
-from cortex.search import check_mode, rank
+from cortex.rerank import NO_RERANKING, Reranking
+from cortex.search import SearchMode, check_mode, rank
 from cortex.render import fit
 from cortex.render import render as render_block
 from cortex.store.base import MemoryStore
@@ -317,25 +318,47 @@ class Cortex:
         project: str | None = None,
         type: MemoryType | str | None = None,
         explain: bool = False,
+        rerank: Reranking | bool = True,
     ) -> SearchResult:
         """Ranked search: ``all`` (AND-token), ``bm25``, ``semantic`` or ``hybrid`` (the last two fall back
-        to bm25 without an embedding provider, and say so in ``result.note``)."""
+        to bm25 without an embedding provider, and say so in ``result.note``).
+
+        Ranked modes over-fetch candidates and rerank them by recency, use and confidence (see
+        :mod:`cortex.rerank`); ``rerank=False`` or a :class:`Reranking` changes that. ``all`` keeps the
+        contract's order.
+        """
         if not isinstance(query, str):
             raise InvalidInputError("query", f"must be a string, not {query.__class__.__name__}")
         requested = check_mode(mode)
         types = [check_type(type)] if type is not None else None
         projects = [check_project(project)] if project is not None else None
         limit = check_limit(limit)
+        settings = rerank if isinstance(rerank, Reranking) else (Reranking() if rerank else NO_RERANKING)
         with self._lock:
             self._agent(agent)
+            reranked = requested is not SearchMode.ALL and settings.enabled
+            fetch = min(limit * settings.overfetch, 10_000) if reranked else limit
             ranked, used, note = rank(self._indexes.get(agent), query, requested, types=types,
-                                      projects=projects, limit=limit)
+                                      projects=projects, limit=fetch)
             memories = {m.id: m for m in self._load(agent, [r.id for r in ranked])}
-            hits = [
-                Hit(memory=memories[r.id], score=r.score, explain=dict(r.components) if explain else None)
-                for r in ranked if r.id in memories
-            ]
-            return SearchResult(hits=hits, mode=used.value, requested_mode=requested.value, note=note)
+            now = self._clock()
+            top = max((r.score for r in ranked), default=0.0) or 1.0
+            hits = []
+            for r in ranked:
+                memory = memories.get(r.id)
+                if memory is None:
+                    continue
+                components = dict(r.components)
+                score = r.score
+                if reranked:
+                    components["fused"] = r.score / top
+                    factors = settings.factors(memory, now)
+                    components.update(factors)
+                    score = components["fused"] * factors["recency"] * factors["usage"] * factors["confidence"]
+                hits.append(Hit(memory=memory, score=score, explain=components if explain else None))
+            if reranked:
+                hits.sort(key=lambda h: -h.score)
+            return SearchResult(hits=hits[:limit], mode=used.value, requested_mode=requested.value, note=note)
 
     def _load(self, agent: str, ids: Sequence[str]) -> list[Memory]:
         # The index holds every field but the content, kept equal to the store (journal + recovery), so a

@@ -95,3 +95,43 @@ def test_search_validates(cx):
         cx.search("reviewer", None)  # type: ignore[arg-type]
     assert len(cx.search("reviewer", "", mode="bm25")) == 0
     assert len(Cortex.render([])) == 0
+
+
+def test_strongly_relevant_old_memory_beats_barely_relevant_fresh_one(cx, clock):
+    old = cx.store("reviewer", "postgres vacuum freeze tuning for large tables", confidence=0.7)
+    clock.advance(days=120)
+    fresh = cx.store("reviewer", "tables of contents in the wiki", confidence=0.7)
+    for _ in range(10):
+        cx.touch("reviewer", fresh.id)
+    hits = cx.search("reviewer", "postgres vacuum freeze tables", mode="bm25", explain=True).hits
+    assert [h.memory.id for h in hits] == [old.id, fresh.id]
+    assert hits[0].explain["recency"] < hits[1].explain["recency"]
+    assert hits[1].explain["usage"] == pytest.approx(1.5)
+
+
+def test_recency_usage_and_confidence_reorder_equal_relevance(cx, clock):
+    from cortex import Reranking
+
+    stale = cx.store("reviewer", "flaky integration test", confidence=0.7)
+    clock.advance(days=14)
+    recent = cx.store("reviewer", "flaky integration test", confidence=0.7)
+    hits = cx.search("reviewer", "flaky integration", mode="bm25", explain=True).hits
+    assert [h.memory.id for h in hits] == [recent.id, stale.id]
+    assert hits[1].explain["recency"] == pytest.approx(0.75)  # one half-life: 0.5 + 0.5 * 0.5
+    assert hits[0].explain["fused"] == hits[1].explain["fused"] == 1.0
+    sure = cx.store("reviewer", "flaky integration test", confidence=1.0)
+    clock.advance(days=1)
+    hits = cx.search("reviewer", "flaky integration", mode="bm25",
+                     rerank=Reranking(recency=False, usage=False)).hits
+    assert hits[0].memory.id == sure.id
+    off = cx.search("reviewer", "flaky integration", mode="bm25", rerank=False, explain=True).hits
+    assert "recency" not in off[0].explain
+
+
+def test_reranking_settings_are_validated():
+    from cortex import Reranking
+
+    with pytest.raises(InvalidInputError, match="half_life_days"):
+        Reranking(half_life_days=0)
+    with pytest.raises(InvalidInputError, match="max_usage_boost"):
+        Reranking(max_usage_boost=0.5)

@@ -1,0 +1,64 @@
+"""Reranking of ranked-search candidates by recency, use and confidence.
+
+Each factor multiplies the fused relevance (normalised so the best candidate is 1.0) and stays within a
+bounded range, so a strongly relevant old memory still beats a barely relevant fresh one:
+
+* recency: ``floor + (1 - floor) * 0.5 ** (days since lastUsedAt / half_life_days)`` (default floor 0.5,
+  half-life 14 days);
+* usage: ``1 + (max_usage_boost - 1) * min(1, log1p(usageCount) / log1p(saturation))`` (up to 1.5x at 10 uses);
+* confidence: ``0.5 + 0.5 * confidence``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from cortex.errors import InvalidInputError
+from cortex.model import Memory
+
+
+@dataclass(frozen=True)
+class Reranking:
+    """Settings of the reranker; every factor can be switched off."""
+
+    recency: bool = True
+    usage: bool = True
+    confidence: bool = True
+    half_life_days: float = 14.0
+    recency_floor: float = 0.5
+    max_usage_boost: float = 1.5
+    usage_saturation: int = 10
+    #: Candidates fetched per requested result before reranking.
+    overfetch: int = 3
+
+    def __post_init__(self) -> None:
+        if not self.half_life_days > 0:
+            raise InvalidInputError("half_life_days", f"must be positive, not {self.half_life_days!r}")
+        if not 0 <= self.recency_floor <= 1:
+            raise InvalidInputError("recency_floor", f"must be between 0 and 1, not {self.recency_floor!r}")
+        if not self.max_usage_boost >= 1:
+            raise InvalidInputError("max_usage_boost", f"must be at least 1, not {self.max_usage_boost!r}")
+        if not (isinstance(self.overfetch, int) and self.overfetch >= 1):
+            raise InvalidInputError("overfetch", f"must be an integer >= 1, not {self.overfetch!r}")
+
+    @property
+    def enabled(self) -> bool:
+        return self.recency or self.usage or self.confidence
+
+    def factors(self, memory: Memory, now: datetime) -> dict[str, float]:
+        """The multiplicative factors for one memory (1.0 for a switched-off factor)."""
+        recency = usage = confidence = 1.0
+        if self.recency:
+            days = max(0.0, (now - memory.last_used_at).total_seconds() / 86400)
+            recency = self.recency_floor + (1 - self.recency_floor) * 0.5 ** (days / self.half_life_days)
+        if self.usage:
+            share = min(1.0, math.log1p(memory.usage_count) / math.log1p(self.usage_saturation))
+            usage = 1 + (self.max_usage_boost - 1) * share
+        if self.confidence:
+            confidence = 0.5 + 0.5 * memory.confidence
+        return {"recency": recency, "usage": usage, "confidence": confidence}
+
+
+NO_RERANKING = Reranking(recency=False, usage=False, confidence=False, overfetch=1)
