@@ -38,14 +38,21 @@ class Vocabulary:
         self.agent_pred = NamedNode(f"{ns}:agentmem:agent")
         self.pred = {field: NamedNode(f"{ns}:agentmem:{field}") for field in FIELDS}
         self._field_of = {node.value: field for field, node in self.pred.items()}
+        self._nodes: dict[tuple[str, str], NamedNode] = {}
 
     def agent(self, name: str) -> NamedNode:
         """The agent's IRI ``{ns}:agent:{name}``."""
-        return NamedNode(f"{self.ns}:agent:{name}")
+        return self._cached("agent", name, f"{self.ns}:agent:{name}")
 
     def graph(self, name: str) -> NamedNode:
         """The named graph holding the agent's memories ``{ns}:graph:agent:{name}``."""
-        return NamedNode(f"{self.ns}:graph:agent:{name}")
+        return self._cached("graph", name, f"{self.ns}:graph:agent:{name}")
+
+    def _cached(self, kind: str, name: str, iri: str) -> NamedNode:
+        node = self._nodes.get((kind, name))
+        if node is None:
+            node = self._nodes[(kind, name)] = NamedNode(iri)
+        return node
 
     def memory_prefix(self, name: str) -> str:
         """The IRI prefix of the agent's memories; a memory IRI is this plus its id."""

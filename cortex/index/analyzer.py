@@ -24,9 +24,16 @@ def _cjk_grams(run: str) -> list[str]:
 
 def analyze(text: str) -> list[str]:
     """The index terms of ``text``, in order, with repeats."""
+    return analyze_normalized(normalize(text))
+
+
+def analyze_normalized(text: str) -> list[str]:
+    """:func:`analyze` for text already passed through :func:`cortex.text.normalize`."""
+    if not _HAS_CJK.search(text):
+        return _stemmer.stemWords([w for w in _WORD.findall(text) if w not in STOP_WORDS])
     plain: list[str] = []
     out: list[str] = []
-    for word in _WORD.findall(normalize(text)):
+    for word in _WORD.findall(text):
         if _HAS_CJK.search(word):
             for run in _CJK_RUN.findall(word):
                 if _HAS_CJK.match(run):

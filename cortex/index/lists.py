@@ -63,17 +63,22 @@ class PostingLists:
 
     def add(self, doc: int, counts: Mapping[str, int]) -> None:
         """Record that ``doc`` contains each term ``counts[term]`` times."""
+        # the hot path of every write: keep per-term work to two dict lookups and a list extend
+        term_id, delta = self.term_id, self.delta
         for term, tf in counts.items():
-            tid = self.term_id.get(term)
+            tid = term_id.get(term)
             if tid is None:
                 tid = len(self.terms)
                 self.terms.append(term)
-                self.term_id[term] = tid
-                self.has_delta.append(True)
-            else:
+                term_id[term] = tid
+                self.has_delta.append(False)
+            postings = delta.get(tid)
+            if postings is None:
+                delta[tid] = [doc, tf]
                 self.has_delta.a[tid] = True
-            self.delta.setdefault(tid, []).extend((doc, tf))
-            self.delta_postings += 1
+            else:
+                postings += (doc, tf)
+        self.delta_postings += len(counts)
 
     def needs_merge(self) -> bool:
         return self.delta_postings > max(200_000, len(self.base_docs) // 2)

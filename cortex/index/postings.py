@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from cortex.index.analyzer import analyze
+from cortex.index.analyzer import analyze_normalized
 from cortex.index.lists import PostingLists, Vec
 from cortex.model import Memory, MemoryType
 from cortex.text import content_words, normalize
@@ -93,8 +93,9 @@ class AgentIndex:
         created, last_used = _timestamp(memory)
         fields = (np.int64(memory.usage_count), np.int64(last_used), np.int64(created),
                   np.float64(memory.confidence), TYPE_CODES[memory.type])
-        counts = Counter(content_words(normalize(memory.content)))
-        terms = analyze(memory.content)
+        normalized = normalize(memory.content)
+        counts = Counter(content_words(normalized))
+        terms = analyze_normalized(normalized)
         if memory.id in self.doc_of:
             self.remove(memory.id)
         doc = len(self.ids)

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad, Variable
@@ -100,21 +101,30 @@ class OxigraphStore:
 
     # -- writes ----------------------------------------------------------------------------------
 
-    def _quads(self, m: Memory) -> list[Quad]:
+    def _quads(self, m: Memory, terms: dict[Any, Literal]) -> list[Quad]:
+        # ``terms`` memoises the literals a batch repeats (type, project, confidence, count, timestamps)
         v = self.vocab
         g = v.graph(m.agent)
         s = v.memory(m.agent, m.id)
         p = v.pred
+
+        def term(key: Any, make: Any) -> Literal:
+            literal = terms.get(key)
+            if literal is None:
+                literal = terms[key] = make()
+            return literal
+
+        created = term(("t", m.created_at), lambda: vocab.date_time(m.created_at))
         return [
             Quad(s, vocab.RDF_TYPE, v.memory_class, g),
             Quad(s, v.agent_pred, v.agent(m.agent), g),
             Quad(s, p["content"], Literal(m.content), g),
-            Quad(s, p["type"], Literal(m.type.value), g),
-            Quad(s, p["project"], Literal(m.project), g),
-            Quad(s, p["confidence"], vocab.double(m.confidence), g),
-            Quad(s, p["usageCount"], vocab.integer(m.usage_count), g),
-            Quad(s, p["createdAt"], vocab.date_time(m.created_at), g),
-            Quad(s, p["lastUsedAt"], vocab.date_time(m.last_used_at), g),
+            Quad(s, p["type"], term(("y", m.type), lambda: Literal(m.type.value)), g),
+            Quad(s, p["project"], term(("p", m.project), lambda: Literal(m.project)), g),
+            Quad(s, p["confidence"], term(("c", m.confidence), lambda: vocab.double(m.confidence)), g),
+            Quad(s, p["usageCount"], term(("u", m.usage_count), lambda: vocab.integer(m.usage_count)), g),
+            Quad(s, p["createdAt"], created, g),
+            Quad(s, p["lastUsedAt"], term(("t", m.last_used_at), lambda: vocab.date_time(m.last_used_at)), g),
         ]
 
     def add(self, memories: Sequence[Memory]) -> None:
@@ -122,12 +132,13 @@ class OxigraphStore:
             return
         with self._write_lock:
             try:
+                terms: dict[Any, Literal] = {}
                 if len(memories) < BULK_THRESHOLD:
-                    self._store.extend([q for m in memories for q in self._quads(m)])
+                    self._store.extend([q for m in memories for q in self._quads(m, terms)])
                     return
                 for start in range(0, len(memories), BULK_CHUNK):
                     chunk = memories[start : start + BULK_CHUNK]
-                    self._store.bulk_extend([q for m in chunk for q in self._quads(m)])
+                    self._store.bulk_extend([q for m in chunk for q in self._quads(m, terms)])
             except OSError as exc:
                 raise StoreError(f"writing {len(memories)} memories failed: {exc}") from exc
 
