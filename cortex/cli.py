@@ -31,11 +31,16 @@ class _State:
         self.agent_dirs = list(agents_dirs) or config.discover_agent_dirs(self.root)
         self._cx: Cortex | None = None
 
+    def registry(self) -> AgentRegistry:
+        """The agents of the discovered directories; each problem is a warning on stderr."""
+        registry = AgentRegistry()
+        for problem in registry.load(self.agent_dirs):
+            click.echo(f"cortex: warning: {problem}", err=True)
+        return registry
+
     def cortex(self) -> Cortex:
         if self._cx is None:
-            registry = AgentRegistry()
-            for problem in registry.load(self.agent_dirs):
-                click.echo(f"cortex: warning: {problem}", err=True)
+            registry = self.registry()
             cx = Cortex.open(self.store_path)
             cx.agents = registry
             self._cx = cx
@@ -249,9 +254,7 @@ def agents() -> None:
 @pass_state
 def agents_list(state: _State, fmt: str) -> None:
     """List the agents declared in the agent directories."""
-    registry = AgentRegistry()
-    for problem in registry.load(state.agent_dirs):
-        click.echo(f"cortex: warning: {problem}", err=True)
+    registry = state.registry()
     items = [
         {"name": d.name, "description": d.description, "memory": d.memory, "memory_enabled": d.memory_enabled,
          "project": d.settings.project, "path": str(d.path) if d.path else None}

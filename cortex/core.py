@@ -300,8 +300,7 @@ class Cortex:
         agent's graph before the limit."""
         if query is not None and not isinstance(query, str):
             raise InvalidInputError("query", f"must be a string, not {query.__class__.__name__}")
-        types = [check_type(type)] if type is not None else None
-        projects = [check_project(project)] if project is not None else None
+        types, projects = _filters(type, project)
         limit = check_limit(limit)
         with self._lock:
             self._agent(agent)
@@ -330,8 +329,7 @@ class Cortex:
         if not isinstance(query, str):
             raise InvalidInputError("query", f"must be a string, not {query.__class__.__name__}")
         requested = check_mode(mode)
-        types = [check_type(type)] if type is not None else None
-        projects = [check_project(project)] if project is not None else None
+        types, projects = _filters(type, project)
         limit = check_limit(limit)
         settings = rerank if isinstance(rerank, Reranking) else (Reranking() if rerank else NO_RERANKING)
         with self._lock:
@@ -467,3 +465,12 @@ class Cortex:
             if doomed:
                 self._delete(agent, doomed)
             return result
+
+
+def _filters(
+    type: MemoryType | str | None, project: str | None
+) -> tuple[list[MemoryType] | None, list[str] | None]:
+    """Validated type and project filters of recall and search (None: no filter)."""
+    types = [check_type(type)] if type is not None else None
+    projects = [check_project(project)] if project is not None else None
+    return types, projects

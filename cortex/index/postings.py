@@ -208,9 +208,11 @@ class AgentIndex:
             keep &= np.isin(self.project.view[docs], codes)
         return keep
 
-    def _rank(self, docs: np.ndarray, primary: list[np.ndarray], limit: int) -> list[str]:
+    def _rank(self, docs: np.ndarray, primary: list[np.ndarray], limit: int) -> np.ndarray:
+        """Positions in ``docs`` of the best ``limit``: by the ``primary`` keys (aligned with ``docs``), then
+        usage, last use, creation and document number, all descending."""
         keys = [*primary, self.usage.view[docs], self.last_used.view[docs], self.created.view[docs], docs]
-        return [self.ids[docs[i]] for i in _top_k(keys, limit)]
+        return _top_k(keys, limit)
 
     def search_all(
         self,
@@ -235,7 +237,7 @@ class AgentIndex:
         if not tokens:
             docs = np.arange(len(self.ids))
             docs = docs[self._keep(docs, types, projects)]
-            return [(i, 0.0) for i in self._rank(docs, [], limit)]
+            return [(self.ids[docs[i]], 0.0) for i in self._rank(docs, [], limit)]
         docs = occ = None
         for token in tokens:
             hit, count = self._token_hits(token)
@@ -248,8 +250,7 @@ class AgentIndex:
                 return []
         keep = self._keep(docs, types, projects)
         docs, occ = docs[keep], occ[keep]
-        keys = [occ, self.usage.view[docs], self.last_used.view[docs], self.created.view[docs], docs]
-        return [(self.ids[docs[i]], float(occ[i])) for i in _top_k(keys, limit)]
+        return [(self.ids[docs[i]], float(occ[i])) for i in self._rank(docs, [occ], limit)]
 
     def search_any(
         self,
@@ -268,7 +269,7 @@ class AgentIndex:
             total[hit] += count
         docs = np.flatnonzero(shared)
         docs = docs[self._keep(docs, types, projects)]
-        return self._rank(docs, [shared[docs], total[docs]], limit)
+        return [self.ids[docs[i]] for i in self._rank(docs, [shared[docs], total[docs]], limit)]
 
     def bm25(
         self,
@@ -300,8 +301,7 @@ class AgentIndex:
             scores[docs] += idf * tf * (k1 + 1.0) / (tf + norm)
         docs = np.flatnonzero(scores > 0)
         docs = docs[self._keep(docs, types, projects)]
-        top = _top_k([scores[docs], self.usage.view[docs], self.last_used.view[docs], docs], limit)
-        return [(self.ids[docs[i]], float(scores[docs[i]])) for i in top]
+        return [(self.ids[docs[i]], float(scores[docs[i]])) for i in self._rank(docs, [scores[docs]], limit)]
 
     def select(self, mask: np.ndarray) -> list[str]:
         """Ids of the live documents where ``mask`` holds."""
