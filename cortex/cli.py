@@ -17,6 +17,7 @@ import click
 from cortex import config
 from cortex.agents import AgentRegistry, check_dirs, iter_definition_files
 from cortex.core import Cortex
+from cortex.embeddings import PROVIDERS
 from cortex.errors import CortexError, MemoryNotFoundError
 from cortex.model import Memory, MemoryType
 
@@ -25,7 +26,8 @@ FORMATS = click.Choice(["json", "block", "table"])
 
 
 class _State:
-    def __init__(self, store: Path | None, agents_dirs: tuple[Path, ...]) -> None:
+    def __init__(self, store: Path | None, agents_dirs: tuple[Path, ...], embeddings: str = "auto") -> None:
+        self.embeddings = embeddings
         self.root = config.find_project_root()
         self.store_path = store if store is not None else config.default_store_path(self.root)
         self.agent_dirs = list(agents_dirs) or config.discover_agent_dirs(self.root)
@@ -41,7 +43,7 @@ class _State:
     def cortex(self) -> Cortex:
         if self._cx is None:
             registry = self.registry()
-            cx = Cortex.open(self.store_path)
+            cx = Cortex.open(self.store_path, embeddings=self.embeddings)
             cx.agents = registry
             self._cx = cx
         return self._cx
@@ -101,11 +103,14 @@ def _show_memories(memories: list[Memory], fmt: str) -> None:
 @click.option("--agents-dir", "agents_dirs", type=click.Path(path_type=Path), multiple=True,
               help="Directory of agent definitions (repeatable; default: agent_defs/, .cortex/agents/, "
                    ".claude/agents/ at the project root).")
+@click.option("--embeddings", type=click.Choice(list(PROVIDERS)), default="auto", show_default=True,
+              help="Embedding provider: auto ($CORTEX_EMBEDDINGS, else local when the semantic extra is "
+                   "installed), local, openai ($CORTEX_EMBEDDINGS_URL/_MODEL/_API_KEY) or none.")
 @click.version_option(package_name="cortex")
 @click.pass_context
-def cli(ctx: click.Context, store: Path | None, agents_dirs: tuple[Path, ...]) -> None:
+def cli(ctx: click.Context, store: Path | None, agents_dirs: tuple[Path, ...], embeddings: str) -> None:
     """Persistent memory for AI agents."""
-    state = _State(store, agents_dirs)
+    state = _State(store, agents_dirs, embeddings)
     ctx.obj = state
     ctx.call_on_close(state.close)
 
@@ -153,7 +158,8 @@ def recall(state: _State, agent: str, query: str | None, type_: str | None, proj
 @pass_state
 def search(state: _State, agent: str, query: str, mode: str, type_: str | None, project: str | None, limit: int,
            explain: bool, fmt: str) -> None:
-    """Ranked search (BM25 now; semantic and hybrid fall back to BM25 without embeddings)."""
+    """Ranked search: all (AND-token), bm25, semantic or hybrid (semantic modes fall back to bm25, with a
+    note on stderr, when they cannot run)."""
     result = state.cortex().search(agent, query, mode=mode, type=type_, project=project, limit=limit,
                                    explain=explain)
     if result.note:
@@ -247,6 +253,32 @@ def end(state: _State, agent: str, project: str | None, output_file: Any) -> Non
 @cli.group()
 def agents() -> None:
     """Declared agents."""
+
+
+@cli.command()
+@click.argument("agent_names", metavar="[AGENT]...", nargs=-1)
+@click.option("--force", is_flag=True, help="Re-embed every memory, not only those without a current vector.")
+@pass_state
+def reindex(state: _State, agent_names: tuple[str, ...], force: bool) -> None:
+    """Rebuild indexes from the store and embed what lacks a vector of the current model (default: every
+    agent with memories in the store)."""
+    cx = state.cortex()
+    names = list(agent_names) or cx.stored_agents()
+    if cx.embeddings is None:
+        click.echo("cortex: note: no embedding provider: rebuilding the lexical indexes only", err=True)
+    report = {}
+    for name in names:
+        bars: list[Any] = []
+
+        def progress(done: int, total: int, name: str = name) -> None:
+            if not bars:
+                bars.append(click.progressbar(length=total, label=f"embedding {name}", file=sys.stderr))
+            bars[0].update(done - bars[0].pos)
+
+        report[name] = cx.reindex(name, force=force, progress=progress)
+        if bars:
+            bars[0].render_finish()
+    _emit(report)
 
 
 @agents.command("list")

@@ -10,8 +10,11 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
 
+import numpy as np
+
 from cortex import capture, lifecycle
 from cortex.agents import AgentDefinition, AgentRegistry
+from cortex.embeddings import EmbeddingError, EmbeddingProvider, make_provider
 from cortex.errors import CortexError, InvalidInputError, MemoryNotFoundError
 from cortex.index.manager import IndexManager
 from cortex.model import (
@@ -28,15 +31,16 @@ from cortex.model import (
     check_datetime,
     check_duration,
     check_limit,
+    check_agent_name,
     check_project,
     check_type,
     is_memory_id,
     new_memory_id,
     utcnow,
 )
-from cortex.recall import recall_ids, relevant_ids
+from cortex.recall import recall_ids
 from cortex.rerank import NO_RERANKING, Reranking
-from cortex.search import SearchMode, check_mode, rank
+from cortex.search import Fusion, SearchMode, check_mode, rank
 from cortex.render import fit
 from cortex.render import render as render_block
 from cortex.store.base import MemoryStore
@@ -48,6 +52,10 @@ log = logging.getLogger("cortex")
 DEFAULT_START_LIMIT = 5
 DEFAULT_START_MAX_CHARS = 8000
 _ENTRY_FIELDS = {"content", "type", "project", "confidence", "usage_count", "created_at", "last_used_at"}
+#: Memories without a vector that a search embeds on the spot; with more, it asks for ``cortex reindex``.
+MAX_LAZY_EMBED = 256
+#: Memories read and embedded per batch by ``reindex``.
+REINDEX_BATCH = 256
 
 
 class Cortex:
@@ -63,11 +71,17 @@ class Cortex:
         agents: AgentRegistry | None = None,
         *,
         clock: Callable[[], datetime] = utcnow,
+        embeddings: EmbeddingProvider | None = None,
+        fusion: Fusion | None = None,
     ) -> None:
         self._store = store
         self.agents = agents if agents is not None else AgentRegistry()
         self._indexes = IndexManager(store)
         self._clock = clock
+        #: The embedding provider (None: lexical search only).
+        self.embeddings = embeddings
+        #: How ``hybrid`` search fuses the lexical and the semantic ranking.
+        self.fusion = fusion if fusion is not None else Fusion()
         self._lock = threading.RLock()
         self._closed = False
 
@@ -79,18 +93,23 @@ class Cortex:
         agent_dirs: Iterable[str | os.PathLike[str]] | None = None,
         ns: str = DEFAULT_NS,
         clock: Callable[[], datetime] = utcnow,
+        embeddings: EmbeddingProvider | str | None = "auto",
+        fusion: Fusion | None = None,
     ) -> "Cortex":
         """Open (creating if needed) the on-disk store at ``path``, or an in-memory one for None.
 
         ``agent_dirs`` are the directories whose Markdown definitions are loaded; problems in them are
-        logged and kept in ``cx.agents.problems``. Raises :class:`StoreLockedError` when another process
-        holds the store.
+        logged and kept in ``cx.agents.problems``. ``embeddings`` is a provider, a provider name for
+        :func:`cortex.embeddings.make_provider` (``auto``: the local model when the ``semantic`` extra is
+        installed; ``local``, ``openai``, ``none``) or None. Raises :class:`StoreLockedError` when another
+        process holds the store.
         """
+        provider = make_provider(embeddings) if isinstance(embeddings, str) else embeddings
         registry = AgentRegistry()
         if agent_dirs is not None:
             for problem in registry.load(agent_dirs):
                 log.warning("agent definition problem: %s", problem)
-        return cls(OxigraphStore(path, Vocabulary(ns)), registry, clock=clock)
+        return cls(OxigraphStore(path, Vocabulary(ns)), registry, clock=clock, embeddings=provider, fusion=fusion)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -177,10 +196,99 @@ class Cortex:
             return memories
 
     def _write_new(self, agent: str, memories: Sequence[Memory]) -> None:
-        self._indexes.journal(agent, [m.id for m in memories])
+        ids = [m.id for m in memories]
+        vectors = self._embed_new(agent, memories)
+        self._indexes.journal(agent, ids)
+        if vectors is not None:
+            self._indexes.log_vectors(agent, vectors[0], ids, vectors[1])
         self._store.add(memories)
-        self._indexes.get(agent).add_many(memories)
+        index = self._indexes.get(agent)
+        index.add_many(memories)
+        if vectors is not None:
+            index.set_vectors(vectors[0], ids, vectors[1])
         self._indexes.maybe_checkpoint(agent)
+
+    def _embed_new(self, agent: str, memories: Sequence[Memory]) -> tuple[str, np.ndarray] | None:
+        """Vectors for memories about to be stored, or None (no provider, stale model, provider failure:
+        the memories are stored anyway and embedded later, see :meth:`reindex`)."""
+        provider = self.embeddings
+        if provider is None or self._stale_model(self._indexes.get(agent)) is not None:
+            return None
+        try:
+            return provider.model, provider.embed([m.content for m in memories])
+        except EmbeddingError as exc:
+            log.warning("agent %r: storing %d memories without vectors: %s", agent, len(memories), exc)
+            return None
+
+    def _stale_model(self, index: Any) -> str | None:
+        """The model of the agent's vectors when it is not the provider's, else None."""
+        assert self.embeddings is not None
+        if index.vector_model not in (None, self.embeddings.model) and index.vector_count() > 0:
+            return str(index.vector_model)
+        return None
+
+    def _embed_existing(self, agent: str, memory_ids: Sequence[str],
+                        progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed stored memories in batches and attach the vectors; returns how many were embedded."""
+        assert self.embeddings is not None
+        index = self._indexes.get(agent)
+        done = 0
+        for start in range(0, len(memory_ids), REINDEX_BATCH):
+            batch = list(memory_ids[start : start + REINDEX_BATCH])
+            pairs = [(i, c) for i, c in zip(batch, self._store.contents(agent, batch)) if c is not None]
+            if pairs:
+                vectors = self.embeddings.embed([c for _, c in pairs])
+                ids = [i for i, _ in pairs]
+                self._indexes.log_vectors(agent, self.embeddings.model, ids, vectors)
+                index.set_vectors(self.embeddings.model, ids, vectors)
+                done += len(pairs)
+            if progress is not None:
+                progress(min(start + REINDEX_BATCH, len(memory_ids)), len(memory_ids))
+        return done
+
+    def _semantic_unavailable(self, agent: str) -> str | None:
+        """Why semantic ranking cannot run for ``agent`` now, or None when it can (embedding a few
+        memories that lack vectors on the way)."""
+        if self.embeddings is None:
+            return "no embedding provider configured"
+        index = self._indexes.get(agent)
+        stale = self._stale_model(index)
+        if stale is not None:
+            return (f"the vectors of agent {agent!r} were made by {stale}, the provider is "
+                    f"{self.embeddings.model}: run `cortex reindex {agent}`")
+        missing = index.missing_vectors()
+        if len(missing) > MAX_LAZY_EMBED:
+            return f"{len(missing)} memories of agent {agent!r} have no vectors: run `cortex reindex {agent}`"
+        if missing:
+            try:
+                self._embed_existing(agent, missing)
+            except EmbeddingError as exc:
+                return f"embedding failed: {exc}"
+        return None
+
+    def reindex(
+        self,
+        agent: str,
+        *,
+        force: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:
+        """Rebuild the agent's indexes from the store: the lexical index from a full scan, then the
+        vectors of every memory that has none from the current provider (all of them when the model
+        changed, or with ``force``). ``progress(done, total)`` is called after each embedded batch. Returns ``{"memories": n, "embedded": k}``. Works on agents that are stored but not
+        declared too."""
+        check_agent_name(agent)
+        with self._lock:
+            if self._closed:
+                raise CortexError("this Cortex is closed")
+            index = self._indexes.rebuild(agent)
+            embedded = 0
+            if self.embeddings is not None:
+                if force or self._stale_model(index) is not None:
+                    index.drop_vectors()
+                embedded = self._embed_existing(agent, index.missing_vectors(), progress)
+            self._indexes.checkpoint(agent)
+            return {"memories": len(index), "embedded": embedded}
 
     @staticmethod
     def _new_memory(agent: str, entry: Mapping[str, Any], now: datetime) -> Memory:
@@ -312,19 +420,20 @@ class Cortex:
         agent: str,
         query: str,
         *,
-        mode: str = "hybrid",
+        mode: SearchMode | str = "hybrid",
         limit: int = 10,
         project: str | None = None,
         type: MemoryType | str | None = None,
         explain: bool = False,
         rerank: Reranking | bool = True,
     ) -> SearchResult:
-        """Ranked search: ``all`` (AND-token), ``bm25``, ``semantic`` or ``hybrid`` (the last two fall back
-        to bm25 without an embedding provider, and say so in ``result.note``).
+        """Ranked search: ``all`` (AND-token), ``bm25``, ``semantic`` or ``hybrid`` (see
+        :mod:`cortex.search`). ``semantic`` and ``hybrid`` fall back to ``bm25`` when they cannot run (no
+        provider, vectors of another model, provider failure) and say why in ``result.note``.
 
         Ranked modes over-fetch candidates and rerank them by recency, use and confidence (see
         :mod:`cortex.rerank`); ``rerank=False`` or a :class:`Reranking` changes that. ``all`` keeps the
-        contract's order.
+        contract's order. With ``explain`` each hit carries its score components.
         """
         if not isinstance(query, str):
             raise InvalidInputError("query", f"must be a string, not {query.__class__.__name__}")
@@ -334,29 +443,58 @@ class Cortex:
         settings = rerank if isinstance(rerank, Reranking) else (Reranking() if rerank else NO_RERANKING)
         with self._lock:
             self._agent(agent)
-            reranked = requested is not SearchMode.ALL and settings.enabled
-            fetch = min(limit * settings.overfetch, 10_000) if reranked else limit
-            ranked, used, note = rank(self._indexes.get(agent), query, requested, types=types,
-                                      projects=projects, limit=fetch)
-            memories = {m.id: m for m in self._load(agent, [r.id for r in ranked])}
-            now = self._clock()
-            top = max((r.score for r in ranked), default=0.0) or 1.0
-            hits = []
-            for r in ranked:
-                memory = memories.get(r.id)
-                if memory is None:
-                    continue
-                components = dict(r.components)
-                score = r.score
-                if reranked:
-                    components["fused"] = r.score / top
-                    factors = settings.factors(memory, now)
-                    components.update(factors)
-                    score = components["fused"] * factors["recency"] * factors["usage"] * factors["confidence"]
-                hits.append(Hit(memory=memory, score=score, explain=components if explain else None))
+            return self._search(agent, query, requested, types, projects, limit, settings, explain)
+
+    def _search(
+        self,
+        agent: str,
+        query: str,
+        requested: SearchMode,
+        types: list[MemoryType] | None,
+        projects: list[str] | None,
+        limit: int,
+        settings: Reranking,
+        explain: bool,
+    ) -> SearchResult:
+        used, note, query_vector = requested, None, None
+        if requested in (SearchMode.SEMANTIC, SearchMode.HYBRID):
+            note = self._semantic_unavailable(agent)
+            if note is None:
+                try:
+                    assert self.embeddings is not None
+                    query_vector = self.embeddings.embed([query])[0]
+                except EmbeddingError as exc:
+                    note = f"embedding the query failed: {exc}"
+            if note is not None:
+                used, note = SearchMode.BM25, f"{requested.value} search fell back to bm25: {note}"
+        reranked = used is not SearchMode.ALL and settings.enabled
+        fetch = min(limit * settings.overfetch, 10_000) if reranked else limit
+        ranked = rank(self._indexes.get(agent), query, used, types=types, projects=projects, limit=fetch,
+                      query_vector=query_vector, fusion=self.fusion)
+        memories = {m.id: m for m in self._load(agent, [r.id for r in ranked])}
+        now = self._clock()
+        top = max((r.score for r in ranked), default=0.0) or 1.0
+        hits = []
+        for r in ranked:
+            memory = memories.get(r.id)
+            if memory is None:
+                continue
+            # always: score == fused * recency * usage * confidence
+            components = {"lexical": 0.0, "semantic": 0.0, **r.components, "fused": r.score}
+            score = r.score
             if reranked:
-                hits.sort(key=lambda h: -h.score)
-            return SearchResult(hits=hits[:limit], mode=used.value, requested_mode=requested.value, note=note)
+                # relevance relative to the best candidate, so the factors' bounded ranges mean the same
+                # thing in every mode (a cosine of 0.3 and a BM25 of 12 are not comparable)
+                components["fused"] = max(r.score, 0.0) / top if top > 0 else 0.0
+                factors = settings.factors(memory, now)
+                components.update(factors)
+                score = components["fused"] * factors["recency"] * factors["usage"] * factors["confidence"]
+            else:
+                components.update({"recency": 1.0, "usage": 1.0, "confidence": 1.0})
+            hits.append(Hit(memory=memory, score=score, explain=components if explain else None))
+        if reranked:
+            hits.sort(key=lambda h: -h.score)
+        return SearchResult(hits=hits[:limit], mode=used.value, requested_mode=requested.value, note=note)
 
     def _load(self, agent: str, ids: Sequence[str]) -> list[Memory]:
         # The index holds every field but the content, kept equal to the store (journal + recovery), so a
@@ -368,6 +506,13 @@ class Cortex:
             if record is not None and content is not None:
                 memories.append(Memory.model_construct(agent=agent, content=content, **record))
         return memories
+
+    def stored_agents(self) -> list[str]:
+        """Names of the agents that have memories in the store, declared or not."""
+        with self._lock:
+            if self._closed:
+                raise CortexError("this Cortex is closed")
+            return self._store.agents()
 
     def stats(self, agent: str) -> dict[str, int]:
         """How many memories of each type the agent has (all four keys, always)."""
@@ -413,7 +558,13 @@ class Cortex:
             budget = max_chars if max_chars is not None else settings.recall_max_chars or DEFAULT_START_MAX_CHARS
             project = project if project is not None else settings.project
             projects = [check_project(project), DEFAULT_PROJECT] if project is not None else None
-            ids = relevant_ids(self._indexes.get(agent), task, projects=projects, limit=limit)
+            ids: list[str] = []
+            if task is not None and task.strip():
+                best = SearchMode.HYBRID if self.embeddings is not None else SearchMode.BM25
+                result = self._search(agent, task, best, None, projects, limit, Reranking(), False)
+                ids = [h.memory.id for h in result]
+            if not ids:  # no task, or nothing related: the most used memories
+                ids = recall_ids(self._indexes.get(agent), None, projects=projects, limit=limit)
             shown = fit(self._load(agent, ids), check_limit(budget, "max_chars", 10_000_000))
             if shown:
                 self._touch_many(agent, [m.id for m in shown])

@@ -1,7 +1,19 @@
 """Ranked search beside the AND-token contract: which memories best answer a question.
 
-Modes: ``all`` (the AND-token recall), ``bm25`` (Okapi BM25 over analysed terms). ``semantic`` and
-``hybrid`` need an embedding provider; until one is configured they fall back to ``bm25`` and say so.
+Modes: ``all`` (the AND-token recall), ``bm25`` (Okapi BM25 over analysed terms), ``semantic`` (cosine
+similarity of embedding vectors) and ``hybrid`` (both, fused). Whether a provider is there to embed the
+query is the facade's business (:meth:`cortex.Cortex.search`); this module ranks.
+
+Fusion (``hybrid``) works on a candidate pool: the best ``depth`` documents of each ranker, filters
+applied. Every pool member has both scores (both rankers score every document), so nothing is guessed for
+a document only one ranker liked. Methods:
+
+* ``linear``: relative score fusion, ``w * minmax(bm25) + (1 - w) * minmax(cosine)`` over the pool;
+* ``rrf``: reciprocal rank fusion, ``1 / (k + rank_bm25) + 1 / (k + rank_cosine)``;
+* ``dbsf``: distribution-based score fusion, each score scaled by mean +- 3 standard deviations of its
+  ranker's top ``depth``.
+
+The default is chosen by measurement (bench/retrieval.py; docs/retrieval.md has the figures).
 """
 
 from __future__ import annotations
@@ -9,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+
+import numpy as np
 
 from cortex.errors import InvalidInputError
 from cortex.index.analyzer import analyze
@@ -35,6 +49,29 @@ def check_mode(value: object) -> SearchMode:
         raise InvalidInputError("mode", f"unknown search mode {value!r}; use one of {allowed}") from None
 
 
+FUSION_METHODS = ("linear", "rrf", "dbsf")
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How ``hybrid`` combines the lexical and the semantic ranking."""
+
+    method: str = "linear"
+    #: share of the lexical score in ``linear`` (the semantic score gets the rest)
+    lexical_weight: float = 0.5
+    rrf_k: int = 60
+    #: candidates taken from each ranker
+    depth: int = 100
+
+    def __post_init__(self) -> None:
+        if self.method not in FUSION_METHODS:
+            raise InvalidInputError("fusion", f"unknown method {self.method!r}; use one of {', '.join(FUSION_METHODS)}")
+        if not 0 <= self.lexical_weight <= 1:
+            raise InvalidInputError("lexical_weight", f"must be between 0 and 1, not {self.lexical_weight!r}")
+        if not (isinstance(self.depth, int) and self.depth >= 1):
+            raise InvalidInputError("depth", f"must be an integer >= 1, not {self.depth!r}")
+
+
 @dataclass(frozen=True)
 class Ranked:
     """One ranked id with its score components."""
@@ -52,16 +89,99 @@ def rank(
     types: Sequence[MemoryType] | None,
     projects: Sequence[str] | None,
     limit: int,
-) -> tuple[list[Ranked], SearchMode, str | None]:
-    """The best ids for ``query``, the mode actually used, and a note when it differs from ``mode``."""
-    note = None
-    used = mode
-    if mode in (SearchMode.SEMANTIC, SearchMode.HYBRID):
-        used = SearchMode.BM25
-        note = f"no embedding provider configured: {mode.value} search fell back to bm25"
-    if used is SearchMode.ALL:
-        tokens = query_tokens(query)
-        scored = index.search_all_scored(tokens, types=types, projects=projects, limit=limit)
-        return [Ranked(i, s, {"lexical": s}) for i, s in scored], used, note
-    scored = index.bm25(analyze(query), types=types, projects=projects, limit=limit)
-    return [Ranked(i, s, {"lexical": s}) for i, s in scored], used, note
+    query_vector: np.ndarray | None = None,
+    fusion: Fusion = Fusion(),
+) -> list[Ranked]:
+    """The best ``limit`` ids for ``query`` in ``mode``; ``semantic`` and ``hybrid`` need ``query_vector``."""
+    if mode is SearchMode.ALL:
+        scored = index.search_all_scored(query_tokens(query), types=types, projects=projects, limit=limit)
+        return [Ranked(i, s, {"lexical": s}) for i, s in scored]
+    if mode is SearchMode.BM25:
+        scored = index.bm25(analyze(query), types=types, projects=projects, limit=limit)
+        return [Ranked(i, s, {"lexical": s}) for i, s in scored]
+    if query_vector is None:
+        raise ValueError(f"{mode.value} search needs a query vector")
+    cosine = index.cosine_scores(query_vector)
+    has_vector = index.has_vector.view
+    if mode is SearchMode.SEMANTIC:
+        scored = index.top(cosine, types=types, projects=projects, limit=limit, eligible=has_vector)
+        return [Ranked(i, s, {"semantic": s}) for i, s in scored]
+    lexical = index.bm25_scores(analyze(query))
+    return _fuse(index, lexical, cosine, has_vector, types=types, projects=projects, limit=limit, fusion=fusion)
+
+
+def _fuse(
+    index: AgentIndex,
+    lexical: np.ndarray,
+    cosine: np.ndarray,
+    has_vector: np.ndarray,
+    *,
+    types: Sequence[MemoryType] | None,
+    projects: Sequence[str] | None,
+    limit: int,
+    fusion: Fusion,
+) -> list[Ranked]:
+    depth = max(fusion.depth, limit)
+    lex_top = index.top(lexical, types=types, projects=projects, limit=depth)
+    sem_top = index.top(cosine, types=types, projects=projects, limit=depth, eligible=has_vector)
+    pool_ids = list(dict.fromkeys([i for i, _ in lex_top] + [i for i, _ in sem_top]))
+    if not pool_ids:
+        return []
+    docs = np.array([index.doc_of[i] for i in pool_ids])
+    lex = lexical[docs]
+    sem = np.where(has_vector[docs], cosine[docs], 0.0)
+    if fusion.method == "rrf":
+        fused = _rrf(lex, np.array([s for _, s in lex_top]), fusion.rrf_k) + _rrf(
+            sem, np.array([s for _, s in sem_top]), fusion.rrf_k, present=has_vector[docs]
+        )
+    else:
+        if fusion.method == "linear":
+            lex_n, sem_n = _minmax(lex, lex), _minmax(sem, sem[has_vector[docs]])
+        else:
+            lex_n = _dbsf(lex, np.array([s for _, s in lex_top]))
+            sem_n = _dbsf(sem, np.array([s for _, s in sem_top]))
+        fused = fusion.lexical_weight * lex_n + (1 - fusion.lexical_weight) * np.where(has_vector[docs], sem_n, 0.0)
+    order = _order(fused, index, docs)[:limit]
+    return [
+        Ranked(pool_ids[p], float(fused[p]), {"lexical": float(lex[p]), "semantic": float(sem[p]), "fused": float(fused[p])})
+        for p in order
+    ]
+
+
+def _order(fused: np.ndarray, index: AgentIndex, docs: np.ndarray) -> np.ndarray:
+    """Pool positions by fused score, ties broken like every other ranking (usage, last use, creation)."""
+    keys = [index.created.view[docs], index.last_used.view[docs], index.usage.view[docs], fused]
+    return np.lexsort([-k for k in keys])
+
+
+def _minmax(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    if len(reference) == 0:
+        return np.zeros_like(values)
+    low, high = float(reference.min()), float(reference.max())
+    if high <= low:
+        return np.where(values >= high, 1.0, 0.0) if high > 0 else np.zeros_like(values)
+    return np.clip((values - low) / (high - low), 0.0, 1.0)
+
+
+def _dbsf(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    if len(reference) == 0:
+        return np.zeros_like(values)
+    mean, std = float(reference.mean()), float(reference.std())
+    if std == 0:
+        return np.where(values >= mean, 1.0, 0.0) if mean > 0 else np.zeros_like(values)
+    low, high = mean - 3 * std, mean + 3 * std
+    return np.clip((values - low) / (high - low), 0.0, 1.0)
+
+
+def _rrf(values: np.ndarray, ranked_scores: np.ndarray, k: int, present: np.ndarray | None = None) -> np.ndarray:
+    """1 / (k + rank) where rank is the 1-based position of each value among the ranker's top scores
+    (descending); values below the ranker's top list, or absent, contribute nothing."""
+    if len(ranked_scores) == 0:
+        return np.zeros_like(values)
+    ascending = -ranked_scores  # ranked_scores is descending
+    rank = np.searchsorted(ascending, -values, side="left") + 1
+    contribution = 1.0 / (k + rank)
+    inside = values >= ranked_scores[-1]
+    if present is not None:
+        inside &= present
+    return np.where(inside & (values > 0) if present is None else inside, contribution, 0.0)

@@ -25,6 +25,13 @@ class Clock:
         return self.now
 
 
+@pytest.fixture(autouse=True)
+def _no_default_embeddings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stores opened with the default provider (``auto``), in this process or in a subprocess, run without
+    embeddings unless a test asks for them: loading the model costs seconds per process."""
+    monkeypatch.setenv("CORTEX_EMBEDDINGS", "none")
+
+
 @pytest.fixture
 def clock() -> Clock:
     return Clock(datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc))

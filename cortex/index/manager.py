@@ -3,7 +3,9 @@
 On disk, inside the store directory (``cortex-index/<agent>/``):
 
 * ``snapshot.npz``: the index as of some moment (written atomically);
-* ``journal.log``: the id of every memory written since that snapshot, appended *before* the store write.
+* ``journal.log``: the id of every memory written since that snapshot, appended *before* the store write;
+* ``vectors.log``: the embedding vectors computed since that snapshot, also written before the store write
+  (see :mod:`cortex.index.vectors`).
 
 Loading an agent reads the snapshot, then re-reads from the store every journaled id and makes the index
 agree with it (the memory exists: upsert; it is gone: remove). Because ids are journaled before the store
@@ -21,7 +23,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
+import numpy as np
+
 from cortex.index.postings import AgentIndex
+from cortex.index.vectors import VectorLog
 from cortex.store.base import MemoryStore
 
 log = logging.getLogger("cortex.index")
@@ -41,6 +46,7 @@ class IndexManager:
         self._indexes: dict[str, AgentIndex] = {}
         self._journals: dict[str, IO[str]] = {}
         self._journal_lines: dict[str, int] = {}
+        self._vector_logs: dict[str, VectorLog] = {}
         self.rebuilds: list[str] = []  # agents rebuilt by full scan in this process (observable in tests)
 
     def _dir(self, agent: str) -> Path:
@@ -69,12 +75,38 @@ class IndexManager:
         ids = self._read_journal(agent)
         if ids:
             self._reconcile(index, agent, ids)
+        self._apply_vector_log(agent, index)
         self._journal_lines[agent] = len(ids)
         stored = self.store.count(agent)
         if stored != len(index) + index.foreign:
             log.warning("index of agent %r has %d memories, store has %d: rebuilding", agent, len(index), stored)
-            return self._rebuild(agent)
+            return self._rebuild(agent, carry=index)
         return index
+
+    def _vector_log(self, agent: str) -> VectorLog:
+        vector_log = self._vector_logs.get(agent)
+        if vector_log is None:
+            vector_log = self._vector_logs[agent] = VectorLog(self._dir(agent) / "vectors.log")
+        return vector_log
+
+    def _apply_vector_log(self, agent: str, index: AgentIndex) -> None:
+        found = self._vector_log(agent).read()
+        if found is None:
+            return
+        model, records = found
+        ids, rows = [], []
+        for memory_id, row in records:
+            if memory_id in index:  # vectors of memories that never reached the store are ignored
+                ids.append(memory_id)
+                rows.append(row)
+        if ids:
+            index.set_vectors(model, ids, np.stack(rows))
+
+    def log_vectors(self, agent: str, model: str, memory_ids: list[str], vectors: np.ndarray) -> None:
+        """Make vectors durable. Call *before* the store write of new memories."""
+        if self.root is not None and memory_ids:
+            self.get(agent)
+            self._vector_log(agent).append(model, memory_ids, vectors)
 
     def _reconcile(self, index: AgentIndex, agent: str, ids: Iterable[str]) -> None:
         unique = list(dict.fromkeys(ids))
@@ -84,10 +116,16 @@ class IndexManager:
             else:
                 index.upsert(memory)
 
-    def _rebuild(self, agent: str, persist: bool = True) -> AgentIndex:
+    def _rebuild(self, agent: str, persist: bool = True, carry: AgentIndex | None = None) -> AgentIndex:
         index = AgentIndex()
         index.add_many(self.store.iter_memories(agent))
         index.merge()
+        if carry is not None and carry.vector_model is not None:  # vectors are costly: keep the ones we had
+            kept = [i for i in index.ids if carry.vector_of(i) is not None]
+            if kept:
+                index.set_vectors(carry.vector_model, kept, np.stack([carry.vector_of(i) for i in kept]))
+        if persist and self.root is not None:
+            self._apply_vector_log(agent, index)
         index.foreign = self.store.count(agent) - len(index)
         if index.foreign:
             log.warning("agent %r: %d memory subjects in the store are incomplete and not indexed", agent, index.foreign)
@@ -139,6 +177,18 @@ class IndexManager:
         self.store.flush()  # the snapshot must never describe writes a power loss could still undo
         index.save(directory / "snapshot.npz")
         self._reset_journal(agent)
+        self._vector_log(agent).reset()
+
+    def rebuild(self, agent: str) -> AgentIndex:
+        """Rebuild the agent's index from a full scan of the store, keeping the vectors it had."""
+        index = self._rebuild(agent, carry=self.get(agent))
+        self._indexes[agent] = index
+        return index
+
+    def checkpoint(self, agent: str) -> None:
+        """Write the agent's index to a snapshot now (e.g. after re-embedding everything)."""
+        if self.root is not None:
+            self._checkpoint(agent, self.get(agent))
 
     def drop(self, agent: str) -> None:
         """Forget the agent's index entirely (its memories are gone)."""
@@ -146,6 +196,9 @@ class IndexManager:
         handle = self._journals.pop(agent, None)
         if handle is not None:
             handle.close()
+        vector_log = self._vector_logs.pop(agent, None)
+        if vector_log is not None:
+            vector_log.close()
         if self.root is not None:
             shutil.rmtree(self._dir(agent), ignore_errors=True)
 
@@ -159,5 +212,8 @@ class IndexManager:
                     log.warning("could not checkpoint index of agent %r: %s", agent, exc)
         for handle in self._journals.values():
             handle.close()
+        for vector_log in self._vector_logs.values():
+            vector_log.close()
         self._journals.clear()
+        self._vector_logs.clear()
         self._indexes.clear()

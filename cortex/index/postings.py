@@ -26,17 +26,19 @@ import numpy as np
 
 from cortex.index.analyzer import analyze_normalized
 from cortex.index.lists import PostingLists, Vec
+from cortex.index.vectors import Rows
 from cortex.model import Memory, MemoryType
 from cortex.text import content_words, normalize
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 TYPE_CODES = {t: i for i, t in enumerate(MemoryType)}
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND = timedelta(microseconds=1)
 _TYPES = list(MemoryType)
+_DOC_FIELDS = ("usage", "last_used", "created", "confidence", "type_code", "project", "alive", "doc_len", "has_vector")
 
 
 def to_micros(moment: datetime) -> int:
@@ -72,6 +74,10 @@ class AgentIndex:
         self.raw = PostingLists()
         self.terms = PostingLists()
         self.doc_len = Vec(np.int32)  # analysed terms per document
+        #: embedding vectors (unit rows, aligned with documents) of one model; zero rows where missing
+        self.vector_model: str | None = None
+        self.vectors: Rows | None = None
+        self.has_vector = Vec(np.bool_)
         #: Memory subjects in the store that the index cannot hold (incomplete, not written by Cortex),
         #: counted at the last rebuild, so the store-count check does not rebuild forever because of them.
         self.foreign = 0
@@ -106,6 +112,9 @@ class AgentIndex:
         self.project.append(self._project_code(memory.project))
         self.alive.append(True)
         self.doc_len.append(len(terms))
+        self.has_vector.append(False)
+        if self.vectors is not None:
+            self.vectors.append(None)
         self.raw.add(doc, counts)
         self.terms.add(doc, Counter(terms))
         if self.raw.needs_merge() or self.terms.needs_merge():
@@ -178,9 +187,11 @@ class AgentIndex:
             keep_docs = np.flatnonzero(alive)
             self.ids = [self.ids[i] for i in keep_docs]
             self.doc_of = {mid: i for i, mid in enumerate(self.ids)}
-            for name in ("usage", "last_used", "created", "confidence", "type_code", "project", "alive", "doc_len"):
+            for name in _DOC_FIELDS:
                 vec = getattr(self, name)
                 setattr(self, name, Vec(vec.a.dtype, vec.view[keep_docs]))
+            if self.vectors is not None:
+                self.vectors = Rows(self.vectors.dim, self.vectors.view[keep_docs])
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -271,6 +282,27 @@ class AgentIndex:
         docs = docs[self._keep(docs, types, projects)]
         return [self.ids[docs[i]] for i in self._rank(docs, [shared[docs], total[docs]], limit)]
 
+    def bm25_scores(self, terms: Sequence[str], *, k1: float = 1.2, b: float = 0.75) -> np.ndarray:
+        """Okapi BM25 of every document for ``terms`` (0 for documents matching none, dead ones included).
+
+        Document frequencies count postings of forgotten memories until the next merge (as Lucene does
+        with deletions); scores are otherwise exact.
+        """
+        n_live = len(self.doc_of)
+        scores = np.zeros(len(self.ids), dtype=np.float64)
+        tids = self.terms.ids_of(list(dict.fromkeys(terms)))
+        if n_live == 0 or len(tids) == 0:
+            return scores
+        lengths = self.doc_len.view
+        avgdl = max(float(lengths[self.alive.view].mean()), 1e-9)
+        for tid in tids:
+            docs, tf = self.terms.lookup(np.array([tid]))
+            df = len(docs)
+            idf = np.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
+            norm = k1 * (1.0 - b + b * lengths[docs] / avgdl)
+            scores[docs] += idf * tf * (k1 + 1.0) / (tf + norm)
+        return scores
+
     def bm25(
         self,
         terms: Sequence[str],
@@ -278,30 +310,73 @@ class AgentIndex:
         types: Sequence[MemoryType] | None = None,
         projects: Sequence[str] | None = None,
         limit: int = 10,
-        k1: float = 1.2,
-        b: float = 0.75,
     ) -> list[tuple[str, float]]:
-        """Okapi BM25 over analysed terms: (id, score) of the best ``limit`` live memories, best first.
+        """Okapi BM25 over analysed terms: (id, score) of the best ``limit`` live memories, best first."""
+        return self.top(self.bm25_scores(terms), types=types, projects=projects, limit=limit)
 
-        Document frequencies count postings of forgotten memories until the next merge (as Lucene does
-        with deletions); scores are otherwise exact.
-        """
-        n_live = len(self.doc_of)
-        tids = self.terms.ids_of(list(dict.fromkeys(terms)))
-        if n_live == 0 or len(tids) == 0:
-            return []
-        lengths = self.doc_len.view
-        avgdl = max(float(lengths[self.alive.view].mean()), 1e-9)
-        scores = np.zeros(len(self.ids), dtype=np.float64)
-        for tid in tids:
-            docs, tf = self.terms.lookup(np.array([tid]))
-            df = len(docs)
-            idf = np.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
-            norm = k1 * (1.0 - b + b * lengths[docs] / avgdl)
-            scores[docs] += idf * tf * (k1 + 1.0) / (tf + norm)
-        docs = np.flatnonzero(scores > 0)
+    def top(
+        self,
+        scores: np.ndarray,
+        *,
+        types: Sequence[MemoryType] | None = None,
+        projects: Sequence[str] | None = None,
+        limit: int = 10,
+        eligible: np.ndarray | None = None,
+    ) -> list[tuple[str, float]]:
+        """(id, score) of the best ``limit`` live documents passing the filters, by ``scores`` (one per
+        document) then usage and recency. Only documents with a positive score count, or, when
+        ``eligible`` (a mask over documents) is given, exactly those it selects."""
+        docs = np.flatnonzero(eligible if eligible is not None else scores > 0)
         docs = docs[self._keep(docs, types, projects)]
         return [(self.ids[docs[i]], float(scores[docs[i]])) for i in self._rank(docs, [scores[docs]], limit)]
+
+    # -- vectors ---------------------------------------------------------------------------------
+
+    def set_vectors(self, model: str, memory_ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Attach embedding vectors (unit rows made by ``model``) to live memories; unknown ids are skipped.
+
+        An index holds vectors of one model: adopting another one discards the vectors it held.
+        """
+        if len(memory_ids) == 0:
+            return
+        if self.vectors is None or self.vector_model != model or self.vectors.dim != vectors.shape[1]:
+            self.drop_vectors()
+            self.vector_model = model
+            self.vectors = Rows(vectors.shape[1])
+            self.vectors.extend_to(len(self.ids))
+        for memory_id, row in zip(memory_ids, vectors):
+            doc = self.doc_of.get(memory_id)
+            if doc is not None:
+                self.vectors.a[doc] = row
+                self.has_vector.a[doc] = True
+
+    def drop_vectors(self) -> None:
+        """Forget every vector (the model changed)."""
+        self.vector_model = None
+        self.vectors = None
+        self.has_vector = Vec(np.bool_, np.zeros(len(self.ids), dtype=bool))
+
+    def vector_of(self, memory_id: str) -> np.ndarray | None:
+        """The memory's vector, or None."""
+        doc = self.doc_of.get(memory_id)
+        if doc is None or self.vectors is None or not self.has_vector.a[doc]:
+            return None
+        return self.vectors.a[doc]
+
+    def missing_vectors(self) -> list[str]:
+        """Ids of live memories without a vector."""
+        return self.select(~self.has_vector.view)
+
+    def vector_count(self) -> int:
+        """How many live memories have a vector."""
+        return int(np.count_nonzero(self.has_vector.view & self.alive.view))
+
+    def cosine_scores(self, query: np.ndarray) -> np.ndarray:
+        """Cosine similarity of every document's vector with the unit vector ``query`` (0 without one)."""
+        if self.vectors is None:
+            return np.zeros(len(self.ids), dtype=np.float64)
+        scores = self.vectors.view @ np.asarray(query, dtype=np.float32)
+        return scores.astype(np.float64)
 
     def select(self, mask: np.ndarray) -> list[str]:
         """Ids of the live documents where ``mask`` holds."""
@@ -329,9 +404,19 @@ class AgentIndex:
                 usage=self.usage.view, last_used=self.last_used.view, created=self.created.view,
                 confidence=self.confidence.view, type_code=self.type_code.view, project=self.project.view,
                 doc_len=self.doc_len.view, **self.raw.arrays("raw_"), **self.terms.arrays("terms_"),
+                **self._vector_arrays(),
             )
             fh.flush()
         tmp.replace(path)
+
+    def _vector_arrays(self) -> dict[str, np.ndarray]:
+        if self.vectors is None or self.vector_model is None:
+            return {}
+        return {
+            "vector_model": np.frombuffer(self.vector_model.encode(), dtype=np.uint8),
+            "vectors": self.vectors.view,
+            "has_vector": self.has_vector.view,
+        }
 
     @classmethod
     def load(cls, path: Path) -> "AgentIndex | None":
@@ -363,6 +448,13 @@ class AgentIndex:
                 return None
             setattr(index, name, Vec(dtype, arrays[name]))
         index.alive = Vec(np.bool_, np.ones(n, dtype=bool))
+        index.has_vector = Vec(np.bool_, np.zeros(n, dtype=bool))
+        if "vectors" in arrays:
+            if len(arrays["vectors"]) != n or len(arrays["has_vector"]) != n:
+                return None
+            index.vector_model = arrays["vector_model"].tobytes().decode()
+            index.vectors = Rows(arrays["vectors"].shape[1], arrays["vectors"])
+            index.has_vector = Vec(np.bool_, arrays["has_vector"])
         index.doc_of = {mid: i for i, mid in enumerate(index.ids)}
         raw = PostingLists.from_arrays(arrays, "raw_")
         terms = PostingLists.from_arrays(arrays, "terms_")

@@ -1,0 +1,129 @@
+"""Storage for embedding vectors: a growable row matrix (held by :class:`~cortex.index.postings.AgentIndex`,
+aligned with its documents) and the append-only log that makes new vectors durable between snapshots.
+
+Vectors are expensive to recompute (milliseconds per memory), so unlike the postings they are not rebuilt
+from the store on recovery: the snapshot holds the vectors of its documents, and ``vectors.log`` holds every
+vector computed since, written *before* the store write of its memory. A torn last record (crash while
+appending) is ignored; a vector whose memory never reached the store is ignored at load.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+_MAGIC = b"CORTEX-VECTORS 1\n"
+
+
+class Rows:
+    """A growable float32 matrix of fixed width (amortised O(1) row appends, zero-copy view)."""
+
+    __slots__ = ("a", "n")
+
+    def __init__(self, dim: int, data: np.ndarray | None = None) -> None:
+        rows = 0 if data is None else len(data)
+        self.a = np.zeros((max(64, rows), dim), dtype=np.float32)
+        if data is not None:
+            self.a[:rows] = data
+        self.n = rows
+
+    @property
+    def dim(self) -> int:
+        return self.a.shape[1]
+
+    def append(self, row: np.ndarray | None) -> None:
+        """Append ``row`` (zeros for None)."""
+        if self.n == len(self.a):
+            grown = np.zeros((len(self.a) * 2, self.dim), dtype=np.float32)
+            grown[: self.n] = self.a[: self.n]
+            self.a = grown
+        self.a[self.n] = 0.0 if row is None else row
+        self.n += 1
+
+    def extend_to(self, n: int) -> None:
+        """Append zero rows until there are ``n``."""
+        while self.n < n:
+            self.append(None)
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.a[: self.n]
+
+
+class VectorLog:
+    """``vectors.log``: a header naming the model, then ``(id, float32[dim])`` records."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle = None
+        self._model: str | None = None
+
+    def append(self, model: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Append vectors made by ``model``; a log of another model is started afresh."""
+        if self._handle is None or self._model != model:
+            self.close()
+            existing = _read_header(self.path)
+            if existing is None or existing[0] != model or existing[1] != vectors.shape[1]:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                header = json.dumps({"model": model, "dim": int(vectors.shape[1])}).encode() + b"\n"
+                self.path.write_bytes(_MAGIC + header)
+            self._handle = open(self.path, "ab")
+            self._model = model
+        chunks = []
+        rows = np.ascontiguousarray(vectors, dtype="<f4")
+        for memory_id, row in zip(ids, rows):
+            key = memory_id.encode("ascii")
+            chunks.append(struct.pack("<B", len(key)) + key + row.tobytes())
+        self._handle.write(b"".join(chunks))
+        self._handle.flush()  # to the OS: survives a crash of this process
+
+    def read(self) -> tuple[str, Iterator[tuple[str, np.ndarray]]] | None:
+        """The model and the records, or None when there is no (readable) log."""
+        header = _read_header(self.path)
+        if header is None:
+            return None
+        model, dim, offset = header
+        data = self.path.read_bytes()[offset:]
+
+        def records() -> Iterator[tuple[str, np.ndarray]]:
+            pos, width = 0, dim * 4
+            while pos < len(data):
+                size = data[pos]
+                end = pos + 1 + size + width
+                if end > len(data):
+                    return  # torn tail
+                memory_id = data[pos + 1 : pos + 1 + size].decode("ascii", errors="replace")
+                yield memory_id, np.frombuffer(data, dtype="<f4", count=dim, offset=pos + 1 + size)
+                pos = end
+
+        return model, records()
+
+    def reset(self) -> None:
+        """Empty the log (its vectors are in a snapshot now)."""
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+            self._model = None
+
+
+def _read_header(path: Path) -> tuple[str, int, int] | None:
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(len(_MAGIC)) != _MAGIC:
+                return None
+            line = fh.readline()
+    except OSError:
+        return None
+    try:
+        header = json.loads(line)
+        return str(header["model"]), int(header["dim"]), len(_MAGIC) + len(line)
+    except (ValueError, KeyError, TypeError):
+        return None
