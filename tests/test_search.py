@@ -127,7 +127,8 @@ def test_recency_usage_and_confidence_reorder_equal_relevance(cx, clock):
                      rerank=Reranking(recency=False, usage=False)).hits
     assert hits[0].memory.id == sure.id
     off = cx.search("reviewer", "flaky integration", mode="bm25", rerank=False, explain=True).hits
-    assert "recency" not in off[0].explain
+    assert off[0].explain["recency"] == off[0].explain["usage"] == off[0].explain["confidence"] == 1.0
+    assert off[0].score == off[0].explain["fused"] == off[0].explain["lexical"]
 
 
 def test_reranking_settings_are_validated():
