@@ -1,7 +1,12 @@
 """Retrieval benchmark on LoCoMo and LongMemEval through the public ``Cortex.search`` API, on an on-disk store.
 
-    python bench/retrieval.py                      # data from ../shared/bench/data
-    python bench/retrieval.py --data DIR --modes all,bm25 --skip-longmemeval
+    python bench/retrieval.py                      # data from ../shared/bench/data, local embeddings
+    python bench/retrieval.py --data DIR --modes all,bm25 --skip-longmemeval --embeddings none
+    python bench/retrieval.py --fusions linear:0.5,rrf:60,dbsf:0.5   # compare fusion methods
+
+Modes are evaluated on the same store: ``hybrid`` with the default fusion, plus ``hybrid/<spec>`` for
+every variant given with ``--fusions`` (``method:weight`` for linear and dbsf, ``rrf:k``).
+``--latency`` adds one agent of 10,000 LongMemEval turns and measures bm25 and hybrid search latency on it.
 
 LoCoMo: one agent per conversation, each dialog turn one memory ``[{session date}] {speaker}: {text}``
 (`` [photo: {caption}]`` appended when present); questions of categories 1-4; gold = evidence turn ids
@@ -29,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import percentiles, print_table, write_json  # noqa: E402
 
 from cortex import Cortex  # noqa: E402
+from cortex.search import Fusion  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "data"
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
@@ -44,11 +50,38 @@ def ndcg_at(ranked: list[str], gold: set[str], k: int = 10) -> float:
     return dcg / ideal if ideal else 0.0
 
 
+def parse_fusion(spec: str) -> Fusion:
+    """``linear:0.5`` (lexical weight), ``dbsf:0.5``, ``rrf:60`` (k)."""
+    method, _, value = spec.partition(":")
+    if method == "rrf":
+        return Fusion(method="rrf", rrf_k=int(value or 60))
+    return Fusion(method=method, lexical_weight=float(value or 0.5))
+
+
+def variants(modes: list[str], fusions: list[str]) -> list[tuple[str, str, Fusion | None]]:
+    """(label, mode, fusion) to evaluate; fusion None = the store's default."""
+    out: list[tuple[str, str, Fusion | None]] = [(m, m, None) for m in modes]
+    if "hybrid" in modes:
+        out += [(f"hybrid/{spec}", "hybrid", parse_fusion(spec)) for spec in fusions]
+    return out
+
+
+def search(cx: Cortex, fusion: Fusion | None, agent: str, query: str, mode: str, limit: int, rerank: bool):
+    default = cx.fusion
+    cx.fusion = fusion or default
+    try:
+        return cx.search(agent, query, mode=mode, limit=limit, rerank=rerank)
+    finally:
+        cx.fusion = default
+
+
 def _locomo_date(text: str) -> datetime:
     return datetime.strptime(text, "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
 
 
-def run_locomo(cx: Cortex, path: Path, modes: list[str], rerank: bool) -> dict:
+def load_locomo(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[str], int]], float]:
+    """Store every conversation (one agent each); the questions (agent, question, gold ids, category) and
+    the time spent in ``store_many``."""
     data = json.loads(path.read_text())
     build = 0.0
     questions = []  # (agent, question, gold memory ids, category)
@@ -82,21 +115,27 @@ def run_locomo(cx: Cortex, path: Path, modes: list[str], rerank: bool) -> dict:
                         gold.add(memory_id)
             if gold:
                 questions.append((agent, qa["question"], gold, qa["category"]))
-    results: dict = {"memories": sum(cx.count(a) for a in {q[0] for q in questions}), "questions": len(questions),
-                     "build_s": build, "modes": {}}
-    for mode in modes:
+    return questions, build
+
+
+def run_locomo(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion | None]], rerank: bool) -> dict:
+    questions, build = load_locomo(cx, path)
+    memories = sum(cx.count(a) for a in {q[0] for q in questions})
+    results: dict = {"memories": memories, "questions": len(questions), "build_s": build,
+                     "store_per_s": memories / build, "modes": {}}
+    for label, mode, fusion in modes:
         per_cat: dict[int, list[tuple[float, float, float]]] = defaultdict(list)
         latencies = []
         empty = 0
         for agent, question, gold, cat in questions:
             t0 = time.perf_counter()
-            result = cx.search(agent, question, mode=mode, limit=10, rerank=rerank)
+            result = search(cx, fusion, agent, question, mode, 10, rerank)
             latencies.append(time.perf_counter() - t0)
             ranked = [h.memory.id for h in result]
             empty += not ranked
             per_cat[cat].append((recall_at(ranked, gold, 5), recall_at(ranked, gold, 10), ndcg_at(ranked, gold)))
         rows = [r for rs in per_cat.values() for r in rs]
-        results["modes"][mode] = {
+        results["modes"][label] = {
             "R@5": sum(r[0] for r in rows) / len(rows), "R@10": sum(r[1] for r in rows) / len(rows),
             "NDCG@10": sum(r[2] for r in rows) / len(rows), "empty_share": empty / len(rows),
             "latency": percentiles(latencies), "mode_used": result.mode, "note": result.note,
@@ -111,7 +150,9 @@ def _lme_date(text: str) -> datetime:
         tzinfo=timezone.utc)
 
 
-def run_longmemeval(cx: Cortex, path: Path, modes: list[str], rerank: bool) -> dict:
+def load_longmemeval(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[str], set[str], dict[str, str]]], float]:
+    """Store every question's haystack (one agent each); the questions (agent, question, gold sessions,
+    gold turn ids, memory id -> session) and the time spent in ``store_many``."""
     data = json.loads(path.read_text())
     build = 0.0
     questions = []  # (agent, question, gold sessions, gold turn ids, memory id -> session)
@@ -134,12 +175,19 @@ def run_longmemeval(cx: Cortex, path: Path, modes: list[str], rerank: bool) -> d
         gold_turns = {m.id for m, a in zip(stored, answer_turn) if a}
         gold_sessions = set(inst["answer_session_ids"]) & set(sessions)
         questions.append((agent, inst["question"], gold_sessions, gold_turns, session_of))
-    results: dict = {"questions": len(questions), "build_s": build, "modes": {}}
-    for mode in modes:
+    return questions, build
+
+
+def run_longmemeval(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion | None]], rerank: bool) -> dict:
+    questions, build = load_longmemeval(cx, path)
+    memories = sum(len(q[4]) for q in questions)
+    results: dict = {"questions": len(questions), "memories": memories, "build_s": build,
+                     "store_per_s": memories / build, "modes": {}}
+    for label, mode, fusion in modes:
         latencies, turn_rows, session_rows = [], [], []
         for agent, question, gold_sessions, gold_turns, session_of in questions:
             t0 = time.perf_counter()
-            result = cx.search(agent, question, mode=mode, limit=50, rerank=rerank)
+            result = search(cx, fusion, agent, question, mode, 50, rerank)
             latencies.append(time.perf_counter() - t0)
             ranked = [h.memory.id for h in result]
             ranked_sessions = list(dict.fromkeys(session_of[m] for m in ranked))
@@ -152,7 +200,8 @@ def run_longmemeval(cx: Cortex, path: Path, modes: list[str], rerank: bool) -> d
         def avg(rows: list, j: int) -> float:
             return sum(r[j] for r in rows) / len(rows) if rows else 0.0
 
-        results["modes"][mode] = {
+        results["modes"][label] = {
+            "mode_used": result.mode,
             "turn": {"n": len(turn_rows), "R@5": avg(turn_rows, 0), "R@10": avg(turn_rows, 1),
                      "NDCG@10": avg(turn_rows, 2)},
             "session": {"n": len(session_rows), "R@5": avg(session_rows, 0), "R@10": avg(session_rows, 1),
@@ -162,21 +211,52 @@ def run_longmemeval(cx: Cortex, path: Path, modes: list[str], rerank: bool) -> d
     return results
 
 
+def run_latency(cx: Cortex, path: Path, n: int = 10_000) -> dict:
+    """bm25 and hybrid search latency (default settings, limit 10) on one agent of ``n`` memories."""
+    data = json.loads(path.read_text())
+    texts = list(dict.fromkeys(
+        turn["content"][:60_000] for inst in data for session in inst["haystack_sessions"] for turn in session
+        if turn["role"] == "user" and turn["content"].strip()))[:n]
+    queries = [inst["question"] for inst in data if not inst["question_id"].endswith("_abs")]
+    agent = "latency"
+    cx.agents.register(agent)
+    t0 = time.perf_counter()
+    cx.store_many(agent, [{"content": t} for t in texts])
+    build = time.perf_counter() - t0
+    out: dict = {"memories": cx.count(agent), "build_s": build, "store_per_s": len(texts) / build, "modes": {}}
+    for mode in ("bm25", "hybrid"):
+        cx.search(agent, queries[0], mode=mode)  # warm-up
+        latencies = []
+        for q in queries * 3:
+            t0 = time.perf_counter()
+            result = cx.search(agent, q, mode=mode)
+            latencies.append(time.perf_counter() - t0)
+        out["modes"][mode] = {"mode_used": result.mode, "latency": percentiles(latencies)}
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--modes", default="all,bm25,semantic,hybrid")
+    parser.add_argument("--fusions", default="", help="extra hybrid fusion variants, e.g. linear:0.3,rrf:60,dbsf:0.5")
+    parser.add_argument("--embeddings", default="local", choices=["local", "none"])
     parser.add_argument("--rerank", action="store_true", help="keep recency/usage/confidence reranking on")
     parser.add_argument("--skip-longmemeval", action="store_true")
+    parser.add_argument("--latency", action="store_true", help="also measure search latency at 10k memories")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    modes = args.modes.split(",")
-    results: dict = {"rerank": args.rerank}
-    with tempfile.TemporaryDirectory() as tmp, Cortex.open(Path(tmp) / "store") as cx:
-        results["locomo"] = run_locomo(cx, args.data / "locomo10.json", modes, args.rerank)
+    todo = variants(args.modes.split(","), [f for f in args.fusions.split(",") if f])
+    results: dict = {"rerank": args.rerank, "embeddings": args.embeddings}
+    with tempfile.TemporaryDirectory() as tmp, Cortex.open(Path(tmp) / "store", embeddings=args.embeddings) as cx:
+        results["model"] = cx.embeddings.model if cx.embeddings else None
+        results["default_fusion"] = vars(cx.fusion)
+        results["locomo"] = run_locomo(cx, args.data / "locomo10.json", todo, args.rerank)
         if not args.skip_longmemeval:
             results["longmemeval_s_subset"] = run_longmemeval(cx, args.data / "longmemeval_s_subset101.json",
-                                                              modes, args.rerank)
+                                                              todo, args.rerank)
+        if args.latency:
+            results["latency_10k"] = run_latency(cx, args.data / "longmemeval_s_subset101.json")
     rows = []
     for mode, r in results["locomo"]["modes"].items():
         rows.append(("LoCoMo turns", mode, r["mode_used"], f"{r['R@5']:.3f}", f"{r['R@10']:.3f}",
@@ -184,13 +264,20 @@ def main(argv: list[str] | None = None) -> dict:
     for mode, r in results.get("longmemeval_s_subset", {}).get("modes", {}).items():
         for level in ("turn", "session"):
             x = r[level]
-            rows.append((f"LongMemEval-S {level}", mode, "", f"{x['R@5']:.3f}", f"{x['R@10']:.3f}",
+            rows.append((f"LongMemEval-S {level}", mode, r["mode_used"], f"{x['R@5']:.3f}", f"{x['R@10']:.3f}",
                          f"{x['NDCG@10']:.3f}", f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
-    print_table(f"Retrieval (rerank {'on' if args.rerank else 'off'})", rows,
+    for mode, r in results.get("latency_10k", {}).get("modes", {}).items():
+        rows.append(("10k memories, limit 10", mode, r["mode_used"], "", "", "",
+                     f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
+    print_table(f"Retrieval (rerank {'on' if args.rerank else 'off'}, embeddings {results['model']})", rows,
                 ("data", "mode", "used", "R@5", "R@10", "NDCG@10", "p50 ms", "p95 ms"))
     for mode, r in results["locomo"]["modes"].items():
         cats = ", ".join(f"cat {c}: R@10 {v['R@10']:.3f}" for c, v in r["per_category"].items())
         print(f"LoCoMo {mode}: {cats}; empty results {r['empty_share']:.1%}")
+    for name in ("locomo", "longmemeval_s_subset", "latency_10k"):
+        if name in results:
+            r = results[name]
+            print(f"{name}: stored {r['memories']} memories in {r['build_s']:.1f} s ({r['store_per_s']:.0f}/s, store_many)")
     target = write_json("retrieval", results, args.json)
     print(f"results written to {target}")
     return results

@@ -6,10 +6,8 @@ produce sequences that are not NFKC-normal, e.g. for some Greek and ligature cha
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
-_WORD = re.compile(r"\w+")
 
 #: Words too common to say anything about relevance when a task sentence is matched word by word.
 STOP_WORDS = frozenset(
@@ -42,9 +40,3 @@ def content_words(normalized: str) -> list[str]:
     of these words; matching a token against the vocabulary is therefore exact.
     """
     return normalized.split()
-
-
-def task_words(task: str) -> list[str]:
-    """The distinct content-bearing words of a task sentence (no stop words, at least 3 characters)."""
-    words = _WORD.findall(normalize(task))
-    return list(dict.fromkeys(w for w in words if len(w) >= 3 and w not in STOP_WORDS))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -30,6 +31,18 @@ def _no_default_embeddings(monkeypatch: pytest.MonkeyPatch) -> None:
     """Stores opened with the default provider (``auto``), in this process or in a subprocess, run without
     embeddings unless a test asks for them: loading the model costs seconds per process."""
     monkeypatch.setenv("CORTEX_EMBEDDINGS", "none")
+
+
+@pytest.fixture(scope="session")
+def local():
+    """The real local provider with the shipped MiniLM weights (CI must have the semantic extra)."""
+    from cortex.embeddings import LocalEmbeddings, local_available
+
+    if not local_available():
+        if os.environ.get("CORTEX_REQUIRE_SEMANTIC"):
+            pytest.fail("CORTEX_REQUIRE_SEMANTIC is set but the semantic extra is not installed")
+        pytest.skip("semantic extra not installed (pip install torch==2.13.0 && pip install -e '.[semantic]')")
+    return LocalEmbeddings()
 
 
 @pytest.fixture

@@ -190,3 +190,19 @@ def test_search_command(project):
     assert data["hits"][0]["memory"]["id"] == target["id"] and "lexical" in data["hits"][0]["explain"]
     bad = cortex(project, "search", "reviewer", "x", "--mode", "fuzzy")
     assert bad.returncode == 1 and "unknown search mode 'fuzzy'" in bad.stderr
+
+
+def test_search_and_reindex_with_local_embeddings(project, local):
+    env = {"CORTEX_EMBEDDINGS": "local"}
+    target = ok(cortex(project, "store", "reviewer", "The login service keeps user sessions in Redis", env=env))
+    ok(cortex(project, "--embeddings", "none", "store", "reviewer", "Invoices go out monthly"))  # no vector
+    result = cortex(project, "search", "reviewer", "where do we cache authentication state?", "--explain", env=env)
+    assert result.returncode == 0 and result.stderr == ""
+    data = json.loads(result.stdout)
+    assert data["mode"] == "hybrid" and data["note"] is None
+    assert data["hits"][0]["memory"]["id"] == target["id"] and data["hits"][0]["explain"]["semantic"] > 0.2
+    report = cortex(project, "reindex", "--force", env=env)
+    assert report.returncode == 0 and "embedding reviewer" in report.stderr
+    assert json.loads(report.stdout) == {"reviewer": {"memories": 2, "embedded": 2}}
+    lexical = ok(cortex(project, "--embeddings", "none", "reindex", "reviewer"))
+    assert lexical == {"reviewer": {"memories": 2, "embedded": 0}}

@@ -74,24 +74,6 @@ def test_errors_are_cortex_errors_with_the_cause(server):
         OpenAIEmbeddings("localhost:11434", "m")
 
 
-def _sentence_transformers_or_skip() -> None:
-    import importlib.util
-    import os
-
-    if importlib.util.find_spec("sentence_transformers") is None:
-        if os.environ.get("CORTEX_REQUIRE_SEMANTIC"):
-            pytest.fail("CORTEX_REQUIRE_SEMANTIC is set but the semantic extra is not installed")
-        pytest.skip("semantic extra not installed (pip install torch==2.13.0 && pip install -e '.[semantic]')")
-
-
-@pytest.fixture(scope="module")
-def local():
-    _sentence_transformers_or_skip()
-    from cortex.embeddings import LocalEmbeddings
-
-    return LocalEmbeddings()
-
-
 def test_local_provider_loads_the_shipped_model_offline(local):
     assert local.model == "sentence-transformers/all-MiniLM-L6-v2"
     vectors = local.embed([
@@ -105,9 +87,22 @@ def test_local_provider_loads_the_shipped_model_offline(local):
     assert paraphrase > 0.4 > unrelated
 
 
-def test_local_provider_reports_a_missing_model_directory(tmp_path):
-    _sentence_transformers_or_skip()
+def test_local_provider_reports_a_missing_model_directory(tmp_path, local):
     from cortex.embeddings import LocalEmbeddings
 
     with pytest.raises(EmbeddingError, match="does not exist"):
         LocalEmbeddings(tmp_path / "nope")
+
+
+def test_cortex_stores_and_searches_through_an_openai_compatible_endpoint(server, tmp_path):
+    from cortex import Cortex
+
+    provider = OpenAIEmbeddings(server, "fake-model")
+    with Cortex.open(tmp_path / "store", embeddings=provider) as cx:
+        cx.agents.register("a")
+        cx.store_many("a", [{"content": "aaaa"}, {"content": "eeee"}, {"content": "abab"}])
+        result = cx.search("a", "eee", mode="semantic", limit=1)
+        assert result.mode == "semantic" and result[0].memory.content == "eeee"
+    batches = [r["body"]["input"] for r in _Handler.requests]
+    assert batches == [["aaaa", "eeee", "abab"], ["eee"]]  # one call for the batch, one for the query
+    provider.close()

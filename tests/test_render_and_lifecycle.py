@@ -43,7 +43,7 @@ def test_render_budget_drops_lowest_ranked_first(cx):
     assert Cortex.render(memories, max_chars=10) == ""
 
 
-def test_agent_start_uses_and_recall_then_touches_what_it_shows(cx):
+def test_agent_start_ranks_by_bm25_without_embeddings_and_touches_what_it_shows(cx):
     hit = cx.store("reviewer", "auth module: check token expiry")
     miss = cx.store("reviewer", "unrelated formatting rule")
     block = cx.agent_start("reviewer", task="auth token")
@@ -52,13 +52,13 @@ def test_agent_start_uses_and_recall_then_touches_what_it_shows(cx):
     assert cx.get("reviewer", miss.id).usage_count == 0
 
 
-def test_agent_start_falls_back_to_shared_words_for_a_task_sentence(cx):
+def test_agent_start_ranks_a_task_sentence_by_bm25(cx):
     cx.store("reviewer", "The auth module caches sessions in redis")
     cx.store("reviewer", "Database migrations need a review by two people")
     cx.store("reviewer", "Auth tokens expire after one hour; the auth module refreshes them")
     block = cx.agent_start("reviewer", task="Please review the auth module for token handling")
     lines = block.splitlines()[1:-1]
-    # the memory sharing most task words (auth, module, token) ranks first
+    # the memory sharing most task terms (auth, module, token) ranks first; the other two share some
     assert lines[0] == "- [insight] Auth tokens expire after one hour; the auth module refreshes them"
     assert len(lines) == 3
 
