@@ -44,10 +44,10 @@ def test_stemming_matches_word_forms(cx):
 def test_semantic_and_hybrid_fall_back_to_bm25_and_say_so(cx):
     m = cx.store("reviewer", "retry the payment webhook")
     for mode in ("semantic", "hybrid"):
-        result = cx.search("reviewer", "payment webhook", mode=mode)
+        result = cx.search("reviewer", "payment webhook", mode=mode, explain=True)
         assert (result.mode, result.requested_mode) == ("bm25", mode)
-        assert "no embedding provider" in result.note
-        assert result[0].memory.id == m.id
+        assert result.note == f"{mode} search fell back to bm25: no embedding provider configured"
+        assert result[0].memory.id == m.id and result[0].explain["semantic"] == 0.0
 
 
 def test_all_mode_is_and_token_recall_with_occurrence_scores(cx):

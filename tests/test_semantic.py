@@ -110,15 +110,6 @@ def test_filters_apply_to_semantic_and_hybrid(sx):
         assert sx.search("reviewer", "sessions", mode=mode, type="insight", project="web").hits == []
 
 
-def test_without_a_provider_semantic_modes_fall_back_to_bm25_and_say_so(cx):
-    cx.store("reviewer", "Sessions live in Redis")
-    for mode in ("semantic", "hybrid"):
-        result = cx.search("reviewer", "sessions redis", mode=mode, explain=True)
-        assert result.mode == "bm25" and result.requested_mode == mode
-        assert result.note == f"{mode} search fell back to bm25: no embedding provider configured"
-        assert len(result) == 1 and result[0].explain["semantic"] == 0.0
-
-
 def test_vectors_survive_a_restart_without_re_embedding(store_path, local):
     provider = Counting(local)
     with open_with(store_path, provider, "reviewer") as cx:
