@@ -13,6 +13,7 @@ from cortex.core import Cortex
 from cortex.errors import (
     AgentDefinitionError,
     AgentNotFoundError,
+    AuthError,
     CortexError,
     InvalidInputError,
     InvalidMemoryError,
@@ -20,6 +21,7 @@ from cortex.errors import (
     MemoryNotFoundError,
     StoreError,
     StoreLockedError,
+    ServiceError,
 )
 from cortex.model import Hit, Memory, MemoryType, SearchResult
 from cortex.rerank import Reranking
@@ -29,7 +31,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentDefinition", "AgentDefinitionError", "AgentNotFoundError", "AgentProblem", "AgentRegistry",
-    "AgentSettings", "Cortex", "CortexError", "Hit", "InvalidInputError", "InvalidMemoryError", "Memory",
-    "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Reranking", "SearchMode", "SearchResult", "StoreError",
+    "AgentSettings", "AuthError", "Cortex", "CortexError", "Hit", "InvalidInputError", "InvalidMemoryError", "Memory",
+    "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Reranking", "SearchMode", "SearchResult", "ServiceError", "StoreError",
     "StoreLockedError",
 ]

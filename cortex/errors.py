@@ -1,7 +1,8 @@
 """The one exception tree of Cortex.
 
 Every error Cortex raises on purpose is a :class:`CortexError`. Surfaces translate this tree once each:
-the CLI prints one line and exits 1, later the HTTP API maps it to a status code.
+the CLI prints one line and exits 1, the HTTP API maps it to a status code (``cortex/service/http.py``), the
+MCP server to a ``ToolError``, and hooks log it and exit 0.
 """
 
 from __future__ import annotations
@@ -77,3 +78,11 @@ class AgentDefinitionError(CortexError):
     def __init__(self, problems: list[AgentProblem]) -> None:
         self.problems = problems
         super().__init__("; ".join(str(p) for p in problems))
+
+
+class AuthError(CortexError):
+    """A request carried no token, or one that is not valid."""
+
+
+class ServiceError(CortexError):
+    """The Cortex server could not be reached or answered something unexpected."""

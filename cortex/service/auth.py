@@ -1,0 +1,93 @@
+"""Bearer tokens: each maps to one agent, or is an admin token. Only SHA-256 digests are stored, in
+``<store>/cortex-tokens.json``; a token is shown once, when it is created."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from cortex.errors import AuthError
+from cortex.model import check_agent_name
+
+TOKENS_FILE = "cortex-tokens.json"
+_PREFIX = "ctx_"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: an agent's token (``agent`` set) or an admin (``agent`` None)."""
+
+    agent: str | None
+
+    @property
+    def admin(self) -> bool:
+        return self.agent is None
+
+    def may_use(self, agent: str) -> bool:
+        """True when this principal may read and write ``agent``'s memories."""
+        return self.agent is None or self.agent == agent
+
+
+ADMIN = Principal(agent=None)
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class TokenStore:
+    """The token file of one store; re-read when it changes, so tokens created while a server runs work."""
+
+    def __init__(self, store_path: Path) -> None:
+        self.path = Path(store_path) / TOKENS_FILE
+        self._mtime: float | None = None
+        self._entries: list[dict[str, str | None]] = []
+
+    def _load(self) -> list[dict[str, str | None]]:
+        try:
+            mtime = self.path.stat().st_mtime
+        except FileNotFoundError:
+            self._mtime, self._entries = None, []
+            return self._entries
+        if mtime != self._mtime:
+            self._entries = json.loads(self.path.read_text(encoding="utf-8")).get("tokens", [])
+            self._mtime = mtime
+        return self._entries
+
+    def configured(self) -> bool:
+        """True when at least one token exists (the server then requires one on every request)."""
+        return bool(self._load())
+
+    def create(self, agent: str | None) -> str:
+        """A new token for ``agent`` (None: admin); only its digest is kept."""
+        if agent is not None:
+            check_agent_name(agent)
+        token = _PREFIX + secrets.token_urlsafe(32)
+        entries = list(self._load())
+        entries.append({"sha256": _digest(token), "agent": agent,
+                        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps({"tokens": entries}, indent=2), encoding="utf-8")
+        os.chmod(tmp, 0o600)
+        tmp.replace(self.path)
+        return token
+
+    def verify(self, token: str | None, *, extra_admin: str | None = None) -> Principal:
+        """The principal of ``token``; :class:`AuthError` when it is missing or unknown. ``extra_admin`` is
+        the running server's own local token (from the discovery file)."""
+        if not token:
+            raise AuthError("missing bearer token (Authorization: Bearer <token>)")
+        if extra_admin is not None and hmac.compare_digest(token, extra_admin):
+            return ADMIN
+        digest = _digest(token)
+        for entry in self._load():
+            if hmac.compare_digest(str(entry["sha256"]), digest):
+                return Principal(agent=entry["agent"])
+        raise AuthError("invalid bearer token")
