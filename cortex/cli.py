@@ -31,7 +31,7 @@ class _State:
         self.root = config.find_project_root()
         self.store_path = store if store is not None else config.default_store_path(self.root)
         self.agent_dirs = list(agents_dirs) or config.discover_agent_dirs(self.root)
-        self._cx: Cortex | None = None
+        self._cx: Any = None
 
     def registry(self) -> AgentRegistry:
         """The agents of the discovered directories; each problem is a warning on stderr."""
@@ -40,11 +40,14 @@ class _State:
             click.echo(f"cortex: warning: {problem}", err=True)
         return registry
 
-    def cortex(self) -> Cortex:
+    def cortex(self) -> Any:
+        """The running server's client when one owns the store, else the store opened here."""
         if self._cx is None:
-            registry = self.registry()
-            cx = Cortex.open(self.store_path, embeddings=self.embeddings)
-            cx.agents = registry
+            from cortex.service.connect import connect
+
+            cx = connect(self.store_path, embeddings=self.embeddings)
+            if isinstance(cx, Cortex):
+                cx.agents = self.registry()
             self._cx = cx
         return self._cx
 
@@ -312,6 +315,87 @@ def agents_check(state: _State) -> None:
         sys.exit(1)
     click.echo(f"cortex: {count} definition file(s) OK in {', '.join(map(str, state.agent_dirs)) or 'no directory'}",
                err=True)
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Interface to listen on; anything but loopback needs tokens (cortex token create).")
+@click.option("--port", default=8765, show_default=True, type=int, help="Port (0: any free port).")
+@click.option("--idle-exit", type=float, default=None, help="Stop after this many seconds without a request.")
+@pass_state
+def serve(state: _State, host: str, port: int, idle_exit: float | None) -> None:
+    """Own the store and serve the HTTP API (/v1, /docs) and MCP (/mcp) until SIGTERM/SIGINT."""
+    from cortex.service.server import serve as run_server
+
+    run_server(Path(state.store_path), agent_dirs=state.agent_dirs, host=host, port=port,
+               embeddings=state.embeddings, idle_exit=idle_exit)
+
+
+@cli.command()
+@pass_state
+def mcp(state: _State) -> None:
+    """MCP server on stdio, for coding agents. Uses the running server (starting one in the background
+    when none runs), so any number of sessions share one store."""
+    from cortex.service.auth import ADMIN
+    from cortex.service.connect import ensure_server
+    from cortex.service.mcp import build_mcp
+
+    client = ensure_server(Path(state.store_path))
+    build_mcp(lambda: client, lambda request: ADMIN).run()  # the server checks the client's token
+
+
+@cli.group()
+def token() -> None:
+    """Bearer tokens for the HTTP API and MCP."""
+
+
+@token.command("create")
+@click.option("--agent", "agent", default=None, help="The agent this token may use.")
+@click.option("--admin", is_flag=True, help="A token that may do everything.")
+@pass_state
+def token_create(state: _State, agent: str | None, admin: bool) -> None:
+    """Create a token and print it (alone, on stdout; it is shown only this once)."""
+    from cortex.service.auth import TokenStore
+
+    if admin == (agent is not None):
+        raise click.UsageError("give exactly one of --agent NAME or --admin")
+    click.echo(TokenStore(Path(state.store_path)).create(agent))
+
+
+@cli.group()
+def hook() -> None:
+    """Hooks for coding agents (always exit 0; failures go to .cortex/logs/hooks.log)."""
+
+
+@hook.command("claude")
+@click.argument("event")
+def hook_claude(event: str) -> None:
+    """Claude Code hook: EVENT is SessionStart, SubagentStart, Stop or SubagentStop; the payload is on stdin."""
+    from cortex.service.hooks import run
+
+    out = run(event, sys.stdin.read())
+    if out:
+        click.echo(out)
+
+
+@cli.command()
+@click.argument("target", type=click.Choice(["claude"]))
+def install(target: str) -> None:
+    """Add Cortex's hooks to .claude/settings.json and its MCP server to .mcp.json (idempotent)."""
+    from cortex.service.install import install as run_install
+
+    changes = run_install(config.find_project_root())
+    click.echo("\n".join(changes) if changes else "already installed", err=True)
+
+
+@cli.command()
+@click.argument("target", type=click.Choice(["claude"]))
+def uninstall(target: str) -> None:
+    """Remove exactly what `cortex install claude` added."""
+    from cortex.service.install import uninstall as run_uninstall
+
+    changes = run_uninstall(config.find_project_root())
+    click.echo("\n".join(changes) if changes else "nothing to remove", err=True)
 
 
 def main() -> None:

@@ -507,6 +507,18 @@ class Cortex:
                 memories.append(Memory.model_construct(agent=agent, content=content, **record))
         return memories
 
+    def describe_agents(self) -> list[dict[str, Any]]:
+        """The declared agents: name, description, whether memory is enabled, project, and memory count."""
+        with self._lock:
+            if self._closed:
+                raise CortexError("this Cortex is closed")
+            return [
+                {"name": d.name, "description": d.description, "memory_enabled": d.memory_enabled,
+                 "project": d.settings.project,
+                 "memories": len(self._indexes.get(d.name)) if d.memory_enabled else 0}
+                for d in self.agents.list()
+            ]
+
     def stored_agents(self) -> list[str]:
         """Names of the agents that have memories in the store, declared or not."""
         with self._lock:

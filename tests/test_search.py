@@ -138,3 +138,22 @@ def test_reranking_settings_are_validated():
         Reranking(half_life_days=0)
     with pytest.raises(InvalidInputError, match="max_usage_boost"):
         Reranking(max_usage_boost=0.5)
+
+
+def test_an_in_memory_store_ranks_its_first_memory():
+    from cortex import Cortex
+
+    with Cortex.open(None, embeddings=None) as cx:
+        cx.agents.register("r")
+        m = cx.store("r", "Always check null pointers")
+        hits = cx.search("r", "null pointer", mode="bm25").hits
+        assert [h.memory.id for h in hits] == [m.id] and hits[0].score > 0
+        assert cx.count("r") == 1
+
+
+def test_bm25_scores_stay_positive_after_forgetting(cx):
+    keep = cx.store("reviewer", "flaky webhook retry")
+    for _ in range(3):
+        cx.forget("reviewer", cx.store("reviewer", "flaky webhook").id)
+    hits = cx.search("reviewer", "flaky webhook", mode="bm25", rerank=False).hits
+    assert [h.memory.id for h in hits] == [keep.id] and hits[0].score > 0

@@ -152,9 +152,9 @@ class IndexManager:
 
     def journal(self, agent: str, memory_ids: Iterable[str]) -> None:
         """Record that these memories are about to change. Call *before* the store write."""
+        self.get(agent)  # loaded (or, in memory, built from the store) before the write it must not see twice
         if self.root is None:
             return
-        self.get(agent)  # the index must be loaded before new entries pile onto its journal
         handle = self._journals.get(agent)
         if handle is None:
             directory = self._dir(agent)

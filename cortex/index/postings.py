@@ -272,17 +272,18 @@ class AgentIndex:
         Document frequencies count postings of forgotten memories until the next merge (as Lucene does
         with deletions); scores are otherwise exact.
         """
-        n_live = len(self.doc_of)
-        scores = np.zeros(len(self.ids), dtype=np.float64)
+        # N counts forgotten documents too, like their postings in df (Lucene's maxDoc), so idf stays positive
+        n_docs = len(self.ids)
+        scores = np.zeros(n_docs, dtype=np.float64)
         tids = self.terms.ids_of(list(dict.fromkeys(terms)))
-        if n_live == 0 or len(tids) == 0:
+        if len(self.doc_of) == 0 or len(tids) == 0:
             return scores
         lengths = self.doc_len.view
         avgdl = max(float(lengths[self.alive.view].mean()), 1e-9)
         for tid in tids:
             docs, tf = self.terms.lookup(np.array([tid]))
             df = len(docs)
-            idf = np.log(1.0 + (n_live - df + 0.5) / (df + 0.5))
+            idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
             norm = k1 * (1.0 - b + b * lengths[docs] / avgdl)
             scores[docs] += idf * tf * (k1 + 1.0) / (tf + norm)
         return scores

@@ -1,0 +1,161 @@
+""":class:`RemoteCortex`: the :class:`cortex.Cortex` methods, sent to a running ``cortex serve``.
+
+The CLI, the hooks and ``cortex mcp`` use it while a server owns the store (one writer, many clients).
+Errors come back as the same :class:`~cortex.errors.CortexError` subclasses, with the server's message.
+Imports only httpx and the model: it is on the hook path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+import httpx
+
+from cortex import errors
+from cortex.model import Memory, MemoryType, SearchResult
+from cortex.render import render as render_block
+
+_ERRORS: dict[str, type[errors.CortexError]] = {
+    cls.__name__: cls
+    for cls in (errors.InvalidInputError, errors.AgentNotFoundError, errors.MemoryDisabledError,
+                errors.MemoryNotFoundError, errors.StoreError, errors.StoreLockedError, errors.AuthError,
+                errors.CortexError)
+}
+
+
+def _raise(response: httpx.Response) -> None:
+    try:
+        error = response.json()["error"]
+        kind, message, field = error["type"], error["message"], error.get("field")
+    except (ValueError, KeyError, TypeError):
+        raise errors.ServiceError(f"server answered {response.status_code}: {response.text[:200]}") from None
+    if kind in ("InvalidInputError", "InvalidJSON"):
+        prefix = f"{field}: "
+        raise errors.InvalidInputError(field or "request", message[len(prefix):] if message.startswith(prefix) else message)
+    cls = _ERRORS.get(kind, errors.CortexError)
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, message)  # keep the server's wording; the subclass keeps except clauses working
+    raise exc
+
+
+class RemoteCortex:
+    """A client of the Cortex HTTP API with the facade's methods (the subset that makes sense remotely)."""
+
+    def __init__(self, url: str, token: str | None = None, *, timeout: float = 30.0) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(base_url=f"{self.url}/v1", headers=headers, timeout=timeout)
+        self.embeddings = None  # the server's; reindex runs there
+        self.store_path = None
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise errors.ServiceError(f"Cortex server at {self.url} did not answer: {exc}") from None
+        if response.status_code >= 400:
+            _raise(response)
+        return response.json() if response.content else None
+
+    @staticmethod
+    def _params(**values: Any) -> dict[str, Any]:
+        return {k: (v.value if isinstance(v, MemoryType) else v) for k, v in values.items() if v is not None}
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "RemoteCortex":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the facade's methods --------------------------------------------------------------------
+
+    def store(self, agent: str, content: str, *, type: MemoryType | str = "insight", project: str = "global",
+              confidence: float = 0.7) -> Memory:
+        body = {"content": content, "type": str(getattr(type, "value", type)), "project": project,
+                "confidence": confidence}
+        return Memory.model_validate(self._call("POST", f"/agents/{_segment(agent)}/memories", json=body))
+
+    def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]:
+        payload = [dict(e) for e in entries]
+        for entry in payload:
+            for key in ("created_at", "last_used_at"):
+                if hasattr(entry.get(key), "isoformat"):
+                    entry[key] = entry[key].isoformat()
+        data = self._call("POST", f"/agents/{_segment(agent)}/memories/batch", json={"entries": payload})
+        return [Memory.model_validate(m) for m in data]
+
+    def recall(self, agent: str, query: str | None = None, *, type: MemoryType | str | None = None,
+               project: str | None = None, limit: int = 10) -> list[Memory]:
+        data = self._call("GET", f"/agents/{_segment(agent)}/memories",
+                          params=self._params(query=query, type=type, project=project, limit=limit))
+        return [Memory.model_validate(m) for m in data]
+
+    def search(self, agent: str, query: str, *, mode: str = "hybrid", limit: int = 10, project: str | None = None,
+               type: MemoryType | str | None = None, explain: bool = False) -> SearchResult:
+        params = self._params(query=query, mode=str(mode), limit=limit, project=project, type=type,
+                              explain=str(explain).lower())
+        return SearchResult.model_validate(self._call("GET", f"/agents/{_segment(agent)}/search", params=params))
+
+    def get(self, agent: str, memory_id: str) -> Memory | None:
+        try:
+            return Memory.model_validate(self._call("GET", f"/agents/{_segment(agent)}/memories/{_segment(memory_id)}"))
+        except errors.MemoryNotFoundError:
+            return None
+
+    def touch(self, agent: str, memory_id: str) -> Memory:
+        return Memory.model_validate(self._call("POST", f"/agents/{_segment(agent)}/memories/{_segment(memory_id)}/touch"))
+
+    def forget(self, agent: str, memory_id: str) -> bool:
+        try:
+            self._call("DELETE", f"/agents/{_segment(agent)}/memories/{_segment(memory_id)}")
+            return True
+        except errors.MemoryNotFoundError:
+            return False
+
+    def stats(self, agent: str) -> dict[str, int]:
+        return dict(self._call("GET", f"/agents/{_segment(agent)}/stats"))
+
+    def prune_candidates(self, agent: str, min_confidence: float = 0.3, max_age: timedelta | str | None = None, *,
+                         delete: bool = False) -> list[str]:
+        if isinstance(max_age, timedelta):
+            max_age = f"{max_age.total_seconds()}s"
+        body = {"min_confidence": min_confidence, "max_age": max_age, "dry_run": not delete}
+        return list(self._call("POST", f"/agents/{_segment(agent)}/prune", json=body)["ids"])
+
+    def prune(self, agent: str, min_confidence: float = 0.3, max_age: timedelta | str | None = None, *,
+              dry_run: bool = False) -> int:
+        return len(self.prune_candidates(agent, min_confidence, max_age, delete=not dry_run))
+
+    def agent_start(self, agent: str, task: str | None = None, project: str | None = None, limit: int | None = None,
+                    max_chars: int | None = None) -> str:
+        body = {"task": task, "project": project, "limit": limit, "max_chars": max_chars}
+        return str(self._call("POST", f"/agents/{_segment(agent)}/start", json=body)["block"])
+
+    def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:
+        data = self._call("POST", f"/agents/{_segment(agent)}/end", json={"output": output, "project": project})
+        return [Memory.model_validate(m) for m in data]
+
+    def describe_agents(self) -> list[dict[str, Any]]:
+        return list(self._call("GET", "/agents"))
+
+    def stored_agents(self) -> list[str]:
+        return [a["name"] for a in self.describe_agents() if a["memories"]]
+
+    def reindex(self, agent: str, *, force: bool = False, progress: Any = None) -> dict[str, int]:
+        return dict(self._call("POST", f"/agents/{_segment(agent)}/reindex", params={"force": str(force).lower()}))
+
+    @staticmethod
+    def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
+        return render_block(memories, max_chars)
+
+
+def _segment(memory_id: str) -> str:
+    """A path segment: ids are URL-safe, anything else is escaped (and then not found)."""
+    from urllib.parse import quote
+
+    return quote(str(memory_id), safe="")

@@ -1,0 +1,76 @@
+"""How a client process reaches the store: through the running server when there is one, else by opening
+the store itself (waiting briefly while another short-lived process holds it)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from cortex.core import Cortex
+from cortex.errors import StoreLockedError
+from cortex.service import discovery
+from cortex.service.client import RemoteCortex
+
+TOKEN_ENV = "CORTEX_TOKEN"
+
+
+def remote(store_path: Path) -> RemoteCortex | None:
+    """A client of the live server owning ``store_path``, or None. Uses ``$CORTEX_TOKEN`` when set, else the
+    server's local token from the discovery file."""
+    info = discovery.find(store_path)
+    if info is None:
+        return None
+    return RemoteCortex(info.url, token=os.environ.get(TOKEN_ENV) or info.token)
+
+
+def connect(store_path: Path, *, embeddings: str = "auto", wait: float = 2.0) -> Cortex | RemoteCortex | Any:
+    """The server's client if one owns the store, else the store opened here. While another process holds
+    the store without serving it, retries for ``wait`` seconds, then raises :class:`StoreLockedError`."""
+    client = remote(store_path)
+    if client is not None:
+        return client
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return Cortex.open(store_path, embeddings=embeddings)
+        except StoreLockedError:
+            client = remote(store_path)
+            if client is not None:
+                return client
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
+def ensure_server(store_path: Path, *, timeout: float = 60.0, idle_exit: float = 1800.0) -> RemoteCortex:
+    """A client of the server owning ``store_path``, starting one in the background when none runs.
+
+    Several processes may call this at once (each coding-agent session starts its own ``cortex mcp``): every
+    one may spawn a server, the first to open the store wins, the others exit on the store lock, and all
+    callers end up with the winner. An auto-started server exits after ``idle_exit`` seconds without requests.
+    """
+    import subprocess
+    import sys
+
+    client = remote(store_path)
+    if client is not None:
+        return client
+    Path(store_path).mkdir(parents=True, exist_ok=True)
+    log = open(Path(store_path) / "cortex-server.log", "ab")
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "cortex.cli", "--store", str(store_path), "serve", "--port", "0",
+             "--idle-exit", str(idle_exit)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+        )
+    finally:
+        log.close()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        client = remote(store_path)
+        if client is not None:
+            return client
+        time.sleep(0.1)
+    raise StoreLockedError(Path(store_path), None)

@@ -1,0 +1,115 @@
+"""Claude Code hooks: ``cortex hook claude <event>`` with the hook's JSON on stdin.
+
+* ``SessionStart`` / ``SubagentStart``: answer ``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}``
+  with the ``<agent-memory>`` block of the agent in ``agent_type`` (under 10,000 characters); nothing without
+  an agent (``$CORTEX_HOOK_AGENT`` names one for the main session).
+* ``Stop`` / ``SubagentStop``: capture marker lines with ``agent_end`` from ``last_assistant_message`` (and the
+  assistant text of the transcript file, when given); ignored when ``stop_hook_active`` is true. Prints nothing.
+
+A hook never blocks the agent: every failure is appended to ``<project>/.cortex/logs/hooks.log`` and the exit
+status is 0. The project root comes from the payload's ``cwd``. Without a running server the store is opened
+here with lexical ranking only (loading an embedding model would cost seconds per hook); with one, the
+server ranks. This module must not import mcp, fastapi or rdflib.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from cortex import config
+
+EVENTS = ("SessionStart", "SubagentStart", "Stop", "SubagentStop")
+#: Claude Code truncates additionalContext beyond 10,000 characters; stay under it with the wrapper.
+MAX_CONTEXT = 9_500
+AGENT_ENV = "CORTEX_HOOK_AGENT"
+
+
+def _log(root: Path, message: str) -> None:
+    try:
+        logs = root / ".cortex" / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(logs / "hooks.log", "a", encoding="utf-8") as fh:
+            fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n")
+    except OSError:
+        pass  # nowhere to log: still exit 0
+
+
+def _transcript_text(path: str) -> str:
+    """The assistant text of a Claude Code transcript (JSONL), oldest first."""
+    parts: list[str] = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            message = entry.get("message") if isinstance(entry, dict) else None
+            if not isinstance(message, dict) or message.get("role") != "assistant":
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):
+                parts.extend(c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text")
+    return "\n".join(parts)
+
+
+def _open(root: Path) -> Any:
+    from cortex.service.connect import connect
+
+    cx = connect(config.default_store_path(root), embeddings="none")
+    if not hasattr(cx, "agents"):
+        return cx  # the server's client: the server knows the agents
+    from cortex.agents import AgentRegistry
+
+    registry = AgentRegistry()
+    for problem in registry.load(config.discover_agent_dirs(root)):
+        _log(root, f"agent definition problem: {problem}")
+    cx.agents = registry
+    return cx
+
+
+def run(event: str, raw: str) -> str:
+    """Handle one hook call; returns what to print on stdout ('' for nothing). Never raises."""
+    root = Path(os.getcwd())
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            raise ValueError("the hook input is not a JSON object")
+        root = config.find_project_root(payload.get("cwd") or os.getcwd())
+        if event not in EVENTS:
+            raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
+        agent = payload.get("agent_type") or os.environ.get(AGENT_ENV)
+        if not agent:
+            return ""
+        if event in ("Stop", "SubagentStop"):
+            if payload.get("stop_hook_active"):
+                return ""
+            text = payload.get("last_assistant_message") or ""
+            transcript = payload.get("agent_transcript_path") or payload.get("transcript_path")
+            if transcript and Path(transcript).is_file():
+                text = f"{_transcript_text(transcript)}\n{text}"
+            if not text.strip():
+                return ""
+            cx = _open(root)
+            try:
+                cx.agent_end(agent, text)
+            finally:
+                cx.close()
+            return ""
+        cx = _open(root)
+        try:
+            block = cx.agent_start(agent, payload.get("prompt") or None, max_chars=MAX_CONTEXT)
+        finally:
+            cx.close()
+        if not block:
+            return ""
+        return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}})
+    except Exception as exc:  # a hook must never fail the agent: log everything
+        _log(root, f"{event}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        return ""

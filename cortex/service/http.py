@@ -1,0 +1,276 @@
+"""The HTTP API (FastAPI): REST under ``/v1/``, ``/healthz``, OpenAPI at ``/docs``, and the MCP
+streamable-HTTP endpoint at ``/mcp``. A thin adapter: every route calls one :class:`cortex.Cortex` method.
+
+Errors are translated once, here: ``InvalidInputError`` and request validation -> 422, malformed JSON -> 400,
+``AuthError`` -> 401, unknown agent or memory (and another agent's, for an agent token) -> 404, memory
+disabled or store locked -> 409. The body is always ``{"error": {"type", "message", "field"}}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import Body, Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+
+from cortex.core import Cortex
+from cortex.errors import (
+    AgentNotFoundError,
+    AuthError,
+    CortexError,
+    InvalidInputError,
+    MemoryDisabledError,
+    MemoryNotFoundError,
+    StoreLockedError,
+)
+from cortex.model import Memory, SearchResult
+from cortex.service.auth import ADMIN, Principal, TokenStore
+
+API_PREFIX = "/v1"
+
+
+class StoreBody(BaseModel):
+    content: str = Field(description="What to remember (at most 64 KiB of UTF-8)")
+    type: str = Field("insight", description="pattern, convention, insight or decision")
+    project: str = Field("global", description="Project the memory belongs to")
+    confidence: float = Field(0.7, description="How sure the agent is, 0..1")
+
+
+class BatchBody(BaseModel):
+    entries: list[dict[str, Any]] = Field(description="Entries as for store, plus usage_count/created_at/last_used_at")
+
+
+class PruneBody(BaseModel):
+    min_confidence: float = 0.3
+    max_age: str | None = Field(None, description="e.g. 30d, 12h, 90m")
+    dry_run: bool = False
+
+
+class StartBody(BaseModel):
+    task: str | None = None
+    project: str | None = None
+    limit: int | None = None
+    max_chars: int | None = None
+
+
+class EndBody(BaseModel):
+    output: str
+    project: str | None = None
+
+
+class Block(BaseModel):
+    block: str = Field(description="The <agent-memory> block ('' when there is nothing to show)")
+
+
+class PruneResult(BaseModel):
+    count: int
+    ids: list[str]
+    dry_run: bool
+
+
+def _error(status: int, exc: Exception, kind: str | None = None, field: str | None = None) -> JSONResponse:
+    body = {"error": {"type": kind or type(exc).__name__, "message": str(exc), "field": field}}
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _principal(request: Request) -> Principal:
+    return request.app.state.authenticate(request.headers.get("authorization"))
+
+
+#: The caller of a route, from its bearer token.
+Caller = Annotated[Principal, Depends(_principal)]
+
+
+def status_of(exc: CortexError) -> int:
+    """The HTTP status for a Cortex error."""
+    if isinstance(exc, InvalidInputError):
+        return 422
+    if isinstance(exc, AuthError):
+        return 401
+    if isinstance(exc, (AgentNotFoundError, MemoryNotFoundError)):
+        return 404
+    if isinstance(exc, (MemoryDisabledError, StoreLockedError)):
+        return 409
+    return 500
+
+
+def create_app(
+    cx: Cortex,
+    *,
+    tokens: TokenStore | None = None,
+    local_token: str | None = None,
+    mcp: bool = True,
+    allowed_hosts: list[str] | None = None,
+    on_startup: Any = None,
+    on_shutdown: Any = None,
+) -> FastAPI:
+    """The FastAPI app over ``cx``. With ``tokens`` configured (at least one created), every ``/v1`` and
+    ``/mcp`` request needs a bearer token; ``local_token`` is an extra admin token (the server's own, shared
+    with local clients through the discovery file). ``allowed_hosts`` restricts the Host header (loopback
+    names for a loopback bind: a web page cannot reach the API through DNS rebinding)."""
+
+    def authenticate(authorization: str | None) -> Principal:
+        token = None
+        if authorization:
+            scheme, _, value = authorization.partition(" ")
+            if scheme.lower() != "bearer" or not value.strip():
+                raise AuthError("the Authorization header must be 'Bearer <token>'")
+            token = value.strip()
+        if token is None:
+            if tokens is not None and tokens.configured():
+                raise AuthError("missing bearer token (Authorization: Bearer <token>)")
+            return ADMIN  # no tokens configured: open (cortex serve then only binds to loopback)
+        if tokens is None:
+            if local_token is not None and hmac.compare_digest(token, local_token):
+                return ADMIN
+            raise AuthError("invalid bearer token")
+        return tokens.verify(token, extra_admin=local_token)
+
+    mcp_server = None
+    if mcp:
+        from cortex.service.mcp import build_mcp
+
+        mcp_server = build_mcp(lambda: cx, lambda request: authenticate(
+            request.headers.get("authorization") if request is not None else None))
+        mcp_app = mcp_server.streamable_http_app(
+            streamable_http_path="/mcp", stateless_http=True, json_response=True,
+            transport_security=_transport_security(),
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if mcp_server is not None:
+                await stack.enter_async_context(mcp_server.session_manager.run())
+            if on_startup is not None:
+                on_startup()
+            try:
+                yield
+            finally:
+                if on_shutdown is not None:
+                    on_shutdown()
+
+    app = FastAPI(
+        title="Cortex", version="0.1.0", lifespan=lifespan,
+        description="Persistent memory for AI agents. REST under /v1, MCP (streamable HTTP) at /mcp.",
+    )
+    app.state.authenticate = authenticate
+
+    @app.exception_handler(CortexError)
+    async def cortex_error(request: Request, exc: CortexError) -> JSONResponse:
+        return _error(status_of(exc), exc, field=getattr(exc, "field", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return _error(400, ValueError("request body is not valid JSON"), "InvalidJSON")
+        first = errors[0] if errors else {}
+        loc = ".".join(str(p) for p in first.get("loc", ())[1:]) or None
+        message = f"{loc}: {first.get('msg', 'invalid request')}" if loc else str(first.get("msg", "invalid request"))
+        return _error(422, ValueError(message), "InvalidInputError", loc)
+
+    def scoped(caller: Principal, agent: str) -> str:
+        if not caller.may_use(agent):
+            raise AgentNotFoundError(agent)  # 404, never a hint that the agent exists
+        return agent
+
+    @app.get("/healthz", tags=["service"])
+    def healthz() -> dict[str, Any]:
+        return {"status": "ok", "pid": os.getpid(), "store": str(cx.store_path) if cx.store_path else None}
+
+    v1 = API_PREFIX
+
+    @app.get(f"{v1}/agents", tags=["agents"])
+    def list_agents(caller: Caller) -> list[dict[str, Any]]:
+        """The declared agents the caller may use, with their memory counts."""
+        return [a for a in cx.describe_agents() if caller.may_use(a["name"])]
+
+    @app.post(f"{v1}/agents/{{agent}}/memories", status_code=201, tags=["memories"])
+    def store(agent: str, body: StoreBody, caller: Caller) -> Memory:
+        """Store one memory."""
+        return cx.store(scoped(caller, agent), body.content, type=body.type, project=body.project,
+                        confidence=body.confidence)
+
+    @app.post(f"{v1}/agents/{{agent}}/memories/batch", status_code=201, tags=["memories"])
+    def store_many(agent: str, body: BatchBody, caller: Caller) -> list[Memory]:
+        """Store a batch atomically."""
+        return cx.store_many(scoped(caller, agent), body.entries)
+
+    @app.get(f"{v1}/agents/{{agent}}/memories", tags=["memories"])
+    def recall(agent: str, caller: Caller, query: str | None = None, type: str | None = None,
+               project: str | None = None, limit: int = 10) -> list[Memory]:
+        """AND-token recall."""
+        return cx.recall(scoped(caller, agent), query, type=type, project=project, limit=limit)
+
+    @app.get(f"{v1}/agents/{{agent}}/search", tags=["memories"])
+    def search(agent: str, caller: Caller, query: Annotated[str, Query()], mode: str = "hybrid", limit: int = 10,
+               project: str | None = None, type: str | None = None, explain: bool = False) -> SearchResult:
+        """Ranked search (hybrid, semantic, bm25 or all)."""
+        return cx.search(scoped(caller, agent), query, mode=mode, limit=limit, project=project, type=type,
+                         explain=explain)
+
+    @app.get(f"{v1}/agents/{{agent}}/memories/{{memory_id}}", tags=["memories"])
+    def get(agent: str, memory_id: str, caller: Caller) -> Memory:
+        memory = cx.get(scoped(caller, agent), memory_id)
+        if memory is None:
+            raise MemoryNotFoundError(agent, memory_id)
+        return memory
+
+    @app.post(f"{v1}/agents/{{agent}}/memories/{{memory_id}}/touch", tags=["memories"])
+    def touch(agent: str, memory_id: str, caller: Caller) -> Memory:
+        return cx.touch(scoped(caller, agent), memory_id)
+
+    @app.delete(f"{v1}/agents/{{agent}}/memories/{{memory_id}}", status_code=204, tags=["memories"])
+    def forget(agent: str, memory_id: str, caller: Caller) -> Response:
+        if not cx.forget(scoped(caller, agent), memory_id):
+            raise MemoryNotFoundError(agent, memory_id)
+        return Response(status_code=204)
+
+    @app.get(f"{v1}/agents/{{agent}}/stats", tags=["memories"])
+    def stats(agent: str, caller: Caller) -> dict[str, int]:
+        return cx.stats(scoped(caller, agent))
+
+    @app.post(f"{v1}/agents/{{agent}}/prune", tags=["memories"])
+    def prune(agent: str, caller: Caller, body: Annotated[PruneBody, Body()] = PruneBody()) -> PruneResult:
+        ids = cx.prune_candidates(scoped(caller, agent), body.min_confidence, body.max_age, delete=not body.dry_run)
+        return PruneResult(count=len(ids), ids=ids, dry_run=body.dry_run)
+
+    @app.post(f"{v1}/agents/{{agent}}/start", tags=["prompt"])
+    def start(agent: str, caller: Caller, body: Annotated[StartBody, Body()] = StartBody()) -> Block:
+        """The <agent-memory> block to inject at agent start (touches what it shows)."""
+        return Block(block=cx.agent_start(scoped(caller, agent), body.task, body.project, body.limit, body.max_chars))
+
+    @app.post(f"{v1}/agents/{{agent}}/end", tags=["prompt"])
+    def end(agent: str, body: EndBody, caller: Caller) -> list[Memory]:
+        """Capture marker lines from the agent's output."""
+        return cx.agent_end(scoped(caller, agent), body.output, body.project)
+
+    @app.post(f"{v1}/agents/{{agent}}/reindex", tags=["service"])
+    def reindex(agent: str, caller: Caller, force: bool = False) -> dict[str, int]:
+        if not caller.admin:
+            raise AuthError("reindex needs an admin token")
+        return cx.reindex(agent, force=force)
+
+    if allowed_hosts is not None:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+    if mcp_server is not None:
+        app.mount("/", mcp_app)  # last: it serves exactly /mcp; the routes above win
+    return app
+
+
+def _transport_security() -> Any:
+    # The Host check is the app's (TrustedHostMiddleware, for every route); the SDK's own guard would only
+    # cover /mcp and rejects Host headers without a port.
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)

@@ -1,0 +1,112 @@
+"""``cortex serve``: one process owns the store and serves the HTTP API and MCP over it.
+
+It opens the store (failing with :class:`StoreLockedError` when another process holds it), refuses to
+listen beyond loopback unless tokens exist, publishes the discovery file once it listens, and on SIGTERM or
+SIGINT stops accepting, flushes and closes the store, and removes the discovery file.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import secrets
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from cortex.core import Cortex
+from cortex.errors import AuthError, InvalidInputError
+from cortex.service import discovery
+from cortex.service.auth import TokenStore
+
+log = logging.getLogger("cortex.serve")
+LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    store_path: Path,
+    *,
+    agent_dirs: Iterable[Path] = (),
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    embeddings: str = "auto",
+    idle_exit: float | None = None,
+) -> None:
+    """Run the server until SIGTERM/SIGINT (or ``idle_exit`` seconds without a request)."""
+    import uvicorn
+
+    from cortex.service.http import create_app
+
+    tokens = TokenStore(store_path)
+    if not is_loopback(host) and not tokens.configured():
+        raise AuthError(
+            f"refusing to listen on {host} without tokens: create one with `cortex token create --admin` "
+            "(or --agent NAME), or listen on 127.0.0.1"
+        )
+    if not 0 <= port <= 65535:
+        raise InvalidInputError("port", f"must be 0-65535, not {port}")
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidInputError("port", f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    cx = Cortex.open(store_path, agent_dirs=list(agent_dirs), embeddings=embeddings)
+    bound_port = sock.getsockname()[1]
+    shown_host = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
+    info = discovery.ServerInfo(url=f"http://{shown_host}:{bound_port}", pid=os.getpid(),
+                                token=secrets.token_urlsafe(32))
+    last_request = [time.monotonic()]
+
+    def started() -> None:
+        discovery.write(store_path, info)
+        print(f"cortex: serving {store_path} on {info.url} (pid {info.pid})", file=sys.stderr, flush=True)
+
+    def stopped() -> None:
+        discovery.remove(store_path, info.pid)
+        try:
+            cx.flush()
+        finally:
+            cx.close()
+
+    app = create_app(cx, tokens=tokens, local_token=info.token,
+                     allowed_hosts=LOOPBACK_NAMES if is_loopback(host) else None,
+                     on_startup=started, on_shutdown=stopped)
+
+    @app.middleware("http")
+    async def note_activity(request, call_next):  # type: ignore[no-untyped-def]
+        last_request[0] = time.monotonic()
+        return await call_next(request)
+
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10)
+    server = uvicorn.Server(config)
+    if idle_exit:
+        def watch() -> None:
+            while not server.should_exit:
+                time.sleep(min(1.0, idle_exit))
+                if time.monotonic() - last_request[0] > idle_exit:
+                    log.warning("no request for %.0f s: stopping", idle_exit)
+                    server.should_exit = True
+
+        threading.Thread(target=watch, daemon=True).start()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        if not server.started:  # the lifespan never ran: release the store here
+            stopped()
