@@ -7,6 +7,7 @@ SIGINT stops accepting, flushes and closes the store, and removes the discovery 
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import os
@@ -15,7 +16,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from cortex.core import Cortex
@@ -36,6 +37,22 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, so the process would die of the
+        signal; a requested stop that shut down cleanly exits 0 instead."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                self._captured_signals.clear()
+
+    return Server
+
+
 def serve(
     store_path: Path,
     *,
@@ -49,6 +66,8 @@ def serve(
     import uvicorn
 
     from cortex.service.http import create_app
+
+    _Server = _server_class()
 
     tokens = TokenStore(store_path)
     if not is_loopback(host) and not tokens.configured():
@@ -94,7 +113,7 @@ def serve(
         return await call_next(request)
 
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10)
-    server = uvicorn.Server(config)
+    server = _Server(config)
     if idle_exit:
         def watch() -> None:
             while not server.should_exit:

@@ -1,0 +1,80 @@
+"""Helpers for the tests that run real processes: a project directory, `cortex` as a subprocess, a server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+AGENT = """---
+name: {name}
+description: Test agent {name}
+memory: true
+---
+You are {name}.
+"""
+
+
+def make_project(root: Path, *agents: str) -> Path:
+    """A project with a .git marker and agent definitions in agent_defs/."""
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    defs = root / "agent_defs"
+    defs.mkdir(exist_ok=True)
+    for name in agents:
+        (defs / f"{name}.md").write_text(AGENT.format(name=name))
+    return root
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("CORTEX_STORE", "CORTEX_TOKEN")}
+    return base | extra
+
+
+def cortex(project: Path, *args: str, stdin: str | None = None, timeout: float = 120,
+           **extra_env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cortex.cli", *args], cwd=project, input=stdin,
+                          capture_output=True, text=True, env=env(**extra_env), timeout=timeout)
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen
+    project: Path
+    url: str
+    token: str
+
+    @property
+    def store(self) -> Path:
+        return self.project / ".cortex" / "store"
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        return self.process.wait(timeout=timeout)
+
+
+def start_server(project: Path, *args: str, timeout: float = 30, **extra_env: str) -> Server:
+    """`cortex serve --port 0` in ``project``, once it answers /healthz."""
+    discovery = project / ".cortex" / "store" / "cortex-server.json"
+    process = subprocess.Popen([sys.executable, "-m", "cortex.cli", "serve", "--port", "0", *args], cwd=project,
+                               env=env(**extra_env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}: {process.stderr.read()}")
+        try:
+            info = json.loads(discovery.read_text())
+            if info["pid"] == process.pid and httpx.get(f"{info['url']}/healthz", timeout=1).status_code == 200:
+                return Server(process, project, info["url"], info["token"])
+        except (OSError, ValueError, KeyError, httpx.HTTPError):
+            pass
+        time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("server did not start")

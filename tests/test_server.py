@@ -1,0 +1,150 @@
+"""`cortex serve` as a real process: discovery, CLI routing, shutdown, locking, concurrency, kill -9."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cortex import Cortex
+
+from .service_helpers import cortex, make_project, start_server
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "proj", "alice", "bob")
+
+
+def test_cli_goes_through_the_server_which_shuts_down_cleanly(project):
+    server = start_server(project)
+    try:
+        stored = cortex(project, "store", "alice", "Always check null pointers")
+        assert stored.returncode == 0, stored.stderr
+        memory = json.loads(stored.stdout)
+        assert [m["id"] for m in json.loads(cortex(project, "recall", "alice", "null").stdout)] == [memory["id"]]
+        missing = cortex(project, "get", "alice", "no-such-id")
+        assert missing.returncode == 1 and "no memory with id 'no-such-id'" in missing.stderr
+        bad = cortex(project, "store", "alice", "x", "--confidence", "7")
+        assert bad.returncode == 1 and "confidence" in bad.stderr
+        health = httpx.get(f"{server.url}/healthz").json()
+        assert health["pid"] == server.process.pid
+    finally:
+        assert server.stop(signal.SIGTERM) == 0
+    assert not (server.store / "cortex-server.json").exists()
+    with Cortex.open(server.store, embeddings=None) as cx:  # the lock was released, the write kept
+        cx.agents.register("alice")
+        assert cx.get("alice", memory["id"]).content == "Always check null pointers"
+
+
+def test_serve_refuses_other_interfaces_without_tokens(project):
+    result = cortex(project, "serve", "--host", "0.0.0.0", "--port", "0")
+    assert result.returncode == 1
+    assert "refusing to listen on 0.0.0.0 without tokens" in result.stderr
+
+
+def test_a_second_server_gets_the_lock_error(project):
+    server = start_server(project)
+    try:
+        second = cortex(project, "serve", "--port", "0", timeout=60)
+        assert second.returncode == 1 and f"is locked by process {server.process.pid}" in second.stderr
+    finally:
+        server.stop()
+
+
+def test_a_stale_discovery_file_is_ignored(project):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    store = project / ".cortex" / "store"
+    store.mkdir(parents=True)
+    (store / "cortex-server.json").write_text(json.dumps(
+        {"url": "http://127.0.0.1:9", "pid": int(dead.stdout), "token": "x"}))
+    result = cortex(project, "store", "alice", "works without a server")
+    assert result.returncode == 0, result.stderr
+
+
+_WRITER = textwrap.dedent("""
+    import sys
+    from cortex.cli import cli
+    name, count = sys.argv[1], int(sys.argv[2])
+    failures = 0
+    for i in range(count):
+        code = cli.main(["store", "alice", f"{name}-{i}"], prog_name="cortex", standalone_mode=False)
+        failures += code not in (0, None)
+    sys.exit(1 if failures else 0)
+""")
+
+_READER = textwrap.dedent("""
+    import sys
+    from cortex.cli import cli
+    for i in range(int(sys.argv[1])):
+        code = cli.main(["recall", "alice", "w"], prog_name="cortex", standalone_mode=False)
+        assert code in (0, None)
+""")
+
+
+def _run_all(project: Path, scripts: list[list[str]]) -> list[subprocess.CompletedProcess]:
+    from .service_helpers import env
+
+    procs = [subprocess.Popen([sys.executable, "-c", *args], cwd=project, env=env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for args in scripts]
+    return [(p, p.communicate(timeout=300)[1]) for p in procs]
+
+
+def test_four_writers_and_a_reader_through_the_server(project):
+    server = start_server(project)
+    try:
+        results = _run_all(project, [[_WRITER, f"w{n}", "100"] for n in range(4)] + [[_READER, "100"]])
+        assert all(p.returncode == 0 for p, _ in results), [err[-500:] for _, err in results]
+        contents = [m["content"] for m in httpx.get(f"{server.url}/v1/agents/alice/memories",
+                                                    params={"limit": 1000}).json()]
+        assert len(contents) == 400 and set(contents) == {f"w{n}-{i}" for n in range(4) for i in range(100)}
+    finally:
+        server.stop()
+
+
+def test_two_writers_without_a_server_take_turns(project):
+    results = _run_all(project, [[_WRITER, "a", "30"], [_WRITER, "b", "30"]])
+    assert all(p.returncode == 0 for p, _ in results), [err[-500:] for _, err in results]
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register("alice")
+        contents = [m.content for m in cx.recall("alice", limit=100)]
+    assert sorted(contents) == sorted([f"a-{i}" for i in range(30)] + [f"b-{i}" for i in range(30)])
+
+
+def test_kill_9_during_a_large_store_many_loses_nothing_acknowledged(project):
+    server = start_server(project)
+    acknowledged = httpx.post(f"{server.url}/v1/agents/alice/memories", json={"content": "acknowledged"}).json()
+    entries = [{"content": f"bulk memory {i} " + "x" * 200} for i in range(10_000)]
+    outcome: list[object] = []
+
+    def bulk() -> None:
+        try:
+            outcome.append(httpx.post(f"{server.url}/v1/agents/alice/memories/batch", json={"entries": entries},
+                                      timeout=120).status_code)
+        except httpx.HTTPError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=bulk)
+    thread.start()
+    time.sleep(0.4)
+    server.stop(signal.SIGKILL)
+    thread.join(timeout=120)
+    with Cortex.open(server.store, embeddings=None) as cx:
+        cx.agents.register("alice")
+        assert cx.get("alice", acknowledged["id"]).content == "acknowledged"
+        count = cx.count("alice")
+        if outcome == [201]:
+            assert count == 10_001
+        else:
+            assert count in (1, 10_001)  # one atomic write: all of it or none of it
+        index = cx._indexes.get("alice")
+        assert index.foreign == 0  # no subject with only some of its triples
+        assert cx._store.count("alice") == count
