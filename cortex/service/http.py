@@ -264,8 +264,26 @@ def create_app(
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     if mcp_server is not None:
-        app.mount("/", mcp_app)  # last: it serves exactly /mcp; the routes above win
+        app.mount("/", _Guarded(mcp_app, authenticate))  # last: it serves exactly /mcp; the routes above win
     return app
+
+
+class _Guarded:
+    """Checks the bearer token before the MCP app sees a request (tool calls check the agent again)."""
+
+    def __init__(self, app: Any, authenticate: Any) -> None:
+        self.app = app
+        self.authenticate = authenticate
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            header = dict(scope["headers"]).get(b"authorization")
+            try:
+                self.authenticate(header.decode("latin-1") if header else None)
+            except AuthError as exc:
+                await _error(401, exc)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _transport_security() -> Any:

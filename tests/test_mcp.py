@@ -1,0 +1,157 @@
+"""The MCP server through the real `mcp.Client`: in-process, over stdio (`cortex mcp`), over streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from cortex import Cortex
+from cortex.service.auth import ADMIN, TokenStore
+from cortex.service.mcp import build_mcp
+
+from .service_helpers import env, make_project, start_server
+
+TOOLS = ["add_memory", "delete_memory", "get_memory", "list_agents", "memory_stats", "recall", "search_memories",
+         "touch_memory"]
+
+
+@pytest.fixture
+def local_cx(store_path: Path, clock) -> Cortex:
+    cx = Cortex.open(store_path, clock=clock, embeddings=None)
+    cx.agents.register("alice", description="first")
+    cx.agents.register("bob", description="second")
+    yield cx
+    cx.close()
+
+
+async def exercise(client: Client, agent: str = "alice") -> None:
+    """Every tool once, plus the anticipated errors."""
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert sorted(tools) == TOOLS
+    assert tools["search_memories"].annotations.read_only_hint is True
+    assert tools["delete_memory"].annotations.destructive_hint is True
+    assert tools["add_memory"].annotations.read_only_hint is False
+    assert "agent" in tools["add_memory"].input_schema["properties"] and tools["add_memory"].output_schema
+
+    added = await client.call_tool("add_memory", {"agent": agent, "content": "Always check null pointers",
+                                                  "type": "pattern", "confidence": 0.9})
+    assert not added.is_error, added.content
+    memory = added.structured_content
+    assert memory["type"] == "pattern" and memory["agent"] == agent
+    found = await client.call_tool("search_memories", {"agent": agent, "query": "null pointer checks"})
+    hits = found.structured_content["hits"]
+    assert hits[0]["id"] == memory["id"] and hits[0]["summary"] == "Always check null pointers"
+    got = await client.call_tool("get_memory", {"agent": agent, "memory_id": memory["id"]})
+    assert got.structured_content["content"] == "Always check null pointers"
+    assert got.structured_content["usage_count"] == 1  # reading it in full counts as a use
+    touched = await client.call_tool("touch_memory", {"agent": agent, "memory_id": memory["id"]})
+    assert touched.structured_content["usage_count"] == 2
+    block = await client.call_tool("recall", {"agent": agent, "task": "review null handling"})
+    assert block.structured_content["block"].startswith("<agent-memory>\n- [pattern] Always check null pointers")
+    stats = await client.call_tool("memory_stats", {"agent": agent})
+    assert stats.structured_content["total"] == 1 and stats.structured_content["by_type"]["pattern"] == 1
+    names = [a["name"] for a in (await client.call_tool("list_agents", {})).structured_content["agents"]]
+    assert agent in names
+    resource = await client.read_resource(f"cortex://agents/{agent}/memory")
+    assert "Always check null pointers" in resource.contents[0].text
+
+    unknown = await client.call_tool("memory_stats", {"agent": "nobody"})
+    assert unknown.is_error and "agent 'nobody' is not declared" in unknown.content[0].text
+    bad_type = await client.call_tool("add_memory", {"agent": agent, "content": "x", "type": "bogus"})
+    assert bad_type.is_error and "type" in bad_type.content[0].text
+    too_sure = await client.call_tool("add_memory", {"agent": agent, "content": "x", "confidence": 3})
+    assert too_sure.is_error
+    missing = await client.call_tool("get_memory", {"agent": agent, "memory_id": "no-such-id"})
+    assert missing.is_error and "no memory with id 'no-such-id'" in missing.content[0].text
+
+    deleted = await client.call_tool("delete_memory", {"agent": agent, "memory_id": memory["id"]})
+    assert deleted.structured_content == {"deleted": True, "id": memory["id"]}
+    again = await client.call_tool("delete_memory", {"agent": agent, "memory_id": memory["id"]})
+    assert again.is_error and "no memory with id" in again.content[0].text
+
+
+def test_in_process(local_cx):
+    async def main() -> None:
+        async with Client(build_mcp(lambda: local_cx, lambda request: ADMIN)) as client:
+            await exercise(client)
+            with pytest.raises(MCPError):
+                await client.read_resource("cortex://agents/nobody/memory")
+
+    asyncio.run(main())
+    assert local_cx.count("alice") == 0  # the last step deleted it, through the real Cortex
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "proj", "alice", "bob")
+
+
+def test_streamable_http_with_tokens(project):
+    store = project / ".cortex" / "store"
+    tokens = TokenStore(store)
+    alice, admin = tokens.create("alice"), tokens.create(None)
+    server = start_server(project)
+
+    def client(token: str | None) -> Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return Client(streamable_http_client(f"{server.url}/mcp", http_client=httpx2.AsyncClient(headers=headers)))
+
+    async def main() -> None:
+        async with client(alice) as c:
+            await exercise(c, "alice")
+            other = await c.call_tool("memory_stats", {"agent": "bob"})
+            assert other.is_error and "agent 'bob' is not declared" in other.content[0].text
+            names = [a["name"] for a in (await c.call_tool("list_agents", {})).structured_content["agents"]]
+            assert names == ["alice"]
+        async with client(admin) as c:
+            assert not (await c.call_tool("memory_stats", {"agent": "bob"})).is_error
+        with pytest.raises(Exception):
+            async with client(None) as c:
+                await c.list_tools()
+
+    try:
+        asyncio.run(main())
+    finally:
+        server.stop()
+
+
+def _stop_autostarted(store: Path) -> None:
+    try:
+        pid = json.loads((store / "cortex-server.json").read_text())["pid"]
+    except (OSError, ValueError):
+        return
+    os.kill(pid, signal.SIGTERM)
+
+
+def test_stdio_sessions_share_one_auto_started_server(project):
+    store = project / ".cortex" / "store"
+    params = StdioServerParameters(command=sys.executable, args=["-m", "cortex.cli", "mcp"], cwd=str(project),
+                                   env=env())
+
+    async def session(n: int) -> str:
+        async with Client(params) as client:
+            added = await client.call_tool("add_memory", {"agent": "bob", "content": f"from session {n}"})
+            assert not added.is_error, added.content
+            return added.structured_content["id"]
+
+    async def main() -> list[str]:
+        first = await session(0)  # no server yet: cortex mcp starts one
+        return [first, *await asyncio.gather(*(session(n) for n in range(1, 4)))]  # three at once
+
+    try:
+        ids = asyncio.run(main())
+        assert len(set(ids)) == 4
+        info = json.loads((store / "cortex-server.json").read_text())
+        stats = httpx2.get(f"{info['url']}/v1/agents/bob/stats", headers={"Authorization": f"Bearer {info['token']}"})
+        assert stats.json()["insight"] == 4
+    finally:
+        _stop_autostarted(store)
