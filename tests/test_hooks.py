@@ -1,0 +1,154 @@
+"""Claude Code hooks as subprocesses with recorded-shape payloads, and `cortex install/uninstall claude`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cortex import Cortex
+
+from .service_helpers import cortex, env, make_project, start_server
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "proj", "reviewer")
+
+
+def hook(project: Path, event: str, payload: dict, cwd: Path | None = None, **extra_env: str):
+    payload = {"session_id": "abc123", "transcript_path": "", "cwd": str(project), "hook_event_name": event,
+               **payload}
+    return subprocess.run([sys.executable, "-m", "cortex.cli", "hook", "claude", event], input=json.dumps(payload),
+                          cwd=cwd or Path("/"), capture_output=True, text=True, env=env(**extra_env), timeout=120)
+
+
+def stored(project: Path) -> list[str]:
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register("reviewer")
+        return sorted(m.content for m in cx.recall("reviewer", limit=100))
+
+
+def seed(project: Path, *contents: str) -> None:
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register("reviewer")
+        cx.store_many("reviewer", [{"content": c} for c in contents])
+
+
+def test_subagent_start_injects_the_block(project):
+    seed(project, "Always check null pointers", "Auth tokens expire after one hour")
+    result = hook(project, "SubagentStart", {"agent_id": "a1", "agent_type": "reviewer"})
+    assert result.returncode == 0 and result.stderr == ""
+    out = json.loads(result.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "SubagentStart"
+    block = out["hookSpecificOutput"]["additionalContext"]
+    assert block.startswith("<agent-memory>\n") and "Always check null pointers" in block and len(block) < 10_000
+
+
+def test_session_start_with_and_without_an_agent(project):
+    seed(project, "x" * 3000, "y" * 3000, "z" * 3000, "w" * 3000)
+    with_agent = hook(project, "SessionStart", {"source": "startup", "agent_type": "reviewer"})
+    context = json.loads(with_agent.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert len(context) < 10_000 and context.count("\n- [") == 3  # 4 would not fit: whole memories only
+    without = hook(project, "SessionStart", {"source": "startup"})
+    assert without.returncode == 0 and without.stdout == ""
+    named = hook(project, "SessionStart", {"source": "startup"}, CORTEX_HOOK_AGENT="reviewer")
+    assert json.loads(named.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+def test_subagent_stop_captures_learned_lines(project, tmp_path):
+    transcript = tmp_path / "agent.jsonl"
+    transcript.write_text("\n".join(json.dumps(e) for e in [
+        {"type": "user", "message": {"role": "user", "content": "review this"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "Looking.\nPATTERN: guard clauses before the happy path"}]}},
+    ]) + "\nnot json\n")
+    message = "Review done.\nLEARNED: the auth module caches tokens in redis\n- DECISION: keep retries at 3"
+    result = hook(project, "SubagentStop", {"agent_type": "reviewer", "stop_hook_active": False,
+                                           "agent_transcript_path": str(transcript),
+                                           "last_assistant_message": message})
+    assert result.returncode == 0 and result.stdout == ""
+    assert stored(project) == ["guard clauses before the happy path", "keep retries at 3",
+                               "the auth module caches tokens in redis"]
+    hook(project, "SubagentStop", {"agent_type": "reviewer", "last_assistant_message": message})
+    assert len(stored(project)) == 3  # captured again: touched, not duplicated
+
+
+def test_stop_hook_active_captures_nothing(project):
+    result = hook(project, "Stop", {"stop_hook_active": True, "agent_type": "reviewer",
+                                    "last_assistant_message": "LEARNED: should not be stored"})
+    assert result.returncode == 0 and result.stdout == ""
+    assert not (project / ".cortex" / "store").exists() or stored(project) == []
+
+
+def test_failures_exit_0_and_are_logged(project, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = hook(project, "SubagentStart", {"agent_type": "reviewer"}, CORTEX_STORE=str(blocker / "store"))
+    assert result.returncode == 0 and result.stdout == ""
+    log = (project / ".cortex" / "logs" / "hooks.log").read_text()
+    assert "SubagentStart" in log and "Error" in log
+    unknown = hook(project, "SubagentStart", {"agent_type": "ghost"})
+    assert unknown.returncode == 0 and unknown.stdout == ""
+    assert "agent 'ghost' is not declared" in (project / ".cortex" / "logs" / "hooks.log").read_text()
+    garbage = subprocess.run([sys.executable, "-m", "cortex.cli", "hook", "claude", "SubagentStop"], input="{oops",
+                             cwd=project, capture_output=True, text=True, env=env(), timeout=60)
+    assert garbage.returncode == 0 and garbage.stdout == ""
+
+
+def test_hooks_use_the_server_when_it_runs(project):
+    seed(project, "Always check null pointers")
+    server = start_server(project)
+    try:
+        result = hook(project, "SubagentStart", {"agent_type": "reviewer"})
+        assert "Always check null pointers" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+        hook(project, "SubagentStop", {"agent_type": "reviewer", "last_assistant_message": "LEARNED: via server"})
+    finally:
+        server.stop()
+    assert "via server" in stored(project)
+
+
+def test_the_hook_path_imports_neither_mcp_nor_fastapi_nor_rdflib(project):
+    seed(project, "Always check null pointers")
+    payload = json.dumps({"cwd": str(project), "agent_type": "reviewer"})
+    script = ("import sys, io; sys.stdin = io.StringIO(sys.argv[1]); from cortex.cli import main\n"
+              "try:\n    main()\nexcept SystemExit:\n    pass\n"
+              "print(sorted(m for m in ('mcp', 'fastapi', 'rdflib', 'uvicorn', 'torch') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", script, payload], cwd=project, capture_output=True, text=True,
+                            env=env(), timeout=60)
+    sys_argv_hook = result.stdout.strip().splitlines()
+    assert sys_argv_hook[-1] == "[]", result.stdout + result.stderr
+
+
+def test_install_and_uninstall_claude_are_exact_and_idempotent(project):
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mine = {"permissions": {"allow": ["Bash(ls)"]},
+            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]}}
+    settings.write_text(json.dumps(mine))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "other"}}}))
+    first = cortex(project, "install", "claude")
+    assert first.returncode == 0 and "hook SubagentStart" in first.stderr
+    data = json.loads(settings.read_text())
+    assert data["permissions"] == mine["permissions"]
+    assert data["hooks"]["Stop"][0]["hooks"][0]["command"] == "echo mine"
+    commands = {e: [h["command"] for g in data["hooks"][e] for h in g["hooks"]] for e in data["hooks"]}
+    assert commands["SubagentStart"] == ["cortex hook claude SubagentStart"]
+    assert commands["Stop"] == ["echo mine", "cortex hook claude Stop"]
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {
+        "other": {"command": "other"}, "cortex": {"command": "cortex", "args": ["mcp"]}}
+    snapshot = (settings.read_text(), (project / ".mcp.json").read_text())
+    again = cortex(project, "install", "claude")
+    assert again.stderr.strip() == "already installed"
+    assert (settings.read_text(), (project / ".mcp.json").read_text()) == snapshot
+    removed = cortex(project, "uninstall", "claude")
+    assert removed.returncode == 0
+    assert json.loads(settings.read_text()) == mine
+    assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {"other": {"command": "other"}}}
+    broken = project / ".claude" / "settings.json"
+    broken.write_text("{not json")
+    failed = cortex(project, "install", "claude")
+    assert failed.returncode == 1 and "is not valid JSON" in failed.stderr and broken.read_text() == "{not json"
