@@ -8,30 +8,58 @@
 ['Always check for null pointers']
 """
 
-from cortex.agents import AgentDefinition, AgentProblem, AgentRegistry, AgentSettings
-from cortex.core import Cortex
-from cortex.errors import (
-    AgentDefinitionError,
-    AgentNotFoundError,
-    AuthError,
-    CortexError,
-    InvalidInputError,
-    InvalidMemoryError,
-    MemoryDisabledError,
-    MemoryNotFoundError,
-    StoreError,
-    StoreLockedError,
-    ServiceError,
-)
-from cortex.model import Hit, Memory, MemoryType, SearchResult
-from cortex.rerank import Reranking
-from cortex.search import SearchMode
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Names resolve lazily (PEP 562): `import cortex.service.hooks` must stay light (a hook runs per agent start),
+# so importing the package does not import the engine, numpy or pyoxigraph until they are used.
+_EXPORTS = {
+    "AgentDefinition": "cortex.agents", "AgentProblem": "cortex.agents", "AgentRegistry": "cortex.agents",
+    "AgentSettings": "cortex.agents", "Cortex": "cortex.core",
+    "AgentDefinitionError": "cortex.errors", "AgentNotFoundError": "cortex.errors", "AuthError": "cortex.errors",
+    "CortexError": "cortex.errors", "InvalidInputError": "cortex.errors", "InvalidMemoryError": "cortex.errors",
+    "MemoryDisabledError": "cortex.errors", "MemoryNotFoundError": "cortex.errors", "ServiceError": "cortex.errors",
+    "StoreError": "cortex.errors", "StoreLockedError": "cortex.errors",
+    "Hit": "cortex.model", "Memory": "cortex.model", "MemoryType": "cortex.model", "SearchResult": "cortex.model",
+    "Reranking": "cortex.rerank", "SearchMode": "cortex.search",
+}
+
+if TYPE_CHECKING:
+    from cortex.agents import AgentDefinition, AgentProblem, AgentRegistry, AgentSettings
+    from cortex.core import Cortex
+    from cortex.errors import (
+        AgentDefinitionError,
+        AgentNotFoundError,
+        AuthError,
+        CortexError,
+        InvalidInputError,
+        InvalidMemoryError,
+        MemoryDisabledError,
+        MemoryNotFoundError,
+        ServiceError,
+        StoreError,
+        StoreLockedError,
+    )
+    from cortex.model import Hit, Memory, MemoryType, SearchResult
+    from cortex.rerank import Reranking
+    from cortex.search import SearchMode
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cortex' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AgentDefinition", "AgentDefinitionError", "AgentNotFoundError", "AgentProblem", "AgentRegistry",
-    "AgentSettings", "AuthError", "Cortex", "CortexError", "Hit", "InvalidInputError", "InvalidMemoryError", "Memory",
-    "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Reranking", "SearchMode", "SearchResult", "ServiceError", "StoreError",
-    "StoreLockedError",
-]
+__all__ = sorted(_EXPORTS)

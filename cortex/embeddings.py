@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-import httpx
 import numpy as np
 
 from cortex.errors import CortexError, InvalidInputError
@@ -56,10 +55,14 @@ class OpenAIEmbeddings:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.batch_size = batch_size
+        import httpx  # here, not at the top: the engine (and the hook path) should not pay for it
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import httpx
+
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])

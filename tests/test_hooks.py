@@ -22,7 +22,8 @@ def project(tmp_path: Path) -> Path:
 def hook(project: Path, event: str, payload: dict, cwd: Path | None = None, **extra_env: str):
     payload = {"session_id": "abc123", "transcript_path": "", "cwd": str(project), "hook_event_name": event,
                **payload}
-    return subprocess.run([sys.executable, "-m", "cortex.cli", "hook", "claude", event], input=json.dumps(payload),
+    # `python -m cortex` is the console script's entry point (with its short path for hooks)
+    return subprocess.run([sys.executable, "-m", "cortex", "hook", "claude", event], input=json.dumps(payload),
                           cwd=cwd or Path("/"), capture_output=True, text=True, env=env(**extra_env), timeout=120)
 
 
@@ -111,16 +112,30 @@ def test_hooks_use_the_server_when_it_runs(project):
     assert "via server" in stored(project)
 
 
-def test_the_hook_path_imports_neither_mcp_nor_fastapi_nor_rdflib(project):
-    seed(project, "Always check null pointers")
+def _hook_modules(project: Path) -> tuple[str, list[str]]:
     payload = json.dumps({"cwd": str(project), "agent_type": "reviewer"})
-    script = ("import sys, io; sys.stdin = io.StringIO(sys.argv[1]); from cortex.cli import main\n"
+    script = ("import sys, io; sys.stdin = io.StringIO(sys.argv[1]); from cortex.__main__ import main\n"
+              "sys.argv = ['cortex', 'hook', 'claude', 'SubagentStart']\n"
               "try:\n    main()\nexcept SystemExit:\n    pass\n"
-              "print(sorted(m for m in ('mcp', 'fastapi', 'rdflib', 'uvicorn', 'torch') if m in sys.modules))")
+              "heavy = ('mcp', 'fastapi', 'rdflib', 'uvicorn', 'torch', 'numpy', 'pyoxigraph', 'pydantic', 'httpx')\n"
+              "print(sorted(m for m in heavy if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", script, payload], cwd=project, capture_output=True, text=True,
                             env=env(), timeout=60)
-    sys_argv_hook = result.stdout.strip().splitlines()
-    assert sys_argv_hook[-1] == "[]", result.stdout + result.stderr
+    *output, modules = result.stdout.strip().splitlines()
+    return "\n".join(output), eval(modules)
+
+
+def test_the_hook_path_imports_neither_mcp_nor_fastapi_nor_rdflib(project):
+    seed(project, "Always check null pointers")
+    output, modules = _hook_modules(project)
+    assert "Always check null pointers" in output
+    assert not {"mcp", "fastapi", "rdflib", "uvicorn", "torch"} & set(modules), modules
+    server = start_server(project)
+    try:  # with a server, the hook is a stdlib HTTP call: not even the engine is imported
+        output, modules = _hook_modules(project)
+        assert "Always check null pointers" in output and modules == []
+    finally:
+        server.stop()
 
 
 def test_install_and_uninstall_claude_are_exact_and_idempotent(project):

@@ -8,10 +8,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from cortex.core import Cortex
 from cortex.errors import StoreLockedError
 from cortex.service import discovery
-from cortex.service.client import RemoteCortex
+
+if TYPE_CHECKING:
+    from cortex.service.client import RemoteCortex
 
 TOKEN_ENV = "CORTEX_TOKEN"
 
@@ -22,6 +26,8 @@ def remote(store_path: Path) -> RemoteCortex | None:
     info = discovery.find(store_path)
     if info is None:
         return None
+    from cortex.service.client import RemoteCortex
+
     return RemoteCortex(info.url, token=os.environ.get(TOKEN_ENV) or info.token)
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-
-import httpx
 
 SERVER_FILE = "cortex-server.json"
 
@@ -69,10 +69,10 @@ def find(store_path: Path, *, timeout: float = 1.0) -> ServerInfo | None:
     info = read(store_path)
     if info is None or not _alive(info.pid):
         return None
-    try:
-        response = httpx.get(f"{info.url}/healthz", timeout=timeout)
-        if response.status_code == 200 and response.json().get("pid") == info.pid:
-            return info
-    except (httpx.HTTPError, ValueError):
+    try:  # urllib, not httpx: this runs on the hook path, where every import counts
+        with urllib.request.urlopen(f"{info.url}/healthz", timeout=timeout) as response:
+            if json.loads(response.read()).get("pid") == info.pid:
+                return info
+    except (OSError, ValueError, urllib.error.URLError):
         pass
     return None

@@ -59,10 +59,51 @@ def _transcript_text(path: str) -> str:
     return "\n".join(parts)
 
 
+class _ServerHooks:
+    """The two calls a hook makes, sent to the running server with the standard library only (importing
+    httpx and pydantic would cost more than the whole round trip)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url, self.token = url, token
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        import urllib.error
+        import urllib.parse
+        import urllib.request
+
+        request = urllib.request.Request(
+            f"{self.url}/v1{path}", data=json.dumps(body).encode(), method="POST",
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.token}"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise RuntimeError(f"server answered {exc.code}: {exc.read().decode(errors='replace')[:300]}") from None
+
+    def agent_start(self, agent: str, task: str | None, max_chars: int) -> str:
+        from urllib.parse import quote
+
+        return str(self._post(f"/agents/{quote(agent, safe='')}/start", {"task": task, "max_chars": max_chars})["block"])
+
+    def agent_end(self, agent: str, output: str) -> None:
+        from urllib.parse import quote
+
+        self._post(f"/agents/{quote(agent, safe='')}/end", {"output": output})
+
+    def close(self) -> None:
+        pass
+
+
 def _open(root: Path) -> Any:
+    from cortex.service import discovery
+
+    store = config.default_store_path(root)
+    info = discovery.find(store)
+    if info is not None:
+        return _ServerHooks(info.url, os.environ.get("CORTEX_TOKEN") or info.token)
     from cortex.service.connect import connect
 
-    cx = connect(config.default_store_path(root), embeddings="none")
+    cx = connect(store, embeddings="none")
     if not hasattr(cx, "agents"):
         return cx  # the server's client: the server knows the agents
     from cortex.agents import AgentRegistry
@@ -113,3 +154,16 @@ def run(event: str, raw: str) -> str:
     except Exception as exc:  # a hook must never fail the agent: log everything
         _log(root, f"{event}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
         return ""
+
+
+def main(argv: list[str]) -> int:
+    """``cortex hook claude EVENT`` without the CLI's imports (see :mod:`cortex.__main__`)."""
+    import sys
+
+    if len(argv) != 1:
+        print("usage: cortex hook claude EVENT", file=sys.stderr)
+        return 2
+    out = run(argv[0], sys.stdin.read())
+    if out:
+        print(out)
+    return 0
