@@ -113,8 +113,9 @@ class Cortex:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Checkpoint indexes, flush and release the store. Idempotent."""
+    def close(self, *, flush: bool = True) -> None:
+        """Checkpoint indexes, flush (unless ``flush=False``: committed writes survive a crash of the
+        process anyway, only power loss needs the ~10 ms fsync) and release the store. Idempotent."""
         with self._lock:
             if self._closed:
                 return
@@ -122,7 +123,7 @@ class Cortex:
             try:
                 self._indexes.close()
             finally:
-                self._store.close()
+                self._store.close(flush=flush)
 
     def flush(self) -> None:
         """Force committed writes to disk (fsync). Commits already survive a crash of the process; this

@@ -55,6 +55,7 @@ class PostingLists:
         self.blob = ""  # terms [0, blob_terms) joined by newlines, for substring search
         self.blob_terms = 0
         self.blob_starts = np.zeros(0, dtype=np.int64)
+        self._blob_stale = False
 
     @property
     def postings(self) -> int:
@@ -115,11 +116,12 @@ class PostingLists:
         lengths = np.fromiter((len(w) + 1 for w in self.terms), dtype=np.int64, count=len(self.terms))
         self.blob_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else lengths
         self.blob_terms = len(self.terms)
+        self._blob_stale = False
 
     def containing(self, token: str) -> tuple[np.ndarray, np.ndarray]:
         """Term ids containing ``token`` and how many times each contains it (non-overlapping, as
         ``str.count``). Terms must not contain newlines."""
-        if len(self.terms) - self.blob_terms > _TAIL_REBUILD:
+        if self._blob_stale or len(self.terms) - self.blob_terms > _TAIL_REBUILD:
             self._refresh_blob()
         positions = []
         find, step = self.blob.find, len(token)
@@ -187,5 +189,5 @@ class PostingLists:
         if lists.base_terms != len(lists.terms) or int(lists.base_off[-1]) != len(lists.base_docs):
             return None
         lists.has_delta = Vec(np.bool_, np.zeros(len(lists.terms), dtype=bool))
-        lists._refresh_blob()
+        lists._blob_stale = True  # built on first substring search: BM25-only processes never need it
         return lists

@@ -63,7 +63,7 @@ class RemoteCortex:
     def _params(**values: Any) -> dict[str, Any]:
         return {k: (v.value if isinstance(v, MemoryType) else v) for k, v in values.items() if v is not None}
 
-    def close(self) -> None:
+    def close(self, flush: bool = True) -> None:
         self._http.close()
 
     def __enter__(self) -> "RemoteCortex":

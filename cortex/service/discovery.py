@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,7 +67,10 @@ def find(store_path: Path, *, timeout: float = 1.0) -> ServerInfo | None:
     info = read(store_path)
     if info is None or not _alive(info.pid):
         return None
-    try:  # urllib, not httpx: this runs on the hook path, where every import counts
+    import urllib.error  # here and not httpx: this runs on the hook path, where every import counts
+    import urllib.request
+
+    try:
         with urllib.request.urlopen(f"{info.url}/healthz", timeout=timeout) as response:
             if json.loads(response.read()).get("pid") == info.pid:
                 return info

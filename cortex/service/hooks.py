@@ -90,7 +90,7 @@ class _ServerHooks:
 
         self._post(f"/agents/{quote(agent, safe='')}/end", {"output": output})
 
-    def close(self) -> None:
+    def close(self, flush: bool = False) -> None:
         pass
 
 
@@ -141,13 +141,13 @@ def run(event: str, raw: str) -> str:
             try:
                 cx.agent_end(agent, text)
             finally:
-                cx.close()
+                cx.close(flush=False)
             return ""
         cx = _open(root)
         try:
             block = cx.agent_start(agent, payload.get("prompt") or None, max_chars=MAX_CONTEXT)
         finally:
-            cx.close()
+            cx.close(flush=False)  # committed writes survive the process; a hook does not pay for an fsync
         if not block:
             return ""
         return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}})

@@ -56,5 +56,5 @@ class MemoryStore(Protocol):
     def flush(self) -> None:
         """Push buffered writes to disk."""
 
-    def close(self) -> None:
-        """Release the store (and its lock)."""
+    def close(self, flush: bool = True) -> None:
+        """Release the store (and its lock); with ``flush``, force committed writes to disk first."""

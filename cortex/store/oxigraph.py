@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -89,15 +90,19 @@ class OxigraphStore:
         if self._path is not None:
             self._store.flush()
 
-    def close(self) -> None:
+    def close(self, flush: bool = True) -> None:
         store = getattr(self, "_store", None)
         if store is None:
             return
-        if self._path is not None:
+        if flush and self._path is not None:
             store.flush()
         del self._store
+        # The RocksDB lock goes with the last reference to the Store object (there is no close()). When
+        # this is the last one, dropping it is enough; otherwise a cycle may hold it: collect (~10 ms).
+        referenced = sys.getrefcount(store) > 2
         del store
-        gc.collect()  # the RocksDB lock goes with the last reference to the Store object
+        if referenced:
+            gc.collect()
 
     # -- writes ----------------------------------------------------------------------------------
 
