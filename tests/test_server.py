@@ -148,3 +148,47 @@ def test_kill_9_during_a_large_store_many_loses_nothing_acknowledged(project):
         index = cx._indexes.get("alice")
         assert index.foreign == 0  # no subject with only some of its triples
         assert cx._store.count("alice") == count
+
+
+def test_routes_auth_and_errors_over_real_http(project):
+    minted = cortex(project, "token", "create", "--agent", "alice")
+    assert minted.returncode == 0 and minted.stdout.startswith("ctx_") and minted.stdout.count("\n") == 1
+    alice = minted.stdout.strip()
+    admin = cortex(project, "token", "create", "--admin").stdout.strip()
+    assert cortex(project, "token", "create", "--admin", "--agent", "bob").returncode == 2
+    server = start_server(project)
+    try:
+        with httpx.Client(base_url=f"{server.url}/v1") as http:
+            auth = {"Authorization": f"Bearer {alice}"}
+            assert http.get("/agents/alice/stats").status_code == 401
+            assert http.get("/agents/alice/stats", headers={"Authorization": "Bearer nope"}).status_code == 401
+            created = http.post("/agents/alice/memories", json={"content": "Tokens expire hourly"}, headers=auth)
+            assert created.status_code == 201
+            memory_id = created.json()["id"]
+            routes = [
+                ("GET", "/agents/alice/memories", {"params": {"query": "tokens"}}, 200),
+                ("GET", "/agents/alice/search", {"params": {"query": "when do tokens expire?"}}, 200),
+                ("GET", f"/agents/alice/memories/{memory_id}", {}, 200),
+                ("POST", f"/agents/alice/memories/{memory_id}/touch", {}, 200),
+                ("GET", "/agents/alice/stats", {}, 200),
+                ("POST", "/agents/alice/prune", {"json": {"dry_run": True}}, 200),
+                ("POST", "/agents/alice/start", {"json": {"task": "tokens"}}, 200),
+                ("POST", "/agents/alice/end", {"json": {"output": "LEARNED: refresh early"}}, 200),
+                ("POST", "/agents/alice/memories/batch", {"json": {"entries": [{"content": "b"}]}}, 201),
+                ("POST", "/agents/alice/memories", {"json": {"content": "x", "type": "bogus"}}, 422),
+                ("POST", "/agents/alice/memories", {"content": b"{", "headers": {"content-type": "application/json"}},
+                 400),
+                ("GET", "/agents/bob/stats", {}, 404),  # another agent: not found, not forbidden
+            ]
+            for method, url, kwargs, status in routes:
+                headers = {**auth, **kwargs.pop("headers", {})}
+                response = http.request(method, url, headers=headers, **kwargs)
+                assert response.status_code == status, (method, url, response.text)
+            assert http.delete(f"/agents/alice/memories/{memory_id}", headers=auth).status_code == 204
+            admin_stats = http.get("/agents/bob/stats", headers={"Authorization": f"Bearer {admin}"})
+            assert admin_stats.status_code == 200
+        # the CLI on the same machine uses the server's local token from the discovery file
+        assert cortex(project, "stats", "alice").returncode == 0
+        assert cortex(project, "stats", "alice", CORTEX_TOKEN="ctx_wrong").returncode == 1
+    finally:
+        assert server.stop(signal.SIGINT) == 0
