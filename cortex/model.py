@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-import secrets
+import os
 import time
 from datetime import datetime, timedelta, timezone
 from enum import StrEnum
@@ -61,7 +61,7 @@ def utcnow() -> datetime:
 
 def new_memory_id() -> str:
     """A new URL-safe memory id that sorts by creation time: 12 hex digits of ms, 16 random hex digits."""
-    return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(8)}"
+    return f"{time.time_ns() // 1_000_000:012x}{os.urandom(8).hex()}"
 
 
 def check_agent_name(name: Any) -> str:
