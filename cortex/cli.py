@@ -337,10 +337,11 @@ def mcp(state: _State) -> None:
     """MCP server on stdio, for coding agents. Uses the running server (starting one in the background
     when none runs), so any number of sessions share one store."""
     from cortex.service.auth import ADMIN
-    from cortex.service.connect import ensure_server
+    from cortex.service.connect import Reconnecting, ensure_server
     from cortex.service.mcp import build_mcp
 
-    client = ensure_server(Path(state.store_path))
+    client = Reconnecting(lambda: ensure_server(Path(state.store_path), agent_dirs=state.agent_dirs,
+                                                embeddings=state.embeddings))
     build_mcp(lambda: client, lambda request: ADMIN).run()  # the server checks the client's token
 
 

@@ -84,5 +84,9 @@ class AuthError(CortexError):
     """A request carried no token, or one that is not valid."""
 
 
+class PermissionDeniedError(CortexError):
+    """The caller is authenticated but may not do this (an agent token on an admin operation)."""
+
+
 class ServiceError(CortexError):
     """The Cortex server could not be reached or answered something unexpected."""

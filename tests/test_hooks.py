@@ -78,6 +78,24 @@ def test_subagent_stop_captures_learned_lines(project, tmp_path):
     assert len(stored(project)) == 3  # captured again: touched, not duplicated
 
 
+def test_a_stop_hook_reads_only_what_the_transcript_gained(project, tmp_path):
+    transcript = tmp_path / "session.jsonl"
+
+    def say(text: str) -> None:
+        with open(transcript, "a") as fh:
+            fh.write(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": text}}) + "\n")
+
+    say("LEARNED: the build needs make twice")
+    for turn in range(3):
+        hook(project, "Stop", {"agent_type": "reviewer", "transcript_path": str(transcript),
+                               "last_assistant_message": f"turn {turn}"})
+        say(f"turn {turn} done")
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register("reviewer")
+        [memory] = cx.recall("reviewer", "make")
+        assert memory.usage_count == 0  # captured once, not touched again by the later turns
+
+
 def test_stop_hook_active_captures_nothing(project):
     result = hook(project, "Stop", {"stop_hook_active": True, "agent_type": "reviewer",
                                     "last_assistant_message": "LEARNED: should not be stored"})

@@ -159,9 +159,26 @@ async def test_tokens_isolate_agents(secured, local_cx):
     assert r.status_code == 404 and "alice secret" not in r.text
     names = [a["name"] for a in (await api.get("/v1/agents", headers=bearer(tokens["bob"]))).json()]
     assert names == ["bob"]
-    assert (await api.post("/v1/agents/bob/reindex", headers=bearer(tokens["bob"]))).status_code == 401
+    denied = await api.post("/v1/agents/bob/reindex", headers=bearer(tokens["bob"]))
+    assert denied.status_code == 403 and denied.json()["error"]["type"] == "PermissionDeniedError"
+    assert (await api.post("/v1/agents/alice/reindex", headers=bearer(tokens["bob"]))).status_code == 404
+    assert (await api.get("/v1/agents", headers={"Authorization": b"Bearer caf\xe9"})).status_code == 401
     # the admin token does everything
     r = await api.get(f"/v1/agents/alice/memories/{secret}", headers=bearer(tokens["admin"]))
     assert r.json()["content"] == "alice secret"
     assert len((await api.get("/v1/agents", headers=bearer(tokens["admin"]))).json()) == 3
     assert local_cx.get("alice", secret) is not None
+
+
+async def test_a_server_app_always_wants_a_token(local_cx):
+    """With the server's own token (cortex serve), even a loopback server without configured tokens refuses
+    anonymous requests: a web page could otherwise send simple cross-origin POSTs (touch, prune)."""
+    local_cx.store("alice", "keep me", confidence=0.1)
+    app = create_app(local_cx, local_token="local-secret", allowed_hosts=["127.0.0.1"])
+    async for api in _client(app):
+        r = await api.post("/v1/agents/alice/prune", content=b"", headers={"Origin": "https://evil.example",
+                                                                          "Content-Type": "text/plain"})
+        assert r.status_code == 401
+        assert (await api.post("/mcp", json={})).status_code == 401
+        ok = await api.get("/v1/agents/alice/stats", headers=bearer("local-secret"))
+        assert ok.status_code == 200 and ok.json()["insight"] == 1

@@ -155,3 +155,34 @@ def test_stdio_sessions_share_one_auto_started_server(project):
         assert stats.json()["insight"] == 4
     finally:
         _stop_autostarted(store)
+
+
+def test_stdio_session_survives_its_server_and_forwards_agent_dirs(tmp_path):
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    defs = tmp_path / "elsewhere"  # not a directory Cortex discovers by itself
+    defs.mkdir()
+    (defs / "carol.md").write_text("---\nname: carol\ndescription: c\nmemory: true\n---\n")
+    store = project / ".cortex" / "store"
+    params = StdioServerParameters(command=sys.executable, cwd=str(project), env=env(),
+                                   args=["-m", "cortex.cli", "--agents-dir", str(defs), "mcp"])
+
+    async def main() -> None:
+        async with Client(params) as client:
+            first = await client.call_tool("add_memory", {"agent": "carol", "content": "before"})
+            assert not first.is_error, first.content
+            pid = json.loads((store / "cortex-server.json").read_text())["pid"]
+            os.kill(pid, signal.SIGTERM)  # e.g. the auto-started server idled out
+            for _ in range(100):
+                if not (store / "cortex-server.json").exists():
+                    break
+                await asyncio.sleep(0.05)
+            second = await client.call_tool("add_memory", {"agent": "carol", "content": "after"})
+            assert not second.is_error, second.content
+            stats = await client.call_tool("memory_stats", {"agent": "carol"})
+            assert stats.structured_content["total"] == 2
+
+    try:
+        asyncio.run(main())
+    finally:
+        _stop_autostarted(store)

@@ -214,3 +214,25 @@ def test_store_data_is_untouched_by_the_lock_error(store_path):
     raw = Store(str(store_path))
     contents = [q.object for q in raw.quads_for_pattern(None, NamedNode("urn:cortex:agentmem:content"), None, None)]
     assert contents == [Literal("precious")]
+
+
+def test_a_torn_journal_line_does_not_hide_the_next_change(store_path):
+    cx = Cortex.open(store_path, embeddings=None)
+    cx.agents.register("a")
+    memory = cx.store("a", "counted")
+    cx._indexes.checkpoint("a")  # the memory is in the snapshot; the journal is empty
+    cx.close()
+    journal = store_path / "cortex-index" / "a" / "journal.log"
+    with open(journal, "a") as fh:
+        fh.write("01a2ffff")  # a crash in the middle of journaling an id
+    script = (
+        "import os, sys\n"
+        "from cortex import Cortex\n"
+        "cx = Cortex.open(sys.argv[1], embeddings=None); cx.agents.register('a')\n"
+        "cx.touch('a', sys.argv[2])\n"
+        "os._exit(0)\n"  # no close: only the journal knows about the touch
+    )
+    subprocess.run([sys.executable, "-c", script, str(store_path), memory.id], check=True, timeout=120)
+    with Cortex.open(store_path, embeddings=None) as cx:
+        cx.agents.register("a")
+        assert cx.recall("a", "counted")[0].usage_count == 1

@@ -220,3 +220,21 @@ def test_reindex_rebuilds_the_lexical_index_without_a_provider(cx, store_path):
     assert cx.recall("reviewer", "redis")[0].id == memory.id
     with pytest.raises(Exception, match="invalid agent name"):
         cx.reindex("../etc")
+
+
+def test_a_torn_vector_record_does_not_corrupt_later_ones(store_path, local):
+    with open_with(store_path, Counting(local), "reviewer") as cx:
+        first = cx.store("reviewer", NOTES[0])
+    log = store_path / "cortex-index" / "reviewer" / "vectors.log"
+    with open(log, "ab") as fh:  # a crash in the middle of appending the next record
+        fh.write(bytes([28]) + b"01a2000000000000000000000000" + b"\x00" * 100)
+    with open_with(store_path, Counting(local), "reviewer") as cx:
+        second = cx.store("reviewer", NOTES[1])
+    provider = Counting(local)
+    with open_with(store_path, provider, "reviewer") as cx:
+        index = cx._indexes.get("reviewer")
+        for memory in (first, second):
+            vector = index.vector_of(memory.id)
+            assert vector is not None and abs(float(np.linalg.norm(vector)) - 1) < 1e-5
+        assert cx.search("reviewer", "monthly invoices", mode="semantic")[0].memory.id == second.id
+    assert provider.calls == [1]

@@ -35,6 +35,11 @@ def test_cli_goes_through_the_server_which_shuts_down_cleanly(project):
         assert missing.returncode == 1 and "no memory with id 'no-such-id'" in missing.stderr
         bad = cortex(project, "store", "alice", "x", "--confidence", "7")
         assert bad.returncode == 1 and "confidence" in bad.stderr
+        # a proxy in the environment is not used for the local server (it would see the token)
+        proxied = cortex(project, "stats", "alice", HTTP_PROXY="http://127.0.0.1:9", http_proxy="http://127.0.0.1:9",
+                         NO_PROXY="", no_proxy="")
+        assert proxied.returncode == 0, proxied.stderr
+        assert httpx.get(f"{server.url}/v1/agents/alice/stats").status_code == 401  # no anonymous access
         health = httpx.get(f"{server.url}/healthz").json()
         assert health["pid"] == server.process.pid
     finally:
@@ -103,8 +108,8 @@ def test_four_writers_and_a_reader_through_the_server(project):
     try:
         results = _run_all(project, [[_WRITER, f"w{n}", "100"] for n in range(4)] + [[_READER, "100"]])
         assert all(p.returncode == 0 for p, _ in results), [err[-500:] for _, err in results]
-        contents = [m["content"] for m in httpx.get(f"{server.url}/v1/agents/alice/memories",
-                                                    params={"limit": 1000}).json()]
+        contents = [m["content"] for m in httpx.get(f"{server.url}/v1/agents/alice/memories", params={"limit": 1000},
+                                                    headers={"Authorization": f"Bearer {server.token}"}).json()]
         assert len(contents) == 400 and set(contents) == {f"w{n}-{i}" for n in range(4) for i in range(100)}
     finally:
         server.stop()
@@ -121,14 +126,16 @@ def test_two_writers_without_a_server_take_turns(project):
 
 def test_kill_9_during_a_large_store_many_loses_nothing_acknowledged(project):
     server = start_server(project)
-    acknowledged = httpx.post(f"{server.url}/v1/agents/alice/memories", json={"content": "acknowledged"}).json()
+    auth = {"Authorization": f"Bearer {server.token}"}
+    acknowledged = httpx.post(f"{server.url}/v1/agents/alice/memories", json={"content": "acknowledged"},
+                              headers=auth).json()
     entries = [{"content": f"bulk memory {i} " + "x" * 200} for i in range(10_000)]
     outcome: list[object] = []
 
     def bulk() -> None:
         try:
             outcome.append(httpx.post(f"{server.url}/v1/agents/alice/memories/batch", json={"entries": entries},
-                                      timeout=120).status_code)
+                                      headers=auth, timeout=120).status_code)
         except httpx.HTTPError as exc:
             outcome.append(exc)
 

@@ -159,7 +159,13 @@ class IndexManager:
         if handle is None:
             directory = self._dir(agent)
             directory.mkdir(parents=True, exist_ok=True)
-            handle = open(directory / "journal.log", "a", encoding="utf-8")
+            path = directory / "journal.log"
+            if path.exists():  # a torn last line (crash mid-append) would merge with the next id
+                with open(path, "r+b") as fh:
+                    data = fh.read()
+                    if data and not data.endswith(b"\n"):
+                        fh.truncate(data.rfind(b"\n") + 1)
+            handle = open(path, "a", encoding="utf-8")
             self._journals[agent] = handle
         lines = "".join(f"{i}\n" for i in memory_ids)
         handle.write(lines)

@@ -71,6 +71,10 @@ class VectorLog:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 header = json.dumps({"model": model, "dim": int(vectors.shape[1])}).encode() + b"\n"
                 self.path.write_bytes(_MAGIC + header)
+            else:
+                # a torn record left by a crash must not swallow the bytes of the records appended after it
+                with open(self.path, "r+b") as fh:
+                    fh.truncate(_complete_length(fh.read(), existing[1], existing[2]))
             self._handle = open(self.path, "ab")
             self._model = model
         chunks = []
@@ -112,6 +116,17 @@ class VectorLog:
             self._handle.close()
             self._handle = None
             self._model = None
+
+
+def _complete_length(data: bytes, dim: int, offset: int) -> int:
+    """The length of ``data`` up to its last complete record."""
+    pos, width = offset, dim * 4
+    while pos < len(data):
+        end = pos + 1 + data[pos] + width
+        if end > len(data):
+            break
+        pos = end
+    return pos
 
 
 def _read_header(path: Path) -> tuple[str, int, int] | None:

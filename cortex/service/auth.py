@@ -84,7 +84,7 @@ class TokenStore:
         the running server's own local token (from the discovery file)."""
         if not token:
             raise AuthError("missing bearer token (Authorization: Bearer <token>)")
-        if extra_admin is not None and hmac.compare_digest(token, extra_admin):
+        if extra_admin is not None and hmac.compare_digest(token.encode(), extra_admin.encode()):
             return ADMIN
         digest = _digest(token)
         for entry in self._load():

@@ -21,7 +21,7 @@ _ERRORS: dict[str, type[errors.CortexError]] = {
     cls.__name__: cls
     for cls in (errors.InvalidInputError, errors.AgentNotFoundError, errors.MemoryDisabledError,
                 errors.MemoryNotFoundError, errors.StoreError, errors.StoreLockedError, errors.AuthError,
-                errors.CortexError)
+                errors.PermissionDeniedError, errors.CortexError)
 }
 
 
@@ -46,7 +46,8 @@ class RemoteCortex:
     def __init__(self, url: str, token: str | None = None, *, timeout: float = 30.0) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.url = url.rstrip("/")
-        self._http = httpx.Client(base_url=f"{self.url}/v1", headers=headers, timeout=timeout)
+        # trust_env=False: never send the token and memories to an HTTP proxy from the environment
+        self._http = httpx.Client(base_url=f"{self.url}/v1", headers=headers, timeout=timeout, trust_env=False)
         self.embeddings = None  # the server's; reindex runs there
         self.store_path = None
 

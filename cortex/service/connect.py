@@ -8,10 +8,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from cortex.core import Cortex
-from cortex.errors import StoreLockedError
+from cortex.errors import ServiceError, StoreLockedError
 from cortex.service import discovery
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ def connect(store_path: Path, *, embeddings: str = "auto", wait: float = 2.0) ->
             time.sleep(0.05)
 
 
-def ensure_server(store_path: Path, *, timeout: float = 60.0, idle_exit: float = 1800.0) -> RemoteCortex:
+def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddings: str = "auto",
+                  timeout: float = 60.0, idle_exit: float = 1800.0) -> RemoteCortex:
     """A client of the server owning ``store_path``, starting one in the background when none runs.
 
     Several processes may call this at once (each coding-agent session starts its own ``cortex mcp``): every
@@ -66,9 +68,10 @@ def ensure_server(store_path: Path, *, timeout: float = 60.0, idle_exit: float =
     Path(store_path).mkdir(parents=True, exist_ok=True)
     log = open(Path(store_path) / "cortex-server.log", "ab")
     try:
+        dirs = [arg for d in agent_dirs for arg in ("--agents-dir", str(Path(d).resolve()))]
         subprocess.Popen(
-            [sys.executable, "-m", "cortex.cli", "--store", str(store_path), "serve", "--port", "0",
-             "--idle-exit", str(idle_exit)],
+            [sys.executable, "-m", "cortex.cli", "--store", str(store_path), *dirs, "--embeddings", embeddings,
+             "serve", "--port", "0", "--idle-exit", str(idle_exit)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
         )
     finally:
@@ -80,3 +83,27 @@ def ensure_server(store_path: Path, *, timeout: float = 60.0, idle_exit: float =
             return client
         time.sleep(0.1)
     raise StoreLockedError(Path(store_path), None)
+
+
+class Reconnecting:
+    """The methods of a :class:`RemoteCortex`, made again through ``start`` (and retried once) when the server
+    stopped answering: an auto-started server exits when idle, and a long MCP session outlives it."""
+
+    def __init__(self, start: Callable[[], RemoteCortex]) -> None:
+        self._start = start
+        self._client = start()
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return getattr(self._client, name)(*args, **kwargs)
+            except ServiceError:
+                self._client.close()
+                self._client = self._start()
+                return getattr(self._client, name)(*args, **kwargs)
+
+        return call

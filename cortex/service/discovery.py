@@ -52,6 +52,13 @@ def read(store_path: Path) -> ServerInfo | None:
         return None
 
 
+def local_opener() -> "urllib.request.OpenerDirector":
+    """A urllib opener that ignores proxy settings: the server is local, and requests carry its token."""
+    import urllib.request
+
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -71,7 +78,7 @@ def find(store_path: Path, *, timeout: float = 1.0) -> ServerInfo | None:
     import urllib.request
 
     try:
-        with urllib.request.urlopen(f"{info.url}/healthz", timeout=timeout) as response:
+        with local_opener().open(f"{info.url}/healthz", timeout=timeout) as response:
             if json.loads(response.read()).get("pid") == info.pid:
                 return info
     except (OSError, ValueError, urllib.error.URLError):

@@ -39,24 +39,54 @@ def _log(root: Path, message: str) -> None:
         pass  # nowhere to log: still exit 0
 
 
-def _transcript_text(path: str) -> str:
-    """The assistant text of a Claude Code transcript (JSONL), oldest first."""
+def _transcript_text(path: str, start: int) -> tuple[str, int]:
+    """The assistant text of a Claude Code transcript (JSONL) from byte ``start`` on, and where it ends
+    (after the last complete line)."""
     parts: list[str] = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            message = entry.get("message") if isinstance(entry, dict) else None
-            if not isinstance(message, dict) or message.get("role") != "assistant":
-                continue
-            content = message.get("content")
-            if isinstance(content, str):
-                parts.append(content)
-            elif isinstance(content, list):
-                parts.extend(c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text")
-    return "\n".join(parts)
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        data = fh.read()
+    end = data.rfind(b"\n") + 1
+    for line in data[:end].decode("utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text")
+    return "\n".join(parts), start + end
+
+
+class _Offsets:
+    """How far each transcript has been captured (``.cortex/state/transcripts.json``): a Stop hook runs after
+    every turn, and re-reading the whole session would touch every earlier learning again each time."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / ".cortex" / "state" / "transcripts.json"
+        try:
+            self.data: dict[str, int] = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.data = {}
+
+    def get(self, transcript: str) -> int:
+        offset = self.data.get(transcript, 0)
+        try:
+            return offset if isinstance(offset, int) and offset <= os.path.getsize(transcript) else 0
+        except OSError:
+            return 0
+
+    def set(self, transcript: str, offset: int) -> None:
+        self.data[transcript] = offset
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.data), encoding="utf-8")
+        tmp.replace(self.path)
 
 
 class _ServerHooks:
@@ -74,8 +104,10 @@ class _ServerHooks:
         request = urllib.request.Request(
             f"{self.url}/v1{path}", data=json.dumps(body).encode(), method="POST",
             headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.token}"})
+        from cortex.service.discovery import local_opener
+
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with local_opener().open(request, timeout=30) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise RuntimeError(f"server answered {exc.code}: {exc.read().decode(errors='replace')[:300]}") from None
@@ -133,15 +165,19 @@ def run(event: str, raw: str) -> str:
                 return ""
             text = payload.get("last_assistant_message") or ""
             transcript = payload.get("agent_transcript_path") or payload.get("transcript_path")
+            offsets, read_to = None, 0
             if transcript and Path(transcript).is_file():
-                text = f"{_transcript_text(transcript)}\n{text}"
-            if not text.strip():
-                return ""
-            cx = _open(root)
-            try:
-                cx.agent_end(agent, text)
-            finally:
-                cx.close(flush=False)
+                offsets = _Offsets(root)
+                earlier, read_to = _transcript_text(transcript, offsets.get(transcript))
+                text = f"{earlier}\n{text}"
+            if text.strip():
+                cx = _open(root)
+                try:
+                    cx.agent_end(agent, text)
+                finally:
+                    cx.close(flush=False)
+            if offsets is not None:
+                offsets.set(str(transcript), read_to)
             return ""
         cx = _open(root)
         try:

@@ -2,7 +2,7 @@
 streamable-HTTP endpoint at ``/mcp``. A thin adapter: every route calls one :class:`cortex.Cortex` method.
 
 Errors are translated once, here: ``InvalidInputError`` and request validation -> 422, malformed JSON -> 400,
-``AuthError`` -> 401, unknown agent or memory (and another agent's, for an agent token) -> 404, memory
+``AuthError`` -> 401, ``PermissionDeniedError`` (an agent token on an admin route) -> 403, unknown agent or memory (and another agent's, for an agent token) -> 404, memory
 disabled or store locked -> 409. The body is always ``{"error": {"type", "message", "field"}}``.
 """
 
@@ -27,6 +27,7 @@ from cortex.errors import (
     InvalidInputError,
     MemoryDisabledError,
     MemoryNotFoundError,
+    PermissionDeniedError,
     StoreLockedError,
 )
 from cortex.model import Memory, SearchResult
@@ -94,6 +95,8 @@ def status_of(exc: CortexError) -> int:
         return 422
     if isinstance(exc, AuthError):
         return 401
+    if isinstance(exc, PermissionDeniedError):
+        return 403
     if isinstance(exc, (AgentNotFoundError, MemoryNotFoundError)):
         return 404
     if isinstance(exc, (MemoryDisabledError, StoreLockedError)):
@@ -124,14 +127,17 @@ def create_app(
                 raise AuthError("the Authorization header must be 'Bearer <token>'")
             token = value.strip()
         if token is None:
-            if tokens is not None and tokens.configured():
+            # A server (local_token set) always wants a token: on loopback, a web page could otherwise send
+            # simple cross-origin POSTs (touch, prune) that need no CORS preflight. Local clients read the
+            # server's token from the discovery file. An app embedded without tokens is open.
+            if local_token is not None or (tokens is not None and tokens.configured()):
                 raise AuthError("missing bearer token (Authorization: Bearer <token>)")
-            return ADMIN  # no tokens configured: open (cortex serve then only binds to loopback)
+            return ADMIN
+        if local_token is not None and hmac.compare_digest(token.encode(), local_token.encode()):
+            return ADMIN
         if tokens is None:
-            if local_token is not None and hmac.compare_digest(token, local_token):
-                return ADMIN
             raise AuthError("invalid bearer token")
-        return tokens.verify(token, extra_admin=local_token)
+        return tokens.verify(token)
 
     mcp_server = None
     if mcp:
@@ -255,8 +261,9 @@ def create_app(
 
     @app.post(f"{v1}/agents/{{agent}}/reindex", tags=["service"])
     def reindex(agent: str, caller: Caller, force: bool = False) -> dict[str, int]:
+        scoped(caller, agent)
         if not caller.admin:
-            raise AuthError("reindex needs an admin token")
+            raise PermissionDeniedError("reindex needs an admin token")
         return cx.reindex(agent, force=force)
 
     if allowed_hosts is not None:
