@@ -64,4 +64,9 @@ def __dir__() -> list[str]:
 
 __version__ = "0.1.0"
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AgentDefinition", "AgentDefinitionError", "AgentNotFoundError", "AgentProblem", "AgentRegistry",
+    "AgentSettings", "AuthError", "Cortex", "CortexError", "Hit", "InvalidInputError", "InvalidMemoryError",
+    "Memory", "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "PermissionDeniedError", "Reranking",
+    "SearchMode", "SearchResult", "ServiceError", "StoreError", "StoreLockedError",
+]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import numpy as np
-
 from cortex.index.postings import AgentIndex, to_micros
 
 DEFAULT_MIN_CONFIDENCE = 0.3

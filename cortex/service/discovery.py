@@ -10,6 +10,10 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import urllib.request
 
 SERVER_FILE = "cortex-server.json"
 
