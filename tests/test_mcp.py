@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -185,4 +186,27 @@ def test_stdio_session_survives_its_server_and_forwards_agent_dirs(tmp_path):
     try:
         asyncio.run(main())
     finally:
+        _stop_autostarted(store)
+
+
+def test_stdio_session_waits_out_a_process_that_holds_the_store(project):
+    store = project / ".cortex" / "store"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from cortex import Cortex; cx = Cortex.open(sys.argv[1], "
+         "embeddings=None); print('held', flush=True); time.sleep(3); cx.close()", str(store)],
+        stdout=subprocess.PIPE, text=True, env=env())
+    assert holder.stdout.readline().strip() == "held"
+    params = StdioServerParameters(command=sys.executable, args=["-m", "cortex.cli", "mcp"], cwd=str(project),
+                                   env=env())
+
+    async def main() -> None:
+        async with Client(params) as client:
+            added = await client.call_tool("add_memory", {"agent": "alice", "content": "after the holder left"})
+            assert not added.is_error, added.content
+
+    try:
+        asyncio.run(main())
+        assert holder.wait(timeout=30) == 0
+    finally:
+        holder.kill()
         _stop_autostarted(store)

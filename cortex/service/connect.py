@@ -66,23 +66,32 @@ def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddin
     if client is not None:
         return client
     Path(store_path).mkdir(parents=True, exist_ok=True)
-    log = open(Path(store_path) / "cortex-server.log", "ab")
-    try:
-        dirs = [arg for d in agent_dirs for arg in ("--agents-dir", str(Path(d).resolve()))]
-        subprocess.Popen(
-            [sys.executable, "-m", "cortex.cli", "--store", str(store_path), *dirs, "--embeddings", embeddings,
-             "serve", "--port", "0", "--idle-exit", str(idle_exit)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-        )
-    finally:
-        log.close()
+    log_path = Path(store_path) / "cortex-server.log"
+    dirs = [arg for d in agent_dirs for arg in ("--agents-dir", str(Path(d).resolve()))]
+    command = [sys.executable, "-m", "cortex.cli", "--store", str(store_path), *dirs, "--embeddings", embeddings,
+               "serve", "--port", "0", "--idle-exit", str(idle_exit)]
+
+    def spawn() -> subprocess.Popen[bytes]:
+        with open(log_path, "ab") as log:
+            return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                    start_new_session=True)
+
+    child = spawn()
     deadline = time.monotonic() + timeout
+    exited_at: float | None = None
     while time.monotonic() < deadline:
         client = remote(store_path)
         if client is not None:
             return client
+        if child.poll() is not None:
+            # Ours lost the race to another server (which is about to publish itself), or a short-lived process
+            # held the store: give the winner a moment, then try again.
+            exited_at = exited_at or time.monotonic()
+            if time.monotonic() - exited_at > 2:
+                child, exited_at = spawn(), None
         time.sleep(0.1)
-    raise StoreLockedError(Path(store_path), None)
+    tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-2:]
+    raise ServiceError(f"no Cortex server for {store_path} answered within {timeout:.0f} s: " + " | ".join(tail))
 
 
 class Reconnecting:
