@@ -5,6 +5,7 @@ scan doing the same work (all matches, ranked, top 10, memories loaded) in the s
     python bench/core.py                 # full run (~3-5 minutes on 2 cores)
     python bench/core.py --quick         # small sizes, for a smoke check
 
+Embeddings are off: this measures the engine; bench/retrieval.py measures stores and searches with them.
 Prints a table and writes bench/results/core.json.
 """
 
@@ -71,7 +72,7 @@ import json, sys, time
 t0 = time.perf_counter()
 from cortex import Cortex
 t1 = time.perf_counter()
-cx = Cortex.open(sys.argv[1]); cx.agents.register(sys.argv[2])
+cx = Cortex.open(sys.argv[1], embeddings=None); cx.agents.register(sys.argv[2])
 hits = cx.recall(sys.argv[2], sys.argv[3])
 t2 = time.perf_counter()
 cx.close()
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict:
     results: dict = {"sizes": {}, "params": vars(args) | {"json": str(args.json)}}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "store"
-        cx = Cortex.open(path)
+        cx = Cortex.open(path, embeddings=None)  # the engine alone: bench/retrieval.py measures embeddings
         others = [f"other{i}" for i in range(10)]
         for name in [AGENT, *others]:
             cx.agents.register(name)
