@@ -492,10 +492,11 @@ class Cortex:
                 score = components["fused"] * factors["recency"] * factors["usage"] * factors["confidence"]
             else:
                 components.update({"recency": 1.0, "usage": 1.0, "confidence": 1.0})
-            hits.append(Hit(memory=memory, score=score, explain=components if explain else None))
+            hits.append(Hit.model_construct(memory=memory, score=score, explain=components if explain else None))
         if reranked:
             hits.sort(key=lambda h: -h.score)
-        return SearchResult(hits=hits[:limit], mode=used.value, requested_mode=requested.value, note=note)
+        return SearchResult.model_construct(hits=hits[:limit], mode=used.value, requested_mode=requested.value,
+                                            note=note)
 
     def _load(self, agent: str, ids: Sequence[str]) -> list[Memory]:
         # The index holds every field but the content, kept equal to the store (journal + recovery), so a

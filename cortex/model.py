@@ -41,7 +41,9 @@ DEFAULT_TYPE = MemoryType.INSIGHT
 class Memory(BaseModel):
     """One memory of one agent, as stored."""
 
-    model_config = ConfigDict(frozen=True)
+    # defer_build: the validation schema is built on first use, not at import (a hook that only reads
+    # memories, built with model_construct, never pays for it)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
     agent: str
@@ -181,15 +183,19 @@ def check_duration(value: Any, field: str = "max_age") -> timedelta:
 class Hit(BaseModel):
     """One ranked search result."""
 
+    model_config = ConfigDict(defer_build=True)
+
     memory: Memory
     score: float
-    #: With ``explain=True``: the score's components (``lexical`` now; ``semantic``, ``fused``,
-    #: ``recency``, ``usage``, ``confidence`` once embeddings and reranking exist).
+    #: With ``explain=True``: the score's components ``lexical``, ``semantic``, ``fused``, ``recency``,
+    #: ``usage``, ``confidence`` (``score == fused * recency * usage * confidence``).
     explain: dict[str, float] | None = None
 
 
 class SearchResult(BaseModel):
     """Hits of :meth:`cortex.Cortex.search`, best first, with the mode actually used."""
+
+    model_config = ConfigDict(defer_build=True)
 
     hits: list[Hit]
     mode: str
