@@ -17,6 +17,7 @@ from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.embeddings import EmbeddingError, EmbeddingProvider, make_provider
 from cortex.errors import CortexError, InvalidInputError, MemoryNotFoundError
 from cortex.index.manager import IndexManager
+from cortex.index.postings import AgentIndex
 from cortex.model import (
     DEFAULT_CONFIDENCE,
     DEFAULT_PROJECT,
@@ -129,8 +130,7 @@ class Cortex:
         """Force committed writes to disk (fsync). Commits already survive a crash of the process; this
         also protects them against power loss, at ~10 ms a call."""
         with self._lock:
-            if self._closed:
-                raise CortexError("this Cortex is closed")
+            self._check_open()
             self._store.flush()
 
     def __enter__(self) -> "Cortex":
@@ -146,9 +146,12 @@ class Cortex:
         """Where the store lives on disk (None in memory)."""
         return self._store.path
 
-    def _agent(self, agent: str) -> AgentDefinition:
+    def _check_open(self) -> None:
         if self._closed:
             raise CortexError("this Cortex is closed")
+
+    def _agent(self, agent: str) -> AgentDefinition:
+        self._check_open()
         return self.agents.require(agent)
 
     # -- writes ----------------------------------------------------------------------------------
@@ -221,7 +224,7 @@ class Cortex:
             log.warning("agent %r: storing %d memories without vectors: %s", agent, len(memories), exc)
             return None
 
-    def _stale_model(self, index: Any) -> str | None:
+    def _stale_model(self, index: AgentIndex) -> str | None:
         """The model of the agent's vectors when it is not the provider's, else None."""
         assert self.embeddings is not None
         if index.vector_model not in (None, self.embeddings.model) and index.vector_count() > 0:
@@ -280,8 +283,7 @@ class Cortex:
         declared too."""
         check_agent_name(agent)
         with self._lock:
-            if self._closed:
-                raise CortexError("this Cortex is closed")
+            self._check_open()
             index = self._indexes.rebuild(agent)
             embedded = 0
             if self.embeddings is not None:
@@ -512,8 +514,7 @@ class Cortex:
     def describe_agents(self) -> list[dict[str, Any]]:
         """The declared agents: name, description, whether memory is enabled, project, and memory count."""
         with self._lock:
-            if self._closed:
-                raise CortexError("this Cortex is closed")
+            self._check_open()
             return [
                 {"name": d.name, "description": d.description, "memory_enabled": d.memory_enabled,
                  "project": d.settings.project,
@@ -524,8 +525,7 @@ class Cortex:
     def stored_agents(self) -> list[str]:
         """Names of the agents that have memories in the store, declared or not."""
         with self._lock:
-            if self._closed:
-                raise CortexError("this Cortex is closed")
+            self._check_open()
             return self._store.agents()
 
     def stats(self, agent: str) -> dict[str, int]:
@@ -573,9 +573,8 @@ class Cortex:
             project = project if project is not None else settings.project
             projects = [check_project(project), DEFAULT_PROJECT] if project is not None else None
             ids: list[str] = []
-            if task is not None and task.strip():
-                best = SearchMode.HYBRID if self.embeddings is not None else SearchMode.BM25
-                result = self._search(agent, task, best, None, projects, limit, Reranking(), False)
+            if task is not None and task.strip():  # hybrid falls back to bm25 without embeddings
+                result = self._search(agent, task, SearchMode.HYBRID, None, projects, limit, Reranking(), False)
                 ids = [h.memory.id for h in result]
             if not ids:  # no task, or nothing related: the most used memories
                 ids = recall_ids(self._indexes.get(agent), None, projects=projects, limit=limit)

@@ -121,9 +121,9 @@ class IndexManager:
         index.add_many(self.store.iter_memories(agent))
         index.merge()
         if carry is not None and carry.vector_model is not None:  # vectors are costly: keep the ones we had
-            kept = [i for i in index.ids if carry.vector_of(i) is not None]
+            kept = [(i, v) for i in index.ids if (v := carry.vector_of(i)) is not None]
             if kept:
-                index.set_vectors(carry.vector_model, kept, np.stack([carry.vector_of(i) for i in kept]))
+                index.set_vectors(carry.vector_model, [i for i, _ in kept], np.stack([v for _, v in kept]))
         if persist and self.root is not None:
             self._apply_vector_log(agent, index)
         index.foreign = self.store.count(agent) - len(index)

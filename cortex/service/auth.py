@@ -79,13 +79,10 @@ class TokenStore:
         tmp.replace(self.path)
         return token
 
-    def verify(self, token: str | None, *, extra_admin: str | None = None) -> Principal:
-        """The principal of ``token``; :class:`AuthError` when it is missing or unknown. ``extra_admin`` is
-        the running server's own local token (from the discovery file)."""
+    def verify(self, token: str | None) -> Principal:
+        """The principal of ``token``; :class:`AuthError` when it is missing or unknown."""
         if not token:
             raise AuthError("missing bearer token (Authorization: Bearer <token>)")
-        if extra_admin is not None and hmac.compare_digest(token.encode(), extra_admin.encode()):
-            return ADMIN
         digest = _digest(token)
         for entry in self._load():
             if hmac.compare_digest(str(entry["sha256"]), digest):

@@ -85,19 +85,27 @@ def build_mcp(backend: Callable[[], Any], authenticate: Callable[[Any], Principa
         ),
     )
 
-    @contextmanager
-    def calling(ctx: Context, agent: str | None) -> Iterator[Any]:
+    def caller_of(ctx: Context) -> Principal:
         try:
             request = getattr(ctx.request_context, "request", None)
-        except ValueError:
+        except ValueError:  # no request (stdio, in-process)
             request = None
+        return authenticate(request)
+
+    @contextmanager
+    def tool_errors() -> Iterator[None]:
         try:
-            caller = authenticate(request)
-            if agent is not None and not caller.may_use(agent):
-                raise AgentNotFoundError(agent)
-            yield backend()
+            yield
         except CortexError as exc:
             raise ToolError(str(exc)) from None
+
+    @contextmanager
+    def calling(ctx: Context, agent: str) -> Iterator[Any]:
+        """The backend, for a caller allowed to use ``agent``; Cortex errors become tool errors."""
+        with tool_errors():
+            if not caller_of(ctx).may_use(agent):
+                raise AgentNotFoundError(agent)
+            yield backend()
 
     readonly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -179,15 +187,9 @@ def build_mcp(backend: Callable[[], Any], authenticate: Callable[[Any], Principa
     @server.tool(annotations=readonly)
     def list_agents(ctx: Context) -> AgentsOutput:
         """The agents you may use, with their memory counts."""
-        try:
-            request = getattr(ctx.request_context, "request", None)
-        except ValueError:
-            request = None
-        try:
-            caller = authenticate(request)
+        with tool_errors():
+            caller = caller_of(ctx)
             agents = [AgentInfo(**a) for a in backend().describe_agents() if caller.may_use(a["name"])]
-        except CortexError as exc:
-            raise ToolError(str(exc)) from None
         return AgentsOutput(agents=agents)
 
     @server.resource("cortex://agents/{agent}/memory", name="agent_memory", mime_type="text/markdown",
