@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -185,3 +186,17 @@ def test_install_and_uninstall_claude_are_exact_and_idempotent(project):
     broken.write_text("{not json")
     failed = cortex(project, "install", "claude")
     assert failed.returncode == 1 and "is not valid JSON" in failed.stderr and broken.read_text() == "{not json"
+
+
+def test_a_reader_that_goes_away_still_gets_exit_0(project):
+    seed(project, "Always check null pointers")
+    payload = json.dumps({"cwd": str(project), "agent_type": "reviewer"})
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read the answer: writing it is a broken pipe
+    try:
+        result = subprocess.run([sys.executable, "-m", "cortex", "hook", "claude", "SubagentStart"],
+                                input=payload.encode(), stdout=write_end, stderr=subprocess.PIPE, cwd=project,
+                                env=env(), timeout=60)
+    finally:
+        os.close(write_end)
+    assert result.returncode == 0, result.stderr.decode()

@@ -201,5 +201,8 @@ def main(argv: list[str]) -> int:
         return 2
     out = run(argv[0], sys.stdin.read())
     if out:
-        print(out)
+        try:
+            print(out, flush=True)
+        except OSError:  # the reader went away (a broken pipe): still exit 0, as a hook must
+            pass
     return 0
