@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pyoxigraph import Literal, Variable
+from pyoxigraph import Literal, NamedNode
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import Corpus, percentiles, print_table, timed, write_json  # noqa: E402
@@ -42,23 +42,23 @@ def make_queries(contents: list[str], ntokens: int, count: int, rng: random.Rand
 def baseline_recall(cx: Cortex, agent: str, query: str, limit: int = 10) -> list:
     """AND-token recall done by the store alone: FILTER(CONTAINS(LCASE(...))) over the agent's graph, ranked
     by occurrences, usageCount, lastUsedAt, top ``limit``, then the memories loaded."""
-    store = cx._store  # the benchmark measures the backend directly
-    v = store.vocab
+    ns = "urn:cortex"
     tokens = list(dict.fromkeys(query.lower().split()))
-    subs = {Variable("g"): v.graph(agent)}
+    subs = {"g": NamedNode(f"{ns}:graph:agent:{agent}")}
     conds, occ = [], []
     for i, token in enumerate(tokens):
-        subs[Variable(f"t{i}")] = Literal(token)
+        subs[f"t{i}"] = Literal(token)
         conds.append(f"CONTAINS(?lc, ?t{i})")
         # tokens here are plain words, so REPLACE's regex reading of them is literal
         occ.append(f"(STRLEN(?lc) - STRLEN(REPLACE(?lc, ?t{i}, \"\"))) / STRLEN(?t{i})")
+    p = f"{ns}:agentmem:"
     sparql = (
-        f"SELECT ?m ?g {' '.join(f'?t{i}' for i in range(len(tokens)))} WHERE {{ GRAPH ?g {{ ?m {v.pred['content']} ?c ; {v.pred['usageCount']} ?u ; "
-        f"{v.pred['lastUsedAt']} ?lu }} BIND(LCASE(?c) AS ?lc) FILTER({' && '.join(conds)}) "
+        f"SELECT ?m ?g {' '.join(f'?t{i}' for i in range(len(tokens)))} WHERE {{ GRAPH ?g {{ ?m <{p}content> ?c ; "
+        f"<{p}usageCount> ?u ; <{p}lastUsedAt> ?lu }} BIND(LCASE(?c) AS ?lc) FILTER({' && '.join(conds)}) "
         f"BIND({' + '.join(occ)} AS ?occ) }} ORDER BY DESC(?occ) DESC(?u) DESC(?lu) LIMIT {limit}"
     )
-    prefix = v.memory_prefix(agent)
-    ids = [row["m"].value[len(prefix):] for row in store._store.query(sparql, substitutions=subs)]
+    prefix = f"{ns}:agent:{agent}:memory:"
+    ids = [row["m"].value[len(prefix):] for row in cx.sparql(sparql, subs)]
     return [cx.get(agent, i) for i in ids]
 
 

@@ -19,7 +19,7 @@ import frontmatter
 import yaml
 
 from cortex.errors import AgentDefinitionError, AgentNotFoundError, InvalidInputError, MemoryDisabledError
-from cortex.model import (
+from cortex.validation import (
     AGENT_NAME_RE,
     check_agent_name,
     check_confidence,
@@ -121,7 +121,7 @@ def _settings(raw: Any) -> tuple[AgentSettings, list[tuple[str, str]]]:
         try:
             values["project"] = check_project(raw["project"])
         except InvalidInputError as exc:
-            problems.append(("cortex.project", str(exc).split(": ", 1)[1]))
+            problems.append(("cortex.project", exc.reason))
     for section, keys in (("recall", _RECALL_KEYS), ("prune", _PRUNE_KEYS)):
         sub = raw.get(section)
         if sub is None:
@@ -138,7 +138,7 @@ def _settings(raw: Any) -> tuple[AgentSettings, list[tuple[str, str]]]:
             try:
                 values[name] = check(sub[key], f"cortex.{section}.{key}")
             except InvalidInputError as exc:
-                problems.append((exc.field, str(exc).split(": ", 1)[1]))
+                problems.append((exc.field, exc.reason))
     return AgentSettings(**values), problems
 
 

@@ -6,9 +6,16 @@ A marker line starts (after optional list bullets, quote marks or bold) with ``L
 
 from __future__ import annotations
 
+import logging
 import re
+from datetime import datetime
 
-from cortex.model import MemoryType
+from cortex.errors import InvalidInputError
+from cortex.memories import MemoryRepository
+from cortex.model import Memory, MemoryType, Scope
+from cortex.validation import memory_from_entry
+
+log = logging.getLogger("cortex")
 
 MARKERS = {
     "learned": MemoryType.INSIGHT,
@@ -32,3 +39,31 @@ def extract(output: str) -> list[tuple[MemoryType, str]]:
         if text:
             found[(MARKERS[match.group(1).lower()], text)] = None
     return list(found)
+
+
+def capture(memories: MemoryRepository, scope: Scope, output: str, project: str, now: datetime) -> list[Memory]:
+    """Store the marker lines of ``output`` in ``scope``; content already stored there for ``project`` is
+    touched instead. Returns the memories stored or refreshed, in the order of the output. Marker lines whose
+    text is not valid content (e.g. over 64 KiB) are skipped and logged."""
+    with memories.lock:
+        fresh: list[Memory] = []
+        order: list[tuple[str, Memory | None]] = []
+        seen: set[str] = set()
+        for memory_type, text in extract(output):
+            if text in seen:
+                continue
+            seen.add(text)
+            try:
+                memory = memory_from_entry(scope.name, {"content": text, "type": memory_type, "project": project}, now)
+            except InvalidInputError as exc:
+                log.warning("%s: skipped a marker line: %s", scope, exc)
+                continue
+            existing = memories.find_content(scope, text, project)
+            if existing:
+                order.append((existing[0], None))
+            else:
+                fresh.append(memory)
+                order.append((memory.id, memory))
+        memories.add(scope, fresh)
+        touched = {m.id: m for m in memories.touch(scope, [i for i, m in order if m is None], now)}
+        return [m if m is not None else touched[i] for i, m in order if m is not None or i in touched]

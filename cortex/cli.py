@@ -16,22 +16,34 @@ import click
 
 from cortex import config
 from cortex.agents import AgentRegistry, check_dirs, iter_definition_files
+from cortex.api import MemoryAPI
 from cortex.core import Cortex
 from cortex.embeddings import PROVIDERS
-from cortex.errors import CortexError, MemoryNotFoundError
+from cortex.errors import CortexError, InvalidInputError, MemoryNotFoundError
 from cortex.model import Memory, MemoryType
+from cortex.render import render as render_block
 
 TYPE_HELP = "Memory type: " + ", ".join(t.value for t in MemoryType) + "."
 FORMATS = click.Choice(["json", "block", "table"])
 
 
 class _State:
-    def __init__(self, store: Path | None, agents_dirs: tuple[Path, ...], embeddings: str = "auto") -> None:
+    def __init__(self, store: str | None, agents_dirs: tuple[Path, ...], embeddings: str = "auto") -> None:
+        from cortex.state import state_dir_of
+
         self.embeddings = embeddings
         self.root = config.find_project_root()
-        self.store_path = store if store is not None else config.default_store_path(self.root)
+        self.store: Path | str = (store if "://" in store else Path(store)) if store is not None \
+            else config.default_store_path(self.root)
+        self.state_dir = state_dir_of(self.store)
         self.agent_dirs = list(agents_dirs) or config.discover_agent_dirs(self.root)
-        self._cx: Any = None
+        self._cx: MemoryAPI | None = None
+
+    def need_state_dir(self) -> Path:
+        """The store's state directory (tokens, the server's discovery file), for commands that need one."""
+        if self.state_dir is None:
+            raise InvalidInputError("store", f"{self.store} has no local state directory for this command")
+        return self.state_dir
 
     def registry(self) -> AgentRegistry:
         """The agents of the discovered directories; each problem is a warning on stderr."""
@@ -40,12 +52,12 @@ class _State:
             click.echo(f"cortex: warning: {problem}", err=True)
         return registry
 
-    def cortex(self) -> Any:
+    def cortex(self) -> MemoryAPI:
         """The running server's client when one owns the store, else the store opened here."""
         if self._cx is None:
             from cortex.service.connect import connect
 
-            cx = connect(self.store_path, embeddings=self.embeddings)
+            cx = connect(self.store, embeddings=self.embeddings)
             if isinstance(cx, Cortex):
                 cx.agents = self.registry()
             self._cx = cx
@@ -88,7 +100,7 @@ def _show_memories(memories: list[Memory], fmt: str) -> None:
     if fmt == "json":
         _emit([_memory_json(m) for m in memories])
     elif fmt == "block":
-        block = Cortex.render(memories)
+        block = render_block(memories)
         if block:
             click.echo(block)
     else:
@@ -101,7 +113,7 @@ def _show_memories(memories: list[Memory], fmt: str) -> None:
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--store", "store", type=click.Path(path_type=Path), default=None,
+@click.option("--store", "store", default=None,
               help="Store directory (default: $CORTEX_STORE, else .cortex/store at the project root).")
 @click.option("--agents-dir", "agents_dirs", type=click.Path(path_type=Path), multiple=True,
               help="Directory of agent definitions (repeatable; default: agent_defs/, .cortex/agents/, "
@@ -111,7 +123,7 @@ def _show_memories(memories: list[Memory], fmt: str) -> None:
                    "installed), local, openai ($CORTEX_EMBEDDINGS_URL/_MODEL/_API_KEY) or none.")
 @click.version_option(package_name="cortex")
 @click.pass_context
-def cli(ctx: click.Context, store: Path | None, agents_dirs: tuple[Path, ...], embeddings: str) -> None:
+def cli(ctx: click.Context, store: str | None, agents_dirs: tuple[Path, ...], embeddings: str) -> None:
     """Persistent memory for AI agents."""
     state = _State(store, agents_dirs, embeddings)
     ctx.obj = state
@@ -124,9 +136,9 @@ pass_state = click.make_pass_decorator(_State)
 @cli.command()
 @click.argument("agent")
 @click.argument("content")
-@click.option("--type", "type_", default="insight", show_default=True, help=TYPE_HELP)
-@click.option("--project", default="global", show_default=True)
-@click.option("--confidence", type=float, default=0.7, show_default=True)
+@click.option("--type", "type_", default=config.DEFAULT_TYPE, show_default=True, help=TYPE_HELP)
+@click.option("--project", default=config.DEFAULT_PROJECT, show_default=True)
+@click.option("--confidence", type=float, default=config.DEFAULT_CONFIDENCE, show_default=True)
 @pass_state
 def store(state: _State, agent: str, content: str, type_: str, project: str, confidence: float) -> None:
     """Store a memory (CONTENT '-' reads it from stdin)."""
@@ -140,7 +152,7 @@ def store(state: _State, agent: str, content: str, type_: str, project: str, con
 @click.argument("query", required=False)
 @click.option("--type", "type_", default=None, help=TYPE_HELP)
 @click.option("--project", default=None)
-@click.option("--limit", type=click.IntRange(1, 10_000), default=10, show_default=True)
+@click.option("--limit", type=click.IntRange(1, config.MAX_LIMIT), default=config.DEFAULT_LIMIT, show_default=True)
 @click.option("--format", "fmt", type=FORMATS, default="json", show_default=True)
 @pass_state
 def recall(state: _State, agent: str, query: str | None, type_: str | None, project: str | None,
@@ -152,10 +164,10 @@ def recall(state: _State, agent: str, query: str | None, type_: str | None, proj
 @cli.command()
 @click.argument("agent")
 @click.argument("query")
-@click.option("--mode", default="hybrid", show_default=True, help="all, bm25, semantic or hybrid.")
+@click.option("--mode", default=config.DEFAULT_SEARCH_MODE, show_default=True, help="all, bm25, semantic or hybrid.")
 @click.option("--type", "type_", default=None, help=TYPE_HELP)
 @click.option("--project", default=None)
-@click.option("--limit", type=click.IntRange(1, 10_000), default=10, show_default=True)
+@click.option("--limit", type=click.IntRange(1, config.MAX_LIMIT), default=config.DEFAULT_LIMIT, show_default=True)
 @click.option("--explain", is_flag=True, help="Include each hit's score components.")
 @click.option("--format", "fmt", type=FORMATS, default="json", show_default=True)
 @pass_state
@@ -215,7 +227,7 @@ def stats(state: _State, agent: str) -> None:
 
 @cli.command()
 @click.argument("agent")
-@click.option("--min-confidence", type=float, default=0.3, show_default=True,
+@click.option("--min-confidence", type=float, default=config.DEFAULT_MIN_CONFIDENCE, show_default=True,
               help="Delete memories with confidence strictly below this.")
 @click.option("--max-age", default=None, help="Also delete memories unused for longer than this (30d, 12h, 90m).")
 @click.option("--dry-run", is_flag=True, help="Only report what would be deleted.")
@@ -267,7 +279,7 @@ def reindex(state: _State, agent_names: tuple[str, ...], force: bool) -> None:
     agent with memories in the store)."""
     cx = state.cortex()
     names = list(agent_names) or cx.stored_agents()
-    if cx.embeddings is None:
+    if cx.info().get("embeddings") is None:
         click.echo("cortex: note: no embedding provider: rebuilding the lexical indexes only", err=True)
     report = {}
     for name in names:
@@ -327,7 +339,7 @@ def serve(state: _State, host: str, port: int, idle_exit: float | None) -> None:
     """Own the store and serve the HTTP API (/v1, /docs) and MCP (/mcp) until SIGTERM/SIGINT."""
     from cortex.service.server import serve as run_server
 
-    run_server(Path(state.store_path), agent_dirs=state.agent_dirs, host=host, port=port,
+    run_server(state.store, agent_dirs=state.agent_dirs, host=host, port=port,
                embeddings=state.embeddings, idle_exit=idle_exit)
 
 
@@ -340,8 +352,8 @@ def mcp(state: _State) -> None:
     from cortex.service.connect import Reconnecting, ensure_server
     from cortex.service.mcp import build_mcp
 
-    client = Reconnecting(lambda: ensure_server(Path(state.store_path), agent_dirs=state.agent_dirs,
-                                                embeddings=state.embeddings))
+    store = state.need_state_dir()
+    client = Reconnecting(lambda: ensure_server(store, agent_dirs=state.agent_dirs, embeddings=state.embeddings))
     build_mcp(lambda: client, lambda request: ADMIN).run()  # the server checks the client's token
 
 
@@ -360,7 +372,7 @@ def token_create(state: _State, agent: str | None, admin: bool) -> None:
 
     if admin == (agent is not None):
         raise click.UsageError("give exactly one of --agent NAME or --admin")
-    click.echo(TokenStore(Path(state.store_path)).create(agent))
+    click.echo(TokenStore(state.need_state_dir()).create(agent))
 
 
 @cli.group()

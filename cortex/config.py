@@ -1,16 +1,35 @@
-"""Where things are: the project root, the default store, the agent directories. Read only at the edges
-(the CLI and, later, the server and hooks); the engine receives explicit paths."""
+"""Settings and defaults, in one place: every surface (CLI, HTTP, MCP, client, hooks) takes its defaults from
+here. Where things are (the project root, the default store, the agent directories) is read only at the
+edges; the engine receives explicit values."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+# -- memory defaults (DESIGN.md section 4) ------------------------------------------------------------
+DEFAULT_TYPE = "insight"
+DEFAULT_PROJECT = "global"
+DEFAULT_CONFIDENCE = 0.7
+#: ``prune`` deletes memories with a confidence strictly below this.
+DEFAULT_MIN_CONFIDENCE = 0.3
+#: Results of recall and search when no limit is given; the largest limit accepted.
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 10_000
+#: The ``<agent-memory>`` block at agent start: memories and characters, unless the agent's settings say.
+DEFAULT_START_LIMIT = 5
+DEFAULT_START_MAX_CHARS = 8000
+DEFAULT_SEARCH_MODE = "hybrid"
+
+# -- locations ----------------------------------------------------------------------------------------
 #: Directories that mark a project root, nearest ancestor first.
 PROJECT_MARKERS = (".cortex", ".git")
 #: Where agent definitions are discovered, relative to the project root; earlier wins on duplicates.
 AGENT_DIRS = ("agent_defs", ".cortex/agents", ".claude/agents")
 STORE_ENV = "CORTEX_STORE"
+#: Seconds a process without a server waits for another short-lived process to release the store.
+LOCK_WAIT_ENV = "CORTEX_LOCK_WAIT"
+DEFAULT_LOCK_WAIT = 10.0
 
 
 def find_project_root(start: str | os.PathLike[str] | None = None) -> Path:
@@ -23,12 +42,23 @@ def find_project_root(start: str | os.PathLike[str] | None = None) -> Path:
     return here
 
 
-def default_store_path(root: Path) -> Path:
-    """``$CORTEX_STORE`` when set, else ``<root>/.cortex/store``."""
+def default_store_path(root: Path) -> Path | str:
+    """Where the store is: ``$CORTEX_STORE`` when set (a directory, or a URL such as
+    ``sparql+http://host:7878/``), else ``<root>/.cortex/store``."""
     env = os.environ.get(STORE_ENV)
-    return Path(env).expanduser() if env else root / ".cortex" / "store"
+    if not env:
+        return root / ".cortex" / "store"
+    return env if "://" in env else Path(env).expanduser()
 
 
 def discover_agent_dirs(root: Path) -> list[Path]:
     """The agent directories that exist under ``root``, in precedence order."""
     return [root / d for d in AGENT_DIRS if (root / d).is_dir()]
+
+
+def lock_wait() -> float:
+    """How long to wait for a store held by another process (``$CORTEX_LOCK_WAIT`` seconds, default 10)."""
+    try:
+        return max(0.0, float(os.environ.get(LOCK_WAIT_ENV, DEFAULT_LOCK_WAIT)))
+    except ValueError:
+        return DEFAULT_LOCK_WAIT

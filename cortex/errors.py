@@ -23,7 +23,13 @@ class InvalidInputError(CortexError, ValueError):
 
     def __init__(self, field: str, message: str) -> None:
         self.field = field
+        #: What is wrong, without the field name (``str(exc)`` is ``"{field}: {reason}"``).
+        self.reason = message
         super().__init__(f"{field}: {message}")
+
+    def within(self, prefix: str) -> "InvalidInputError":
+        """The same error for a field nested under ``prefix`` (e.g. ``entries[3]`` -> ``entries[3].type``)."""
+        return InvalidInputError(f"{prefix}.{self.field}", self.reason)
 
 
 #: The name the core issue uses for field errors; the same class.

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from cortex.index.postings import AgentIndex, to_micros
-
-DEFAULT_MIN_CONFIDENCE = 0.3
+from cortex.index.memory_index import MemoryIndex, to_micros
 
 
 def prune_candidates(
-    index: AgentIndex, *, min_confidence: float, max_age: timedelta | None, now: datetime
+    index: MemoryIndex, *, min_confidence: float, max_age: timedelta | None, now: datetime
 ) -> list[str]:
     """Ids of memories with confidence strictly below ``min_confidence``, or (when ``max_age`` is given)
     not used for longer than ``max_age`` before ``now``."""
-    doomed = index.confidence.view < min_confidence
+    doomed = index.col("confidence") < min_confidence
     if max_age is not None:
-        doomed |= index.last_used.view < to_micros(now - max_age)
+        try:
+            cutoff = to_micros(now - max_age)
+        except OverflowError:  # older than the calendar: nothing can have been unused that long
+            cutoff = None
+        if cutoff is not None:
+            doomed |= index.col("last_used") < cutoff
     return index.select(doomed)

@@ -34,6 +34,16 @@ class Reranking:
     overfetch: int = 3
 
     def __post_init__(self) -> None:
+        for name in ("recency", "usage", "confidence"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidInputError(name, f"must be true or false, not {getattr(self, name)!r}")
+        for name in ("half_life_days", "recency_floor", "max_usage_boost"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InvalidInputError(name, f"must be a number, not {value!r}")
+        if isinstance(self.usage_saturation, bool) or not isinstance(self.usage_saturation, int) \
+                or self.usage_saturation < 1:
+            raise InvalidInputError("usage_saturation", f"must be an integer >= 1, not {self.usage_saturation!r}")
         if not self.half_life_days > 0:
             raise InvalidInputError("half_life_days", f"must be positive, not {self.half_life_days!r}")
         if not 0 <= self.recency_floor <= 1:

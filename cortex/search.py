@@ -18,17 +18,19 @@ The default is chosen by measurement (bench/retrieval.py; docs/retrieval.md has 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import StrEnum
 
 import numpy as np
 
 from cortex.errors import InvalidInputError
 from cortex.index.analyzer import analyze
-from cortex.index.postings import AgentIndex
-from cortex.model import MemoryType
-from cortex.text import query_tokens
+from cortex.index.memory_index import MemoryIndex
+from cortex.memories import MemoryRepository
+from cortex.model import Filters, Hit, Query, Scope, SearchResult
+from cortex.recall import recall_scored
+from cortex.rerank import Reranking
 
 
 class SearchMode(StrEnum):
@@ -82,48 +84,43 @@ class Ranked:
 
 
 def rank(
-    index: AgentIndex,
-    query: str,
+    index: MemoryIndex,
+    query: Query,
     mode: SearchMode,
     *,
-    types: Sequence[MemoryType] | None,
-    projects: Sequence[str] | None,
-    limit: int,
     query_vector: np.ndarray | None = None,
     fusion: Fusion = Fusion(),
 ) -> list[Ranked]:
-    """The best ``limit`` ids for ``query`` in ``mode``; ``semantic`` and ``hybrid`` need ``query_vector``."""
+    """The best ``query.limit`` ids for ``query`` in ``mode``; ``semantic`` and ``hybrid`` need ``query_vector``."""
+    text = query.text or ""
     if mode is SearchMode.ALL:
-        scored = index.search_all_scored(query_tokens(query), types=types, projects=projects, limit=limit)
-        return [Ranked(i, s, {"lexical": s}) for i, s in scored]
+        return [Ranked(i, s, {"lexical": s}) for i, s in recall_scored(index, query)]
     if mode is SearchMode.BM25:
-        scored = index.bm25(analyze(query), types=types, projects=projects, limit=limit)
+        scored = index.top(index.bm25_scores(analyze(text)), query.filters, query.limit)
         return [Ranked(i, s, {"lexical": s}) for i, s in scored]
     if query_vector is None:
         raise ValueError(f"{mode.value} search needs a query vector")
     cosine = index.cosine_scores(query_vector)
     has_vector = index.has_vector.view
     if mode is SearchMode.SEMANTIC:
-        scored = index.top(cosine, types=types, projects=projects, limit=limit, eligible=has_vector)
+        scored = index.top(cosine, query.filters, query.limit, eligible=has_vector)
         return [Ranked(i, s, {"semantic": s}) for i, s in scored]
-    lexical = index.bm25_scores(analyze(query))
-    return _fuse(index, lexical, cosine, has_vector, types=types, projects=projects, limit=limit, fusion=fusion)
+    lexical = index.bm25_scores(analyze(text))
+    return _fuse(index, lexical, cosine, has_vector, query.filters, query.limit, fusion)
 
 
 def _fuse(
-    index: AgentIndex,
+    index: MemoryIndex,
     lexical: np.ndarray,
     cosine: np.ndarray,
     has_vector: np.ndarray,
-    *,
-    types: Sequence[MemoryType] | None,
-    projects: Sequence[str] | None,
+    filters: Filters,
     limit: int,
     fusion: Fusion,
 ) -> list[Ranked]:
     depth = max(fusion.depth, limit)
-    lex_top = index.top(lexical, types=types, projects=projects, limit=depth)
-    sem_top = index.top(cosine, types=types, projects=projects, limit=depth, eligible=has_vector)
+    lex_top = index.top(lexical, filters, depth)
+    sem_top = index.top(cosine, filters, depth, eligible=has_vector)
     pool_ids = list(dict.fromkeys([i for i, _ in lex_top] + [i for i, _ in sem_top]))
     if not pool_ids:
         return []
@@ -150,7 +147,7 @@ def _fuse(
 
 def _order(fused: np.ndarray, index: AgentIndex, docs: np.ndarray) -> np.ndarray:
     """Pool positions by fused score, ties broken like every other ranking (usage, last use, creation)."""
-    keys = [index.created.view[docs], index.last_used.view[docs], index.usage.view[docs], fused]
+    keys = [index.col("created")[docs], index.col("last_used")[docs], index.col("usage")[docs], fused]
     return np.lexsort([-k for k in keys])
 
 
@@ -185,3 +182,56 @@ def _rrf(values: np.ndarray, ranked_scores: np.ndarray, k: int, present: np.ndar
     if present is not None:
         inside &= present
     return np.where(inside & (values > 0) if present is None else inside, contribution, 0.0)
+
+
+def search(
+    memories: MemoryRepository,
+    scope: Scope,
+    query: Query,
+    requested: SearchMode,
+    *,
+    reranking: Reranking,
+    explain: bool,
+    fusion: Fusion,
+    now: datetime,
+) -> SearchResult:
+    """Ranked search of one scope: embed the query when the mode needs it (falling back to bm25, with a note,
+    when it cannot), rank, load the hits, rerank by recency, use and confidence.
+
+    Ranked modes over-fetch ``reranking.overfetch`` times the limit; ``all`` keeps the contract's order.
+    ``explain`` always gives ``lexical``, ``semantic``, ``fused``, ``recency``, ``usage``, ``confidence`` with
+    ``score == fused * recency * usage * confidence``.
+    """
+    used, note, query_vector = requested, None, None
+    if requested in (SearchMode.SEMANTIC, SearchMode.HYBRID):
+        note = memories.semantic_unavailable(scope)
+        if note is None:
+            query_vector, note = memories.embed_query(query.text or "")
+        if note is not None:
+            used, note = SearchMode.BM25, f"{requested.value} search fell back to bm25: {note}"
+    reranked = used is not SearchMode.ALL and reranking.enabled
+    fetch = min(query.limit * reranking.overfetch, 10_000) if reranked else query.limit
+    ranked = rank(memories.index(scope), replace(query, limit=fetch), used, query_vector=query_vector, fusion=fusion)
+    loaded = {m.id: m for m in memories.load(scope, [r.id for r in ranked])}
+    top = max((r.score for r in ranked), default=0.0) or 1.0
+    hits = []
+    for r in ranked:
+        memory = loaded.get(r.id)
+        if memory is None:
+            continue
+        components = {"lexical": 0.0, "semantic": 0.0, **r.components, "fused": r.score}
+        score = r.score
+        if reranked:
+            # relevance relative to the best candidate, so the factors' bounded ranges mean the same
+            # thing in every mode (a cosine of 0.3 and a BM25 of 12 are not comparable)
+            components["fused"] = max(r.score, 0.0) / top if top > 0 else 0.0
+            factors = reranking.factors(memory, now)
+            components.update(factors)
+            score = components["fused"] * factors["recency"] * factors["usage"] * factors["confidence"]
+        else:
+            components.update({"recency": 1.0, "usage": 1.0, "confidence": 1.0})
+        hits.append(Hit.model_construct(memory=memory, score=score, explain=components if explain else None))
+    if reranked:
+        hits.sort(key=lambda h: -h.score)
+    return SearchResult.model_construct(hits=hits[: query.limit], mode=used.value, requested_mode=requested.value,
+                                        note=note)

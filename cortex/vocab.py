@@ -1,8 +1,8 @@
-"""The RDF vocabulary: IRIs and typed terms for agents and memories (DESIGN.md section 3).
+"""The RDF vocabulary: IRIs and typed terms for scopes, agents and memories (DESIGN.md section 3).
 
 Every term Cortex writes is built here with pyoxigraph's term constructors; user text only ever becomes a
 :class:`pyoxigraph.Literal`. Memory ids are recovered from IRIs by stripping a known prefix, never by
-splitting on ``:``.
+splitting on ``:``. How a memory's fields map to triples is :mod:`cortex.store.rdf`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pyoxigraph import Literal, NamedNode
 
 from cortex.errors import InvalidInputError
+from cortex.model import Scope
 
 DEFAULT_NS = "urn:cortex"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -22,9 +23,7 @@ XSD_INTEGER = NamedNode(XSD + "integer")
 XSD_DATETIME = NamedNode(XSD + "dateTime")
 
 _ABSOLUTE_IRI_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]*")
-
-#: Memory fields stored as predicates ``{ns}:agentmem:{field}``.
-FIELDS = ("content", "type", "project", "confidence", "usageCount", "createdAt", "lastUsedAt")
+_SCOPE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
 class Vocabulary:
@@ -35,18 +34,19 @@ class Vocabulary:
             raise InvalidInputError("ns", f"must be an absolute IRI prefix such as 'urn:cortex', not {ns!r}")
         self.ns = ns
         self.memory_class = NamedNode(f"{ns}:agentmem:Memory")
-        self.agent_pred = NamedNode(f"{ns}:agentmem:agent")
-        self.pred = {field: NamedNode(f"{ns}:agentmem:{field}") for field in FIELDS}
-        self._field_of = {node.value: field for field, node in self.pred.items()}
         self._nodes: dict[tuple[str, str], NamedNode] = {}
+
+    def predicate(self, name: str) -> NamedNode:
+        """The predicate ``{ns}:agentmem:{name}``."""
+        return self._cached("pred", name, f"{self.ns}:agentmem:{name}")
 
     def agent(self, name: str) -> NamedNode:
         """The agent's IRI ``{ns}:agent:{name}``."""
         return self._cached("agent", name, f"{self.ns}:agent:{name}")
 
-    def graph(self, name: str) -> NamedNode:
-        """The named graph holding the agent's memories ``{ns}:graph:agent:{name}``."""
-        return self._cached("graph", name, f"{self.ns}:graph:agent:{name}")
+    def graph(self, scope: Scope) -> NamedNode:
+        """The named graph holding the scope's memories, e.g. ``{ns}:graph:agent:{name}``."""
+        return self._cached("graph", scope.key, f"{self.ns}:graph:{scope.key}")
 
     def _cached(self, kind: str, name: str, iri: str) -> NamedNode:
         node = self._nodes.get((kind, name))
@@ -54,26 +54,29 @@ class Vocabulary:
             node = self._nodes[(kind, name)] = NamedNode(iri)
         return node
 
-    def memory_prefix(self, name: str) -> str:
-        """The IRI prefix of the agent's memories; a memory IRI is this plus its id."""
-        return f"{self.ns}:agent:{name}:memory:"
+    def memory_prefix(self, scope: Scope) -> str:
+        """The IRI prefix of the scope's memories; a memory IRI is this plus its id
+        (``{ns}:agent:{name}:memory:`` for an agent's own memories)."""
+        return f"{self.ns}:{scope.key}:memory:"
 
-    def memory(self, name: str, memory_id: str) -> NamedNode:
-        """The memory's IRI ``{ns}:agent:{name}:memory:{id}``."""
-        return NamedNode(self.memory_prefix(name) + memory_id)
+    def memory(self, scope: Scope, memory_id: str) -> NamedNode:
+        """The memory's IRI, e.g. ``{ns}:agent:{name}:memory:{id}``."""
+        return NamedNode(self.memory_prefix(scope) + memory_id)
 
-    def graph_prefix(self) -> str:
-        """The prefix shared by all agent graphs."""
-        return f"{self.ns}:graph:agent:"
+    def memory_id(self, scope: Scope, iri: str) -> str | None:
+        """The id in a memory IRI of ``scope``, or None when the IRI is not one."""
+        prefix = self.memory_prefix(scope)
+        return iri[len(prefix):] if iri.startswith(prefix) and len(iri) > len(prefix) else None
 
-    def field_of(self, predicate: NamedNode) -> str | None:
-        """The memory field a predicate stores, or None."""
-        return self._field_of.get(predicate.value)
-
-
-def string(value: str) -> Literal:
-    """A plain string literal."""
-    return Literal(value)
+    def scope_of_graph(self, iri: str) -> Scope | None:
+        """The scope whose graph ``iri`` is, or None for a graph Cortex does not own."""
+        prefix = f"{self.ns}:graph:"
+        if not iri.startswith(prefix):
+            return None
+        kind, _, name = iri[len(prefix):].partition(":")
+        if kind == "agent" and _SCOPE_NAME.fullmatch(name):
+            return Scope(kind, name)
+        return None
 
 
 def double(value: float) -> Literal:

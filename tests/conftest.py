@@ -1,4 +1,5 @@
-"""Shared fixtures: every test runs on a real on-disk pyoxigraph store under tmp_path."""
+"""Shared fixtures. Where persistence is not the point a test runs on the in-memory store (``cx``); where it
+is, on a real on-disk pyoxigraph store under tmp_path (``disk_cx``, ``store_path``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cortex import Cortex
+from cortex.embeddings import HashEmbeddings
 
 
 class Clock:
@@ -46,6 +48,12 @@ def local():
 
 
 @pytest.fixture
+def hashing() -> HashEmbeddings:
+    """The deterministic feature-hashing provider: the semantic code paths without a model."""
+    return HashEmbeddings()
+
+
+@pytest.fixture
 def clock() -> Clock:
     return Clock(datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc))
 
@@ -55,18 +63,69 @@ def store_path(tmp_path: Path) -> Path:
     return tmp_path / "store"
 
 
+def _with_agents(cortex: Cortex, *agents: str) -> Cortex:
+    for name in agents:
+        cortex.agents.register(name)
+    return cortex
+
+
 @pytest.fixture
-def cx(store_path: Path, clock: Clock) -> Iterator[Cortex]:
-    with Cortex.open(store_path, clock=clock) as cortex:
-        cortex.agents.register("reviewer")
-        cortex.agents.register("planner")
-        yield cortex
+def cx(clock: Clock) -> Iterator[Cortex]:
+    """An in-memory Cortex with agents ``reviewer`` and ``planner``."""
+    with Cortex.open(None, clock=clock, embeddings=None) as cortex:
+        yield _with_agents(cortex, "reviewer", "planner")
 
 
-def reopen(cortex: Cortex, path: Path, *agents: str) -> Cortex:
+@pytest.fixture
+def disk_cx(store_path: Path, clock: Clock) -> Iterator[Cortex]:
+    """An on-disk Cortex with agents ``reviewer`` and ``planner``."""
+    with Cortex.open(store_path, clock=clock, embeddings=None) as cortex:
+        yield _with_agents(cortex, "reviewer", "planner")
+
+
+def reopen(cortex: Cortex, path: Path, *agents: str, **options) -> Cortex:
     """Close ``cortex`` and open the same store again with ``agents`` registered."""
     cortex.close()
-    fresh = Cortex.open(path)
-    for name in agents:
-        fresh.agents.register(name)
-    return fresh
+    options.setdefault("embeddings", None)
+    return _with_agents(Cortex.open(path, **options), *agents)
+
+
+def open_agents(path: Path | None, *agents: str, **options) -> Cortex:
+    """``Cortex.open(path, **options)`` with ``agents`` registered (embeddings off unless given)."""
+    options.setdefault("embeddings", None)
+    return _with_agents(Cortex.open(path, **options), *agents)
+
+
+def graph(agent: str) -> str:
+    """The contract's graph IRI of an agent (DESIGN.md section 3)."""
+    return f"urn:cortex:graph:agent:{agent}"
+
+
+def memory_iri(agent: str, memory_id: str) -> str:
+    """The contract's memory IRI (DESIGN.md section 3)."""
+    return f"urn:cortex:agent:{agent}:memory:{memory_id}"
+
+
+def triples_of(cx: Cortex, agent: str, memory_id: str) -> list[tuple[str, str]]:
+    """(predicate, object) of every triple with the memory as subject or object, through the public SPARQL
+    entry point."""
+    from pyoxigraph import NamedNode
+
+    node = NamedNode(memory_iri(agent, memory_id))
+    rows = cx.sparql("SELECT * WHERE { GRAPH ?g { ?m ?p ?o } }", {"m": node})
+    back = cx.sparql("SELECT * WHERE { GRAPH ?g { ?s ?p ?m } }", {"m": node})
+    return [(r["p"].value, r["o"].value) for r in rows] + [(r["p"].value, r["s"].value) for r in back]
+
+
+def stored_memories(cx: Cortex, agent: str) -> dict[str, dict[str, str]]:
+    """Every memory subject of the agent's graph as {id: {predicate local name: value}}, read with SPARQL."""
+    from pyoxigraph import NamedNode
+
+    prefix = f"urn:cortex:agent:{agent}:memory:"
+    out: dict[str, dict[str, str]] = {}
+    for row in cx.sparql("SELECT * WHERE { GRAPH ?g { ?m ?p ?o } }", {"g": NamedNode(graph(agent))}):
+        subject = row["m"].value
+        if subject.startswith(prefix):
+            out.setdefault(subject[len(prefix):], {})[row["p"].value.rsplit(":", 1)[-1].rsplit("#", 1)[-1]] = \
+                row["o"].value
+    return out

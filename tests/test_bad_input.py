@@ -44,7 +44,7 @@ def assert_unchanged(cx: Cortex, sentinel, other) -> None:
     assert cx.get("reviewer", sentinel.id) == sentinel
     assert cx.get("planner", other.id) == other
     assert cx.count("reviewer") == 1 and cx.count("planner") == 1
-    assert cx._store.count("reviewer") == 1 and cx._store.count("planner") == 1
+    assert cx.index_status("reviewer").stored == 1 and cx.index_status("planner").stored == 1
 
 
 @pytest.mark.parametrize("content", HOSTILE)
@@ -53,7 +53,7 @@ def test_hostile_content_round_trips_exactly(seeded, content):
     m = cx.store("reviewer", content)
     assert cx.get("reviewer", m.id).content == content
     assert cx.get("reviewer", sentinel.id) == sentinel and cx.get("planner", other.id) == other
-    assert cx._store.count("reviewer") == 2
+    assert cx.index_status("reviewer").stored == 2
     # the hostile text is also a working (and harmless) query
     token = content.split()[0]
     assert m.id in [x.id for x in cx.recall("reviewer", token)]

@@ -1,4 +1,4 @@
-"""store / get / touch / forget / stats / prune on a real on-disk store, and persistence."""
+"""store / get / touch / forget / stats / prune, the RDF layout, and persistence on a real on-disk store."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ import pytest
 from pyoxigraph import NamedNode
 
 from cortex import Cortex, MemoryNotFoundError, MemoryType
-from tests.conftest import reopen
+from cortex.store import open_store
+from cortex.vocab import Vocabulary
+from tests.conftest import reopen, triples_of
+
+USAGE = "urn:cortex:agentmem:usageCount"
+LAST_USED = "urn:cortex:agentmem:lastUsedAt"
 
 
 def test_store_applies_defaults_and_get_returns_it(cx, clock):
@@ -73,46 +78,38 @@ def test_concurrent_touches_are_atomic(cx):
         t.join()
     assert errors == []
     assert cx.get("reviewer", m.id).usage_count == 20
-    store = cx._store._store
-    subject = cx._store.vocab.memory("reviewer", m.id)
-    counts = list(store.quads_for_pattern(subject, cx._store.vocab.pred["usageCount"], None, None))
-    assert [q.object.value for q in counts] == ["20"]
-    assert len(list(store.quads_for_pattern(subject, cx._store.vocab.pred["lastUsedAt"], None, None))) == 1
+    triples = triples_of(cx, "reviewer", m.id)
+    assert [o for p, o in triples if p == USAGE] == ["20"]
+    assert len([o for p, o in triples if p == LAST_USED]) == 1
 
 
-def test_store_level_touch_is_atomic_without_the_facade_lock(cx, clock):
-    # the facade serialises calls; the store's single DELETE/INSERT must be atomic on its own
-    m = cx.store("reviewer", "hammered")
-    threads = [threading.Thread(target=lambda: [cx._store.touch("reviewer", [m.id], clock.now) for _ in range(10)])
-               for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert cx._store.get("reviewer", m.id).usage_count == 80
-    subject = cx._store.vocab.memory("reviewer", m.id)
-    assert len(list(cx._store._store.quads_for_pattern(subject, cx._store.vocab.pred["usageCount"], None, None))) == 1
+class Spy:
+    """A :class:`~cortex.store.base.MemoryStore` that records which reads reach the real one."""
+
+    def __init__(self, inner, forbidden=()) -> None:
+        self.inner, self.forbidden, self.contents_asked = inner, set(forbidden), []
+
+    def __getattr__(self, name):
+        if name in self.forbidden:
+            raise AssertionError(f"{name} must not be called")
+        return getattr(self.inner, name)
+
+    def contents(self, scope, ids):
+        self.contents_asked.extend(ids)
+        return self.inner.contents(scope, ids)
 
 
-def test_recall_reads_only_the_hits_from_the_store(cx, monkeypatch):
-    stored = cx.store_many("reviewer", [{"content": f"item {i} {'even' if i % 2 else 'odd'}"} for i in range(500)])
-    cx.recall("reviewer", "warm")  # loads the index
-    asked: list[str] = []
-    real_contents = cx._store.contents
-
-    def spy(agent, ids):
-        asked.extend(ids)
-        return real_contents(agent, ids)
-
-    def forbidden(*args, **kwargs):
-        raise AssertionError("recall must not scan the store")
-
-    monkeypatch.setattr(cx._store, "contents", spy)
-    monkeypatch.setattr(cx._store, "iter_memories", forbidden)
-    monkeypatch.setattr(cx._store, "get_many", forbidden)
-    hits = cx.recall("reviewer", "odd", limit=5)
-    assert len(hits) == 5 and asked == [m.id for m in hits]
-    assert {m.id for m in stored} >= set(asked)
+def test_recall_reads_only_the_hits_from_the_store(clock):
+    spy = Spy(open_store(None, Vocabulary()))
+    with Cortex(spy, clock=clock) as cx:
+        cx.agents.register("reviewer")
+        stored = cx.store_many("reviewer", [{"content": f"item {i} {'even' if i % 2 else 'odd'}"} for i in range(500)])
+        cx.recall("reviewer", "warm")  # loads the index
+        spy.forbidden = {"iter_memories", "get_many"}
+        spy.contents_asked.clear()
+        hits = cx.recall("reviewer", "odd", limit=5)
+        assert len(hits) == 5 and spy.contents_asked == [m.id for m in hits]
+        assert {m.id for m in stored} >= set(spy.contents_asked)
 
 
 def test_forget_removes_every_triple(cx):
@@ -121,9 +118,7 @@ def test_forget_removes_every_triple(cx):
     assert cx.forget("reviewer", m.id) is True
     assert cx.forget("reviewer", m.id) is False
     assert cx.get("reviewer", m.id) is None
-    subject = cx._store.vocab.memory("reviewer", m.id)
-    assert list(cx._store._store.quads_for_pattern(subject, None, None, None)) == []
-    assert list(cx._store._store.quads_for_pattern(None, None, subject, None)) == []
+    assert triples_of(cx, "reviewer", m.id) == []
     assert [x.id for x in cx.recall("reviewer", "me")] == [keep.id]
 
 
@@ -180,12 +175,13 @@ def test_store_many_large_batch_uses_bulk_path_and_is_complete(cx):
     stored = cx.store_many("reviewer", [{"content": f"bulk memory {i}"} for i in range(2500)])
     assert len({m.id for m in stored}) == 2500
     assert cx.count("reviewer") == 2500
-    assert cx._store.count("reviewer") == 2500
+    assert cx.index_status("reviewer").stored == 2500
     assert cx.get("reviewer", stored[1234].id).content == "bulk memory 1234"
     assert [m.content for m in cx.recall("reviewer", "memory 2499")] == ["bulk memory 2499"]
 
 
-def test_everything_persists_across_reopen(cx, store_path, clock):
+def test_everything_persists_across_reopen(disk_cx, store_path, clock):
+    cx = disk_cx
     m = cx.store("reviewer", "persistent null pointer rule", type="pattern", project="p1", confidence=0.8)
     cx.touch("reviewer", m.id)
     gone = cx.store("reviewer", "gone soon")
@@ -203,12 +199,11 @@ def test_everything_persists_across_reopen(cx, store_path, clock):
 
 def test_rdf_layout_follows_the_vocabulary(cx):
     m = cx.store("reviewer", "rdf check", type="pattern", confidence=0.5)
-    store = cx._store._store
     subject = NamedNode(f"urn:cortex:agent:reviewer:memory:{m.id}")
     graph = NamedNode("urn:cortex:graph:agent:reviewer")
-    quads = list(store.quads_for_pattern(subject, None, None, None))
-    assert {q.graph_name for q in quads} == {graph}
-    by_pred = {q.predicate.value: q.object for q in quads}
+    quads = list(cx.sparql("SELECT * WHERE { GRAPH ?g { ?m ?p ?o } }", {"m": subject}))
+    assert {q["g"] for q in quads} == {graph}
+    by_pred = {q["p"].value: q["o"] for q in quads}
     xsd = "http://www.w3.org/2001/XMLSchema#"
     assert by_pred["http://www.w3.org/1999/02/22-rdf-syntax-ns#type"] == NamedNode("urn:cortex:agentmem:Memory")
     assert by_pred["urn:cortex:agentmem:agent"] == NamedNode("urn:cortex:agent:reviewer")
@@ -222,16 +217,17 @@ def test_rdf_layout_follows_the_vocabulary(cx):
     assert len(quads) == 9
 
 
-def test_custom_namespace(tmp_path):
-    with Cortex.open(tmp_path / "s", ns="https://example.org/mem") as cx:
+def test_custom_namespace():
+    with Cortex.open(None, ns="https://example.org/mem") as cx:
         cx.agents.register("a")
         m = cx.store("a", "namespaced")
         subject = NamedNode(f"https://example.org/mem:agent:a:memory:{m.id}")
-        assert len(list(cx._store._store.quads_for_pattern(subject, None, None, None))) == 9
+        graph = NamedNode("https://example.org/mem:graph:agent:a")
+        assert len(list(cx.sparql("SELECT * WHERE { GRAPH ?g { ?m ?p ?o } }", {"m": subject, "g": graph}))) == 9
         assert cx.recall("a", "namespaced")[0].id == m.id
 
 
-def test_in_memory_store(tmp_path):
+def test_in_memory_store():
     with Cortex.open(None) as cx:
         cx.agents.register("a")
         m = cx.store("a", "ephemeral")
@@ -240,7 +236,7 @@ def test_in_memory_store(tmp_path):
 
 
 def test_closed_cortex_refuses_work(store_path):
-    cx = Cortex.open(store_path)
+    cx = Cortex.open(store_path, embeddings=None)
     cx.agents.register("a")
     cx.close()
     cx.close()  # idempotent

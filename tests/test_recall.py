@@ -114,8 +114,28 @@ def test_forgotten_and_pruned_memories_never_come_back(cx):
     cx.forget("reviewer", a.id)
     cx.prune("reviewer")
     assert cx.recall("reviewer", "flaky") == []
-    # after the index merges its delta (renumbering documents), results stay right
     c = cx.store("reviewer", "flaky network")
-    cx._indexes.get("reviewer").merge()
     assert [m.id for m in cx.recall("reviewer", "flaky")] == [c.id]
-    assert b.id not in cx._indexes.get("reviewer")
+    assert cx.get("reviewer", b.id) is None
+
+
+def test_merging_the_index_renumbers_documents_and_keeps_results():
+    from cortex.index.memory_index import MemoryIndex
+    from cortex.model import NO_FILTERS, Memory, MemoryType
+
+    def memory(i: int, content: str) -> Memory:
+        from datetime import datetime, timezone
+
+        t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        return Memory(id=f"m{i}", agent="a", content=content, type=MemoryType.INSIGHT, project=f"p{i % 2}",
+                      confidence=0.5, usage_count=i, created_at=t, last_used_at=t)
+
+    index = MemoryIndex()
+    index.add_many([memory(0, "flaky retry"), memory(1, "flaky quarantine"), memory(2, "stable")])
+    index.remove("m0")
+    index.add(memory(3, "flaky network"))
+    before = index.search_all(["flaky"], NO_FILTERS, 10)
+    index.merge()
+    assert index.search_all(["flaky"], NO_FILTERS, 10) == before == [("m3", 1.0), ("m1", 1.0)]
+    assert "m0" not in index and len(index) == 3 and index.ids == ["m1", "m2", "m3"]
+    assert index.record("m3")["project"] == "p1"

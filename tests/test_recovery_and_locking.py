@@ -10,13 +10,15 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
-from pyoxigraph import Literal, NamedNode, Store
+from pyoxigraph import Literal, NamedNode, Quad, Store
 
 from cortex import Cortex, StoreLockedError
-from cortex.index.manager import INDEX_DIR
+from cortex.state import INDEX_DIR
+from tests.conftest import stored_memories
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,16 +29,23 @@ def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.Comple
 
 
 def open_agent(path: Path, agent: str = "a") -> Cortex:
-    cx = Cortex.open(path)
+    cx = Cortex.open(path, embeddings=None)
     cx.agents.register(agent)
     return cx
 
 
 def assert_index_matches_store(cx: Cortex, agent: str = "a") -> None:
-    from_store = {m.id: m for m in cx._store.iter_memories(agent)}
+    """What recall lists (from the index) is exactly what the store holds, field by field."""
+    from_store = stored_memories(cx, agent)
     assert cx.count(agent) == len(from_store)
-    listed = cx.recall(agent, limit=10_000)
-    assert {m.id: m.model_dump() for m in listed} == {i: m.model_dump() for i, m in from_store.items()}
+    listed = {m.id: m for m in cx.recall(agent, limit=10_000)}
+    assert set(listed) == set(from_store)
+    for memory_id, fields in from_store.items():
+        m = listed[memory_id]
+        assert (m.content, m.type.value, m.project, m.usage_count) == (
+            fields["content"], fields["type"], fields["project"], int(fields["usageCount"]))
+        assert m.confidence == float(fields["confidence"])
+        assert m.last_used_at == datetime.fromisoformat(fields["lastUsedAt"])
 
 
 def test_clean_restart_does_not_rescan_the_store(store_path):
@@ -46,7 +55,7 @@ def test_clean_restart_does_not_rescan_the_store(store_path):
     cx = open_agent(store_path)
     try:
         assert cx.count("a") == 3000
-        assert cx._indexes.rebuilds == []
+        assert cx.index_status("a").rebuilds == 0
         assert_index_matches_store(cx)
     finally:
         cx.close()
@@ -58,7 +67,7 @@ def test_crash_without_close_is_repaired_from_the_journal(store_path):
         """
         import os, sys, json
         from cortex import Cortex
-        cx = Cortex.open(sys.argv[1]); cx.agents.register("a")
+        cx = Cortex.open(sys.argv[1], embeddings=None); cx.agents.register("a")
         cx.store_many("a", [{"content": f"bulk {i}"} for i in range(1500)])
         kept = cx.store("a", "kept memory")
         gone = cx.store("a", "gone memory")
@@ -74,7 +83,7 @@ def test_crash_without_close_is_repaired_from_the_journal(store_path):
     ids = json.loads(result.stdout)
     cx = open_agent(store_path)
     try:
-        assert cx._indexes.rebuilds == []  # repaired by replaying the journal, not by a full scan
+        assert cx.index_status("a").rebuilds == 0  # repaired by replaying the journal, not by a full scan
         assert cx.count("a") == 1501
         assert [m.id for m in cx.recall("a", "memory")] == [ids["kept"]]
         assert cx.recall("a", "kept")[0].usage_count == 3
@@ -90,7 +99,7 @@ def test_kill_9_during_writes_loses_nothing_acknowledged(store_path):
             """
             import sys
             from cortex import Cortex
-            cx = Cortex.open(sys.argv[1]); cx.agents.register("a")
+            cx = Cortex.open(sys.argv[1], embeddings=None); cx.agents.register("a")
             i = 0
             while True:
                 batch = cx.store_many("a", [{"content": f"w{i} item {j}"} for j in range(300)])
@@ -112,18 +121,15 @@ def test_kill_9_during_writes_loses_nothing_acknowledged(store_path):
     cx = open_agent(store_path)
     try:
         assert cx.count("a") >= 15 * 301
-        assert cx._indexes.rebuilds == []  # the journal alone repaired the index
+        assert cx.index_status("a").rebuilds == 0  # the journal alone repaired the index
         for first, last, single in acknowledged:
             assert cx.get("a", first) is not None and cx.get("a", last) is not None
             assert cx.get("a", single).usage_count == 1
         assert_index_matches_store(cx)
         # every memory subject is complete (9 triples), none half-written
-        store = cx._store._store
-        graph = cx._store.vocab.graph("a")
-        per_subject: dict[str, int] = {}
-        for quad in store.quads_for_pattern(None, None, None, graph):
-            per_subject[quad.subject.value] = per_subject.get(quad.subject.value, 0) + 1
-        assert set(per_subject.values()) == {9}
+        rows = cx.sparql("SELECT ?m (COUNT(*) AS ?n) WHERE { GRAPH <urn:cortex:graph:agent:a> { ?m ?p ?o } } "
+                         "GROUP BY ?m")
+        assert {int(r["n"].value) for r in rows} == {9}
     finally:
         cx.close()
 
@@ -137,7 +143,7 @@ def test_missing_snapshot_is_rebuilt_from_the_store(store_path):
     cx = open_agent(store_path)
     try:
         assert [x.id for x in cx.recall("a", "index")] == [m.id]
-        assert cx._indexes.rebuilds == ["a"]
+        assert cx.index_status("a").rebuilds == 1
     finally:
         cx.close()
 
@@ -149,7 +155,7 @@ def test_corrupt_snapshot_is_rebuilt(store_path):
     (store_path / INDEX_DIR / "a" / "snapshot.npz").write_bytes(b"not a snapshot")
     cx = open_agent(store_path)
     try:
-        assert cx.count("a") == 1200 and cx._indexes.rebuilds == ["a"]
+        assert cx.count("a") == 1200 and cx.index_status("a").rebuilds == 1
         assert_index_matches_store(cx)
     finally:
         cx.close()
@@ -160,10 +166,12 @@ def test_write_behind_cortex_back_is_detected_and_rebuilt(store_path):
     cx.store("a", "written by cortex")
     cx.close()
     # another tool adds a complete memory directly to the RDF store
-    with Cortex.open(None) as donor:
+    with Cortex.open(None, embeddings=None) as donor:
         donor.agents.register("a")
         foreign = donor.store("a", "written by another tool")
-        quads = list(donor._store._store.quads_for_pattern(None, None, None, None))
+        quads = list(donor.sparql("CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"))
+    graph = NamedNode("urn:cortex:graph:agent:a")
+    quads = [Quad(t.subject, t.predicate, t.object, graph) for t in quads]
     raw = Store(str(store_path))
     raw.extend(quads)
     del raw
@@ -173,7 +181,7 @@ def test_write_behind_cortex_back_is_detected_and_rebuilt(store_path):
     cx = open_agent(store_path)
     try:
         assert [m.id for m in cx.recall("a", "another tool")] == [foreign.id]
-        assert cx._indexes.rebuilds == ["a"]
+        assert cx.index_status("a").rebuilds == 1
     finally:
         cx.close()
 
@@ -219,9 +227,9 @@ def test_store_data_is_untouched_by_the_lock_error(store_path):
 def test_a_torn_journal_line_does_not_hide_the_next_change(store_path):
     cx = Cortex.open(store_path, embeddings=None)
     cx.agents.register("a")
+    cx.store_many("a", [{"content": f"filler {i}"} for i in range(1100)])
     memory = cx.store("a", "counted")
-    cx._indexes.checkpoint("a")  # the memory is in the snapshot; the journal is empty
-    cx.close()
+    cx.close()  # over 1000 journaled ids: checkpointed, the memory is in the snapshot, the journal is empty
     journal = store_path / "cortex-index" / "a" / "journal.log"
     with open(journal, "a") as fh:
         fh.write("01a2ffff")  # a crash in the middle of journaling an id
@@ -236,3 +244,21 @@ def test_a_torn_journal_line_does_not_hide_the_next_change(store_path):
     with Cortex.open(store_path, embeddings=None) as cx:
         cx.agents.register("a")
         assert cx.recall("a", "counted")[0].usage_count == 1
+
+
+def test_project_filters_work_on_memories_loaded_from_a_snapshot(store_path):
+    """The snapshot restores the project codes too: filtering by project finds memories that were
+    checkpointed before the restart (it found none of them), and a new memory of a known project does not
+    get a second code."""
+    cx = open_agent(store_path)
+    cx.store_many("a", [{"content": f"memory {i}", "project": "x" if i % 2 else "y"} for i in range(1500)])
+    cx.close()  # over 1000 journaled ids: checkpointed into the snapshot
+    cx = open_agent(store_path)
+    try:
+        assert cx.index_status("a").journal == 0
+        cx.store("a", "one more memory", project="x")
+        assert len(cx.recall("a", project="x", limit=10_000)) == 751
+        assert len(cx.recall("a", "memory", project="y", limit=10_000)) == 750
+        assert {m.project for m in cx.recall("a", limit=10_000)} == {"x", "y"}
+    finally:
+        cx.close()

@@ -1,4 +1,6 @@
-"""Semantic and hybrid search with the real local model: ranking, fusion, vector persistence, model changes."""
+"""Semantic and hybrid search: the mechanics (vectors per write, persistence, crash recovery, forget, model
+changes, lazy embedding, provider failures, fusion arithmetic) with the deterministic hashing provider, and
+what needs meaning (paraphrases, hybrid fusion of meaning and words, agent start) with the real local model."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from cortex import Cortex
 from cortex.embeddings import EmbeddingError
 from cortex.search import Fusion
 
-from .conftest import Clock
+from .conftest import Clock, open_agents
 
 
 class Counting:
@@ -34,20 +36,6 @@ class Counting:
         return self.inner.embed(texts)
 
 
-@pytest.fixture
-def sx(store_path: Path, clock: Clock, local) -> Iterator[Cortex]:
-    with Cortex.open(store_path, clock=clock, embeddings=Counting(local)) as cortex:
-        cortex.agents.register("reviewer")
-        yield cortex
-
-
-def open_with(path: Path, provider, *agents: str) -> Cortex:
-    cx = Cortex.open(path, embeddings=provider)
-    for name in agents:
-        cx.agents.register(name)
-    return cx
-
-
 NOTES = [
     "The login service keeps user sessions in Redis with a 30 minute expiry",
     "Invoices are generated on the first day of every month",
@@ -56,165 +44,156 @@ NOTES = [
 ]
 
 
-def test_semantic_finds_a_paraphrase_that_and_token_and_bm25_miss(sx):
-    stored = sx.store_many("reviewer", [{"content": c} for c in NOTES])
-    query = "where do we cache authentication state?"
-    assert sx.search("reviewer", query, mode="all").hits == []
-    assert sx.search("reviewer", query, mode="bm25").hits == []
-    result = sx.search("reviewer", query, mode="semantic", explain=True)
+@pytest.fixture
+def hx(clock: Clock, hashing) -> Iterator[Cortex]:
+    """In memory, with the hashing provider behind a counter."""
+    with open_agents(None, "reviewer", clock=clock, embeddings=Counting(hashing)) as cortex:
+        yield cortex
+
+
+@pytest.fixture
+def mx(clock: Clock, local) -> Iterator[Cortex]:
+    """In memory, with the real local model behind a counter."""
+    with open_agents(None, "reviewer", clock=clock, embeddings=Counting(local)) as cortex:
+        yield cortex
+
+
+# -- mechanics (hashing provider) ------------------------------------------------------------------
+
+
+def test_store_many_embeds_in_one_batch_and_store_embeds_each(hx):
+    hx.store_many("reviewer", [{"content": c} for c in NOTES])
+    hx.store("reviewer", "one more")
+    assert hx.embeddings.calls == [4, 1]
+    assert hx.index_status("reviewer").vectors == 5
+    assert hx.info()["embeddings"] == "cortex/hash-256"
+
+
+def test_semantic_mode_ranks_by_cosine(hx):
+    stored = hx.store_many("reviewer", [{"content": c} for c in NOTES])
+    result = hx.search("reviewer", "monthly invoice generation", mode="semantic", explain=True)
     assert result.mode == "semantic" and result.note is None
-    assert result[0].memory.id == stored[0].id
-    assert 0 < result[0].explain["semantic"] <= 1
-    hybrid = sx.search("reviewer", query)
-    assert hybrid.mode == "hybrid" and hybrid[0].memory.id == stored[0].id
+    assert result[0].memory.id == stored[1].id and 0 < result[0].explain["semantic"] <= 1
 
 
-def test_store_many_embeds_in_one_batch_and_store_embeds_each(sx):
-    sx.store_many("reviewer", [{"content": c} for c in NOTES])
-    sx.store("reviewer", "one more")
-    assert sx.embeddings.calls == [4, 1]
-    assert sx._indexes.get("reviewer").vector_count() == 5
-
-
-def test_hybrid_fuses_both_signals(sx):
-    lexical_only = sx.store("reviewer", "zx81 checklist")  # shares a rare word with the query, nothing else
-    semantic_only = sx.store("reviewer", "Renew all credentials when there has been a security compromise")
-    both = sx.store("reviewer", "zx81: rotate API keys after a security incident")
-    query = "zx81 key rotation after a breach"
-    hits = sx.search("reviewer", query, mode="hybrid", explain=True, rerank=False).hits
-    assert hits[0].memory.id == both.id
-    by_id = {h.memory.id: h.explain for h in hits}
-    assert by_id[lexical_only.id]["lexical"] > 0 and by_id[semantic_only.id]["lexical"] == 0
-    assert by_id[semantic_only.id]["semantic"] > 0.2  # found by meaning alone
+@pytest.mark.parametrize("method", ["linear", "rrf", "dbsf"])
+def test_every_fusion_method_combines_both_rankings(hx, method):
+    hx.fusion = Fusion(method=method)
+    hx.store("reviewer", "zx81 checklist")
+    hx.store("reviewer", "rotation of credentials")
+    both = hx.store("reviewer", "zx81: rotation of API keys")
+    hits = hx.search("reviewer", "zx81 key rotation", explain=True, rerank=False).hits
+    assert hits[0].memory.id == both.id and len(hits) == 3
     for h in hits:  # the explained components multiply to the score
         e = h.explain
         assert h.score == pytest.approx(e["fused"] * e["recency"] * e["usage"] * e["confidence"])
 
 
-@pytest.mark.parametrize("method", ["linear", "rrf", "dbsf"])
-def test_every_fusion_method_puts_the_memory_both_rankers_like_first(sx, method):
-    sx.fusion = Fusion(method=method)
-    sx.store("reviewer", "zx81 checklist")
-    sx.store("reviewer", "Renew all credentials when there has been a security compromise")
-    both = sx.store("reviewer", "zx81: rotate API keys after a security incident")
-    hits = sx.search("reviewer", "zx81 key rotation after a breach", rerank=False).hits
-    assert hits[0].memory.id == both.id and len(hits) == 3
-
-
-def test_filters_apply_to_semantic_and_hybrid(sx):
-    sx.store("reviewer", "Sessions live in Redis", project="api")
-    other = sx.store("reviewer", "Sessions live in Memcached", project="web", type="decision")
+def test_filters_apply_to_semantic_and_hybrid(hx):
+    hx.store("reviewer", "Sessions live in Redis", project="api")
+    other = hx.store("reviewer", "Sessions live in Memcached", project="web", type="decision")
     for mode in ("semantic", "hybrid"):
-        hits = sx.search("reviewer", "where are sessions stored", mode=mode, project="web").hits
+        hits = hx.search("reviewer", "where are sessions stored", mode=mode, project="web").hits
         assert [h.memory.id for h in hits] == [other.id]
-        assert sx.search("reviewer", "sessions", mode=mode, type="insight", project="web").hits == []
+        assert hx.search("reviewer", "sessions", mode=mode, type="insight", project="web").hits == []
 
 
-def test_vectors_survive_a_restart_without_re_embedding(store_path, local):
-    provider = Counting(local)
-    with open_with(store_path, provider, "reviewer") as cx:
+def test_vectors_survive_a_restart_without_re_embedding(store_path, hashing):
+    with open_agents(store_path, "reviewer", embeddings=Counting(hashing)) as cx:
         stored = cx.store_many("reviewer", [{"content": c} for c in NOTES])
-    again = Counting(local)
-    with open_with(store_path, again, "reviewer") as cx:
-        result = cx.search("reviewer", "where do we cache authentication state?", mode="semantic")
-        assert result[0].memory.id == stored[0].id
+    again = Counting(hashing)
+    with open_agents(store_path, "reviewer", embeddings=again) as cx:
+        result = cx.search("reviewer", "monthly invoices", mode="semantic")
+        assert result[0].memory.id == stored[1].id
     assert again.calls == [1]  # the query only
 
 
-def test_vectors_survive_a_crash_through_the_vector_log(store_path, local, tmp_path):
+def test_vectors_survive_a_crash_through_the_vector_log(store_path, hashing):
     script = textwrap.dedent("""
         import os, sys
         from cortex import Cortex
-        cx = Cortex.open(sys.argv[1], embeddings="local")
+        cx = Cortex.open(sys.argv[1], embeddings="hash")
         cx.agents.register("reviewer")
         cx.store_many("reviewer", [{"content": c} for c in sys.argv[2:]])
         os._exit(0)  # no close: no snapshot, only the journal and the vector log
     """)
-    subprocess.run([sys.executable, "-c", script, str(store_path), *NOTES], check=True, timeout=300)
-    assert (store_path / "cortex-index" / "reviewer" / "vectors.log").stat().st_size > 4 * 384 * 4
-    provider = Counting(local)
-    with open_with(store_path, provider, "reviewer") as cx:
-        result = cx.search("reviewer", "where do we cache authentication state?", mode="semantic")
+    subprocess.run([sys.executable, "-c", script, str(store_path), *NOTES], check=True, timeout=120)
+    assert (store_path / "cortex-index" / "reviewer" / "vectors.log").stat().st_size > 4 * 256 * 4
+    provider = Counting(hashing)
+    with open_agents(store_path, "reviewer", embeddings=provider) as cx:
+        result = cx.search("reviewer", "user sessions expiry", mode="semantic")
         assert "Redis" in result[0].memory.content
-        assert cx._indexes.get("reviewer").vector_count() == 4
+        assert cx.index_status("reviewer").vectors == 4
     assert provider.calls == [1]
 
 
-def test_forget_drops_the_vector_for_good(sx, store_path, local):
-    kept, doomed = sx.store_many("reviewer", [{"content": NOTES[0]}, {"content": NOTES[1]}])
-    assert sx.forget("reviewer", doomed.id)
-    index = sx._indexes.get("reviewer")
-    assert index.vector_of(doomed.id) is None and index.vector_count() == 1
-    hits = sx.search("reviewer", "monthly invoices", mode="semantic").hits
-    assert [h.memory.id for h in hits] == [kept.id]
-    sx.close()
-    with open_with(store_path, Counting(local), "reviewer") as cx:
+def test_forget_drops_the_vector_for_good(store_path, hashing):
+    with open_agents(store_path, "reviewer", embeddings=Counting(hashing)) as cx:
+        kept, doomed = cx.store_many("reviewer", [{"content": NOTES[1]}, {"content": NOTES[1] + " too"}])
+        assert cx.forget("reviewer", doomed.id)
+        assert cx.index_status("reviewer").vectors == 1
         assert [h.memory.id for h in cx.search("reviewer", "monthly invoices", mode="semantic")] == [kept.id]
-        assert cx._indexes.get("reviewer").vector_count() == 1
+    with open_agents(store_path, "reviewer", embeddings=Counting(hashing)) as cx:
+        assert [h.memory.id for h in cx.search("reviewer", "monthly invoices", mode="semantic")] == [kept.id]
+        assert cx.index_status("reviewer").vectors == 1
 
 
-def test_a_model_change_is_detected_and_reindex_re_embeds(store_path, local):
-    with open_with(store_path, Counting(local), "reviewer") as cx:
+def test_a_model_change_is_detected_and_reindex_re_embeds(store_path, hashing):
+    with open_agents(store_path, "reviewer", embeddings=Counting(hashing)) as cx:
         cx.store_many("reviewer", [{"content": c} for c in NOTES])
-    newer = Counting(local, model="example/other-model")
-    with open_with(store_path, newer, "reviewer") as cx:
-        result = cx.search("reviewer", "authentication state", mode="hybrid")
+    newer = Counting(hashing, model="example/other-model")
+    with open_agents(store_path, "reviewer", embeddings=newer) as cx:
+        result = cx.search("reviewer", "user sessions", mode="hybrid")
         assert result.mode == "bm25"
-        assert "made by sentence-transformers/all-MiniLM-L6-v2" in result.note
+        assert "made by cortex/hash-256" in result.note
         assert "example/other-model" in result.note and "cortex reindex reviewer" in result.note
         cx.store("reviewer", "stored while the vectors are stale")  # not embedded with a mismatched model
         assert newer.calls == []
         assert cx.reindex("reviewer") == {"memories": 5, "embedded": 5}
         assert newer.calls == [5]
-        assert cx.search("reviewer", "authentication state", mode="hybrid").mode == "hybrid"
-    with open_with(store_path, Counting(local, model="example/other-model"), "reviewer") as cx:
-        index = cx._indexes.get("reviewer")
-        assert index.vector_model == "example/other-model" and index.vector_count() == 5
+        assert cx.search("reviewer", "user sessions", mode="hybrid").mode == "hybrid"
+    with open_agents(store_path, "reviewer", embeddings=Counting(hashing, model="example/other-model")) as cx:
+        status = cx.index_status("reviewer")
+        assert status.vector_model == "example/other-model" and status.vectors == 5
 
 
-def test_memories_stored_without_vectors_are_embedded_by_the_next_search(store_path, local):
-    with open_with(store_path, None, "reviewer") as cx:
+def test_memories_stored_without_vectors_are_embedded_by_the_next_search(store_path, hashing):
+    with open_agents(store_path, "reviewer") as cx:
         cx.store_many("reviewer", [{"content": c} for c in NOTES])
-    provider = Counting(local)
-    with open_with(store_path, provider, "reviewer") as cx:
-        result = cx.search("reviewer", "where do we cache authentication state?", mode="semantic")
+    provider = Counting(hashing)
+    with open_agents(store_path, "reviewer", embeddings=provider) as cx:
+        result = cx.search("reviewer", "user sessions expiry", mode="semantic")
         assert result.mode == "semantic" and "Redis" in result[0].memory.content
         assert provider.calls == [4, 1]  # the missing vectors, then the query
 
 
-def test_too_many_missing_vectors_ask_for_reindex(store_path, local, monkeypatch):
-    monkeypatch.setattr("cortex.core.MAX_LAZY_EMBED", 2)
-    with open_with(store_path, None, "reviewer") as cx:
+def test_too_many_missing_vectors_ask_for_reindex(store_path, hashing, monkeypatch):
+    monkeypatch.setattr("cortex.memories.MAX_LAZY_EMBED", 2)
+    with open_agents(store_path, "reviewer") as cx:
         cx.store_many("reviewer", [{"content": c} for c in NOTES])
-    provider = Counting(local)
-    with open_with(store_path, provider, "reviewer") as cx:
-        result = cx.search("reviewer", "authentication", mode="semantic")
+    provider = Counting(hashing)
+    with open_agents(store_path, "reviewer", embeddings=provider) as cx:
+        result = cx.search("reviewer", "sessions", mode="semantic")
         assert result.mode == "bm25" and "4 memories of agent 'reviewer' have no vectors" in result.note
         progress: list[tuple[int, int]] = []
         assert cx.reindex("reviewer", progress=lambda done, total: progress.append((done, total))) == {
             "memories": 4, "embedded": 4}
         assert progress == [(4, 4)]
-        assert cx.search("reviewer", "authentication", mode="semantic").mode == "semantic"
+        assert cx.search("reviewer", "sessions", mode="semantic").mode == "semantic"
 
 
-def test_a_failing_provider_loses_nothing(sx, caplog):
-    sx.embeddings.fail = True
-    memory = sx.store("reviewer", "Sessions live in Redis")
+def test_a_failing_provider_loses_nothing(hx, caplog):
+    hx.embeddings.fail = True
+    memory = hx.store("reviewer", "Sessions live in Redis")
     assert "without vectors: endpoint down" in caplog.text
-    result = sx.search("reviewer", "sessions redis", mode="hybrid")
+    result = hx.search("reviewer", "sessions redis", mode="hybrid")
     assert result.mode == "bm25" and "embedding failed: endpoint down" in result.note
     assert result[0].memory.id == memory.id
-    sx.embeddings.fail = False
-    assert sx.search("reviewer", "where is session state kept", mode="semantic")[0].memory.id == memory.id
+    hx.embeddings.fail = False
+    assert hx.search("reviewer", "where are sessions kept", mode="semantic")[0].memory.id == memory.id
 
 
-def test_agent_start_ranks_with_hybrid_search(sx):
-    sx.store_many("reviewer", [{"content": c} for c in NOTES])
-    block = sx.agent_start("reviewer", task="Fix the bug where authenticated users get logged out", limit=1)
-    assert "Redis" in block and block.count("\n") == 2
-
-
-def test_reindex_rebuilds_the_lexical_index_without_a_provider(cx, store_path):
+def test_reindex_rebuilds_the_lexical_index_without_a_provider(cx):
     memory = cx.store("reviewer", "Sessions live in Redis")
     assert cx.reindex("reviewer") == {"memories": 1, "embedded": 0}
     assert cx.recall("reviewer", "redis")[0].id == memory.id
@@ -222,19 +201,61 @@ def test_reindex_rebuilds_the_lexical_index_without_a_provider(cx, store_path):
         cx.reindex("../etc")
 
 
-def test_a_torn_vector_record_does_not_corrupt_later_ones(store_path, local):
-    with open_with(store_path, Counting(local), "reviewer") as cx:
+def test_a_torn_vector_record_does_not_corrupt_later_ones(store_path, hashing):
+    with open_agents(store_path, "reviewer", embeddings=Counting(hashing)) as cx:
         first = cx.store("reviewer", NOTES[0])
     log = store_path / "cortex-index" / "reviewer" / "vectors.log"
     with open(log, "ab") as fh:  # a crash in the middle of appending the next record
         fh.write(bytes([28]) + b"01a2000000000000000000000000" + b"\x00" * 100)
-    with open_with(store_path, Counting(local), "reviewer") as cx:
+    with open_agents(store_path, "reviewer", embeddings=Counting(hashing)) as cx:
         second = cx.store("reviewer", NOTES[1])
-    provider = Counting(local)
-    with open_with(store_path, provider, "reviewer") as cx:
-        index = cx._indexes.get("reviewer")
-        for memory in (first, second):
-            vector = index.vector_of(memory.id)
-            assert vector is not None and abs(float(np.linalg.norm(vector)) - 1) < 1e-5
+    provider = Counting(hashing)
+    with open_agents(store_path, "reviewer", embeddings=provider) as cx:
+        assert cx.index_status("reviewer").vectors == 2
         assert cx.search("reviewer", "monthly invoices", mode="semantic")[0].memory.id == second.id
-    assert provider.calls == [1]
+        assert cx.search("reviewer", "user sessions expiry", mode="semantic")[0].memory.id == first.id
+    assert provider.calls == [1, 1]  # the two queries: nothing re-embedded
+
+
+# -- meaning (the real local model) -----------------------------------------------------------------
+
+
+def test_semantic_finds_a_paraphrase_that_and_token_and_bm25_miss(mx):
+    stored = mx.store_many("reviewer", [{"content": c} for c in NOTES])
+    query = "where do we cache authentication state?"
+    assert mx.search("reviewer", query, mode="all").hits == []
+    assert mx.search("reviewer", query, mode="bm25").hits == []
+    result = mx.search("reviewer", query, mode="semantic", explain=True)
+    assert result.mode == "semantic" and result.note is None
+    assert result[0].memory.id == stored[0].id
+    assert 0 < result[0].explain["semantic"] <= 1
+    hybrid = mx.search("reviewer", query)
+    assert hybrid.mode == "hybrid" and hybrid[0].memory.id == stored[0].id
+
+
+def test_hybrid_fuses_words_and_meaning(mx):
+    lexical_only = mx.store("reviewer", "zx81 checklist")  # shares a rare word with the query, nothing else
+    semantic_only = mx.store("reviewer", "Renew all credentials when there has been a security compromise")
+    both = mx.store("reviewer", "zx81: rotate API keys after a security incident")
+    query = "zx81 key rotation after a breach"
+    hits = mx.search("reviewer", query, mode="hybrid", explain=True, rerank=False).hits
+    assert hits[0].memory.id == both.id
+    by_id = {h.memory.id: h.explain for h in hits}
+    assert by_id[lexical_only.id]["lexical"] > 0 and by_id[semantic_only.id]["lexical"] == 0
+    assert by_id[semantic_only.id]["semantic"] > 0.2  # found by meaning alone
+
+
+def test_agent_start_ranks_with_hybrid_search(mx):
+    mx.store_many("reviewer", [{"content": c} for c in NOTES])
+    block = mx.agent_start("reviewer", task="Fix the bug where authenticated users get logged out", limit=1)
+    assert "Redis" in block and block.count("\n") == 2
+
+
+def test_real_vectors_persist_on_disk(store_path: Path, local):
+    with open_agents(store_path, "reviewer", embeddings=Counting(local)) as cx:
+        stored = cx.store_many("reviewer", [{"content": c} for c in NOTES])
+    again = Counting(local)
+    with open_agents(store_path, "reviewer", embeddings=again) as cx:
+        assert cx.search("reviewer", "where do we cache authentication state?", mode="semantic")[0].memory.id \
+            == stored[0].id
+    assert again.calls == [1]

@@ -1,21 +1,20 @@
 """Bearer tokens: each maps to one agent, or is an admin token. Only SHA-256 digests are stored, in
-``<store>/cortex-tokens.json``; a token is shown once, when it is created."""
+``<state>/cortex-tokens.json`` (see :mod:`cortex.state`); a token is shown once, when it is created."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from cortex.errors import AuthError
-from cortex.model import check_agent_name
-
-TOKENS_FILE = "cortex-tokens.json"
+from cortex.files import atomic_write
+from cortex.state import tokens_file
+from cortex.validation import check_agent_name
 _PREFIX = "ctx_"
 
 
@@ -44,8 +43,8 @@ def _digest(token: str) -> str:
 class TokenStore:
     """The token file of one store; re-read when it changes, so tokens created while a server runs work."""
 
-    def __init__(self, store_path: Path) -> None:
-        self.path = Path(store_path) / TOKENS_FILE
+    def __init__(self, state_dir: Path) -> None:
+        self.path = tokens_file(Path(state_dir))
         self._mtime: float | None = None
         self._entries: list[dict[str, str | None]] = []
 
@@ -72,11 +71,7 @@ class TokenStore:
         entries = list(self._load())
         entries.append({"sha256": _digest(token), "agent": agent,
                         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps({"tokens": entries}, indent=2), encoding="utf-8")
-        os.chmod(tmp, 0o600)
-        tmp.replace(self.path)
+        atomic_write(self.path, json.dumps({"tokens": entries}, indent=2))
         return token
 
     def verify(self, token: str | None) -> Principal:

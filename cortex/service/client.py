@@ -7,15 +7,19 @@ Imports only httpx and the model: it is on the hook path.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import dataclasses
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
+from types import TracebackType
 from typing import Any
 
 import httpx
 
-from cortex import errors
-from cortex.model import Memory, MemoryType, SearchResult
+from cortex import config, errors
+from cortex.model import IndexStatus, Memory, MemoryType, SearchResult
 from cortex.render import render as render_block
+from cortex.rerank import Reranking
 
 _ERRORS: dict[str, type[errors.CortexError]] = {
     cls.__name__: cls
@@ -32,8 +36,7 @@ def _raise(response: httpx.Response) -> None:
     except (ValueError, KeyError, TypeError):
         raise errors.ServiceError(f"server answered {response.status_code}: {response.text[:200]}") from None
     if kind in ("InvalidInputError", "InvalidJSON"):
-        prefix = f"{field}: "
-        raise errors.InvalidInputError(field or "request", message[len(prefix):] if message.startswith(prefix) else message)
+        raise errors.InvalidInputError(field or "request", error.get("reason") or message)
     cls = _ERRORS.get(kind, errors.CortexError)
     exc = cls.__new__(cls)
     Exception.__init__(exc, message)  # keep the server's wording; the subclass keeps except clauses working
@@ -48,8 +51,6 @@ class RemoteCortex:
         self.url = url.rstrip("/")
         # trust_env=False: never send the token and memories to an HTTP proxy from the environment
         self._http = httpx.Client(base_url=f"{self.url}/v1", headers=headers, timeout=timeout, trust_env=False)
-        self.embeddings = None  # the server's; reindex runs there
-        self.store_path = None
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
@@ -64,19 +65,28 @@ class RemoteCortex:
     def _params(**values: Any) -> dict[str, Any]:
         return {k: (v.value if isinstance(v, MemoryType) else v) for k, v in values.items() if v is not None}
 
-    def close(self, flush: bool = True) -> None:
+    def close(self, *, flush: bool = True) -> None:
         self._http.close()
 
     def __enter__(self) -> "RemoteCortex":
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     # -- the facade's methods --------------------------------------------------------------------
 
-    def store(self, agent: str, content: str, *, type: MemoryType | str = "insight", project: str = "global",
-              confidence: float = 0.7) -> Memory:
+    def store(
+        self,
+        agent: str,
+        content: str,
+        *,
+        type: MemoryType | str = config.DEFAULT_TYPE,
+        project: str = config.DEFAULT_PROJECT,
+        confidence: float = config.DEFAULT_CONFIDENCE,
+    ) -> Memory:
         body = {"content": content, "type": str(getattr(type, "value", type)), "project": project,
                 "confidence": confidence}
         return Memory.model_validate(self._call("POST", f"/agents/{_segment(agent)}/memories", json=body))
@@ -90,16 +100,34 @@ class RemoteCortex:
         data = self._call("POST", f"/agents/{_segment(agent)}/memories/batch", json={"entries": payload})
         return [Memory.model_validate(m) for m in data]
 
-    def recall(self, agent: str, query: str | None = None, *, type: MemoryType | str | None = None,
-               project: str | None = None, limit: int = 10) -> list[Memory]:
+    def recall(
+        self,
+        agent: str,
+        query: str | None = None,
+        *,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        limit: int = config.DEFAULT_LIMIT,
+    ) -> list[Memory]:
         data = self._call("GET", f"/agents/{_segment(agent)}/memories",
                           params=self._params(query=query, type=type, project=project, limit=limit))
         return [Memory.model_validate(m) for m in data]
 
-    def search(self, agent: str, query: str, *, mode: str = "hybrid", limit: int = 10, project: str | None = None,
-               type: MemoryType | str | None = None, explain: bool = False) -> SearchResult:
+    def search(
+        self,
+        agent: str,
+        query: str,
+        *,
+        mode: str = config.DEFAULT_SEARCH_MODE,
+        limit: int = config.DEFAULT_LIMIT,
+        project: str | None = None,
+        type: MemoryType | str | None = None,
+        explain: bool = False,
+        rerank: Reranking | bool = True,
+    ) -> SearchResult:
+        settings = json.dumps(dataclasses.asdict(rerank)) if isinstance(rerank, Reranking) else str(bool(rerank)).lower()
         params = self._params(query=query, mode=str(mode), limit=limit, project=project, type=type,
-                              explain=str(explain).lower())
+                              explain=str(explain).lower(), rerank=settings)
         return SearchResult.model_validate(self._call("GET", f"/agents/{_segment(agent)}/search", params=params))
 
     def get(self, agent: str, memory_id: str) -> Memory | None:
@@ -121,19 +149,40 @@ class RemoteCortex:
     def stats(self, agent: str) -> dict[str, int]:
         return dict(self._call("GET", f"/agents/{_segment(agent)}/stats"))
 
-    def prune_candidates(self, agent: str, min_confidence: float = 0.3, max_age: timedelta | str | None = None, *,
-                         delete: bool = False) -> list[str]:
+    def count(self, agent: str) -> int:
+        return sum(self.stats(agent).values())
+
+    def prune_candidates(
+        self,
+        agent: str,
+        min_confidence: float = config.DEFAULT_MIN_CONFIDENCE,
+        max_age: timedelta | str | None = None,
+        *,
+        delete: bool = False,
+    ) -> list[str]:
         if isinstance(max_age, timedelta):
             max_age = f"{max_age.total_seconds()}s"
         body = {"min_confidence": min_confidence, "max_age": max_age, "dry_run": not delete}
         return list(self._call("POST", f"/agents/{_segment(agent)}/prune", json=body)["ids"])
 
-    def prune(self, agent: str, min_confidence: float = 0.3, max_age: timedelta | str | None = None, *,
-              dry_run: bool = False) -> int:
+    def prune(
+        self,
+        agent: str,
+        min_confidence: float = config.DEFAULT_MIN_CONFIDENCE,
+        max_age: timedelta | str | None = None,
+        *,
+        dry_run: bool = False,
+    ) -> int:
         return len(self.prune_candidates(agent, min_confidence, max_age, delete=not dry_run))
 
-    def agent_start(self, agent: str, task: str | None = None, project: str | None = None, limit: int | None = None,
-                    max_chars: int | None = None) -> str:
+    def agent_start(
+        self,
+        agent: str,
+        task: str | None = None,
+        project: str | None = None,
+        limit: int | None = None,
+        max_chars: int | None = None,
+    ) -> str:
         body = {"task": task, "project": project, "limit": limit, "max_chars": max_chars}
         return str(self._call("POST", f"/agents/{_segment(agent)}/start", json=body)["block"])
 
@@ -147,8 +196,16 @@ class RemoteCortex:
     def stored_agents(self) -> list[str]:
         return [a["name"] for a in self.describe_agents() if a["memories"]]
 
-    def reindex(self, agent: str, *, force: bool = False, progress: Any = None) -> dict[str, int]:
+    def reindex(
+        self, agent: str, *, force: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, int]:
         return dict(self._call("POST", f"/agents/{_segment(agent)}/reindex", params={"force": str(force).lower()}))
+
+    def index_status(self, agent: str) -> IndexStatus:
+        return IndexStatus(**self._call("GET", f"/agents/{_segment(agent)}/index"))
+
+    def info(self) -> dict[str, Any]:
+        return dict(self._call("GET", "/info"))
 
     @staticmethod
     def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:

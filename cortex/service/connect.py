@@ -1,19 +1,21 @@
 """How a client process reaches the store: through the running server when there is one, else by opening
-the store itself (waiting briefly while another short-lived process holds it)."""
+the store itself (waiting while another short-lived process holds it)."""
 
 from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
-from typing import Any
-
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from cortex import config
+from cortex.api import MemoryAPI
 from cortex.core import Cortex
 from cortex.errors import ServiceError, StoreLockedError
 from cortex.service import discovery
+from cortex.state import server_log, state_dir_of
+from cortex.store import Location
 
 if TYPE_CHECKING:
     from cortex.service.client import RemoteCortex
@@ -21,10 +23,10 @@ if TYPE_CHECKING:
 TOKEN_ENV = "CORTEX_TOKEN"
 
 
-def remote(store_path: Path) -> RemoteCortex | None:
-    """A client of the live server owning ``store_path``, or None. Uses ``$CORTEX_TOKEN`` when set, else the
-    server's local token from the discovery file."""
-    info = discovery.find(store_path)
+def remote(state_dir: Path | None) -> RemoteCortex | None:
+    """A client of the live server whose discovery file is in ``state_dir``, or None. Uses ``$CORTEX_TOKEN``
+    when set, else the server's local token from the discovery file."""
+    info = discovery.find(state_dir) if state_dir is not None else None
     if info is None:
         return None
     from cortex.service.client import RemoteCortex
@@ -32,18 +34,20 @@ def remote(store_path: Path) -> RemoteCortex | None:
     return RemoteCortex(info.url, token=os.environ.get(TOKEN_ENV) or info.token)
 
 
-def connect(store_path: Path, *, embeddings: str = "auto", wait: float = 2.0) -> Cortex | RemoteCortex | Any:
+def connect(location: Location, *, embeddings: str = "auto", wait: float | None = None) -> MemoryAPI:
     """The server's client if one owns the store, else the store opened here. While another process holds
-    the store without serving it, retries for ``wait`` seconds, then raises :class:`StoreLockedError`."""
-    client = remote(store_path)
+    the store without serving it, retries for ``wait`` seconds (default :func:`cortex.config.lock_wait`),
+    then raises :class:`StoreLockedError`."""
+    state_dir = state_dir_of(location)
+    client = remote(state_dir)
     if client is not None:
         return client
-    deadline = time.monotonic() + wait
+    deadline = time.monotonic() + (config.lock_wait() if wait is None else wait)
     while True:
         try:
-            return Cortex.open(store_path, embeddings=embeddings)
+            return Cortex.open(location, embeddings=embeddings)
         except StoreLockedError:
-            client = remote(store_path)
+            client = remote(state_dir)
             if client is not None:
                 return client
             if time.monotonic() >= deadline:
@@ -62,11 +66,14 @@ def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddin
     import subprocess
     import sys
 
-    client = remote(store_path)
+    from cortex.files import private_dir
+
+    state_dir = Path(store_path)
+    client = remote(state_dir)
     if client is not None:
         return client
-    Path(store_path).mkdir(parents=True, exist_ok=True)
-    log_path = Path(store_path) / "cortex-server.log"
+    private_dir(state_dir)
+    log_path = server_log(state_dir)
     dirs = [arg for d in agent_dirs for arg in ("--agents-dir", str(Path(d).resolve()))]
     command = [sys.executable, "-m", "cortex.cli", "--store", str(store_path), *dirs, "--embeddings", embeddings,
                "serve", "--port", "0", "--idle-exit", str(idle_exit)]
@@ -80,7 +87,7 @@ def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddin
     deadline = time.monotonic() + timeout
     exited_at: float | None = None
     while time.monotonic() < deadline:
-        client = remote(store_path)
+        client = remote(state_dir)
         if client is not None:
             return client
         if child.poll() is not None:

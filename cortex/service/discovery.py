@@ -1,4 +1,5 @@
-"""The discovery file ``<store>/cortex-server.json``: where the server that owns a store listens.
+"""The discovery file ``<state>/cortex-server.json``: where the server that owns a store listens (the state
+directory of an embedded store is the store directory, see :mod:`cortex.state`).
 
 Written by ``cortex serve`` once it listens, removed on clean exit. Clients (CLI, hooks, ``cortex mcp``) use
 the server it names when that process is alive and answers ``/healthz``; a stale file is ignored.
@@ -12,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cortex.files import atomic_write
+from cortex.state import server_file
+
 if TYPE_CHECKING:
     import urllib.request
-
-SERVER_FILE = "cortex-server.json"
 
 
 @dataclass(frozen=True)
@@ -27,30 +29,21 @@ class ServerInfo:
     token: str
 
 
-def server_file(store_path: Path) -> Path:
-    return Path(store_path) / SERVER_FILE
-
-
-def write(store_path: Path, info: ServerInfo) -> None:
+def write(state_dir: Path, info: ServerInfo) -> None:
     """Publish ``info`` atomically, readable by the owner only (it holds a token)."""
-    path = server_file(store_path)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"url": info.url, "pid": info.pid, "token": info.token}, fh)
-    tmp.replace(path)
+    atomic_write(server_file(state_dir), json.dumps({"url": info.url, "pid": info.pid, "token": info.token}))
 
 
-def remove(store_path: Path, pid: int) -> None:
+def remove(state_dir: Path, pid: int) -> None:
     """Remove the file if it still names process ``pid``."""
-    info = read(store_path)
+    info = read(state_dir)
     if info is not None and info.pid == pid:
-        server_file(store_path).unlink(missing_ok=True)
+        server_file(state_dir).unlink(missing_ok=True)
 
 
-def read(store_path: Path) -> ServerInfo | None:
+def read(state_dir: Path) -> ServerInfo | None:
     try:
-        data = json.loads(server_file(store_path).read_text(encoding="utf-8"))
+        data = json.loads(server_file(state_dir).read_text(encoding="utf-8"))
         return ServerInfo(url=str(data["url"]), pid=int(data["pid"]), token=str(data["token"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -73,9 +66,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def find(store_path: Path, *, timeout: float = 1.0) -> ServerInfo | None:
-    """The live server owning ``store_path``, or None (no file, dead pid, or no answer on /healthz)."""
-    info = read(store_path)
+def find(state_dir: Path, *, timeout: float = 1.0) -> ServerInfo | None:
+    """The live server of the store whose state directory is ``state_dir``, or None (no file, dead pid, or
+    no answer on /healthz)."""
+    info = read(state_dir)
     if info is None or not _alive(info.pid):
         return None
     import urllib.error  # here and not httpx: this runs on the hook path, where every import counts

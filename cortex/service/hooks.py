@@ -122,21 +122,24 @@ class _ServerHooks:
 
         self._post(f"/agents/{quote(agent, safe='')}/end", {"output": output})
 
-    def close(self, flush: bool = False) -> None:
+    def close(self, *, flush: bool = True) -> None:
         pass
 
 
 def _open(root: Path) -> Any:
     from cortex.service import discovery
+    from cortex.state import state_dir_of
 
     store = config.default_store_path(root)
-    info = discovery.find(store)
+    state_dir = state_dir_of(store)
+    info = discovery.find(state_dir) if state_dir is not None else None
     if info is not None:
         return _ServerHooks(info.url, os.environ.get("CORTEX_TOKEN") or info.token)
+    from cortex.core import Cortex
     from cortex.service.connect import connect
 
     cx = connect(store, embeddings="none")
-    if not hasattr(cx, "agents"):
+    if not isinstance(cx, Cortex):
         return cx  # the server's client: the server knows the agents
     from cortex.agents import AgentRegistry
 

@@ -19,6 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
+from cortex import config
 from cortex.core import Cortex
 from cortex.errors import (
     AgentNotFoundError,
@@ -30,7 +31,8 @@ from cortex.errors import (
     PermissionDeniedError,
     StoreLockedError,
 )
-from cortex.model import Memory, SearchResult
+from cortex.model import IndexStatus, Memory, SearchResult
+from cortex.rerank import Reranking
 from cortex.service.auth import ADMIN, Principal, TokenStore
 
 API_PREFIX = "/v1"
@@ -38,9 +40,9 @@ API_PREFIX = "/v1"
 
 class StoreBody(BaseModel):
     content: str = Field(description="What to remember (at most 64 KiB of UTF-8)")
-    type: str = Field("insight", description="pattern, convention, insight or decision")
-    project: str = Field("global", description="Project the memory belongs to")
-    confidence: float = Field(0.7, description="How sure the agent is, 0..1")
+    type: str = Field(config.DEFAULT_TYPE, description="pattern, convention, insight or decision")
+    project: str = Field(config.DEFAULT_PROJECT, description="Project the memory belongs to")
+    confidence: float = Field(config.DEFAULT_CONFIDENCE, description="How sure the agent is, 0..1")
 
 
 class BatchBody(BaseModel):
@@ -48,7 +50,7 @@ class BatchBody(BaseModel):
 
 
 class PruneBody(BaseModel):
-    min_confidence: float = 0.3
+    min_confidence: float = config.DEFAULT_MIN_CONFIDENCE
     max_age: str | None = Field(None, description="e.g. 30d, 12h, 90m")
     dry_run: bool = False
 
@@ -75,8 +77,10 @@ class PruneResult(BaseModel):
     dry_run: bool
 
 
-def _error(status: int, exc: Exception, kind: str | None = None, field: str | None = None) -> JSONResponse:
-    body = {"error": {"type": kind or type(exc).__name__, "message": str(exc), "field": field}}
+def _error(status: int, exc: Exception, kind: str | None = None, field: str | None = None,
+           reason: str | None = None) -> JSONResponse:
+    body = {"error": {"type": kind or type(exc).__name__, "message": str(exc), "field": field,
+                      "reason": reason if reason is not None else getattr(exc, "reason", None)}}
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(body, status_code=status, headers=headers)
 
@@ -180,8 +184,8 @@ def create_app(
             return _error(400, ValueError("request body is not valid JSON"), "InvalidJSON")
         first = errors[0] if errors else {}
         loc = ".".join(str(p) for p in first.get("loc", ())[1:]) or None
-        message = f"{loc}: {first.get('msg', 'invalid request')}" if loc else str(first.get("msg", "invalid request"))
-        return _error(422, ValueError(message), "InvalidInputError", loc)
+        reason = str(first.get("msg", "invalid request"))
+        return _error(422, ValueError(f"{loc}: {reason}" if loc else reason), "InvalidInputError", loc, reason)
 
     def scoped(caller: Principal, agent: str) -> str:
         if not caller.may_use(agent):
@@ -193,6 +197,11 @@ def create_app(
         return {"status": "ok", "pid": os.getpid(), "store": str(cx.store_path) if cx.store_path else None}
 
     v1 = API_PREFIX
+
+    @app.get(f"{v1}/info", tags=["service"])
+    def info(caller: Caller) -> dict[str, Any]:
+        """The store's location and the embedding model."""
+        return cx.info()
 
     @app.get(f"{v1}/agents", tags=["agents"])
     def list_agents(caller: Caller) -> list[dict[str, Any]]:
@@ -212,16 +221,19 @@ def create_app(
 
     @app.get(f"{v1}/agents/{{agent}}/memories", tags=["memories"])
     def recall(agent: str, caller: Caller, query: str | None = None, type: str | None = None,
-               project: str | None = None, limit: int = 10) -> list[Memory]:
+               project: str | None = None, limit: int = config.DEFAULT_LIMIT) -> list[Memory]:
         """AND-token recall."""
         return cx.recall(scoped(caller, agent), query, type=type, project=project, limit=limit)
 
     @app.get(f"{v1}/agents/{{agent}}/search", tags=["memories"])
-    def search(agent: str, caller: Caller, query: Annotated[str, Query()], mode: str = "hybrid", limit: int = 10,
-               project: str | None = None, type: str | None = None, explain: bool = False) -> SearchResult:
+    def search(agent: str, caller: Caller, query: Annotated[str, Query()], mode: str = config.DEFAULT_SEARCH_MODE,
+               limit: int = config.DEFAULT_LIMIT, project: str | None = None, type: str | None = None,
+               explain: bool = False,
+               rerank: Annotated[str, Query(description="true, false, or a JSON object of Reranking settings")]
+               = "true") -> SearchResult:
         """Ranked search (hybrid, semantic, bm25 or all)."""
         return cx.search(scoped(caller, agent), query, mode=mode, limit=limit, project=project, type=type,
-                         explain=explain)
+                         explain=explain, rerank=_reranking(rerank))
 
     @app.get(f"{v1}/agents/{{agent}}/memories/{{memory_id}}", tags=["memories"])
     def get(agent: str, memory_id: str, caller: Caller) -> Memory:
@@ -259,6 +271,11 @@ def create_app(
         """Capture marker lines from the agent's output."""
         return cx.agent_end(scoped(caller, agent), body.output, body.project)
 
+    @app.get(f"{v1}/agents/{{agent}}/index", tags=["service"])
+    def index_status(agent: str, caller: Caller) -> IndexStatus:
+        """What the agent's derived index holds, against the store."""
+        return cx.index_status(scoped(caller, agent))
+
     @app.post(f"{v1}/agents/{{agent}}/reindex", tags=["service"])
     def reindex(agent: str, caller: Caller, force: bool = False) -> dict[str, int]:
         scoped(caller, agent)
@@ -273,6 +290,27 @@ def create_app(
     if mcp_server is not None:
         app.mount("/", _Guarded(mcp_app, authenticate))  # last: it serves exactly /mcp; the routes above win
     return app
+
+
+def _reranking(value: str) -> Reranking | bool:
+    """``rerank`` of the search route: ``true``/``false`` or a JSON object of :class:`Reranking` fields."""
+    import json
+
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off"):
+        return False
+    try:
+        fields = json.loads(value)
+    except ValueError:
+        raise InvalidInputError("rerank", "must be true, false or a JSON object of reranking settings") from None
+    if not isinstance(fields, dict):
+        raise InvalidInputError("rerank", "must be true, false or a JSON object of reranking settings")
+    try:
+        return Reranking(**fields)
+    except TypeError as exc:
+        raise InvalidInputError("rerank", f"unknown reranking setting: {exc}") from None
 
 
 class _Guarded:

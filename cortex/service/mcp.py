@@ -18,6 +18,8 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
+from cortex import config
+from cortex.api import MemoryAPI
 from cortex.errors import AgentNotFoundError, CortexError, MemoryNotFoundError
 from cortex.model import Memory
 from cortex.service.auth import Principal
@@ -73,7 +75,7 @@ def _summary(content: str) -> str:
     return content if len(content) <= SUMMARY_CHARS else content[: SUMMARY_CHARS - 1] + "…"
 
 
-def build_mcp(backend: Callable[[], Any], authenticate: Callable[[Any], Principal]) -> MCPServer:
+def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Principal]) -> MCPServer:
     """An MCP server whose tools call ``backend()``; ``authenticate(http_request_or_None)`` names the caller
     (agent tokens only reach their own agent)."""
     server = MCPServer(
@@ -100,7 +102,7 @@ def build_mcp(backend: Callable[[], Any], authenticate: Callable[[Any], Principa
             raise ToolError(str(exc)) from None
 
     @contextmanager
-    def calling(ctx: Context, agent: str) -> Iterator[Any]:
+    def calling(ctx: Context, agent: str) -> Iterator[MemoryAPI]:
         """The backend, for a caller allowed to use ``agent``; Cortex errors become tool errors."""
         with tool_errors():
             if not caller_of(ctx).may_use(agent):
@@ -116,9 +118,9 @@ def build_mcp(backend: Callable[[], Any], authenticate: Callable[[Any], Principa
         content: Annotated[str, Field(description="What to remember, one self-contained statement")],
         ctx: Context,
         type: Annotated[Literal["pattern", "convention", "insight", "decision"], Field(
-            description="pattern, convention, insight or decision")] = "insight",
-        project: Annotated[str, Field(description="Project it applies to; 'global' for everywhere")] = "global",
-        confidence: Annotated[float, Field(description="How sure you are, 0..1", ge=0, le=1)] = 0.7,
+            description="pattern, convention, insight or decision")] = config.DEFAULT_TYPE,  # type: ignore[assignment]
+        project: Annotated[str, Field(description="Project it applies to; 'global' for everywhere")] = config.DEFAULT_PROJECT,
+        confidence: Annotated[float, Field(description="How sure you are, 0..1", ge=0, le=1)] = config.DEFAULT_CONFIDENCE,
     ) -> Memory:
         """Store a memory for the agent."""
         with calling(ctx, agent) as cx:
@@ -129,7 +131,7 @@ def build_mcp(backend: Callable[[], Any], authenticate: Callable[[Any], Principa
         agent: Agent,
         query: Annotated[str, Field(description="What you are looking for, in your own words")],
         ctx: Context,
-        limit: Annotated[int, Field(description="How many results", ge=1, le=100)] = 10,
+        limit: Annotated[int, Field(description="How many results", ge=1, le=100)] = config.DEFAULT_LIMIT,
         mode: Annotated[Literal["hybrid", "semantic", "bm25", "all"], Field(
             description="hybrid (default), semantic, bm25, or all (every word must occur)")] = "hybrid",
         project: Annotated[str | None, Field(description="Only this project")] = None,

@@ -23,6 +23,8 @@ from cortex.core import Cortex
 from cortex.errors import AuthError, InvalidInputError
 from cortex.service import discovery
 from cortex.service.auth import TokenStore
+from cortex.state import state_dir_of
+from cortex.store import Location
 
 log = logging.getLogger("cortex.serve")
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
@@ -54,7 +56,7 @@ def _server_class() -> type:
 
 
 def serve(
-    store_path: Path,
+    location: Location,
     *,
     agent_dirs: Iterable[Path] = (),
     host: str = "127.0.0.1",
@@ -62,14 +64,18 @@ def serve(
     embeddings: str = "auto",
     idle_exit: float | None = None,
 ) -> None:
-    """Run the server until SIGTERM/SIGINT (or ``idle_exit`` seconds without a request)."""
+    """Run the server over the store at ``location`` until SIGTERM/SIGINT (or ``idle_exit`` seconds without a
+    request). Tokens and the discovery file live in the store's state directory."""
     import uvicorn
 
     from cortex.service.http import create_app
 
     _Server = _server_class()
 
-    tokens = TokenStore(store_path)
+    state_dir = state_dir_of(location)
+    if state_dir is None:
+        raise InvalidInputError("store", "a server needs a store directory (its tokens and discovery file live there)")
+    tokens = TokenStore(state_dir)
     if not is_loopback(host) and not tokens.configured():
         raise AuthError(
             f"refusing to listen on {host} without tokens: create one with `cortex token create --admin` "
@@ -87,7 +93,7 @@ def serve(
     except OSError as exc:
         sock.close()
         raise InvalidInputError("port", f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    cx = Cortex.open(store_path, agent_dirs=list(agent_dirs), embeddings=embeddings)
+    cx = Cortex.open(location, agent_dirs=list(agent_dirs), embeddings=embeddings)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
     info = discovery.ServerInfo(url=f"http://{shown_host}:{bound_port}", pid=os.getpid(),
@@ -95,11 +101,11 @@ def serve(
     last_request = [time.monotonic()]
 
     def started() -> None:
-        discovery.write(store_path, info)
-        print(f"cortex: serving {store_path} on {info.url} (pid {info.pid})", file=sys.stderr, flush=True)
+        discovery.write(state_dir, info)
+        print(f"cortex: serving {location} on {info.url} (pid {info.pid})", file=sys.stderr, flush=True)
 
     def stopped() -> None:
-        discovery.remove(store_path, info.pid)
+        discovery.remove(state_dir, info.pid)
         try:
             cx.flush()
         finally:

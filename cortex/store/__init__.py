@@ -1,6 +1,32 @@
-"""Storage backends behind the :class:`~cortex.store.base.MemoryStore` interface."""
+"""Storage backends behind one small interface (:class:`~cortex.store.base.MemoryStore`), chosen by the store
+location: a directory is the embedded on-disk pyoxigraph store, None the in-memory one."""
 
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from cortex.errors import InvalidInputError
 from cortex.store.base import MemoryStore
-from cortex.store.oxigraph import OxigraphStore
+from cortex.vocab import Vocabulary
 
-__all__ = ["MemoryStore", "OxigraphStore"]
+#: What ``Cortex.open`` accepts as a store location.
+Location = str | os.PathLike[str] | None
+
+
+def open_store(location: Location, vocabulary: Vocabulary) -> MemoryStore:
+    """The backend for ``location``: None (or ``"memory"``) for an in-memory store, a directory path for the
+    embedded on-disk store (created if needed). Raises :class:`~cortex.errors.StoreLockedError` when
+    another process holds an on-disk store."""
+    from cortex.store.oxigraph import OxigraphStore
+
+    if location is None or (isinstance(location, str) and location == "memory"):
+        return OxigraphStore(None, vocabulary)
+    text = os.fspath(location)
+    if "://" in text:
+        scheme = text.split("://", 1)[0]
+        raise InvalidInputError("store", f"unknown store scheme {scheme!r}: give a directory, or None for memory")
+    return OxigraphStore(Path(text).expanduser(), vocabulary)
+
+
+__all__ = ["Location", "MemoryStore", "open_store"]

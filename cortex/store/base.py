@@ -1,18 +1,19 @@
-"""The storage interface every backend implements (embedded pyoxigraph now, remote SPARQL later).
+"""The storage interface every backend implements (embedded pyoxigraph; a remote SPARQL server later).
 
-A backend stores memories as RDF in one named graph per agent. It knows nothing about agents'
-definitions, matching or ranking: the engine above it does. Every write method is atomic: after a crash
-either all of its triples are in the store or none are.
+A backend stores memories as RDF, one named graph per :class:`~cortex.model.Scope`, encoded by
+:mod:`cortex.store.rdf`. It knows nothing about agents' definitions, matching or ranking: the repository
+(:mod:`cortex.memories`) and the engine above it do. Every write method is atomic: after a crash either all
+of its triples are in the store or none are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from cortex.model import Memory
+from cortex.model import Memory, Scope
 
 
 @runtime_checkable
@@ -20,41 +21,46 @@ class MemoryStore(Protocol):
     """What Cortex needs from an RDF store."""
 
     @property
-    def path(self) -> Path | None:
-        """The on-disk location, or None for an in-memory store."""
+    def location(self) -> str:
+        """Where the store is, fit to print (never with credentials)."""
 
-    def add(self, memories: Sequence[Memory]) -> None:
-        """Write every triple of ``memories`` in one atomic operation."""
+    @property
+    def local_path(self) -> Path | None:
+        """The directory of an embedded on-disk store, or None (in memory, or remote)."""
 
-    def get(self, agent: str, memory_id: str) -> Memory | None:
-        """Read one memory, or None when it does not exist."""
+    def add(self, scope: Scope, memories: Sequence[Memory]) -> None:
+        """Write every triple of ``memories`` into ``scope`` in one atomic operation."""
 
-    def get_many(self, agent: str, memory_ids: Sequence[str]) -> list[Memory | None]:
-        """Read several memories of one agent, in the order asked."""
+    def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory | None]:
+        """Read memories of one scope, in the order asked (None where there is none)."""
 
-    def touch(self, agent: str, memory_ids: Sequence[str], now: datetime) -> None:
-        """Atomically add one to usageCount and set lastUsedAt to ``now`` for each existing memory."""
-
-    def delete(self, agent: str, memory_ids: Sequence[str]) -> None:
-        """Atomically remove every triple of the given memories."""
-
-    def contents(self, agent: str, memory_ids: Sequence[str]) -> list[str | None]:
+    def contents(self, scope: Scope, memory_ids: Sequence[str]) -> list[str | None]:
         """The content of each memory (None where it does not exist), in the order asked."""
 
-    def iter_memories(self, agent: str) -> Iterator[Memory]:
-        """Every complete memory of the agent (used to rebuild derived indexes and to export)."""
+    def iter_memories(self, scope: Scope) -> Iterator[Memory]:
+        """Every readable memory of the scope (used to rebuild derived indexes and to export)."""
 
-    def count(self, agent: str) -> int:
-        """How many memories the agent's graph holds."""
+    def count(self, scope: Scope) -> int:
+        """How many memory subjects the scope's graph holds (readable or not)."""
 
-    def find_content(self, agent: str, content: str, project: str) -> list[str]:
-        """Ids of the agent's memories with exactly this content in this project."""
+    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> None:
+        """Atomically add one to usageCount and set lastUsedAt to ``now`` for each existing memory."""
 
-    def agents(self) -> list[str]:
-        """Names of the agents whose graphs hold data."""
+    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> None:
+        """Atomically remove every triple of the given memories."""
+
+    def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
+        """Ids of the scope's memories with exactly this content in this project."""
+
+    def scopes(self) -> list[Scope]:
+        """The scopes whose graphs hold data."""
+
+    def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None) -> Any:
+        """Run a read-only SPARQL query; ``substitutions`` binds variables (by name, without ``?``) to
+        pyoxigraph terms. Returns pyoxigraph's result object (solutions, boolean or triples)."""
 
     def flush(self) -> None:
-        """Push buffered writes to disk."""
+        """Push buffered writes to durable storage."""
 
     def close(self, flush: bool = True) -> None:
         """Release the store (and its lock); with ``flush``, force committed writes to disk first."""

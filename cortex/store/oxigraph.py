@@ -9,11 +9,12 @@ the ``LOCK`` file, which becomes :class:`StoreLockedError`.
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import os
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,10 @@ from typing import Any
 import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad, Variable
 
-from cortex import vocab
-from cortex.errors import StoreError, StoreLockedError
-from cortex.model import Memory, MemoryType
+from cortex.errors import InvalidInputError, StoreError, StoreLockedError
+from cortex.files import private_dir
+from cortex.model import Memory, Scope
+from cortex.store.rdf import MemoryCodec
 from cortex.vocab import Vocabulary
 
 OWNER_FILE = "cortex-owner.json"
@@ -34,29 +36,14 @@ BULK_CHUNK = 50_000
 
 
 class OxigraphStore:
-    """A :class:`~cortex.store.base.MemoryStore` on pyoxigraph."""
+    """A :class:`~cortex.store.base.MemoryStore` on pyoxigraph: on disk at ``path``, or in memory (None)."""
 
     def __init__(self, path: str | os.PathLike[str] | None, vocabulary: Vocabulary) -> None:
         self._path = Path(path).resolve() if path is not None else None
         self.vocab = vocabulary
+        self.codec = MemoryCodec(vocabulary)
         self._write_lock = threading.Lock()
         self._store = self._open()
-        v = vocabulary
-        self._select_all = (
-            "SELECT * WHERE { GRAPH ?g { "
-            "?m ?rdftype ?cls ; ?pc ?c ; ?pt ?t ; ?pp ?p ; ?pconf ?conf ; ?pu ?u ; ?pcr ?cr ; ?plu ?lu } }"
-        )
-        self._select_subs = {
-            Variable("rdftype"): vocab.RDF_TYPE,
-            Variable("cls"): v.memory_class,
-            Variable("pc"): v.pred["content"],
-            Variable("pt"): v.pred["type"],
-            Variable("pp"): v.pred["project"],
-            Variable("pconf"): v.pred["confidence"],
-            Variable("pu"): v.pred["usageCount"],
-            Variable("pcr"): v.pred["createdAt"],
-            Variable("plu"): v.pred["lastUsedAt"],
-        }
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -64,7 +51,7 @@ class OxigraphStore:
         if self._path is None:
             return ox.Store()
         try:
-            self._path.mkdir(parents=True, exist_ok=True)
+            private_dir(self._path)
             store = ox.Store(str(self._path))
         except OSError as exc:
             message = str(exc)
@@ -77,13 +64,18 @@ class OxigraphStore:
     def _owner_pid(self, exc: OSError) -> int | None:
         if "current process" in str(exc):
             return os.getpid()
+        assert self._path is not None
         try:
-            return int(json.loads((self._path / OWNER_FILE).read_text())["pid"])  # type: ignore[operator]
+            return int(json.loads((self._path / OWNER_FILE).read_text())["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
     @property
-    def path(self) -> Path | None:
+    def location(self) -> str:
+        return str(self._path) if self._path is not None else "memory"
+
+    @property
+    def local_path(self) -> Path | None:
         return self._path
 
     def flush(self) -> None:
@@ -106,171 +98,94 @@ class OxigraphStore:
 
     # -- writes ----------------------------------------------------------------------------------
 
-    def _quads(self, m: Memory, terms: dict[Any, Literal]) -> list[Quad]:
-        # ``terms`` memoises the literals a batch repeats (type, project, confidence, count, timestamps)
-        v = self.vocab
-        g = v.graph(m.agent)
-        s = v.memory(m.agent, m.id)
-        p = v.pred
-
-        def term(key: Any, make: Any) -> Literal:
-            literal = terms.get(key)
-            if literal is None:
-                literal = terms[key] = make()
-            return literal
-
-        created = term(("t", m.created_at), lambda: vocab.date_time(m.created_at))
-        return [
-            Quad(s, vocab.RDF_TYPE, v.memory_class, g),
-            Quad(s, v.agent_pred, v.agent(m.agent), g),
-            Quad(s, p["content"], Literal(m.content), g),
-            Quad(s, p["type"], term(("y", m.type), lambda: Literal(m.type.value)), g),
-            Quad(s, p["project"], term(("p", m.project), lambda: Literal(m.project)), g),
-            Quad(s, p["confidence"], term(("c", m.confidence), lambda: vocab.double(m.confidence)), g),
-            Quad(s, p["usageCount"], term(("u", m.usage_count), lambda: vocab.integer(m.usage_count)), g),
-            Quad(s, p["createdAt"], created, g),
-            Quad(s, p["lastUsedAt"], term(("t", m.last_used_at), lambda: vocab.date_time(m.last_used_at)), g),
-        ]
-
-    def add(self, memories: Sequence[Memory]) -> None:
+    def add(self, scope: Scope, memories: Sequence[Memory]) -> None:
         if not memories:
             return
         with self._write_lock:
             try:
-                terms: dict[Any, Literal] = {}
+                cache: dict[Any, Literal] = {}
+                quads = self.codec.quads
                 if len(memories) < BULK_THRESHOLD:
-                    self._store.extend([q for m in memories for q in self._quads(m, terms)])
+                    self._store.extend([q for m in memories for q in quads(scope, m, cache)])
                     return
                 for start in range(0, len(memories), BULK_CHUNK):
                     chunk = memories[start : start + BULK_CHUNK]
-                    self._store.bulk_extend([q for m in chunk for q in self._quads(m, terms)])
+                    self._store.bulk_extend([q for m in chunk for q in quads(scope, m, cache)])
             except OSError as exc:
                 raise StoreError(f"writing {len(memories)} memories failed: {exc}") from exc
 
-    def _values(self, agent: str, memory_ids: Sequence[str]) -> str:
-        # Terms are serialised by pyoxigraph itself; ids were validated against [A-Za-z0-9_-]+.
-        return " ".join(str(self.vocab.memory(agent, i)) for i in memory_ids)
+    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> None:
+        if memory_ids:
+            self._update(self.codec.touch_update(scope, memory_ids, now))
 
-    def touch(self, agent: str, memory_ids: Sequence[str], now: datetime) -> None:
-        if not memory_ids:
-            return
-        g = self.vocab.graph(agent)
-        uc, lu = self.vocab.pred["usageCount"], self.vocab.pred["lastUsedAt"]
-        update = (
-            f"DELETE {{ GRAPH {g} {{ ?m {uc} ?u . ?m {lu} ?l }} }} "
-            f"INSERT {{ GRAPH {g} {{ ?m {uc} ?n . ?m {lu} {vocab.date_time(now)} }} }} "
-            f"WHERE {{ VALUES ?m {{ {self._values(agent, memory_ids)} }} "
-            f"GRAPH {g} {{ ?m {uc} ?u . ?m {lu} ?l }} BIND(?u + 1 AS ?n) }}"
-        )
-        with self._write_lock:
-            self._update(update)
-
-    def delete(self, agent: str, memory_ids: Sequence[str]) -> None:
-        if not memory_ids:
-            return
-        g = self.vocab.graph(agent)
-        update = (
-            f"DELETE {{ GRAPH {g} {{ ?m ?p ?o }} }} "
-            f"WHERE {{ VALUES ?m {{ {self._values(agent, memory_ids)} }} GRAPH {g} {{ ?m ?p ?o }} }}"
-        )
-        with self._write_lock:
-            self._update(update)
+    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> None:
+        if memory_ids:
+            self._update(self.codec.delete_update(scope, memory_ids))
 
     def _update(self, update: str) -> None:
-        try:
-            self._store.update(update)
-        except OSError as exc:
-            raise StoreError(f"store update failed: {exc}") from exc
+        with self._write_lock:
+            try:
+                self._store.update(update)
+            except OSError as exc:
+                raise StoreError(f"store update failed: {exc}") from exc
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def _memory(self, agent: str, memory_id: str, quads: Iterator[Quad]) -> Memory | None:
-        fields: dict[str, str] = {}
-        for quad in quads:
-            field = self.vocab.field_of(quad.predicate)
-            if field is not None:
-                fields[field] = quad.object.value
-        if len(fields) < len(vocab.FIELDS):
-            return None
-        return self._build(agent, memory_id, fields)
+    def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory | None]:
+        graph, decode = self.vocab.graph(scope), self.codec.decode
+        found: list[Memory | None] = []
+        for memory_id in memory_ids:
+            quads = self._store.quads_for_pattern(self.vocab.memory(scope, memory_id), None, None, graph)
+            found.append(decode(scope, memory_id, ((q.predicate.value, q.object.value) for q in quads)))
+        return found
 
-    @staticmethod
-    def _build(agent: str, memory_id: str, f: dict[str, str]) -> Memory | None:
-        try:
-            # model_construct: the values come from our own typed literals, converted right here
-            return Memory.model_construct(
-                id=memory_id,
-                agent=agent,
-                content=f["content"],
-                type=MemoryType(f["type"]),
-                project=f["project"],
-                confidence=float(f["confidence"]),
-                usage_count=int(f["usageCount"]),
-                created_at=vocab.parse_date_time(f["createdAt"]),
-                last_used_at=vocab.parse_date_time(f["lastUsedAt"]),
-            )
-        except (ValueError, KeyError):
-            return None  # not written by Cortex; an index rebuild must not fail on foreign data
-
-    def get(self, agent: str, memory_id: str) -> Memory | None:
-        subject = self.vocab.memory(agent, memory_id)
-        return self._memory(agent, memory_id, self._store.quads_for_pattern(subject, None, None, self.vocab.graph(agent)))
-
-    def get_many(self, agent: str, memory_ids: Sequence[str]) -> list[Memory | None]:
-        return [self.get(agent, i) for i in memory_ids]
-
-    def contents(self, agent: str, memory_ids: Sequence[str]) -> list[str | None]:
-        graph, predicate = self.vocab.graph(agent), self.vocab.pred["content"]
+    def contents(self, scope: Scope, memory_ids: Sequence[str]) -> list[str | None]:
+        graph, predicate = self.vocab.graph(scope), self.vocab.predicate("content")
         found: list[str | None] = []
         for memory_id in memory_ids:
-            quads = self._store.quads_for_pattern(self.vocab.memory(agent, memory_id), predicate, None, graph)
+            quads = self._store.quads_for_pattern(self.vocab.memory(scope, memory_id), predicate, None, graph)
             found.append(next((q.object.value for q in quads), None))
         return found
 
-    def iter_memories(self, agent: str) -> Iterator[Memory]:
-        prefix = self.vocab.memory_prefix(agent)
-        subs = dict(self._select_subs)
-        subs[Variable("g")] = self.vocab.graph(agent)
-        for row in self._store.query(self._select_all, substitutions=subs):
-            iri = row["m"].value
-            if not iri.startswith(prefix):
+    def iter_memories(self, scope: Scope) -> Iterator[Memory]:
+        # the graph-first index yields each subject's quads together
+        quads = self._store.quads_for_pattern(None, None, None, self.vocab.graph(scope))
+        memory_id, decode = self.vocab.memory_id, self.codec.decode
+        for subject, group in itertools.groupby(quads, key=lambda q: q.subject):
+            if not isinstance(subject, NamedNode):
                 continue
-            fields = {
-                "content": row["c"].value, "type": row["t"].value, "project": row["p"].value,
-                "confidence": row["conf"].value, "usageCount": row["u"].value,
-                "createdAt": row["cr"].value, "lastUsedAt": row["lu"].value,
-            }
-            memory = self._build(agent, iri[len(prefix):], fields)
-            if memory is not None:
-                yield memory
+            mid = memory_id(scope, subject.value)
+            if mid is not None:
+                memory = decode(scope, mid, ((q.predicate.value, q.object.value) for q in group))
+                if memory is not None:
+                    yield memory
 
-    def count(self, agent: str) -> int:
-        # Only our own IRIs (validated agent name, serialised by pyoxigraph) enter this query text;
-        # substitutions cannot be used inside an aggregate-only projection.
-        query = (
-            f"SELECT (COUNT(?m) AS ?n) WHERE {{ GRAPH {self.vocab.graph(agent)} "
-            f"{{ ?m {vocab.RDF_TYPE} {self.vocab.memory_class} }} }}"
-        )
-        return int(next(iter(self._store.query(query)))["n"].value)
+    def count(self, scope: Scope) -> int:
+        return int(next(iter(self._store.query(self.codec.count_query(scope))))["n"].value)  # type: ignore[index]
 
-    def find_content(self, agent: str, content: str, project: str) -> list[str]:
-        prefix = self.vocab.memory_prefix(agent)
+    def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
         rows = self._store.query(
             "SELECT * WHERE { GRAPH ?g { ?m ?pc ?c ; ?pp ?p } }",
             substitutions={
-                Variable("g"): self.vocab.graph(agent),
-                Variable("pc"): self.vocab.pred["content"],
+                Variable("g"): self.vocab.graph(scope),
+                Variable("pc"): self.vocab.predicate("content"),
                 Variable("c"): Literal(content),
-                Variable("pp"): self.vocab.pred["project"],
+                Variable("pp"): self.vocab.predicate("project"),
                 Variable("p"): Literal(project),
             },
         )
-        return [row["m"].value[len(prefix):] for row in rows if row["m"].value.startswith(prefix)]
+        ids = (self.vocab.memory_id(scope, row["m"].value) for row in rows)  # type: ignore[index]
+        return [i for i in ids if i is not None]
 
-    def agents(self) -> list[str]:
-        prefix = self.vocab.graph_prefix()
-        return sorted(
-            g.value[len(prefix):]
-            for g in self._store.named_graphs()
-            if isinstance(g, NamedNode) and g.value.startswith(prefix)
-        )
+    def scopes(self) -> list[Scope]:
+        found = (self.vocab.scope_of_graph(g.value) for g in self._store.named_graphs() if isinstance(g, NamedNode))
+        return sorted(s for s in found if s is not None)
+
+    def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None) -> Any:
+        subs = {Variable(k): v for k, v in (substitutions or {}).items()}
+        try:
+            return self._store.query(sparql, substitutions=subs or None)
+        except SyntaxError as exc:
+            raise InvalidInputError("query", f"is not valid SPARQL: {exc}") from None
+        except OSError as exc:
+            raise StoreError(f"query failed: {exc}") from exc

@@ -1,5 +1,5 @@
-"""The per-agent lexical index: postings over whitespace words (AND-token recall), postings over analysed
-terms (BM25), and the scalar fields recall ranks and filters by.
+"""The derived index of one scope's memories: postings over whitespace words (AND-token recall), postings
+over analysed terms (BM25), embedding vectors, and one numpy column per field that reads filter and rank by.
 
 Why whitespace words: a query token never contains whitespace, so each occurrence of it in a memory lies
 inside one whitespace-separated word of the (normalised) content. Matching a token is therefore a
@@ -9,12 +9,13 @@ contract semantics (``auth`` matches ``OAuth2``, occurrences counted like ``str.
 any memory.
 
 Layout: a compressed (CSR) base of postings loaded from a snapshot, plus a small per-word delta for what was
-added since; forgotten memories are masked out and dropped at the next merge. All per-document fields are
-numpy vectors so filtering and ranking are vectorised.
+added since; forgotten memories are masked out and dropped at the next merge. The per-document fields are
+declared once, in :data:`COLUMNS`; adding a field means one entry there and one in :func:`_row`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -24,21 +25,34 @@ from typing import Any
 
 import numpy as np
 
+from cortex.files import atomic_writer
 from cortex.index.analyzer import analyze_normalized
 from cortex.index.lists import PostingLists, Vec
 from cortex.index.vectors import Rows
-from cortex.model import Memory, MemoryType
+from cortex.model import Filters, Memory, MemoryType
 from cortex.text import content_words, normalize
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 TYPE_CODES = {t: i for i, t in enumerate(MemoryType)}
+_TYPES = list(MemoryType)
 
+#: The per-document columns (name -> dtype), saved in snapshots. ``alive`` and ``has_vector`` are masks kept
+#: beside them.
+COLUMNS: dict[str, Any] = {
+    "usage": np.int64,
+    "last_used": np.int64,  # microseconds since the epoch
+    "created": np.int64,
+    "confidence": np.float64,
+    "type_code": np.int8,
+    "project": np.int32,  # code into ``projects``
+    "doc_len": np.int32,  # analysed terms
+    "content_hash": np.int64,  # tells an upsert whether the content changed
+}
+_MASKS = ("alive", "has_vector")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND = timedelta(microseconds=1)
-_TYPES = list(MemoryType)
-_DOC_FIELDS = ("usage", "last_used", "created", "confidence", "type_code", "project", "alive", "doc_len", "has_vector")
 
 
 def to_micros(moment: datetime) -> int:
@@ -51,36 +65,36 @@ def from_micros(micros: int) -> datetime:
     return _EPOCH + timedelta(microseconds=int(micros))
 
 
-def _timestamp(memory: Memory) -> tuple[int, int]:
-    return to_micros(memory.created_at), to_micros(memory.last_used_at)
+def content_hash(content: str) -> int:
+    """A stable 64-bit digest of the content (not Python's salted ``hash``)."""
+    digest = hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
 
 
-class AgentIndex:
-    """Postings and ranking fields for one agent's memories (in memory; see ``save``/``load``)."""
+class MemoryIndex:
+    """Postings, vectors and ranking fields for one scope's memories (in memory; see ``save``/``load``)."""
 
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.doc_of: dict[str, int] = {}
-        self.usage = Vec(np.int64)
-        self.last_used = Vec(np.int64)  # microseconds since the epoch
-        self.created = Vec(np.int64)
-        self.confidence = Vec(np.float64)
-        self.type_code = Vec(np.int8)
-        self.project = Vec(np.int32)
+        self.cols: dict[str, Vec] = {name: Vec(dtype) for name, dtype in COLUMNS.items()}
         self.alive = Vec(np.bool_)
+        self.has_vector = Vec(np.bool_)
         self.projects: list[str] = []
         self.project_code: dict[str, int] = {}
         #: whitespace words of the normalised content (AND-token recall) and analysed terms (BM25)
         self.raw = PostingLists()
         self.terms = PostingLists()
-        self.doc_len = Vec(np.int32)  # analysed terms per document
         #: embedding vectors (unit rows, aligned with documents) of one model; zero rows where missing
         self.vector_model: str | None = None
         self.vectors: Rows | None = None
-        self.has_vector = Vec(np.bool_)
         #: Memory subjects in the store that the index cannot hold (incomplete, not written by Cortex),
         #: counted at the last rebuild, so the store-count check does not rebuild forever because of them.
         self.foreign = 0
+
+    def col(self, name: str) -> np.ndarray:
+        """The live view of a column (one value per document, dead ones included)."""
+        return self.cols[name].view
 
     # -- size ------------------------------------------------------------------------------------
 
@@ -93,25 +107,33 @@ class AgentIndex:
 
     # -- writes ----------------------------------------------------------------------------------
 
+    def _row(self, memory: Memory, doc_len: int) -> dict[str, Any]:
+        """The column values of ``memory`` (computed before anything changes, so a failure changes nothing)."""
+        return {
+            "usage": memory.usage_count,
+            "last_used": to_micros(memory.last_used_at),
+            "created": to_micros(memory.created_at),
+            "confidence": memory.confidence,
+            "type_code": TYPE_CODES[memory.type],
+            "project": self._project_code(memory.project),
+            "doc_len": doc_len,
+            "content_hash": content_hash(memory.content),
+        }
+
     def add(self, memory: Memory) -> None:
         """Index a memory; an id already present is replaced."""
-        # everything that can fail is computed before the index is changed
-        created, last_used = _timestamp(memory)
-        fields = (np.int64(memory.usage_count), np.int64(last_used), np.int64(created),
-                  np.float64(memory.confidence), TYPE_CODES[memory.type])
         normalized = normalize(memory.content)
         counts = Counter(content_words(normalized))
         terms = analyze_normalized(normalized)
+        row = self._row(memory, len(terms))
         if memory.id in self.doc_of:
             self.remove(memory.id)
         doc = len(self.ids)
         self.ids.append(memory.id)
         self.doc_of[memory.id] = doc
-        for vec, value in zip((self.usage, self.last_used, self.created, self.confidence, self.type_code), fields):
-            vec.append(value)
-        self.project.append(self._project_code(memory.project))
+        for name, value in row.items():
+            self.cols[name].append(value)
         self.alive.append(True)
-        self.doc_len.append(len(terms))
         self.has_vector.append(False)
         if self.vectors is not None:
             self.vectors.append(None)
@@ -133,41 +155,38 @@ class AgentIndex:
         self.alive.a[doc] = False
         return True
 
+    def upsert(self, memory: Memory) -> None:
+        """Make the index agree with ``memory`` as the store has it: fields in place, and re-indexed (its
+        vector dropped) when the content changed."""
+        doc = self.doc_of.get(memory.id)
+        if doc is None or self.cols["content_hash"].a[doc] != content_hash(memory.content):
+            self.add(memory)
+            return
+        for name, value in self._row(memory, int(self.cols["doc_len"].a[doc])).items():
+            self.cols[name].a[doc] = value
+
     def set_usage(self, memory: Memory) -> None:
         """Record a touch (the memory as the store now has it)."""
         doc = self.doc_of.get(memory.id)
         if doc is not None:
-            self.usage.a[doc] = memory.usage_count
-            self.last_used.a[doc] = to_micros(memory.last_used_at)
+            self.cols["usage"].a[doc] = memory.usage_count
+            self.cols["last_used"].a[doc] = to_micros(memory.last_used_at)
 
     def record(self, memory_id: str) -> dict[str, Any] | None:
         """The indexed fields of a live memory (everything but content and agent), or None."""
         doc = self.doc_of.get(memory_id)
         if doc is None:
             return None
+        c = self.cols
         return {
             "id": memory_id,
-            "type": _TYPES[self.type_code.a[doc]],
-            "project": self.projects[self.project.a[doc]],
-            "confidence": float(self.confidence.a[doc]),
-            "usage_count": int(self.usage.a[doc]),
-            "created_at": from_micros(self.created.a[doc]),
-            "last_used_at": from_micros(self.last_used.a[doc]),
+            "type": _TYPES[c["type_code"].a[doc]],
+            "project": self.projects[c["project"].a[doc]],
+            "confidence": float(c["confidence"].a[doc]),
+            "usage_count": int(c["usage"].a[doc]),
+            "created_at": from_micros(c["created"].a[doc]),
+            "last_used_at": from_micros(c["last_used"].a[doc]),
         }
-
-    def upsert(self, memory: Memory) -> None:
-        """Make the index agree with ``memory`` as it is in the store (used by crash recovery)."""
-        doc = self.doc_of.get(memory.id)
-        if doc is None:
-            self.add(memory)
-            return
-        created, last_used = _timestamp(memory)
-        self.usage.a[doc] = memory.usage_count
-        self.last_used.a[doc] = last_used
-        self.created.a[doc] = created
-        self.confidence.a[doc] = memory.confidence
-        self.type_code.a[doc] = TYPE_CODES[memory.type]
-        self.project.a[doc] = self._project_code(memory.project)
 
     def _project_code(self, project: str) -> int:
         code = self.project_code.get(project)
@@ -187,9 +206,9 @@ class AgentIndex:
             keep_docs = np.flatnonzero(alive)
             self.ids = [self.ids[i] for i in keep_docs]
             self.doc_of = {mid: i for i, mid in enumerate(self.ids)}
-            for name in _DOC_FIELDS:
-                vec = getattr(self, name)
-                setattr(self, name, Vec(vec.a.dtype, vec.view[keep_docs]))
+            self.cols = {name: Vec(vec.a.dtype, vec.view[keep_docs]) for name, vec in self.cols.items()}
+            self.alive = Vec(np.bool_, np.ones(len(keep_docs), dtype=bool))
+            self.has_vector = Vec(np.bool_, self.has_vector.view[keep_docs])
             if self.vectors is not None:
                 self.vectors = Rows(self.vectors.dim, self.vectors.view[keep_docs])
 
@@ -209,57 +228,41 @@ class AgentIndex:
         hit, inverse = np.unique(docs, return_inverse=True)
         return hit, np.bincount(inverse, weights=weights)
 
-    def _keep(self, docs: np.ndarray, types: Sequence[MemoryType] | None, projects: Sequence[str] | None) -> np.ndarray:
-        """Which of ``docs`` are alive and pass the filters."""
+    def keep(self, docs: np.ndarray, filters: Filters) -> np.ndarray:
+        """Which of ``docs`` are alive and pass ``filters`` (a mask aligned with ``docs``)."""
         keep = self.alive.view[docs]
-        if types is not None:
-            keep &= np.isin(self.type_code.view[docs], [TYPE_CODES[t] for t in types])
-        if projects is not None:
-            codes = [self.project_code[p] for p in projects if p in self.project_code]
-            keep &= np.isin(self.project.view[docs], codes)
+        if filters.types is not None:
+            keep &= np.isin(self.col("type_code")[docs], [TYPE_CODES[t] for t in filters.types])
+        if filters.projects is not None:
+            codes = [self.project_code[p] for p in filters.projects if p in self.project_code]
+            keep &= np.isin(self.col("project")[docs], codes)
         return keep
 
     def _rank(self, docs: np.ndarray, primary: list[np.ndarray], limit: int) -> np.ndarray:
         """Positions in ``docs`` of the best ``limit``: by the ``primary`` keys (aligned with ``docs``), then
         usage, last use, creation and document number, all descending."""
-        keys = [*primary, self.usage.view[docs], self.last_used.view[docs], self.created.view[docs], docs]
+        keys = [*primary, self.col("usage")[docs], self.col("last_used")[docs], self.col("created")[docs], docs]
         return _top_k(keys, limit)
 
-    def search_all(
-        self,
-        tokens: Sequence[str],
-        *,
-        types: Sequence[MemoryType] | None = None,
-        projects: Sequence[str] | None = None,
-        limit: int = 10,
-    ) -> list[str]:
-        """AND-token recall: ids of memories containing every token, best first (see DESIGN.md 4)."""
-        return [i for i, _ in self.search_all_scored(tokens, types=types, projects=projects, limit=limit)]
-
-    def search_all_scored(
-        self,
-        tokens: Sequence[str],
-        *,
-        types: Sequence[MemoryType] | None = None,
-        projects: Sequence[str] | None = None,
-        limit: int = 10,
-    ) -> list[tuple[str, float]]:
-        """Like :meth:`search_all`, with each memory's total token occurrences."""
+    def search_all(self, tokens: Sequence[str], filters: Filters, limit: int) -> list[tuple[str, float]]:
+        """AND-token recall: (id, total token occurrences) of the memories containing every token, best
+        first (DESIGN.md section 4); without tokens, every memory passing the filters."""
         if not tokens:
             docs = np.arange(len(self.ids))
-            docs = docs[self._keep(docs, types, projects)]
+            docs = docs[self.keep(docs, filters)]
             return [(self.ids[docs[i]], 0.0) for i in self._rank(docs, [], limit)]
         docs = occ = None
         for token in tokens:
             hit, count = self._token_hits(token)
-            if docs is None:
+            if docs is None or occ is None:
                 docs, occ = hit, count
             else:
                 docs, left, right = np.intersect1d(docs, hit, assume_unique=True, return_indices=True)
                 occ = occ[left] + count[right]
             if len(docs) == 0:
                 return []
-        keep = self._keep(docs, types, projects)
+        assert docs is not None and occ is not None
+        keep = self.keep(docs, filters)
         docs, occ = docs[keep], occ[keep]
         return [(self.ids[docs[i]], float(occ[i])) for i in self._rank(docs, [occ], limit)]
 
@@ -278,7 +281,7 @@ class AgentIndex:
         tids = self.terms.ids_of(list(dict.fromkeys(terms)))
         if len(self.doc_of) == 0 or len(tids) == 0:
             return scores
-        lengths = self.doc_len.view
+        lengths = self.col("doc_len")
         avgdl = max(float(lengths[self.alive.view].mean()), 1e-9)
         for tid in tids:
             docs, tf = self.terms.lookup(np.array([tid]))
@@ -288,31 +291,13 @@ class AgentIndex:
             scores[docs] += idf * tf * (k1 + 1.0) / (tf + norm)
         return scores
 
-    def bm25(
-        self,
-        terms: Sequence[str],
-        *,
-        types: Sequence[MemoryType] | None = None,
-        projects: Sequence[str] | None = None,
-        limit: int = 10,
-    ) -> list[tuple[str, float]]:
-        """Okapi BM25 over analysed terms: (id, score) of the best ``limit`` live memories, best first."""
-        return self.top(self.bm25_scores(terms), types=types, projects=projects, limit=limit)
-
-    def top(
-        self,
-        scores: np.ndarray,
-        *,
-        types: Sequence[MemoryType] | None = None,
-        projects: Sequence[str] | None = None,
-        limit: int = 10,
-        eligible: np.ndarray | None = None,
-    ) -> list[tuple[str, float]]:
+    def top(self, scores: np.ndarray, filters: Filters, limit: int,
+            eligible: np.ndarray | None = None) -> list[tuple[str, float]]:
         """(id, score) of the best ``limit`` live documents passing the filters, by ``scores`` (one per
         document) then usage and recency. Only documents with a positive score count, or, when
         ``eligible`` (a mask over documents) is given, exactly those it selects."""
         docs = np.flatnonzero(eligible if eligible is not None else scores > 0)
-        docs = docs[self._keep(docs, types, projects)]
+        docs = docs[self.keep(docs, filters)]
         return [(self.ids[docs[i]], float(scores[docs[i]])) for i in self._rank(docs, [scores[docs]], limit)]
 
     # -- vectors ---------------------------------------------------------------------------------
@@ -369,7 +354,7 @@ class AgentIndex:
 
     def type_counts(self) -> dict[MemoryType, int]:
         """How many live memories of each type."""
-        counts = np.bincount(self.type_code.view[self.alive.view], minlength=len(TYPE_CODES))
+        counts = np.bincount(self.col("type_code")[self.alive.view], minlength=len(TYPE_CODES))
         return {t: int(counts[code]) for t, code in TYPE_CODES.items()}
 
     # -- persistence -----------------------------------------------------------------------------
@@ -377,34 +362,27 @@ class AgentIndex:
     def save(self, path: Path) -> None:
         """Write a snapshot (merging first) atomically: a temporary file renamed over ``path``."""
         self.merge()
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as fh:
+        with atomic_writer(path) as fh:
             np.savez(
                 fh,
                 version=np.array([FORMAT_VERSION]),
                 unicode=np.frombuffer(unicodedata.unidata_version.encode(), dtype=np.uint8),
                 foreign=np.array([self.foreign]),
-                ids=np.frombuffer("\n".join(self.ids).encode(), dtype=np.uint8),
-                projects=np.frombuffer("\n".join(self.projects).encode(), dtype=np.uint8),
-                usage=self.usage.view, last_used=self.last_used.view, created=self.created.view,
-                confidence=self.confidence.view, type_code=self.type_code.view, project=self.project.view,
-                doc_len=self.doc_len.view, **self.raw.arrays("raw_"), **self.terms.arrays("terms_"),
+                ids=_text_array(self.ids),
+                projects=_text_array(self.projects),
+                **{f"col_{name}": vec.view for name, vec in self.cols.items()},
+                **self.raw.arrays("raw_"), **self.terms.arrays("terms_"),
                 **self._vector_arrays(),
             )
-            fh.flush()
-        tmp.replace(path)
 
     def _vector_arrays(self) -> dict[str, np.ndarray]:
         if self.vectors is None or self.vector_model is None:
             return {}
-        return {
-            "vector_model": np.frombuffer(self.vector_model.encode(), dtype=np.uint8),
-            "vectors": self.vectors.view,
-            "has_vector": self.has_vector.view,
-        }
+        return {"vector_model": _text_array([self.vector_model]), "vectors": self.vectors.view,
+                "has_vector": self.has_vector.view}
 
     @classmethod
-    def load(cls, path: Path) -> "AgentIndex | None":
+    def load(cls, path: Path) -> "MemoryIndex | None":
         """Read a snapshot; None when it is missing, unreadable or of another format version."""
         try:
             with np.load(path) as data:
@@ -417,27 +395,22 @@ class AgentIndex:
         except (OSError, ValueError, KeyError, EOFError):
             return None
         index = cls()
-
-        def strings(name: str) -> list[str]:
-            text = arrays[name].tobytes().decode()
-            return text.split("\n") if text else []
-
         index.foreign = int(arrays["foreign"][0])
-        index.ids = strings("ids")
-        index.projects = strings("projects")
+        index.ids = _strings(arrays["ids"])
+        index.projects = _strings(arrays["projects"])
+        index.project_code = {p: i for i, p in enumerate(index.projects)}
         n = len(index.ids)
-        for name, dtype in (("usage", np.int64), ("last_used", np.int64), ("created", np.int64),
-                            ("confidence", np.float64), ("type_code", np.int8), ("project", np.int32),
-                            ("doc_len", np.int32)):
-            if len(arrays[name]) != n:
+        for name, dtype in COLUMNS.items():
+            column = arrays.get(f"col_{name}")
+            if column is None or len(column) != n:
                 return None
-            setattr(index, name, Vec(dtype, arrays[name]))
+            index.cols[name] = Vec(dtype, column)
         index.alive = Vec(np.bool_, np.ones(n, dtype=bool))
         index.has_vector = Vec(np.bool_, np.zeros(n, dtype=bool))
         if "vectors" in arrays:
             if len(arrays["vectors"]) != n or len(arrays["has_vector"]) != n:
                 return None
-            index.vector_model = arrays["vector_model"].tobytes().decode()
+            index.vector_model = _strings(arrays["vector_model"])[0]
             index.vectors = Rows(arrays["vectors"].shape[1], arrays["vectors"])
             index.has_vector = Vec(np.bool_, arrays["has_vector"])
         index.doc_of = {mid: i for i, mid in enumerate(index.ids)}
@@ -447,6 +420,15 @@ class AgentIndex:
             return None
         index.raw, index.terms = raw, terms
         return index
+
+
+def _text_array(items: Sequence[str]) -> np.ndarray:
+    return np.frombuffer("\n".join(items).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+
+
+def _strings(array: np.ndarray) -> list[str]:
+    text = array.tobytes().decode("utf-8", "surrogatepass")
+    return text.split("\n") if text else []
 
 
 def _top_k(keys: list[np.ndarray], k: int) -> np.ndarray:

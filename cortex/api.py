@@ -1,0 +1,159 @@
+"""The typed protocol every Cortex front satisfies: the in-process :class:`cortex.Cortex` and the HTTP client
+:class:`cortex.service.client.RemoteCortex`. Surfaces (CLI, MCP, hooks) are written against it, so they work
+the same with a store opened here or with a running server; a test keeps both signatures equal to these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import timedelta
+from types import TracebackType
+from typing import Any, Protocol, runtime_checkable
+
+from cortex import config
+from cortex.model import IndexStatus, Memory, MemoryType, SearchResult
+from cortex.rerank import Reranking
+
+
+@runtime_checkable
+class MemoryAPI(Protocol):
+    """Persistent memory for AI agents: the operations of DESIGN.md section 4 and the service's needs."""
+
+    def store(
+        self,
+        agent: str,
+        content: str,
+        *,
+        type: MemoryType | str = config.DEFAULT_TYPE,
+        project: str = config.DEFAULT_PROJECT,
+        confidence: float = config.DEFAULT_CONFIDENCE,
+    ) -> Memory:
+        """Store one memory and return it."""
+        ...
+
+    def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]:
+        """Store a batch in one atomic write; returns the memories in input order."""
+        ...
+
+    def get(self, agent: str, memory_id: str) -> Memory | None:
+        """The memory, or None for an unknown or malformed id."""
+        ...
+
+    def recall(
+        self,
+        agent: str,
+        query: str | None = None,
+        *,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        limit: int = config.DEFAULT_LIMIT,
+    ) -> list[Memory]:
+        """AND-token recall, filtered before the limit."""
+        ...
+
+    def search(
+        self,
+        agent: str,
+        query: str,
+        *,
+        mode: str = config.DEFAULT_SEARCH_MODE,
+        limit: int = config.DEFAULT_LIMIT,
+        project: str | None = None,
+        type: MemoryType | str | None = None,
+        explain: bool = False,
+        rerank: Reranking | bool = True,
+    ) -> SearchResult:
+        """Ranked search: ``all``, ``bm25``, ``semantic`` or ``hybrid``."""
+        ...
+
+    def touch(self, agent: str, memory_id: str) -> Memory:
+        """Record a use: usageCount + 1 and lastUsedAt = now, atomically."""
+        ...
+
+    def forget(self, agent: str, memory_id: str) -> bool:
+        """Remove every triple of the memory; False when there was none."""
+        ...
+
+    def stats(self, agent: str) -> dict[str, int]:
+        """How many memories of each type the agent has."""
+        ...
+
+    def count(self, agent: str) -> int:
+        """How many memories the agent has."""
+        ...
+
+    def prune(
+        self,
+        agent: str,
+        min_confidence: float = config.DEFAULT_MIN_CONFIDENCE,
+        max_age: timedelta | str | None = None,
+        *,
+        dry_run: bool = False,
+    ) -> int:
+        """Delete weak or long-unused memories; returns how many were (or would be) deleted."""
+        ...
+
+    def prune_candidates(
+        self,
+        agent: str,
+        min_confidence: float = config.DEFAULT_MIN_CONFIDENCE,
+        max_age: timedelta | str | None = None,
+        *,
+        delete: bool = False,
+    ) -> list[str]:
+        """The ids ``prune`` selects (deleted when ``delete``)."""
+        ...
+
+    def agent_start(
+        self,
+        agent: str,
+        task: str | None = None,
+        project: str | None = None,
+        limit: int | None = None,
+        max_chars: int | None = None,
+    ) -> str:
+        """The ``<agent-memory>`` block to inject at agent start; touches what it shows."""
+        ...
+
+    def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:
+        """Capture marker lines from the agent's output; returns what was stored or refreshed."""
+        ...
+
+    def describe_agents(self) -> list[dict[str, Any]]:
+        """The declared agents with their memory counts."""
+        ...
+
+    def stored_agents(self) -> list[str]:
+        """Names of the agents that have memories in the store."""
+        ...
+
+    def reindex(
+        self, agent: str, *, force: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, int]:
+        """Rebuild the agent's indexes from the store and embed what lacks a current vector."""
+        ...
+
+    def index_status(self, agent: str) -> IndexStatus:
+        """What the agent's derived index holds, against the store."""
+        ...
+
+    def info(self) -> dict[str, Any]:
+        """The store's location and the embedding model (None without one)."""
+        ...
+
+    @staticmethod
+    def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
+        """The ``<agent-memory>`` block for ``memories`` (best first); "" when empty."""
+        ...
+
+    def close(self, *, flush: bool = True) -> None:
+        """Release what this front holds (an embedded store is flushed first unless ``flush=False``)."""
+        ...
+
+    def __enter__(self) -> "MemoryAPI":
+        ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        ...

@@ -1,0 +1,269 @@
+"""The repository: the only writer of memories. It owns the store, the derived indexes, the order in which a
+write reaches them, and the embedding policy; everything above it (the engine, the facade) reads through it.
+
+The write protocol, for every kind of write (new memories, touches, deletions; later updates, supersessions,
+injections, imports), is carried out by :meth:`MemoryRepository._commit` alone:
+
+1. the scope's index is loaded (so the write is never applied to it twice);
+2. vectors of new content are computed (before anything is written: a provider failure stores the memories
+   without vectors, to be embedded later);
+3. the ids are appended to the scope's journal and the vectors to its vector log (flushed to the OS);
+4. the store write runs (one atomic call);
+5. the index is updated, and a long journal is folded into a snapshot.
+
+A crash between 3 and 4 leaves journaled ids whose store state did not change; recovery re-reads them from
+the store and finds nothing to do. A crash after 4 leaves journaled ids whose new state recovery applies.
+See :mod:`cortex.index.manager`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from cortex.embeddings import EmbeddingError, EmbeddingProvider
+from cortex.index.manager import IndexManager
+from cortex.index.memory_index import MemoryIndex
+from cortex.model import IndexStatus, Memory, Scope
+from cortex.state import index_root
+from cortex.store.base import MemoryStore
+
+log = logging.getLogger("cortex")
+
+#: Memories without a vector that a search embeds on the spot; with more, it asks for ``cortex reindex``.
+MAX_LAZY_EMBED = 256
+#: Memories read and embedded per batch by ``reindex``.
+REINDEX_BATCH = 256
+
+Vectors = tuple[str, np.ndarray]  # (model, one unit row per memory)
+
+
+class MemoryRepository:
+    """Memories of every scope: reads through the derived indexes, writes in the journaled order.
+
+    Thread-safe: every method holds :attr:`lock` (re-entrant, so the facade can hold it across a composite
+    operation such as capture, which reads, writes and prunes).
+    """
+
+    def __init__(self, store: MemoryStore, state_dir: Path | None, embeddings: EmbeddingProvider | None) -> None:
+        self.store = store
+        self.state_dir = state_dir
+        #: The embedding provider (None: lexical search only).
+        self.embeddings = embeddings
+        self.lock = threading.RLock()
+        self._indexes = IndexManager(store, index_root(state_dir))
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def index(self, scope: Scope) -> MemoryIndex:
+        """The scope's derived index (loaded, and repaired if needed, on first use). Read-only for callers."""
+        with self.lock:
+            return self._indexes.get(scope)
+
+    def contains(self, scope: Scope, memory_id: str) -> bool:
+        """Whether the scope has a memory with this id."""
+        with self.lock:
+            return memory_id in self._indexes.get(scope)
+
+    def get(self, scope: Scope, memory_id: str) -> Memory | None:
+        """One memory, read from the store."""
+        with self.lock:
+            return self.store.get_many(scope, [memory_id])[0]
+
+    def load(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory]:
+        """The memories with these ids, in order (missing ones left out).
+
+        The index holds every field but the content, kept equal to the store (journal + recovery), so a
+        memory costs one content lookup instead of reading and decoding all of its triples.
+        """
+        with self.lock:
+            index = self._indexes.get(scope)
+            memories = []
+            for memory_id, content in zip(memory_ids, self.store.contents(scope, memory_ids)):
+                record = index.record(memory_id)
+                if record is not None and content is not None:
+                    memories.append(Memory.model_construct(agent=scope.name, content=content, **record))
+            return memories
+
+    def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
+        """Ids of the scope's memories with exactly this content in this project."""
+        with self.lock:
+            return self.store.find_content(scope, content, project)
+
+    def scopes(self) -> list[Scope]:
+        """The scopes that have data in the store."""
+        with self.lock:
+            return self.store.scopes()
+
+    def status(self, scope: Scope) -> IndexStatus:
+        """What the scope's derived index holds, against the store."""
+        with self.lock:
+            index = self._indexes.get(scope)
+            return IndexStatus(
+                scope=scope.key, memories=len(index), stored=self.store.count(scope), vectors=index.vector_count(),
+                vector_model=index.vector_model, rebuilds=self._indexes.rebuilds.get(scope, 0),
+                journal=self._indexes.journal_length(scope),
+            )
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def _commit(
+        self,
+        scope: Scope,
+        memory_ids: Sequence[str],
+        write: Callable[[], None],
+        apply: Callable[[MemoryIndex], None],
+        vectors: Vectors | None = None,
+    ) -> None:
+        """Carry out one write in the journaled order (see the module's docstring)."""
+        index = self._indexes.get(scope)
+        self._indexes.journal(scope, memory_ids)
+        if vectors is not None:
+            self._indexes.log_vectors(scope, vectors[0], list(memory_ids), vectors[1])
+        write()
+        apply(index)
+        if vectors is not None:
+            index.set_vectors(vectors[0], memory_ids, vectors[1])
+        self._indexes.maybe_checkpoint(scope)
+
+    def add(self, scope: Scope, memories: Sequence[Memory]) -> None:
+        """Store new memories in one atomic write (embedding them first when a provider is configured)."""
+        if not memories:
+            return
+        with self.lock:
+            vectors = self._embed_new(scope, memories)
+            self._commit(scope, [m.id for m in memories], lambda: self.store.add(scope, memories),
+                         lambda index: index.add_many(memories), vectors)
+
+    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> list[Memory]:
+        """usageCount + 1 and lastUsedAt = ``now`` for each existing memory, in one atomic update; returns
+        the touched memories as the store now has them."""
+        with self.lock:
+            index = self._indexes.get(scope)
+            ids = [i for i in dict.fromkeys(memory_ids) if i in index]
+            if not ids:
+                return []
+            touched: list[Memory] = []
+
+            def apply(index: MemoryIndex) -> None:
+                touched.extend(m for m in self.store.get_many(scope, ids) if m is not None)
+                for memory in touched:
+                    index.set_usage(memory)
+
+            self._commit(scope, ids, lambda: self.store.touch(scope, ids, now), apply)
+            return touched
+
+    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> list[str]:
+        """Remove every triple of the existing ones of these memories, in one atomic update; returns their ids."""
+        with self.lock:
+            index = self._indexes.get(scope)
+            ids = [i for i in dict.fromkeys(memory_ids) if i in index]
+            if ids:
+                self._commit(scope, ids, lambda: self.store.delete(scope, ids),
+                             lambda index: [index.remove(i) for i in ids])
+            return ids
+
+    # -- embeddings ------------------------------------------------------------------------------
+
+    def _embed_new(self, scope: Scope, memories: Sequence[Memory]) -> Vectors | None:
+        """Vectors for memories about to be stored, or None (no provider, stale model, provider failure:
+        the memories are stored anyway and embedded later, see :meth:`reindex`)."""
+        provider = self.embeddings
+        if provider is None or self._stale_model(self._indexes.get(scope)) is not None:
+            return None
+        try:
+            return provider.model, provider.embed([m.content for m in memories])
+        except EmbeddingError as exc:
+            log.warning("%s: storing %d memories without vectors: %s", scope.label, len(memories), exc)
+            return None
+
+    def _stale_model(self, index: MemoryIndex) -> str | None:
+        """The model of the scope's vectors when it is not the provider's, else None."""
+        assert self.embeddings is not None
+        if index.vector_model not in (None, self.embeddings.model) and index.vector_count() > 0:
+            return str(index.vector_model)
+        return None
+
+    def _embed_existing(self, scope: Scope, memory_ids: Sequence[str],
+                        progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed stored memories in batches and attach the vectors; returns how many were embedded."""
+        assert self.embeddings is not None
+        index = self._indexes.get(scope)
+        done = 0
+        for start in range(0, len(memory_ids), REINDEX_BATCH):
+            batch = list(memory_ids[start : start + REINDEX_BATCH])
+            pairs = [(i, c) for i, c in zip(batch, self.store.contents(scope, batch)) if c is not None]
+            if pairs:
+                vectors = self.embeddings.embed([c for _, c in pairs])
+                ids = [i for i, _ in pairs]
+                self._indexes.log_vectors(scope, self.embeddings.model, ids, vectors)
+                index.set_vectors(self.embeddings.model, ids, vectors)
+                done += len(pairs)
+            if progress is not None:
+                progress(min(start + REINDEX_BATCH, len(memory_ids)), len(memory_ids))
+        return done
+
+    def semantic_unavailable(self, scope: Scope) -> str | None:
+        """Why semantic ranking cannot run for ``scope`` now, or None when it can (embedding a few memories
+        that lack vectors on the way)."""
+        with self.lock:
+            if self.embeddings is None:
+                return "no embedding provider configured"
+            index = self._indexes.get(scope)
+            stale = self._stale_model(index)
+            name = scope.name if scope.kind == "agent" else scope.key
+            if stale is not None:
+                return (f"the vectors of {scope.label} were made by {stale}, the provider is "
+                        f"{self.embeddings.model}: run `cortex reindex {name}`")
+            missing = index.missing_vectors()
+            if len(missing) > MAX_LAZY_EMBED:
+                return f"{len(missing)} memories of {scope.label} have no vectors: run `cortex reindex {name}`"
+            if missing:
+                try:
+                    self._embed_existing(scope, missing)
+                except EmbeddingError as exc:
+                    return f"embedding failed: {exc}"
+            return None
+
+    def embed_query(self, text: str) -> tuple[np.ndarray | None, str | None]:
+        """The query's vector, or (None, why not)."""
+        if self.embeddings is None:
+            return None, "no embedding provider configured"
+        try:
+            return self.embeddings.embed([text])[0], None
+        except EmbeddingError as exc:
+            return None, f"embedding the query failed: {exc}"
+
+    def reindex(self, scope: Scope, *, force: bool = False,
+                progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+        """Rebuild the scope's index from a full scan, then embed every memory without a current vector (all
+        of them when the model changed, or with ``force``). Returns ``{"memories": n, "embedded": k}``."""
+        with self.lock:
+            index = self._indexes.rebuild(scope)
+            embedded = 0
+            if self.embeddings is not None:
+                if force or self._stale_model(index) is not None:
+                    index.drop_vectors()
+                embedded = self._embed_existing(scope, index.missing_vectors(), progress)
+            self._indexes.checkpoint(scope)
+            return {"memories": len(index), "embedded": embedded}
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Force committed writes to durable storage."""
+        with self.lock:
+            self.store.flush()
+
+    def close(self, *, flush: bool = True) -> None:
+        """Checkpoint indexes with long journals and release the store."""
+        with self.lock:
+            try:
+                self._indexes.close()
+            finally:
+                self.store.close(flush=flush)

@@ -1,0 +1,41 @@
+"""The state directory: files Cortex keeps beside a store, derived from it or about it (the derived indexes,
+the token digests, the running server's discovery file, the owner file, spooled hook deliveries).
+
+For the embedded on-disk store it is the store directory itself (so a store is one directory to copy or
+back up). A store without a local directory (in memory, or remote) has one only when it is given; without
+one, indexes are rebuilt from the store when a process opens it and nothing else is persisted.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+INDEX_DIR = "cortex-index"
+TOKENS_FILE = "cortex-tokens.json"
+SERVER_FILE = "cortex-server.json"
+SERVER_LOG = "cortex-server.log"
+
+
+def index_root(state_dir: Path | None) -> Path | None:
+    """Where the derived indexes of each scope live (``<state>/cortex-index``), or None."""
+    return state_dir / INDEX_DIR if state_dir is not None else None
+
+
+def tokens_file(state_dir: Path) -> Path:
+    return state_dir / TOKENS_FILE
+
+
+def server_file(state_dir: Path) -> Path:
+    return state_dir / SERVER_FILE
+
+
+def server_log(state_dir: Path) -> Path:
+    return state_dir / SERVER_LOG
+
+
+def state_dir_of(location: str | os.PathLike[str] | None) -> Path | None:
+    """The state directory of a store location: an embedded store's own directory, else None."""
+    if location is None or "://" in os.fspath(location) or os.fspath(location) == "memory":
+        return None
+    return Path(os.fspath(location)).expanduser()

@@ -1,0 +1,165 @@
+"""The storage contract (:class:`cortex.store.base.MemoryStore`), run against every backend: the same
+behaviour whichever store a location selects."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from pyoxigraph import Literal, NamedNode, Quad
+
+from cortex.errors import InvalidInputError
+from cortex.model import Memory, MemoryType, Scope
+from cortex.store import open_store
+from cortex.store.base import MemoryStore
+from cortex.vocab import Vocabulary
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+A, B = Scope.agent("a"), Scope.agent("b")
+
+
+def memory(i: int, agent: str = "a", **fields) -> Memory:
+    values = dict(id=f"m{i:04d}", agent=agent, content=f"content {i}", type=MemoryType.INSIGHT, project="global",
+                  confidence=0.7, usage_count=0, created_at=T0, last_used_at=T0)
+    values.update(fields)
+    return Memory(**values)
+
+
+@pytest.fixture(params=["memory", "disk"])
+def store(request, tmp_path):
+    backend = open_store(None if request.param == "memory" else tmp_path / "store", Vocabulary())
+    yield backend
+    backend.close()
+
+
+def test_backends_satisfy_the_protocol(store):
+    assert isinstance(store, MemoryStore)
+
+
+def test_add_then_read_back_every_field(store):
+    m = memory(1, type=MemoryType.DECISION, project="p", confidence=0.25, usage_count=3,
+               last_used_at=T0 + timedelta(hours=1), content='quotes " } > \n and <tags>')
+    store.add(A, [m])
+    assert store.get_many(A, [m.id, "missing"]) == [m, None]
+    assert store.contents(A, ["missing", m.id]) == [None, m.content]
+    assert list(store.iter_memories(A)) == [m]
+    assert store.count(A) == 1 and store.count(B) == 0
+    assert store.find_content(A, m.content, "p") == [m.id]
+    assert store.find_content(A, m.content, "other") == []
+    assert store.scopes() == [A]
+
+
+def test_scopes_are_isolated(store):
+    store.add(A, [memory(1)])
+    store.add(B, [memory(1, agent="b")])
+    store.delete(A, ["m0001"])
+    assert store.get_many(A, ["m0001"]) == [None]
+    assert store.get_many(B, ["m0001"])[0] is not None
+
+
+def test_bulk_add_is_complete(store):
+    batch = [memory(i) for i in range(2500)]
+    store.add(A, batch)
+    assert store.count(A) == 2500
+    assert {m.id for m in store.iter_memories(A)} == {m.id for m in batch}
+
+
+def test_touch_is_atomic_under_threads(store):
+    store.add(A, [memory(1)])
+    later = T0 + timedelta(days=1)
+    threads = [threading.Thread(target=lambda: [store.touch(A, ["m0001"], later) for _ in range(10)])
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    got = store.get_many(A, ["m0001"])[0]
+    assert got.usage_count == 80 and got.last_used_at == later
+    rows = store.query("SELECT ?u WHERE { GRAPH ?g { ?m <urn:cortex:agentmem:usageCount> ?u } }")
+    assert [r["u"].value for r in rows] == ["80"]
+
+
+def plant(path, quads, remove=()) -> None:
+    """Write triples into a closed on-disk store with plain pyoxigraph: data written by another tool."""
+    import gc
+
+    import pyoxigraph
+
+    raw = pyoxigraph.Store(str(path))
+    for quad in remove:
+        raw.remove(quad)
+    raw.extend(quads)
+    raw.flush()
+    del raw
+    gc.collect()
+
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+
+def test_touch_that_cannot_increment_deletes_nothing(tmp_path):
+    """A count the store cannot add one to (here, beyond 64 bits) stays as it is: the touch update never
+    deletes without writing (issue: touch on usage_count 2**63-1 destroyed the memory)."""
+    path = tmp_path / "store"
+    store = open_store(path, Vocabulary())
+    store.add(A, [memory(1)])
+    store.close()
+    v = Vocabulary()
+    node, graph, predicate = v.memory(A, "m0001"), v.graph(A), v.predicate("usageCount")
+    plant(path, [Quad(node, predicate, Literal(str(2**63 - 1), datatype=NamedNode(XSD + "integer")), graph)],
+          remove=[Quad(node, predicate, Literal("0", datatype=NamedNode(XSD + "integer")), graph)])
+    store = open_store(path, Vocabulary())
+    try:
+        store.touch(A, ["m0001"], T0 + timedelta(days=1))
+        rows = list(store.query("SELECT * WHERE { GRAPH ?g { ?m ?p ?o } }", {"m": node}))
+        assert len(rows) == 9
+        assert store.get_many(A, ["m0001"])[0].usage_count == 2**63 - 1
+    finally:
+        store.close()
+
+
+def test_reading_is_tolerant_of_missing_optional_fields(tmp_path):
+    """Only content is required: fields added later read as their defaults on subjects written earlier."""
+    path = tmp_path / "store"
+    open_store(path, Vocabulary()).close()
+    v = Vocabulary()
+    graph, node = v.graph(A), v.memory(A, "old1")
+    plant(path, [
+        Quad(node, NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"), v.memory_class, graph),
+        Quad(node, v.predicate("content"), Literal("an old memory"), graph),
+        Quad(node, v.predicate("createdAt"), Literal("2020-01-01T00:00:00Z", datatype=NamedNode(XSD + "dateTime")),
+             graph),
+    ])
+    store = open_store(path, Vocabulary())
+    got = store.get_many(A, ["old1"])[0]
+    assert (got.content, got.type, got.project, got.confidence, got.usage_count) == (
+        "an old memory", MemoryType.INSIGHT, "global", 0.7, 0)
+    assert got.created_at == got.last_used_at == datetime(2020, 1, 1, tzinfo=timezone.utc)
+    assert [m.id for m in store.iter_memories(A)] == ["old1"]
+    store.close()
+    # a malformed value makes the subject unreadable rather than silently different
+    plant(path, [Quad(node, v.predicate("type"), Literal("no-such-type"), graph)])
+    store = open_store(path, Vocabulary())
+    try:
+        assert store.get_many(A, ["old1"]) == [None]
+        assert store.count(A) == 1
+    finally:
+        store.close()
+
+
+def test_query_is_read_only_and_reports_syntax_errors(store):
+    store.add(A, [memory(1)])
+    with pytest.raises(InvalidInputError, match="query"):
+        store.query("DELETE WHERE { ?s ?p ?o }")
+    with pytest.raises(InvalidInputError, match="query"):
+        store.query("SELECT nonsense")
+    assert store.count(A) == 1
+    assert bool(store.query("ASK { GRAPH ?g { ?s ?p ?o } }"))
+
+
+def test_hostile_strings_stay_literals(store):
+    hostile = ['" . } ; DROP ALL ; #', "} } INSERT DATA { <urn:x> <urn:y> <urn:z> } #", "\\u0022 \\n >"]
+    store.add(A, [memory(i, content=text, project=text) for i, text in enumerate(hostile)])
+    assert [store.find_content(A, text, text) for text in hostile] == [["m0000"], ["m0001"], ["m0002"]]
+    assert store.count(A) == 3
