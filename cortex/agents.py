@@ -1,4 +1,4 @@
-"""Agent definitions: Markdown files with YAML frontmatter (DESIGN.md section 5), or registered in code.
+"""Agent definitions: Markdown files with YAML frontmatter (docs/architecture.md, "Agent definitions"), or registered in code.
 
 A definition names the agent, describes it, says whether it has memory, and may carry Cortex settings
 under ``cortex:``. Every other frontmatter key (tools, model, color, hooks ...) is kept as it is. Loading
@@ -15,8 +15,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
 from cortex.errors import AgentDefinitionError, AgentNotFoundError, InvalidInputError, MemoryDisabledError
 from cortex.validation import (
@@ -151,7 +151,7 @@ def parse_agent_text(text: str, path: Path) -> AgentDefinition:
 
 
 def _parse(text: str, path: Path) -> AgentDefinition | list[AgentProblem]:
-    handler = frontmatter.YAMLHandler()
+    handler = YAMLHandler()
     if not handler.detect(text):
         return [AgentProblem(path, "frontmatter", "no YAML frontmatter (the file must start with a '---' line)")]
     try:

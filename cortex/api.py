@@ -17,7 +17,7 @@ from cortex.rerank import Reranking
 
 @runtime_checkable
 class MemoryAPI(Protocol):
-    """Persistent memory for AI agents: the operations of DESIGN.md section 4 and the service's needs."""
+    """Persistent memory for AI agents: the operations of the README and the service's needs."""
 
     def store(
         self,

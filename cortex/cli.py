@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -310,7 +310,8 @@ def agents_list(state: _State, fmt: str) -> None:
     if fmt == "json":
         _emit(items)
     else:
-        rows = [(i["name"], "yes" if i["memory_enabled"] else "no", i["path"] or "", i["description"]) for i in items]
+        rows = [(str(i["name"]), "yes" if i["memory_enabled"] else "no", str(i["path"] or ""), str(i["description"]))
+                for i in items]
         click.echo(_table(rows, ["name", "memory", "path", "description"]))
 
 
@@ -353,7 +354,8 @@ def mcp(state: _State) -> None:
     from cortex.service.mcp import build_mcp
 
     store = state.need_state_dir()
-    client = Reconnecting(lambda: ensure_server(store, agent_dirs=state.agent_dirs, embeddings=state.embeddings))
+    client = cast(MemoryAPI, Reconnecting(lambda: ensure_server(store, agent_dirs=state.agent_dirs,
+                                                                embeddings=state.embeddings)))
     build_mcp(lambda: client, lambda request: ADMIN).run()  # the server checks the client's token
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# -- memory defaults (DESIGN.md section 4) ------------------------------------------------------------
+# -- memory defaults (README, "What it does") ----------------------------------------------------------
 DEFAULT_TYPE = "insight"
 DEFAULT_PROJECT = "global"
 DEFAULT_CONFIDENCE = 0.7

@@ -1,4 +1,4 @@
-"""Embedding providers behind one small interface (DESIGN.md section 6).
+"""Embedding providers behind one small interface (docs/retrieval.md).
 
 * ``openai``: any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (OpenAI, Ollama, vLLM).
 * ``local``: sentence-transformers on the CPU, by default the all-MiniLM-L6-v2 weights that the
@@ -42,7 +42,8 @@ class EmbeddingProvider(Protocol):
 def _unit_rows(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (vectors / norms).astype(np.float32)
+    rows: np.ndarray = (vectors / norms).astype(np.float32)
+    return rows
 
 
 class OpenAIEmbeddings:
@@ -106,7 +107,7 @@ class LocalEmbeddings:
     """sentence-transformers on the CPU, offline; the model is loaded on first use (torch takes seconds
     to import) and shared by every provider of the process.
 
-    Thread policy (DESIGN.md section 6): a single text (a query) is embedded with ``threads`` torch
+    Thread policy (docs/retrieval.md): a single text (a query) is embedded with ``threads`` torch
     threads, default 1, because on 2 cores one thread is several times faster when the other core is busy;
     batches use ``batch_threads`` (default: up to 4 cores), where more threads do pay off (measured 88 -> 175
     memories/s from 1 to 2 threads at batch size 32).
@@ -142,7 +143,7 @@ class LocalEmbeddings:
                 from sentence_transformers import SentenceTransformer
                 from transformers.utils import logging as hf_logging
 
-                hf_logging.disable_progress_bar()
+                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
                 model = _LOADED[self.model_path] = SentenceTransformer(self.model_path, device="cpu")
             return model
 

@@ -65,11 +65,6 @@ class MemoryRepository:
         with self.lock:
             return self._indexes.get(scope)
 
-    def contains(self, scope: Scope, memory_id: str) -> bool:
-        """Whether the scope has a memory with this id."""
-        with self.lock:
-            return memory_id in self._indexes.get(scope)
-
     def get(self, scope: Scope, memory_id: str) -> Memory | None:
         """One memory, read from the store."""
         with self.lock:
@@ -163,9 +158,13 @@ class MemoryRepository:
         with self.lock:
             index = self._indexes.get(scope)
             ids = [i for i in dict.fromkeys(memory_ids) if i in index]
+
+            def apply(index: MemoryIndex) -> None:
+                for memory_id in ids:
+                    index.remove(memory_id)
+
             if ids:
-                self._commit(scope, ids, lambda: self.store.delete(scope, ids),
-                             lambda index: [index.remove(i) for i in ids])
+                self._commit(scope, ids, lambda: self.store.delete(scope, ids), apply)
             return ids
 
     # -- embeddings ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Recall: which memories answer a query under the AND-token contract (DESIGN.md section 4).
+"""Recall: which memories answer a query under the AND-token contract (docs/architecture.md, "Recall, start and end").
 
 Works on a scope's :class:`~cortex.index.memory_index.MemoryIndex` and returns memory ids, best first;
 loading the memories is the repository's job.

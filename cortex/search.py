@@ -45,7 +45,7 @@ class SearchMode(StrEnum):
 def check_mode(value: object) -> SearchMode:
     """Validate a search mode given as :class:`SearchMode` or its string value."""
     try:
-        return SearchMode(value)
+        return SearchMode(value if isinstance(value, str) else repr(value))
     except ValueError:
         allowed = ", ".join(m.value for m in SearchMode)
         raise InvalidInputError("mode", f"unknown search mode {value!r}; use one of {allowed}") from None
@@ -145,7 +145,7 @@ def _fuse(
     ]
 
 
-def _order(fused: np.ndarray, index: AgentIndex, docs: np.ndarray) -> np.ndarray:
+def _order(fused: np.ndarray, index: MemoryIndex, docs: np.ndarray) -> np.ndarray:
     """Pool positions by fused score, ties broken like every other ranking (usage, last use, creation)."""
     keys = [index.col("created")[docs], index.col("last_used")[docs], index.col("usage")[docs], fused]
     return np.lexsort([-k for k in keys])

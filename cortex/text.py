@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import unicodedata
 
-
 #: Words too common to say anything about relevance when a task sentence is matched word by word.
 STOP_WORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below

@@ -87,12 +87,12 @@ def check_confidence(value: Any, field: str = "confidence") -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInputError(field, f"must be a number between 0 and 1, not {value!r}")
     try:
-        value = float(value)
+        number = float(value)
     except OverflowError:
         raise InvalidInputError(field, "must be between 0 and 1, got a number too large to represent") from None
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise InvalidInputError(field, f"must be between 0 and 1, got {value}")
-    return value
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise InvalidInputError(field, f"must be between 0 and 1, got {number}")
+    return number
 
 
 def check_count(value: Any, field: str = "usage_count") -> int:

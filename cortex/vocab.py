@@ -1,4 +1,4 @@
-"""The RDF vocabulary: IRIs and typed terms for scopes, agents and memories (DESIGN.md section 3).
+"""The RDF vocabulary: IRIs and typed terms for scopes, agents and memories (docs/architecture.md, "RDF model").
 
 Every term Cortex writes is built here with pyoxigraph's term constructors; user text only ever becomes a
 :class:`pyoxigraph.Literal`. Memory ids are recovered from IRIs by stripping a known prefix, never by

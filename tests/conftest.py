@@ -97,12 +97,12 @@ def open_agents(path: Path | None, *agents: str, **options) -> Cortex:
 
 
 def graph(agent: str) -> str:
-    """The contract's graph IRI of an agent (DESIGN.md section 3)."""
+    """The contract's graph IRI of an agent (docs/architecture.md, "RDF model")."""
     return f"urn:cortex:graph:agent:{agent}"
 
 
 def memory_iri(agent: str, memory_id: str) -> str:
-    """The contract's memory IRI (DESIGN.md section 3)."""
+    """The contract's memory IRI (docs/architecture.md, "RDF model")."""
     return f"urn:cortex:agent:{agent}:memory:{memory_id}"
 
 
@@ -129,3 +129,10 @@ def stored_memories(cx: Cortex, agent: str) -> dict[str, dict[str, str]]:
             out.setdefault(subject[len(prefix):], {})[row["p"].value.rsplit(":", 1)[-1].rsplit("#", 1)[-1]] = \
                 row["o"].value
     return out
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of the real embedding model run in one xdist worker, so the model is loaded once."""
+    for item in items:
+        if "local" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("model"))

@@ -78,3 +78,32 @@ def start_server(project: Path, *args: str, timeout: float = 30, **extra_env: st
         time.sleep(0.05)
     process.kill()
     raise RuntimeError("server did not start")
+
+
+@dataclass
+class Ran:
+    """What a CLI run produced (the shape of subprocess.CompletedProcess)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(cwd: Path, *args: str, stdin: str | bytes | None = None, env: dict[str, str | None] | None = None) -> Ran:
+    """The real ``cortex`` CLI, run in this process (click's runner) from ``cwd``: the same code as the console
+    script without a Python start-up and imports per call, and the embedding model loaded once per test
+    session. Tests of process behaviour (locks, signals, entry point) use :func:`cortex` instead."""
+    from click.testing import CliRunner
+
+    from cortex.cli import cli
+
+    full_env: dict[str, str | None] = {"CORTEX_STORE": None, "CORTEX_TOKEN": None} | (env or {})
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(cli, list(args), input=stdin, env=full_env, prog_name="cortex")
+    finally:
+        os.chdir(here)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)

@@ -1,4 +1,5 @@
-"""The `cortex` command line, run as a real subprocess in a throwaway project."""
+"""The `cortex` command line in a throwaway project: in this process through click's runner (the same code as
+the console script), and as a real subprocess where the process itself is the point."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.service_helpers import Ran, run_cli
 
 AGENT = """---
 name: reviewer
@@ -29,15 +32,28 @@ def project(tmp_path: Path) -> Path:
 
 
 def cortex(project: Path, *args: str, cwd: Path | None = None, stdin: str | None = None,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+           env: dict[str, str] | None = None) -> Ran:
+    return run_cli(cwd or project, *args, stdin=stdin, env=env)  # type: ignore[arg-type]
+
+
+def in_a_process(project: Path, *args: str, stdin: str | bytes | None = None,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if k != "CORTEX_STORE"} | (env or {})
-    return subprocess.run([sys.executable, "-m", "cortex.cli", *args], cwd=cwd or project, input=stdin,
-                          capture_output=True, text=True, env=full_env, timeout=120)
+    return subprocess.run([sys.executable, "-m", "cortex", *args], cwd=project, input=stdin, capture_output=True,
+                          text=not isinstance(stdin, bytes), env=full_env, timeout=120)
 
 
-def ok(result: subprocess.CompletedProcess):
+def ok(result):
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout) if result.stdout.strip().startswith(("{", "[")) else result.stdout
+
+
+def test_the_console_script_works_in_a_real_process(project):
+    stored = in_a_process(project, "store", "reviewer", "Always check for null pointers")
+    assert stored.returncode == 0, stored.stderr
+    found = in_a_process(project, "recall", "reviewer", "null")
+    assert found.returncode == 0 and json.loads(found.stdout)[0]["id"] == json.loads(stored.stdout)["id"]
+    assert in_a_process(project, "nosuchcommand").returncode == 2
 
 
 def test_store_recall_get_touch_forget_stats_cycle(project):
@@ -126,8 +142,7 @@ def test_errors_are_one_line_on_stderr_with_exit_1(project, args, message):
 
 
 def test_invalid_utf8_input_is_one_error_line(project):
-    result = subprocess.run([sys.executable, "-m", "cortex.cli", "end", "reviewer"], cwd=project,
-                            input=b"LEARNED: \xff\xfe broken", capture_output=True, timeout=120)
+    result = in_a_process(project, "end", "reviewer", stdin=b"LEARNED: \xff\xfe broken")
     assert result.returncode == 1
     assert result.stderr.decode().strip().splitlines() == [
         "cortex: error: input is not valid UTF-8 (invalid start byte at byte 9)"]
@@ -172,7 +187,7 @@ def test_store_locked_by_another_process_is_a_clear_error(project):
     )
     try:
         assert holder.stdout.readline().strip() == "ready"
-        result = cortex(project, "recall", "reviewer")
+        result = in_a_process(project, "recall", "reviewer", env={"CORTEX_LOCK_WAIT": "0.5"})
         assert result.returncode == 1
         assert f"is locked by process {holder.pid}" in result.stderr
     finally:

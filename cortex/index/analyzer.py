@@ -16,6 +16,11 @@ _HAS_CJK = re.compile(f"[{_CJK}]")
 _stemmer = Stemmer.Stemmer("english")
 
 
+def _stem(words: list[str]) -> list[str]:
+    stemmed: list[str] = _stemmer.stemWords(words)
+    return stemmed
+
+
 def _cjk_grams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
@@ -30,7 +35,7 @@ def analyze(text: str) -> list[str]:
 def analyze_normalized(text: str) -> list[str]:
     """:func:`analyze` for text already passed through :func:`cortex.text.normalize`."""
     if not _HAS_CJK.search(text):
-        return _stemmer.stemWords([w for w in _WORD.findall(text) if w not in STOP_WORDS])
+        return _stem([w for w in _WORD.findall(text) if w not in STOP_WORDS])
     plain: list[str] = []
     out: list[str] = []
     for word in _WORD.findall(text):
@@ -42,4 +47,4 @@ def analyze_normalized(text: str) -> list[str]:
                     plain.append(run)
         elif word not in STOP_WORDS:
             plain.append(word)
-    return _stemmer.stemWords(plain) + out
+    return _stem(plain) + out

@@ -236,7 +236,8 @@ class MemoryIndex:
         if filters.projects is not None:
             codes = [self.project_code[p] for p in filters.projects if p in self.project_code]
             keep &= np.isin(self.col("project")[docs], codes)
-        return keep
+        kept: np.ndarray = keep
+        return kept
 
     def _rank(self, docs: np.ndarray, primary: list[np.ndarray], limit: int) -> np.ndarray:
         """Positions in ``docs`` of the best ``limit``: by the ``primary`` keys (aligned with ``docs``), then
@@ -246,12 +247,13 @@ class MemoryIndex:
 
     def search_all(self, tokens: Sequence[str], filters: Filters, limit: int) -> list[tuple[str, float]]:
         """AND-token recall: (id, total token occurrences) of the memories containing every token, best
-        first (DESIGN.md section 4); without tokens, every memory passing the filters."""
+        first (docs/architecture.md, "Recall, start and end"); without tokens, every memory passing the filters."""
         if not tokens:
-            docs = np.arange(len(self.ids))
-            docs = docs[self.keep(docs, filters)]
-            return [(self.ids[docs[i]], 0.0) for i in self._rank(docs, [], limit)]
-        docs = occ = None
+            every = np.arange(len(self.ids))
+            every = every[self.keep(every, filters)]
+            return [(self.ids[every[i]], 0.0) for i in self._rank(every, [], limit)]
+        docs: np.ndarray | None = None
+        occ: np.ndarray | None = None
         for token in tokens:
             hit, count = self._token_hits(token)
             if docs is None or occ is None:
@@ -331,7 +333,8 @@ class MemoryIndex:
         doc = self.doc_of.get(memory_id)
         if doc is None or self.vectors is None or not self.has_vector.a[doc]:
             return None
-        return self.vectors.a[doc]
+        row: np.ndarray = self.vectors.a[doc]
+        return row
 
     def missing_vectors(self) -> list[str]:
         """Ids of live memories without a vector."""
@@ -362,18 +365,18 @@ class MemoryIndex:
     def save(self, path: Path) -> None:
         """Write a snapshot (merging first) atomically: a temporary file renamed over ``path``."""
         self.merge()
+        arrays: dict[str, np.ndarray] = {
+            "version": np.array([FORMAT_VERSION]),
+            "unicode": np.frombuffer(unicodedata.unidata_version.encode(), dtype=np.uint8),
+            "foreign": np.array([self.foreign]),
+            "ids": _text_array(self.ids),
+            "projects": _text_array(self.projects),
+            **{f"col_{name}": vec.view for name, vec in self.cols.items()},
+            **self.raw.arrays("raw_"), **self.terms.arrays("terms_"),
+            **self._vector_arrays(),
+        }
         with atomic_writer(path) as fh:
-            np.savez(
-                fh,
-                version=np.array([FORMAT_VERSION]),
-                unicode=np.frombuffer(unicodedata.unidata_version.encode(), dtype=np.uint8),
-                foreign=np.array([self.foreign]),
-                ids=_text_array(self.ids),
-                projects=_text_array(self.projects),
-                **{f"col_{name}": vec.view for name, vec in self.cols.items()},
-                **self.raw.arrays("raw_"), **self.terms.arrays("terms_"),
-                **self._vector_arrays(),
-            )
+            np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub reads ** as allow_pickle
 
     def _vector_arrays(self) -> dict[str, np.ndarray]:
         if self.vectors is None or self.vector_model is None:

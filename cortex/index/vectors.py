@@ -13,6 +13,7 @@ import json
 import struct
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class VectorLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._handle = None
+        self._handle: BinaryIO | None = None
         self._model: str | None = None
 
     def append(self, model: str, ids: Sequence[str], vectors: np.ndarray) -> None:
@@ -82,6 +83,7 @@ class VectorLog:
         for memory_id, row in zip(ids, rows):
             key = memory_id.encode("ascii")
             chunks.append(struct.pack("<B", len(key)) + key + row.tobytes())
+        assert self._handle is not None
         self._handle.write(b"".join(chunks))
         self._handle.flush()  # to the OS: survives a crash of this process
 

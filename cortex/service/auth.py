@@ -15,6 +15,7 @@ from cortex.errors import AuthError
 from cortex.files import atomic_write
 from cortex.state import tokens_file
 from cortex.validation import check_agent_name
+
 _PREFIX = "ctx_"
 
 

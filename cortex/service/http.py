@@ -51,7 +51,7 @@ class BatchBody(BaseModel):
 
 class PruneBody(BaseModel):
     min_confidence: float = config.DEFAULT_MIN_CONFIDENCE
-    max_age: str | None = Field(None, description="e.g. 30d, 12h, 90m")
+    max_age: str | None = Field(default=None, description="e.g. 30d, 12h, 90m")
     dry_run: bool = False
 
 
@@ -86,7 +86,8 @@ def _error(status: int, exc: Exception, kind: str | None = None, field: str | No
 
 
 def _principal(request: Request) -> Principal:
-    return request.app.state.authenticate(request.headers.get("authorization"))
+    principal: Principal = request.app.state.authenticate(request.headers.get("authorization"))
+    return principal
 
 
 #: The caller of a route, from its bearer token.

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from cortex.core import Cortex
 from cortex.errors import AuthError, InvalidInputError
@@ -116,7 +117,7 @@ def serve(
                      on_startup=started, on_shutdown=stopped)
 
     @app.middleware("http")
-    async def note_activity(request, call_next):  # type: ignore[no-untyped-def]
+    async def note_activity(request: Any, call_next: Any) -> Any:
         last_request[0] = time.monotonic()
         return await call_next(request)
 

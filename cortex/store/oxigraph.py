@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
-from pyoxigraph import Literal, NamedNode, Quad, Variable
+from pyoxigraph import Literal, NamedNode, QuerySolutions, Triple, Variable
 
 from cortex.errors import InvalidInputError, StoreError, StoreLockedError
 from cortex.files import private_dir
@@ -33,6 +33,16 @@ OWNER_FILE = "cortex-owner.json"
 BULK_THRESHOLD = 1000
 #: ``bulk_extend`` ingests each batch of up to 1,000,000 quads atomically; stay well below that.
 BULK_CHUNK = 50_000
+
+
+def _value(term: Any) -> str:
+    """The lexical value of a term (a quoted triple, which Cortex never writes, as its N-Triples text)."""
+    return str(term) if isinstance(term, Triple) else str(term.value)
+
+
+def _solutions(result: Any) -> QuerySolutions:
+    assert isinstance(result, QuerySolutions)
+    return result
 
 
 class OxigraphStore:
@@ -136,7 +146,7 @@ class OxigraphStore:
         found: list[Memory | None] = []
         for memory_id in memory_ids:
             quads = self._store.quads_for_pattern(self.vocab.memory(scope, memory_id), None, None, graph)
-            found.append(decode(scope, memory_id, ((q.predicate.value, q.object.value) for q in quads)))
+            found.append(decode(scope, memory_id, ((q.predicate.value, _value(q.object)) for q in quads)))
         return found
 
     def contents(self, scope: Scope, memory_ids: Sequence[str]) -> list[str | None]:
@@ -144,7 +154,7 @@ class OxigraphStore:
         found: list[str | None] = []
         for memory_id in memory_ids:
             quads = self._store.quads_for_pattern(self.vocab.memory(scope, memory_id), predicate, None, graph)
-            found.append(next((q.object.value for q in quads), None))
+            found.append(next((_value(q.object) for q in quads), None))
         return found
 
     def iter_memories(self, scope: Scope) -> Iterator[Memory]:
@@ -156,15 +166,15 @@ class OxigraphStore:
                 continue
             mid = memory_id(scope, subject.value)
             if mid is not None:
-                memory = decode(scope, mid, ((q.predicate.value, q.object.value) for q in group))
+                memory = decode(scope, mid, ((q.predicate.value, _value(q.object)) for q in group))
                 if memory is not None:
                     yield memory
 
     def count(self, scope: Scope) -> int:
-        return int(next(iter(self._store.query(self.codec.count_query(scope))))["n"].value)  # type: ignore[index]
+        return int(_value(next(iter(_solutions(self._store.query(self.codec.count_query(scope)))))["n"]))
 
     def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
-        rows = self._store.query(
+        rows = _solutions(self._store.query(
             "SELECT * WHERE { GRAPH ?g { ?m ?pc ?c ; ?pp ?p } }",
             substitutions={
                 Variable("g"): self.vocab.graph(scope),
@@ -173,8 +183,8 @@ class OxigraphStore:
                 Variable("pp"): self.vocab.predicate("project"),
                 Variable("p"): Literal(project),
             },
-        )
-        ids = (self.vocab.memory_id(scope, row["m"].value) for row in rows)  # type: ignore[index]
+        ))
+        ids = (self.vocab.memory_id(scope, _value(row["m"])) for row in rows)
         return [i for i in ids if i is not None]
 
     def scopes(self) -> list[Scope]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from pyoxigraph import Literal, NamedNode, Quad
+from pyoxigraph import Literal, Quad
 
 from cortex import config
 from cortex.model import Memory, MemoryType, Scope
@@ -80,9 +80,8 @@ class MemoryCodec:
                 literal = f.encode(value)
             else:
                 key = (f.attr, value)
-                literal = cache.get(key)
-                if literal is None:
-                    literal = cache[key] = f.encode(value)
+                cached = cache.get(key)
+                literal = cached if cached is not None else cache.setdefault(key, f.encode(value))
             out.append(Quad(subject, predicate, literal, graph))
         return out
 
@@ -144,6 +143,3 @@ class MemoryCodec:
             f"SELECT (COUNT(?m) AS ?n) WHERE {{ GRAPH {self.vocab.graph(scope)} "
             f"{{ ?m {RDF_TYPE} {self.vocab.memory_class} }} }}"
         )
-
-    def graph_of(self, scope: Scope) -> NamedNode:
-        return self.vocab.graph(scope)
