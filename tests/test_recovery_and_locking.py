@@ -262,3 +262,34 @@ def test_project_filters_work_on_memories_loaded_from_a_snapshot(store_path):
         assert {m.project for m in cx.recall("a", limit=10_000)} == {"x", "y"}
     finally:
         cx.close()
+
+
+class _NoLocalPath:
+    """A store that does not say where it lives (as a remote one): its indexes need a state directory."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    local_path = None
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_a_store_without_a_local_path_keeps_its_indexes_in_the_state_directory(tmp_path):
+    from cortex.store import open_store
+    from cortex.vocab import Vocabulary
+
+    state = tmp_path / "state"
+    with Cortex(_NoLocalPath(open_store(tmp_path / "store", Vocabulary())), state_dir=state) as cx:
+        cx.agents.register("a")
+        cx.store_many("a", [{"content": f"memory {i}"} for i in range(1500)])
+        assert cx.state_dir == state
+    assert (state / INDEX_DIR / "a" / "snapshot.npz").is_file()
+    assert not (tmp_path / "store" / INDEX_DIR).exists()
+    with Cortex(_NoLocalPath(open_store(tmp_path / "store", Vocabulary())), state_dir=state) as cx:
+        cx.agents.register("a")
+        assert cx.count("a") == 1500 and cx.index_status("a").rebuilds == 0
+    with Cortex(_NoLocalPath(open_store(tmp_path / "store", Vocabulary()))) as cx:  # no state: built from the store
+        cx.agents.register("a")
+        assert cx.count("a") == 1500 and cx.index_status("a").rebuilds == 1

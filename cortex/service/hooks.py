@@ -83,10 +83,9 @@ class _Offsets:
 
     def set(self, transcript: str, offset: int) -> None:
         self.data[transcript] = offset
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.data), encoding="utf-8")
-        tmp.replace(self.path)
+        from cortex.files import atomic_write
+
+        atomic_write(self.path, json.dumps(self.data))
 
 
 class _ServerHooks:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cortex.errors import CortexError
+from cortex.files import atomic_write
 from cortex.service.hooks import EVENTS
 
 MCP_NAME = "cortex"
@@ -30,10 +31,8 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    path.parent.mkdir(parents=True, exist_ok=True)  # the user's .claude/ keeps its usual permissions
+    atomic_write(path, json.dumps(data, indent=2) + "\n", mode=0o644)
 
 
 def install(root: Path, executable: str = "cortex") -> list[str]:
