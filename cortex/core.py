@@ -341,7 +341,7 @@ class Cortex:
         return len(self._memories.index(self._scope(agent)))
 
     def index_status(self, agent: str) -> IndexStatus:
-        """What the agent's derived index holds against the store: memories, vectors, rebuilds, journal.
+        """What the agent's derived index holds against the store: memories, vectors, rebuilds, changes.
         Works on agents that are stored but not declared too."""
         check_agent_name(agent)
         self._check_open()

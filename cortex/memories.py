@@ -4,16 +4,15 @@ write reaches them, and the embedding policy; everything above it (the engine, t
 The write protocol, for every kind of write (new memories, touches, deletions; later updates, supersessions,
 injections, imports), is carried out by :meth:`MemoryRepository._commit` alone:
 
-1. the scope's index is loaded (so the write is never applied to it twice);
+1. the scope's index is loaded and brought up to the store's latest change (so a write is never applied to
+   it twice, nor missed);
 2. vectors of new content are computed (before anything is written: a provider failure stores the memories
-   without vectors, to be embedded later);
-3. the ids are appended to the scope's journal and the vectors to its vector log (flushed to the OS);
-4. the store write runs (one atomic call);
-5. the index is updated, and a long journal is folded into a snapshot.
+   without vectors, to be embedded later) and appended to the scope's vector log (flushed to the OS);
+3. the store write runs: one atomic call that also logs the change, numbered, with the ids it changed;
+4. the index applies the change and records its number; many changes since the snapshot fold into a new one.
 
-A crash between 3 and 4 leaves journaled ids whose store state did not change; recovery re-reads them from
-the store and finds nothing to do. A crash after 4 leaves journaled ids whose new state recovery applies.
-See :mod:`cortex.index.manager`.
+A crash before 3 changes nothing in the store (a logged vector without its memory is ignored); a crash after 3
+leaves a logged change that the next load applies (see :mod:`cortex.index.manager`).
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ Vectors = tuple[str, np.ndarray]  # (model, one unit row per memory)
 
 
 class MemoryRepository:
-    """Memories of every scope: reads through the derived indexes, writes in the journaled order.
+    """Memories of every scope: reads through the derived indexes, writes in the protocol's order.
 
     Thread-safe: every method holds :attr:`lock` (re-entrant, so the facade can hold it across a composite
     operation such as capture, which reads, writes and prunes).
@@ -73,7 +72,7 @@ class MemoryRepository:
     def load(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory]:
         """The memories with these ids, in order (missing ones left out).
 
-        The index holds every field but the content, kept equal to the store (journal + recovery), so a
+        The index holds every field but the content, kept equal to the store (change log + recovery), so a
         memory costs one content lookup instead of reading and decoding all of its triples.
         """
         with self.lock:
@@ -102,7 +101,7 @@ class MemoryRepository:
             return IndexStatus(
                 scope=scope.key, memories=len(index), stored=self.store.count(scope), vectors=index.vector_count(),
                 vector_model=index.vector_model, rebuilds=self._indexes.rebuilds.get(scope, 0),
-                journal=self._indexes.journal_length(scope),
+                seq=index.seq, pending=self._indexes.pending(scope),
             )
 
     # -- writes ----------------------------------------------------------------------------------
@@ -111,20 +110,19 @@ class MemoryRepository:
         self,
         scope: Scope,
         memory_ids: Sequence[str],
-        write: Callable[[], None],
+        write: Callable[[], int],
         apply: Callable[[MemoryIndex], None],
         vectors: Vectors | None = None,
     ) -> None:
-        """Carry out one write in the journaled order (see the module's docstring)."""
+        """Carry out one write in the protocol's order (see the module's docstring)."""
         index = self._indexes.get(scope)
-        self._indexes.journal(scope, memory_ids)
         if vectors is not None:
             self._indexes.log_vectors(scope, vectors[0], list(memory_ids), vectors[1])
-        write()
+        seq = write()
         apply(index)
         if vectors is not None:
             index.set_vectors(vectors[0], memory_ids, vectors[1])
-        self._indexes.maybe_checkpoint(scope)
+        self._indexes.applied(scope, seq, len(memory_ids))
 
     def add(self, scope: Scope, memories: Sequence[Memory]) -> None:
         """Store new memories in one atomic write (embedding them first when a provider is configured)."""
@@ -260,7 +258,7 @@ class MemoryRepository:
             self.store.flush()
 
     def close(self, *, flush: bool = True) -> None:
-        """Checkpoint indexes with long journals and release the store."""
+        """Checkpoint indexes with many changes since their snapshot and release the store."""
         with self.lock:
             try:
                 self._indexes.close()

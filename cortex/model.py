@@ -159,7 +159,8 @@ class IndexStatus:
     #: memories with a vector, and the model that made them
     vectors: int
     vector_model: str | None
-    #: full rebuilds from a store scan this process made (0 after a clean start or a journal replay)
+    #: full rebuilds from a store scan this process made (0 after a clean start or a replay of the log)
     rebuilds: int
-    #: ids journaled since the last snapshot
-    journal: int
+    #: the number of the store's latest change the index reflects, and how many came since its snapshot
+    seq: int
+    pending: int

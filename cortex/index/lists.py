@@ -169,6 +169,19 @@ class PostingLists:
 
     # -- persistence -----------------------------------------------------------------------------
 
+    def consistent(self, n_docs: int) -> bool:
+        """Whether the base arrays describe valid postings of ``n_docs`` documents."""
+        off = self.base_off
+        if len(off) != self.base_terms + 1 or (len(off) and int(off[0]) != 0):
+            return False
+        if len(off) > 1 and bool((np.diff(off) < 0).any()):
+            return False
+        if len(self.base_docs) != len(self.base_tf) or len(self.base_docs) != int(off[-1]):
+            return False
+        if len(self.base_docs) and (int(self.base_docs.min()) < 0 or int(self.base_docs.max()) >= n_docs):
+            return False
+        return not (len(self.base_tf) and int(self.base_tf.min()) < 1)
+
     def arrays(self, prefix: str) -> dict[str, np.ndarray]:
         """The snapshot arrays (call after :meth:`merge`)."""
         return {

@@ -1,26 +1,30 @@
-"""Keeps each scope's derived index in step with the store, across restarts and crashes.
+"""Keeps each scope's derived index in step with the store, across restarts, crashes and damaged files.
 
 On disk, in the state directory (``cortex-index/<scope>/``, see :mod:`cortex.state`):
 
-* ``snapshot.npz``: the index as of some moment (written atomically);
-* ``journal.log``: the id of every memory written since that snapshot, appended *before* the store write;
-* ``vectors.log``: the embedding vectors computed since that snapshot, also written before the store write
-  (see :mod:`cortex.index.vectors`).
+* ``snapshot.npz``: the index as of change number ``seq`` of the scope (written atomically);
+* ``vectors.log``: the embedding vectors computed since that snapshot, written before the store write of
+  their memories (see :mod:`cortex.index.vectors`).
 
-Loading an scope reads the snapshot, then re-reads from the store every journaled id and makes the index
-agree with it (the memory exists: upsert; it is gone: remove). Because ids are journaled before the store
-commits, a crash at any point leaves at most ids that need no change, never a change the index misses. A
-final count check against the store catches anything written behind Cortex's back and triggers a rebuild
-from a full scan. Small journals are left in place at close (replaying them is cheap), so a short CLI call
-does not rewrite a large snapshot.
+The store logs every write with a sequence number and the ids it changed, in the same atomic operation as the
+write (:meth:`cortex.store.base.MemoryStore.changes`). Loading a scope reads the snapshot, asks the store for
+the changes numbered after the snapshot's, and re-reads exactly those memories (exists: upsert; gone:
+remove). So a crash at any point, a lost or stale snapshot, or writes by another process that logs its changes,
+are all caught by comparing two numbers, not by counting. The index is rebuilt from a full scan when the
+snapshot is missing, unreadable, damaged or of another format, when the log has a gap or a bulk write, when
+the store is older than the snapshot, or when the memory count still disagrees (a write behind Cortex's back
+that did not log itself). Any file that cannot be read is logged and replaced; it never stops an operation.
+
+The write protocol built on these pieces is carried out in one place, :class:`cortex.memories.MemoryRepository`;
+nothing else calls the writing methods here.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 
@@ -31,21 +35,31 @@ from cortex.model import Scope
 from cortex.store.base import MemoryStore
 
 log = logging.getLogger("cortex.index")
-#: A journal longer than this is folded into a new snapshot (at close, or while running).
-CHECKPOINT_LINES = 1000
-RUNNING_CHECKPOINT_LINES = 100_000
+
+#: Memories changed since the snapshot beyond which it is rewritten at close, and while running.
+CHECKPOINT_CHANGES = 1000
+RUNNING_CHECKPOINT_CHANGES = 100_000
+#: Without a state directory nothing is saved; the log is compacted after this many changed memories.
+COMPACT_IN_MEMORY = 10_000
+
+
+def _discard(path: Path) -> None:
+    """Remove whatever is at ``path`` (a damaged file, or a directory where a file belongs)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 class IndexManager:
-    """Lazily loads, journals and checkpoints the per-scope :class:`MemoryIndex` objects. ``root`` is the
+    """Lazily loads, refreshes and checkpoints the per-scope :class:`MemoryIndex` objects. ``root`` is the
     directory of the on-disk files (None: indexes live in memory and are built from the store)."""
 
     def __init__(self, store: MemoryStore, root: Path | None) -> None:
         self.store = store
         self.root = root
         self._indexes: dict[Scope, MemoryIndex] = {}
-        self._journals: dict[Scope, IO[str]] = {}
-        self._journal_lines: dict[Scope, int] = {}
+        self._pending: dict[Scope, int] = {}  # memories changed since the scope's snapshot (or last compaction)
         self._vector_logs: dict[Scope, VectorLog] = {}
         #: how many full rebuilds from a store scan each scope had in this process
         self.rebuilds: dict[Scope, int] = {}
@@ -54,9 +68,9 @@ class IndexManager:
         assert self.root is not None
         return self.root / scope.dirname
 
-    def journal_length(self, scope: Scope) -> int:
-        """Ids journaled since the scope's last snapshot."""
-        return self._journal_lines.get(scope, 0)
+    def pending(self, scope: Scope) -> int:
+        """Memories changed in the scope's index since its snapshot (what the next load would re-read)."""
+        return self._pending.get(scope, 0)
 
     def get(self, scope: Scope) -> MemoryIndex:
         """The scope's index, loaded (and repaired if needed) on first use."""
@@ -69,23 +83,60 @@ class IndexManager:
     def _load(self, scope: Scope) -> MemoryIndex:
         if self.root is None:
             return self._rebuild(scope, persist=False)
-        directory = self._dir(scope)
-        index = MemoryIndex.load(directory / "snapshot.npz")
+        index = self._read_snapshot(scope)
         if index is None:
             if self.store.count(scope) == 0:
                 index = MemoryIndex()
-                self._checkpoint(scope, index)  # an empty snapshot: later loads replay the journal onto it
+                index.seq = self.store.last_seq(scope)
+                self._checkpoint(scope, index)  # an empty snapshot: later loads apply the log onto it
                 return index
             return self._rebuild(scope)
-        ids = self._read_journal(scope)
-        if ids:
-            self._reconcile(index, scope, ids)
+        if not self._catch_up(scope, index):
+            return self._rebuild(scope, carry=index)
         self._apply_vector_log(scope, index)
-        self._journal_lines[scope] = len(ids)
         stored = self.store.count(scope)
         if stored != len(index) + index.foreign:
-            log.warning("index of scope %s has %d memories, store has %d: rebuilding", scope, len(index), stored)
+            log.warning("index of %s has %d memories, store has %d: rebuilding", scope.label, len(index), stored)
             return self._rebuild(scope, carry=index)
+        return index
+
+    def _read_snapshot(self, scope: Scope) -> MemoryIndex | None:
+        path = self._dir(scope) / "snapshot.npz"
+        if not path.exists():
+            return None
+        index = MemoryIndex.load(path)
+        if index is None:
+            log.warning("index snapshot of %s (%s) is unreadable, damaged or of another format: rebuilding",
+                        scope.label, path)
+        return index
+
+    def _catch_up(self, scope: Scope, index: MemoryIndex) -> bool:
+        """Apply the store's changes numbered after ``index.seq``; False when that cannot be done exactly
+        (a gap in the log, a bulk write, or a store older than the index)."""
+        last = self.store.last_seq(scope)
+        if last == index.seq:
+            return True
+        if last < index.seq:
+            log.warning("the store's changes of %s end at %d, before the index's %d: rebuilding",
+                        scope.label, last, index.seq)
+            return False
+        changes = self.store.changes(scope, index.seq)
+        if [c.seq for c in changes] != list(range(index.seq + 1, last + 1)) or any(c.ids is None for c in changes):
+            log.warning("the change log of %s does not cover %d..%d one by one: rebuilding",
+                        scope.label, index.seq + 1, last)
+            return False
+        ids = [i for c in changes for i in c.ids or ()]
+        self._reconcile(index, scope, ids)
+        self._pending[scope] = self._pending.get(scope, 0) + len(ids)
+        index.seq = last
+        return True
+
+    def refresh(self, scope: Scope) -> MemoryIndex:
+        """The scope's index, first brought up to date with changes the store logged since (writes by another
+        process on a shared store)."""
+        index = self.get(scope)
+        if not self._catch_up(scope, index):
+            index = self._indexes[scope] = self._rebuild(scope, carry=index)
         return index
 
     def _vector_log(self, scope: Scope) -> VectorLog:
@@ -95,15 +146,19 @@ class IndexManager:
         return vector_log
 
     def _apply_vector_log(self, scope: Scope, index: MemoryIndex) -> None:
-        found = self._vector_log(scope).read()
-        if found is None:
+        try:
+            found = self._vector_log(scope).read()
+            if found is None:
+                return
+            model, records = found
+            ids, rows = [], []
+            for memory_id, row in records:
+                if memory_id in index:  # vectors of memories that never reached the store are ignored
+                    ids.append(memory_id)
+                    rows.append(row)
+        except (OSError, ValueError) as exc:
+            log.warning("vector log of %s is unreadable (%s): its vectors will be computed again", scope.label, exc)
             return
-        model, records = found
-        ids, rows = [], []
-        for memory_id, row in records:
-            if memory_id in index:  # vectors of memories that never reached the store are ignored
-                ids.append(memory_id)
-                rows.append(row)
         if ids:
             index.set_vectors(model, ids, np.stack(rows))
 
@@ -111,7 +166,12 @@ class IndexManager:
         """Make vectors durable. Call *before* the store write of new memories."""
         if self.root is not None and memory_ids:
             self.get(scope)
-            self._vector_log(scope).append(model, memory_ids, vectors)
+            try:
+                self._vector_log(scope).append(model, memory_ids, vectors)
+            except OSError as exc:  # the vectors stay in the index; a lost log only costs a re-embedding
+                log.warning("cannot append to the vector log of %s (%s): replacing it", scope.label, exc)
+                self._vector_log(scope).close()
+                _discard(self._dir(scope) / "vectors.log")
 
     def _reconcile(self, index: MemoryIndex, scope: Scope, ids: Iterable[str]) -> None:
         unique = list(dict.fromkeys(ids))
@@ -123,6 +183,7 @@ class IndexManager:
 
     def _rebuild(self, scope: Scope, persist: bool = True, carry: MemoryIndex | None = None) -> MemoryIndex:
         index = MemoryIndex()
+        index.seq = self.store.last_seq(scope)  # read first: the scan sees at least every change up to it
         index.add_many(self.store.iter_memories(scope))
         index.merge()
         if carry is not None and carry.vector_model is not None:  # vectors are costly: keep the ones we had
@@ -133,58 +194,37 @@ class IndexManager:
             self._apply_vector_log(scope, index)
         index.foreign = self.store.count(scope) - len(index)
         if index.foreign:
-            log.warning("scope %s: %d memory subjects in the store are incomplete and not indexed", scope, index.foreign)
+            log.warning("%s: %d memory subjects in the store are incomplete and not indexed", scope.label, index.foreign)
         self.rebuilds[scope] = self.rebuilds.get(scope, 0) + 1
         if persist and self.root is not None:
             self._checkpoint(scope, index)
         return index
 
-    def _read_journal(self, scope: Scope) -> list[str]:
-        try:
-            text = (self._dir(scope) / "journal.log").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        return [line for line in text.split("\n") if line]
-
-    def _reset_journal(self, scope: Scope) -> None:
-        handle = self._journals.pop(scope, None)
-        if handle is not None:
-            handle.close()
-        directory = private_dir(self._dir(scope))
-        (directory / "journal.log").write_text("")
-        self._journal_lines[scope] = 0
-
-    def journal(self, scope: Scope, memory_ids: Iterable[str]) -> None:
-        """Record that these memories are about to change. Call *before* the store write."""
-        self.get(scope)  # loaded (or, in memory, built from the store) before the write it must not see twice
+    def applied(self, scope: Scope, seq: int, changed: int) -> None:
+        """Record that the scope's index now reflects change ``seq`` (its own write of ``changed`` memories,
+        just applied)."""
+        index = self._indexes[scope]
+        index.seq = max(index.seq, seq)
+        self._pending[scope] = self._pending.get(scope, 0) + changed
         if self.root is None:
-            return
-        handle = self._journals.get(scope)
-        if handle is None:
-            path = private_dir(self._dir(scope)) / "journal.log"
-            if path.exists():  # a torn last line (crash mid-append) would merge with the next id
-                with open(path, "r+b") as fh:
-                    data = fh.read()
-                    if data and not data.endswith(b"\n"):
-                        fh.truncate(data.rfind(b"\n") + 1)
-            handle = open(path, "a", encoding="utf-8")
-            self._journals[scope] = handle
-        lines = "".join(f"{i}\n" for i in memory_ids)
-        handle.write(lines)
-        handle.flush()  # to the OS: survives a crash of this process
-        self._journal_lines[scope] = self._journal_lines.get(scope, 0) + lines.count("\n")
-
-    def maybe_checkpoint(self, scope: Scope) -> None:
-        """Fold a long journal into a snapshot while running (call after the store write)."""
-        if self.root is not None and self._journal_lines.get(scope, 0) > RUNNING_CHECKPOINT_LINES:
-            self._checkpoint(scope, self._indexes[scope])
+            if self._pending[scope] > COMPACT_IN_MEMORY:
+                self.store.compact(scope, index.seq)
+                self._pending[scope] = 0
+        elif self._pending[scope] > RUNNING_CHECKPOINT_CHANGES:
+            self._checkpoint(scope, index)
 
     def _checkpoint(self, scope: Scope, index: MemoryIndex) -> None:
         directory = private_dir(self._dir(scope))
         self.store.flush()  # the snapshot must never describe writes a power loss could still undo
-        index.save(directory / "snapshot.npz")
-        self._reset_journal(scope)
-        self._vector_log(scope).reset()
+        path = directory / "snapshot.npz"
+        if path.exists() and not path.is_file():
+            _discard(path)
+        index.save(path)
+        self._pending[scope] = 0
+        vector_log = self._vector_log(scope)
+        vector_log.close()
+        _discard(vector_log.path)
+        self.store.compact(scope, index.seq)  # the snapshot holds every change up to here
 
     def rebuild(self, scope: Scope) -> MemoryIndex:
         """Rebuild the scope's index from a full scan of the store, keeping the vectors it had."""
@@ -198,17 +238,14 @@ class IndexManager:
             self._checkpoint(scope, self.get(scope))
 
     def close(self) -> None:
-        """Checkpoint scopes with long journals and close journal files."""
+        """Checkpoint scopes with many changes since their snapshot, and close the vector logs."""
         for scope, index in self._indexes.items():
-            if self.root is not None and self._journal_lines.get(scope, 0) > CHECKPOINT_LINES:
+            if self.root is not None and self.pending(scope) > CHECKPOINT_CHANGES:
                 try:
                     self._checkpoint(scope, index)
-                except OSError as exc:  # the journal still covers everything; next open replays it
-                    log.warning("could not checkpoint index of scope %s: %s", scope, exc)
-        for handle in self._journals.values():
-            handle.close()
+                except OSError as exc:  # the store's log still covers everything; the next open applies it
+                    log.warning("could not checkpoint the index of %s: %s", scope.label, exc)
         for vector_log in self._vector_logs.values():
             vector_log.close()
-        self._journals.clear()
         self._vector_logs.clear()
         self._indexes.clear()

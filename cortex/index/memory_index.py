@@ -33,7 +33,7 @@ from cortex.model import Filters, Memory, MemoryType
 from cortex.text import content_words, normalize
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 TYPE_CODES = {t: i for i, t in enumerate(MemoryType)}
 _TYPES = list(MemoryType)
 
@@ -91,6 +91,8 @@ class MemoryIndex:
         #: Memory subjects in the store that the index cannot hold (incomplete, not written by Cortex),
         #: counted at the last rebuild, so the store-count check does not rebuild forever because of them.
         self.foreign = 0
+        #: The number of the store's latest change (of this scope) that the index reflects.
+        self.seq = 0
 
     def col(self, name: str) -> np.ndarray:
         """The live view of a column (one value per document, dead ones included)."""
@@ -369,6 +371,7 @@ class MemoryIndex:
             "version": np.array([FORMAT_VERSION]),
             "unicode": np.frombuffer(unicodedata.unidata_version.encode(), dtype=np.uint8),
             "foreign": np.array([self.foreign]),
+            "seq": np.array([self.seq], dtype=np.int64),
             "ids": _text_array(self.ids),
             "projects": _text_array(self.projects),
             **{f"col_{name}": vec.view for name, vec in self.cols.items()},
@@ -386,19 +389,26 @@ class MemoryIndex:
 
     @classmethod
     def load(cls, path: Path) -> "MemoryIndex | None":
-        """Read a snapshot; None when it is missing, unreadable or of another format version."""
+        """Read a snapshot; None when it is missing, unreadable, damaged (every member is checked against its
+        CRC and the arrays against each other) or of another format version."""
         try:
-            with np.load(path) as data:
+            with np.load(path, allow_pickle=False) as data:
                 if int(data["version"][0]) != FORMAT_VERSION:
                     return None
                 # normalisation depends on the Unicode tables: another version may split words differently
                 if data["unicode"].tobytes().decode() != unicodedata.unidata_version:
                     return None
                 arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError, KeyError, EOFError):
+            index = cls._from_arrays(arrays)
+        except Exception:  # noqa: BLE001 - whatever is wrong with a derived file, the answer is a rebuild
             return None
+        return index if index is not None and index._consistent() else None
+
+    @classmethod
+    def _from_arrays(cls, arrays: dict[str, np.ndarray]) -> "MemoryIndex | None":
         index = cls()
         index.foreign = int(arrays["foreign"][0])
+        index.seq = int(arrays["seq"][0])
         index.ids = _strings(arrays["ids"])
         index.projects = _strings(arrays["projects"])
         index.project_code = {p: i for i, p in enumerate(index.projects)}
@@ -423,6 +433,20 @@ class MemoryIndex:
             return None
         index.raw, index.terms = raw, terms
         return index
+
+    def _consistent(self) -> bool:
+        """Whether the arrays of a loaded snapshot fit together (a damaged file that still parses does not)."""
+        n = len(self.ids)
+        if len(self.doc_of) != n or self.seq < 0 or self.foreign < 0:
+            return False
+        if n and (int(self.col("type_code").min()) < 0 or int(self.col("type_code").max()) >= len(TYPE_CODES)):
+            return False
+        if n and (int(self.col("project").min()) < 0 or int(self.col("project").max()) >= len(self.projects)):
+            return False
+        for lists in (self.raw, self.terms):
+            if not lists.consistent(n):
+                return False
+        return self.vectors is None or bool(np.isfinite(self.vectors.view).all())
 
 
 def _text_array(items: Sequence[str]) -> np.ndarray:

@@ -3,17 +3,28 @@
 A backend stores memories as RDF, one named graph per :class:`~cortex.model.Scope`, encoded by
 :mod:`cortex.store.rdf`. It knows nothing about agents' definitions, matching or ranking: the repository
 (:mod:`cortex.memories`) and the engine above it do. Every write method is atomic: after a crash either all
-of its triples are in the store or none are.
+of its triples are in the store or none are; and every write records, in the same operation, a numbered
+change in the store's log (:meth:`MemoryStore.changes`), so whoever keeps derived data can tell exactly what
+changed since it last looked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from cortex.model import Memory, Scope
+
+
+@dataclass(frozen=True)
+class Change:
+    """One logged write: its sequence number in the scope, and the ids it changed (None: too many to list)."""
+
+    seq: int
+    ids: tuple[str, ...] | None
 
 
 @runtime_checkable
@@ -28,8 +39,9 @@ class MemoryStore(Protocol):
     def local_path(self) -> Path | None:
         """The directory of an embedded on-disk store, or None (in memory, or remote)."""
 
-    def add(self, scope: Scope, memories: Sequence[Memory]) -> None:
-        """Write every triple of ``memories`` into ``scope`` in one atomic operation."""
+    def add(self, scope: Scope, memories: Sequence[Memory]) -> int:
+        """Write every triple of ``memories`` into ``scope`` in one atomic operation; returns the change's
+        sequence number."""
 
     def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory | None]:
         """Read memories of one scope, in the order asked (None where there is none)."""
@@ -43,11 +55,21 @@ class MemoryStore(Protocol):
     def count(self, scope: Scope) -> int:
         """How many memory subjects the scope's graph holds (readable or not)."""
 
-    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> None:
-        """Atomically add one to usageCount and set lastUsedAt to ``now`` for each existing memory."""
+    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> int:
+        """Atomically add one to usageCount and set lastUsedAt to ``now`` for each existing memory; returns the
+        change's sequence number."""
 
-    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> None:
-        """Atomically remove every triple of the given memories."""
+    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> int:
+        """Atomically remove every triple of the given memories; returns the change's sequence number."""
+
+    def last_seq(self, scope: Scope) -> int:
+        """The sequence number of the scope's latest change (0 when none was logged)."""
+
+    def changes(self, scope: Scope, after: int) -> list[Change]:
+        """The scope's logged changes numbered above ``after``, in order."""
+
+    def compact(self, scope: Scope, below: int) -> None:
+        """Forget the scope's log records numbered below ``below`` (their changes are in a saved snapshot)."""
 
     def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
         """Ids of the scope's memories with exactly this content in this project."""

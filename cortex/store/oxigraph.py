@@ -25,6 +25,7 @@ from pyoxigraph import Literal, NamedNode, QuerySolutions, Triple, Variable
 from cortex.errors import InvalidInputError, StoreError, StoreLockedError
 from cortex.files import private_dir
 from cortex.model import Memory, Scope
+from cortex.store.base import Change
 from cortex.store.rdf import MemoryCodec
 from cortex.vocab import Vocabulary
 
@@ -53,6 +54,7 @@ class OxigraphStore:
         self.vocab = vocabulary
         self.codec = MemoryCodec(vocabulary)
         self._write_lock = threading.Lock()
+        self._seq: dict[Scope, int] = {}  # the next change number is one more (this process is the only writer)
         self._store = self._open()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -108,34 +110,54 @@ class OxigraphStore:
 
     # -- writes ----------------------------------------------------------------------------------
 
-    def add(self, scope: Scope, memories: Sequence[Memory]) -> None:
-        if not memories:
-            return
+    def _next_seq(self, scope: Scope) -> int:
+        current = self._seq.get(scope)
+        if current is None:
+            current = self._read_last_seq(scope)
+        return current + 1
+
+    def add(self, scope: Scope, memories: Sequence[Memory]) -> int:
         with self._write_lock:
+            seq = self._next_seq(scope)
+            log = self.codec.change_quads(scope, seq, [m.id for m in memories])
             try:
                 cache: dict[Any, Literal] = {}
                 quads = self.codec.quads
                 if len(memories) < BULK_THRESHOLD:
-                    self._store.extend([q for m in memories for q in quads(scope, m, cache)])
-                    return
-                for start in range(0, len(memories), BULK_CHUNK):
-                    chunk = memories[start : start + BULK_CHUNK]
-                    self._store.bulk_extend([q for m in chunk for q in quads(scope, m, cache)])
+                    self._store.extend([*log, *(q for m in memories for q in quads(scope, m, cache))])
+                else:
+                    # each chunk is atomic on its own; the log record goes with the first, so a crash between
+                    # chunks leaves a record naming every id (or "bulk"), never data without a record
+                    for start in range(0, len(memories), BULK_CHUNK):
+                        chunk = memories[start : start + BULK_CHUNK]
+                        batch = [q for m in chunk for q in quads(scope, m, cache)]
+                        self._store.bulk_extend([*log, *batch] if start == 0 else batch)
             except OSError as exc:
                 raise StoreError(f"writing {len(memories)} memories failed: {exc}") from exc
+            self._seq[scope] = seq
+            return seq
 
-    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> None:
-        if memory_ids:
-            self._update(self.codec.touch_update(scope, memory_ids, now))
+    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> int:
+        return self._update(scope, memory_ids, self.codec.touch_update(scope, memory_ids, now))
 
-    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> None:
-        if memory_ids:
-            self._update(self.codec.delete_update(scope, memory_ids))
+    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> int:
+        return self._update(scope, memory_ids, self.codec.delete_update(scope, memory_ids))
 
-    def _update(self, update: str) -> None:
+    def _update(self, scope: Scope, memory_ids: Sequence[str], operation: str) -> int:
+        """Run ``operation`` and the change's log record as one update (one transaction)."""
+        with self._write_lock:
+            seq = self._next_seq(scope)
+            try:
+                self._store.update(f"{operation} ; {self.codec.change_data(scope, seq, memory_ids)}")
+            except OSError as exc:
+                raise StoreError(f"store update failed: {exc}") from exc
+            self._seq[scope] = seq
+            return seq
+
+    def compact(self, scope: Scope, below: int) -> None:
         with self._write_lock:
             try:
-                self._store.update(update)
+                self._store.update(self.codec.compact_update(scope, below))
             except OSError as exc:
                 raise StoreError(f"store update failed: {exc}") from exc
 
@@ -169,6 +191,29 @@ class OxigraphStore:
                 memory = decode(scope, mid, ((q.predicate.value, _value(q.object)) for q in group))
                 if memory is not None:
                     yield memory
+
+    def _read_last_seq(self, scope: Scope) -> int:
+        row = next(iter(_solutions(self._store.query(self.codec.last_seq_query(scope)))))
+        value = row["n"]
+        return int(_value(value)) if value is not None else 0
+
+    def last_seq(self, scope: Scope) -> int:
+        with self._write_lock:
+            seq = self._seq.get(scope)
+            if seq is None:
+                seq = self._seq[scope] = self._read_last_seq(scope)
+            return seq
+
+    def changes(self, scope: Scope, after: int) -> list[Change]:
+        found: dict[int, list[str] | None] = {}
+        for row in _solutions(self._store.query(self.codec.changes_query(scope, after))):
+            seq = int(_value(row["s"]))
+            ids = found.setdefault(seq, [])
+            if row["b"] is not None:
+                found[seq] = None
+            elif ids is not None and row["m"] is not None:
+                ids.append(_value(row["m"]))
+        return [Change(seq, tuple(ids) if ids is not None else None) for seq, ids in sorted(found.items())]
 
     def count(self, scope: Scope) -> int:
         return int(_value(next(iter(_solutions(self._store.query(self.codec.count_query(scope)))))["n"]))

@@ -7,6 +7,12 @@ field. Reading is tolerant: only ``content`` is required, every other field fall
 its triple is missing (so fields added later never break stores written earlier); a value that is present but
 malformed makes the subject unreadable (it is not Cortex's) rather than silently changed.
 
+Every write also records a *change* in the log graph ``{ns}:graph:log``, in the same atomic operation: a
+subject ``{ns}:log:{scope}:{seq}`` with ``{ns}:agentmem:scope`` (the scope's graph), ``{ns}:agentmem:seq`` (1, 2,
+3... per scope) and one ``{ns}:agentmem:changed`` (the id, a string) per memory it touched (or ``{ns}:agentmem:bulk true`` for a
+write of more than :data:`MAX_LOGGED_IDS`). The derived indexes use the sequence to know exactly what changed
+since they were saved, whatever happened to the files beside the store (see :mod:`cortex.index.manager`).
+
 SPARQL texts built here contain only IRIs and literals that pyoxigraph serialises (``str(term)``: escaping
 done by the library) and ids validated against ``[A-Za-z0-9_-]+``; user text never becomes SPARQL syntax.
 """
@@ -18,13 +24,16 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from pyoxigraph import Literal, Quad
+from pyoxigraph import Literal, NamedNode, Quad
 
 from cortex import config
 from cortex.model import Memory, MemoryType, Scope
 from cortex.vocab import RDF_TYPE, Vocabulary, date_time, double, integer, parse_date_time
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+#: A write that changes more memories than this logs ``bulk true`` instead of every id.
+MAX_LOGGED_IDS = 10_000
+TRUE = Literal("true", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,9 @@ class MemoryCodec:
         self.fields = [(f, vocab.predicate(f.predicate)) for f in FIELDS]
         self._by_predicate = {node.value: f for f, node in self.fields}
         self.agent_predicate = vocab.predicate("agent")
+        self.log_graph = NamedNode(f"{vocab.ns}:graph:log")
+        self.p_scope, self.p_seq = vocab.predicate("scope"), vocab.predicate("seq")
+        self.p_changed, self.p_bulk = vocab.predicate("changed"), vocab.predicate("bulk")
 
     def quads(self, scope: Scope, memory: Memory, cache: dict[Any, Literal] | None = None) -> list[Quad]:
         """Every quad of ``memory`` in ``scope``'s graph. ``cache`` memoises the literals a batch repeats
@@ -110,13 +122,49 @@ class MemoryCodec:
         # model_construct: the values come from our own typed literals, converted right here
         return Memory.model_construct(id=memory_id, agent=scope.name, **values)
 
+    # -- the change log --------------------------------------------------------------------------
+
+    def change_quads(self, scope: Scope, seq: int, memory_ids: Sequence[str]) -> list[Quad]:
+        """The log record of write number ``seq`` of ``scope``, which changed ``memory_ids``."""
+        record = NamedNode(f"{self.vocab.ns}:log:{scope.key}:{seq}")
+        g = self.log_graph
+        out = [Quad(record, self.p_scope, self.vocab.graph(scope), g), Quad(record, self.p_seq, integer(seq), g)]
+        if len(memory_ids) > MAX_LOGGED_IDS:
+            out.append(Quad(record, self.p_bulk, TRUE, g))
+        else:
+            # ids as plain strings: the log is bookkeeping, not a graph edge to a memory that may be forgotten
+            out.extend(Quad(record, self.p_changed, Literal(i), g) for i in memory_ids)
+        return out
+
+    def change_data(self, scope: Scope, seq: int, memory_ids: Sequence[str]) -> str:
+        """The log record as an ``INSERT DATA`` operation, to append to the update that makes the change."""
+        triples = " ".join(f"{q.subject} {q.predicate} {q.object} ." for q in self.change_quads(scope, seq, memory_ids))
+        return f"INSERT DATA {{ GRAPH {self.log_graph} {{ {triples} }} }}"
+
+    def last_seq_query(self, scope: Scope) -> str:
+        """The scope's highest logged sequence number (``?n``, unbound when nothing is logged)."""
+        return (f"SELECT (MAX(?s) AS ?n) WHERE {{ GRAPH {self.log_graph} {{ ?r {self.p_scope} "
+                f"{self.vocab.graph(scope)} ; {self.p_seq} ?s }} }}")
+
+    def changes_query(self, scope: Scope, after: int) -> str:
+        """Every logged change of the scope after ``after``: ``?s`` with ``?m`` (a changed memory) or ``?b``."""
+        return (f"SELECT ?s ?m ?b WHERE {{ GRAPH {self.log_graph} {{ ?r {self.p_scope} {self.vocab.graph(scope)} ; "
+                f"{self.p_seq} ?s . FILTER(?s > {int(after)}) OPTIONAL {{ ?r {self.p_changed} ?m }} "
+                f"OPTIONAL {{ ?r {self.p_bulk} ?b }} }} }}")
+
+    def compact_update(self, scope: Scope, below: int) -> str:
+        """Drop the scope's log records numbered below ``below`` (the latest one always stays)."""
+        return (f"DELETE {{ GRAPH {self.log_graph} {{ ?r ?p ?o }} }} WHERE {{ GRAPH {self.log_graph} {{ "
+                f"?r {self.p_scope} {self.vocab.graph(scope)} ; {self.p_seq} ?s . FILTER(?s < {int(below)}) "
+                f"?r ?p ?o }} }}")
+
     # -- SPARQL texts ----------------------------------------------------------------------------
 
     def _values(self, scope: Scope, memory_ids: Sequence[str]) -> str:
         return " ".join(str(self.vocab.memory(scope, i)) for i in memory_ids)
 
     def touch_update(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> str:
-        """``usageCount + 1`` and ``lastUsedAt = now`` for each memory, in one update.
+        """``usageCount + 1`` and ``lastUsedAt = now`` for each memory, in one operation.
 
         ``FILTER(BOUND(?n))``: when the increment cannot be computed (a malformed or overflowing count) the
         solution is dropped, so the update never deletes without inserting."""
@@ -130,7 +178,7 @@ class MemoryCodec:
         )
 
     def delete_update(self, scope: Scope, memory_ids: Sequence[str]) -> str:
-        """Remove every triple of the memories, in one update."""
+        """Remove every triple of the memories, in one operation."""
         g = self.vocab.graph(scope)
         return (
             f"DELETE {{ GRAPH {g} {{ ?m ?p ?o }} }} "
