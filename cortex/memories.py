@@ -30,7 +30,7 @@ from cortex.index.manager import IndexManager
 from cortex.index.memory_index import MemoryIndex
 from cortex.model import IndexStatus, Memory, Scope
 from cortex.state import index_root
-from cortex.store.base import MemoryStore
+from cortex.store.base import Change, MemoryStore
 
 log = logging.getLogger("cortex")
 
@@ -110,7 +110,7 @@ class MemoryRepository:
         self,
         scope: Scope,
         memory_ids: Sequence[str],
-        write: Callable[[], int],
+        write: Callable[[], Change],
         apply: Callable[[MemoryIndex], None],
         vectors: Vectors | None = None,
     ) -> None:
@@ -118,11 +118,11 @@ class MemoryRepository:
         index = self._indexes.get(scope)
         if vectors is not None:
             self._indexes.log_vectors(scope, vectors[0], list(memory_ids), vectors[1])
-        seq = write()
+        change = write()
         apply(index)
         if vectors is not None:
             index.set_vectors(vectors[0], memory_ids, vectors[1])
-        self._indexes.applied(scope, seq, len(memory_ids))
+        self._indexes.applied(scope, change, len(memory_ids))
 
     def add(self, scope: Scope, memories: Sequence[Memory]) -> None:
         """Store new memories in one atomic write (embedding them first when a provider is configured)."""

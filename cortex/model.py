@@ -4,6 +4,7 @@ and the results of ranked search. Validation of user input lives in :mod:`cortex
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -50,9 +51,23 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+_last_id = [0, 0]  # (ms, random part) of the previous id of this process
+_id_lock = threading.Lock()
+
+
 def new_memory_id() -> str:
-    """A new URL-safe memory id that sorts by creation time: 12 hex digits of ms, 16 random hex digits."""
-    return f"{time.time_ns() // 1_000_000:012x}{os.urandom(8).hex()}"
+    """A new URL-safe memory id that sorts by creation time: 12 hex digits of ms, 16 hex digits that are random
+    for the first id of a millisecond and one more for each next one (as ULID's monotonic mode), so the ids of
+    one process sort in the order they were made."""
+    with _id_lock:
+        ms = time.time_ns() // 1_000_000
+        last_ms, last_random = _last_id
+        if ms <= last_ms and last_random < 2**64 - 1:
+            ms, random = last_ms, last_random + 1
+        else:
+            random = int.from_bytes(os.urandom(8), "big") >> 1  # half the range: room to count up
+        _last_id[:] = [ms, random]
+    return f"{ms:012x}{random:016x}"
 
 
 @dataclass(frozen=True, order=True)

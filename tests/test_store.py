@@ -163,3 +163,36 @@ def test_hostile_strings_stay_literals(store):
     store.add(A, [memory(i, content=text, project=text) for i, text in enumerate(hostile)])
     assert [store.find_content(A, text, text) for text in hostile] == [["m0000"], ["m0001"], ["m0002"]]
     assert store.count(A) == 3
+
+
+def test_every_write_logs_a_numbered_change_with_its_ids(store):
+    assert store.last_change(A) is None and store.changes(A, 0) == []
+    first = store.add(A, [memory(1), memory(2)])
+    second = store.touch(A, ["m0001"], T0)
+    third = store.delete(A, ["m0002"])
+    other = store.add(B, [memory(1, agent="b")])
+    assert [c.seq for c in (first, second, third, other)] == [1, 2, 3, 1]
+    assert len({first.token, second.token, third.token, other.token}) == 4
+    assert store.changes(A, 0) == [first.__class__(1, first.token, ("m0001", "m0002")),
+                                   first.__class__(2, second.token, ("m0001",)),
+                                   first.__class__(3, third.token, ("m0002",))]
+    assert [c.seq for c in store.changes(A, 2)] == [3]
+    assert store.last_change(A).seq == 3 and store.change(A, 2).token == second.token
+    store.compact(A, 3)  # the records before 3 go, the latest stays
+    assert [c.seq for c in store.changes(A, 0)] == [3] and store.change(A, 1) is None
+    assert store.add(A, [memory(3)]).seq == 4
+    assert store.scopes() == [A, B]
+
+
+def test_a_large_write_logs_bulk_instead_of_every_id(store, monkeypatch):
+    monkeypatch.setattr("cortex.store.rdf.MAX_LOGGED_IDS", 10)
+    change = store.add(A, [memory(i) for i in range(11)])
+    assert store.changes(A, 0) == [change.__class__(1, change.token, None)]
+
+
+def test_the_log_is_not_a_memory_graph(store):
+    store.add(A, [memory(1)])
+    store.delete(A, ["m0001"])
+    assert store.count(A) == 0 and list(store.iter_memories(A)) == []
+    rows = store.query("SELECT ?s WHERE { GRAPH ?g { ?s ?p <urn:cortex:agent:a:memory:m0001> } }")
+    assert list(rows) == []  # the log names ids as strings: no edge to a forgotten memory

@@ -32,7 +32,7 @@ from cortex.files import private_dir
 from cortex.index.memory_index import MemoryIndex
 from cortex.index.vectors import VectorLog
 from cortex.model import Scope
-from cortex.store.base import MemoryStore
+from cortex.store.base import Change, MemoryStore
 
 log = logging.getLogger("cortex.index")
 
@@ -68,6 +68,14 @@ class IndexManager:
         assert self.root is not None
         return self.root / scope.dirname
 
+    def _writable_dir(self, scope: Scope) -> Path:
+        """The scope's directory, created (and a file squatting its name removed) when needed."""
+        directory = self._dir(scope)
+        if directory.exists() and not directory.is_dir():
+            log.warning("%s is not a directory: replacing it", directory)
+            _discard(directory)
+        return private_dir(directory)
+
     def pending(self, scope: Scope) -> int:
         """Memories changed in the scope's index since its snapshot (what the next load would re-read)."""
         return self._pending.get(scope, 0)
@@ -87,7 +95,7 @@ class IndexManager:
         if index is None:
             if self.store.count(scope) == 0:
                 index = MemoryIndex()
-                index.seq = self.store.last_seq(scope)
+                self._follow(index, self.store.last_change(scope))
                 self._checkpoint(scope, index)  # an empty snapshot: later loads apply the log onto it
                 return index
             return self._rebuild(scope)
@@ -110,25 +118,34 @@ class IndexManager:
                         scope.label, path)
         return index
 
+    @staticmethod
+    def _follow(index: MemoryIndex, change: Change | None) -> None:
+        index.seq, index.token = (change.seq, change.token) if change is not None else (0, "")
+
     def _catch_up(self, scope: Scope, index: MemoryIndex) -> bool:
-        """Apply the store's changes numbered after ``index.seq``; False when that cannot be done exactly
-        (a gap in the log, a bulk write, or a store older than the index)."""
-        last = self.store.last_seq(scope)
-        if last == index.seq:
+        """Apply the store's changes made after the index's; False when that cannot be done exactly: the
+        index's own last change is not in the store (another store, or one restored from a backup), or the log
+        has a gap or a bulk write."""
+        last = self.store.last_change(scope)
+        if last is not None and last.seq == index.seq and last.token == index.token:
             return True
-        if last < index.seq:
-            log.warning("the store's changes of %s end at %d, before the index's %d: rebuilding",
-                        scope.label, last, index.seq)
+        if index.seq == 0 and last is None:
+            return True
+        mine = self.store.change(scope, index.seq) if index.seq else None
+        if index.seq and (mine is None or mine.token != index.token):
+            log.warning("the store does not hold change %d of %s as the index knows it (another store, or one "
+                        "restored from a backup): rebuilding", index.seq, scope.label)
             return False
+        assert last is not None
         changes = self.store.changes(scope, index.seq)
-        if [c.seq for c in changes] != list(range(index.seq + 1, last + 1)) or any(c.ids is None for c in changes):
+        if [c.seq for c in changes] != list(range(index.seq + 1, last.seq + 1)) or any(c.ids is None for c in changes):
             log.warning("the change log of %s does not cover %d..%d one by one: rebuilding",
-                        scope.label, index.seq + 1, last)
+                        scope.label, index.seq + 1, last.seq)
             return False
         ids = [i for c in changes for i in c.ids or ()]
         self._reconcile(index, scope, ids)
         self._pending[scope] = self._pending.get(scope, 0) + len(ids)
-        index.seq = last
+        self._follow(index, changes[-1])
         return True
 
     def refresh(self, scope: Scope) -> MemoryIndex:
@@ -166,12 +183,15 @@ class IndexManager:
         """Make vectors durable. Call *before* the store write of new memories."""
         if self.root is not None and memory_ids:
             self.get(scope)
+            vector_log = self._vector_log(scope)
             try:
-                self._vector_log(scope).append(model, memory_ids, vectors)
+                self._writable_dir(scope)
+                if vector_log.path.exists() and not vector_log.path.is_file():
+                    _discard(vector_log.path)
+                vector_log.append(model, memory_ids, vectors)
             except OSError as exc:  # the vectors stay in the index; a lost log only costs a re-embedding
-                log.warning("cannot append to the vector log of %s (%s): replacing it", scope.label, exc)
-                self._vector_log(scope).close()
-                _discard(self._dir(scope) / "vectors.log")
+                log.warning("cannot append to the vector log of %s (%s)", scope.label, exc)
+                vector_log.close()
 
     def _reconcile(self, index: MemoryIndex, scope: Scope, ids: Iterable[str]) -> None:
         unique = list(dict.fromkeys(ids))
@@ -183,8 +203,9 @@ class IndexManager:
 
     def _rebuild(self, scope: Scope, persist: bool = True, carry: MemoryIndex | None = None) -> MemoryIndex:
         index = MemoryIndex()
-        index.seq = self.store.last_seq(scope)  # read first: the scan sees at least every change up to it
-        index.add_many(self.store.iter_memories(scope))
+        self._follow(index, self.store.last_change(scope))  # read first: the scan sees every change up to it
+        # in id order, which is creation order: rankings break their last ties the same way as before the rebuild
+        index.add_many(sorted(self.store.iter_memories(scope), key=lambda m: m.id))
         index.merge()
         if carry is not None and carry.vector_model is not None:  # vectors are costly: keep the ones we had
             kept = [(i, v) for i in index.ids if (v := carry.vector_of(i)) is not None]
@@ -200,11 +221,12 @@ class IndexManager:
             self._checkpoint(scope, index)
         return index
 
-    def applied(self, scope: Scope, seq: int, changed: int) -> None:
-        """Record that the scope's index now reflects change ``seq`` (its own write of ``changed`` memories,
-        just applied)."""
+    def applied(self, scope: Scope, change: Change, changed: int) -> None:
+        """Record that the scope's index now reflects ``change`` (its own write of ``changed`` memories, just
+        applied)."""
         index = self._indexes[scope]
-        index.seq = max(index.seq, seq)
+        if change.seq > index.seq:
+            self._follow(index, change)
         self._pending[scope] = self._pending.get(scope, 0) + changed
         if self.root is None:
             if self._pending[scope] > COMPACT_IN_MEMORY:
@@ -214,16 +236,26 @@ class IndexManager:
             self._checkpoint(scope, index)
 
     def _checkpoint(self, scope: Scope, index: MemoryIndex) -> None:
-        directory = private_dir(self._dir(scope))
-        self.store.flush()  # the snapshot must never describe writes a power loss could still undo
-        path = directory / "snapshot.npz"
-        if path.exists() and not path.is_file():
-            _discard(path)
-        index.save(path)
+        """Save the index as a snapshot, then drop what it made redundant (the vector log, older log records).
+        A state directory that cannot be written is logged and otherwise ignored: the store's log still
+        covers everything, so nothing is compacted."""
+        try:
+            directory = self._writable_dir(scope)
+            self.store.flush()  # the snapshot must never describe writes a power loss could still undo
+            path = directory / "snapshot.npz"
+            if path.exists() and not path.is_file():
+                _discard(path)
+            index.save(path)
+        except OSError as exc:
+            log.warning("cannot save the index snapshot of %s (%s): keeping it in memory", scope.label, exc)
+            return
         self._pending[scope] = 0
         vector_log = self._vector_log(scope)
         vector_log.close()
-        _discard(vector_log.path)
+        try:
+            _discard(vector_log.path)
+        except OSError as exc:
+            log.warning("cannot remove the vector log of %s: %s", scope.label, exc)
         self.store.compact(scope, index.seq)  # the snapshot holds every change up to here
 
     def rebuild(self, scope: Scope) -> MemoryIndex:
@@ -241,10 +273,7 @@ class IndexManager:
         """Checkpoint scopes with many changes since their snapshot, and close the vector logs."""
         for scope, index in self._indexes.items():
             if self.root is not None and self.pending(scope) > CHECKPOINT_CHANGES:
-                try:
-                    self._checkpoint(scope, index)
-                except OSError as exc:  # the store's log still covers everything; the next open applies it
-                    log.warning("could not checkpoint the index of %s: %s", scope.label, exc)
+                self._checkpoint(scope, index)
         for vector_log in self._vector_logs.values():
             vector_log.close()
         self._vector_logs.clear()

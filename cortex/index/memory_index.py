@@ -91,8 +91,9 @@ class MemoryIndex:
         #: Memory subjects in the store that the index cannot hold (incomplete, not written by Cortex),
         #: counted at the last rebuild, so the store-count check does not rebuild forever because of them.
         self.foreign = 0
-        #: The number of the store's latest change (of this scope) that the index reflects.
+        #: The number and token of the store's latest change (of this scope) that the index reflects.
         self.seq = 0
+        self.token = ""
 
     def col(self, name: str) -> np.ndarray:
         """The live view of a column (one value per document, dead ones included)."""
@@ -372,6 +373,7 @@ class MemoryIndex:
             "unicode": np.frombuffer(unicodedata.unidata_version.encode(), dtype=np.uint8),
             "foreign": np.array([self.foreign]),
             "seq": np.array([self.seq], dtype=np.int64),
+            "token": _text_array([self.token]),
             "ids": _text_array(self.ids),
             "projects": _text_array(self.projects),
             **{f"col_{name}": vec.view for name, vec in self.cols.items()},
@@ -409,6 +411,7 @@ class MemoryIndex:
         index = cls()
         index.foreign = int(arrays["foreign"][0])
         index.seq = int(arrays["seq"][0])
+        index.token = (_strings(arrays["token"]) or [""])[0]
         index.ids = _strings(arrays["ids"])
         index.projects = _strings(arrays["projects"])
         index.project_code = {p: i for i, p in enumerate(index.projects)}

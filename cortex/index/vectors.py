@@ -4,20 +4,22 @@ aligned with its documents) and the append-only log that makes new vectors durab
 Vectors are expensive to recompute (milliseconds per memory), so unlike the postings they are not rebuilt
 from the store on recovery: the snapshot holds the vectors of its documents, and ``vectors.log`` holds every
 vector computed since, written *before* the store write of its memory. A torn last record (crash while
-appending) is ignored; a vector whose memory never reached the store is ignored at load.
+appending) or damaged record ends the log (each record carries a CRC); a vector whose memory never reached
+the store is ignored at load.
 """
 
 from __future__ import annotations
 
 import json
 import struct
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
-_MAGIC = b"CORTEX-VECTORS 1\n"
+_MAGIC = b"CORTEX-VECTORS 2\n"
 
 
 class Rows:
@@ -56,7 +58,11 @@ class Rows:
 
 
 class VectorLog:
-    """``vectors.log``: a header naming the model, then ``(id, float32[dim])`` records."""
+    """``vectors.log``: a header naming the model, then records ``[id length][id][float32 * dim][crc32]``.
+
+    The CRC covers the id and the vector: a record that is torn (crash while appending) or damaged ends the
+    log there, so a damaged file never hands out a wrong vector (those memories are embedded again later).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -73,45 +79,35 @@ class VectorLog:
                 header = json.dumps({"model": model, "dim": int(vectors.shape[1])}).encode() + b"\n"
                 self.path.write_bytes(_MAGIC + header)
             else:
-                # a torn record left by a crash must not swallow the bytes of the records appended after it
+                # a torn or damaged record must not swallow the bytes of the records appended after it
                 with open(self.path, "r+b") as fh:
-                    fh.truncate(_complete_length(fh.read(), existing[1], existing[2]))
+                    fh.truncate(_valid_length(fh.read(), existing[1], existing[2]))
             self._handle = open(self.path, "ab")
             self._model = model
         chunks = []
         rows = np.ascontiguousarray(vectors, dtype="<f4")
         for memory_id, row in zip(ids, rows):
-            key = memory_id.encode("ascii")
-            chunks.append(struct.pack("<B", len(key)) + key + row.tobytes())
+            body = struct.pack("<B", len(memory_id)) + memory_id.encode("ascii") + row.tobytes()
+            chunks.append(body + struct.pack("<I", zlib.crc32(body)))
         assert self._handle is not None
         self._handle.write(b"".join(chunks))
         self._handle.flush()  # to the OS: survives a crash of this process
 
     def read(self) -> tuple[str, Iterator[tuple[str, np.ndarray]]] | None:
-        """The model and the records, or None when there is no (readable) log."""
+        """The model and the valid records (up to the first torn or damaged one), or None when there is no
+        readable log."""
         header = _read_header(self.path)
         if header is None:
             return None
         model, dim, offset = header
-        data = self.path.read_bytes()[offset:]
+        data = self.path.read_bytes()
 
         def records() -> Iterator[tuple[str, np.ndarray]]:
-            pos, width = 0, dim * 4
-            while pos < len(data):
-                size = data[pos]
-                end = pos + 1 + size + width
-                if end > len(data):
-                    return  # torn tail
-                memory_id = data[pos + 1 : pos + 1 + size].decode("ascii", errors="replace")
-                yield memory_id, np.frombuffer(data, dtype="<f4", count=dim, offset=pos + 1 + size)
-                pos = end
+            for start, size in _records(data, dim, offset):
+                memory_id = data[start + 1 : start + 1 + size].decode("ascii")
+                yield memory_id, np.frombuffer(data, dtype="<f4", count=dim, offset=start + 1 + size)
 
         return model, records()
-
-    def reset(self) -> None:
-        """Empty the log (its vectors are in a snapshot now)."""
-        self.close()
-        self.path.unlink(missing_ok=True)
 
     def close(self) -> None:
         if self._handle is not None:
@@ -120,15 +116,27 @@ class VectorLog:
             self._model = None
 
 
-def _complete_length(data: bytes, dim: int, offset: int) -> int:
-    """The length of ``data`` up to its last complete record."""
+def _records(data: bytes, dim: int, offset: int) -> Iterator[tuple[int, int]]:
+    """(start, id length) of each valid record from ``offset``, stopping at the first torn or damaged one."""
     pos, width = offset, dim * 4
     while pos < len(data):
-        end = pos + 1 + data[pos] + width
-        if end > len(data):
-            break
-        pos = end
-    return pos
+        size = data[pos]
+        end = pos + 1 + size + width
+        if end + 4 > len(data):
+            return
+        (crc,) = struct.unpack_from("<I", data, end)
+        if crc != zlib.crc32(data[pos:end]) or not all(48 <= c < 123 for c in data[pos + 1 : pos + 1 + size]):
+            return
+        yield pos, size
+        pos = end + 4
+
+
+def _valid_length(data: bytes, dim: int, offset: int) -> int:
+    """The length of ``data`` up to the end of its last valid record."""
+    end = offset
+    for start, size in _records(data, dim, offset):
+        end = start + 1 + size + dim * 4 + 4
+    return end
 
 
 def _read_header(path: Path) -> tuple[str, int, int] | None:

@@ -21,10 +21,13 @@ from cortex.model import Memory, Scope
 
 @dataclass(frozen=True)
 class Change:
-    """One logged write: its sequence number in the scope, and the ids it changed (None: too many to list)."""
+    """One logged write: its sequence number in the scope, a random token that only this change carries (a
+    store restored from a backup, or another store, cannot show the same token for the same number), and the
+    ids it changed (None: too many to list)."""
 
     seq: int
-    ids: tuple[str, ...] | None
+    token: str
+    ids: tuple[str, ...] | None = ()
 
 
 @runtime_checkable
@@ -39,9 +42,8 @@ class MemoryStore(Protocol):
     def local_path(self) -> Path | None:
         """The directory of an embedded on-disk store, or None (in memory, or remote)."""
 
-    def add(self, scope: Scope, memories: Sequence[Memory]) -> int:
-        """Write every triple of ``memories`` into ``scope`` in one atomic operation; returns the change's
-        sequence number."""
+    def add(self, scope: Scope, memories: Sequence[Memory]) -> Change:
+        """Write every triple of ``memories`` into ``scope`` in one atomic operation; returns the change."""
 
     def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory | None]:
         """Read memories of one scope, in the order asked (None where there is none)."""
@@ -55,18 +57,20 @@ class MemoryStore(Protocol):
     def count(self, scope: Scope) -> int:
         """How many memory subjects the scope's graph holds (readable or not)."""
 
-    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> int:
-        """Atomically add one to usageCount and set lastUsedAt to ``now`` for each existing memory; returns the
-        change's sequence number."""
+    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> Change:
+        """Atomically add one to usageCount and set lastUsedAt to ``now`` for each existing memory."""
 
-    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> int:
-        """Atomically remove every triple of the given memories; returns the change's sequence number."""
+    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> Change:
+        """Atomically remove every triple of the given memories."""
 
-    def last_seq(self, scope: Scope) -> int:
-        """The sequence number of the scope's latest change (0 when none was logged)."""
+    def last_change(self, scope: Scope) -> Change | None:
+        """The scope's latest logged change (without its ids), or None when none was logged."""
+
+    def change(self, scope: Scope, seq: int) -> Change | None:
+        """The scope's logged change number ``seq`` (without its ids), or None when the log does not hold it."""
 
     def changes(self, scope: Scope, after: int) -> list[Change]:
-        """The scope's logged changes numbered above ``after``, in order."""
+        """The scope's logged changes numbered above ``after``, in order, with their ids."""
 
     def compact(self, scope: Scope, below: int) -> None:
         """Forget the scope's log records numbered below ``below`` (their changes are in a saved snapshot)."""

@@ -54,7 +54,7 @@ class OxigraphStore:
         self.vocab = vocabulary
         self.codec = MemoryCodec(vocabulary)
         self._write_lock = threading.Lock()
-        self._seq: dict[Scope, int] = {}  # the next change number is one more (this process is the only writer)
+        self._last: dict[Scope, Change | None] = {}  # this process is the only writer: the log's tail, cached
         self._store = self._open()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -110,16 +110,14 @@ class OxigraphStore:
 
     # -- writes ----------------------------------------------------------------------------------
 
-    def _next_seq(self, scope: Scope) -> int:
-        current = self._seq.get(scope)
-        if current is None:
-            current = self._read_last_seq(scope)
-        return current + 1
+    def _next(self, scope: Scope) -> Change:
+        last = self._last[scope] if scope in self._last else self._read_last(scope)
+        return Change((last.seq if last is not None else 0) + 1, os.urandom(8).hex(), None)
 
-    def add(self, scope: Scope, memories: Sequence[Memory]) -> int:
+    def add(self, scope: Scope, memories: Sequence[Memory]) -> Change:
         with self._write_lock:
-            seq = self._next_seq(scope)
-            log = self.codec.change_quads(scope, seq, [m.id for m in memories])
+            change = self._next(scope)
+            log = self.codec.change_quads(scope, change.seq, change.token, [m.id for m in memories])
             try:
                 cache: dict[Any, Literal] = {}
                 quads = self.codec.quads
@@ -134,25 +132,26 @@ class OxigraphStore:
                         self._store.bulk_extend([*log, *batch] if start == 0 else batch)
             except OSError as exc:
                 raise StoreError(f"writing {len(memories)} memories failed: {exc}") from exc
-            self._seq[scope] = seq
-            return seq
+            self._last[scope] = change
+            return change
 
-    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> int:
+    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> Change:
         return self._update(scope, memory_ids, self.codec.touch_update(scope, memory_ids, now))
 
-    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> int:
+    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> Change:
         return self._update(scope, memory_ids, self.codec.delete_update(scope, memory_ids))
 
-    def _update(self, scope: Scope, memory_ids: Sequence[str], operation: str) -> int:
+    def _update(self, scope: Scope, memory_ids: Sequence[str], operation: str) -> Change:
         """Run ``operation`` and the change's log record as one update (one transaction)."""
         with self._write_lock:
-            seq = self._next_seq(scope)
+            change = self._next(scope)
+            log = self.codec.change_data(scope, change.seq, change.token, memory_ids)
             try:
-                self._store.update(f"{operation} ; {self.codec.change_data(scope, seq, memory_ids)}")
+                self._store.update(f"{operation} ; {log}")
             except OSError as exc:
                 raise StoreError(f"store update failed: {exc}") from exc
-            self._seq[scope] = seq
-            return seq
+            self._last[scope] = change
+            return change
 
     def compact(self, scope: Scope, below: int) -> None:
         with self._write_lock:
@@ -192,28 +191,33 @@ class OxigraphStore:
                 if memory is not None:
                     yield memory
 
-    def _read_last_seq(self, scope: Scope) -> int:
-        row = next(iter(_solutions(self._store.query(self.codec.last_seq_query(scope)))))
-        value = row["n"]
-        return int(_value(value)) if value is not None else 0
+    def _read_last(self, scope: Scope) -> Change | None:
+        rows = list(_solutions(self._store.query(self.codec.last_change_query(scope))))
+        return Change(int(_value(rows[0]["s"])), _value(rows[0]["t"]), None) if rows else None
 
-    def last_seq(self, scope: Scope) -> int:
+    def last_change(self, scope: Scope) -> Change | None:
         with self._write_lock:
-            seq = self._seq.get(scope)
-            if seq is None:
-                seq = self._seq[scope] = self._read_last_seq(scope)
-            return seq
+            if scope not in self._last:
+                self._last[scope] = self._read_last(scope)
+            return self._last[scope]
+
+    def change(self, scope: Scope, seq: int) -> Change | None:
+        rows = list(_solutions(self._store.query(self.codec.change_query(scope, seq))))
+        return Change(seq, _value(rows[0]["t"]), None) if rows else None
 
     def changes(self, scope: Scope, after: int) -> list[Change]:
         found: dict[int, list[str] | None] = {}
+        tokens: dict[int, str] = {}
         for row in _solutions(self._store.query(self.codec.changes_query(scope, after))):
             seq = int(_value(row["s"]))
+            tokens[seq] = _value(row["t"])
             ids = found.setdefault(seq, [])
             if row["b"] is not None:
                 found[seq] = None
             elif ids is not None and row["m"] is not None:
                 ids.append(_value(row["m"]))
-        return [Change(seq, tuple(ids) if ids is not None else None) for seq, ids in sorted(found.items())]
+        return [Change(seq, tokens[seq], tuple(sorted(ids)) if ids is not None else None)
+                for seq, ids in sorted(found.items())]
 
     def count(self, scope: Scope) -> int:
         return int(_value(next(iter(_solutions(self._store.query(self.codec.count_query(scope)))))["n"]))

@@ -75,6 +75,7 @@ class MemoryCodec:
         self.log_graph = NamedNode(f"{vocab.ns}:graph:log")
         self.p_scope, self.p_seq = vocab.predicate("scope"), vocab.predicate("seq")
         self.p_changed, self.p_bulk = vocab.predicate("changed"), vocab.predicate("bulk")
+        self.p_token = vocab.predicate("token")
 
     def quads(self, scope: Scope, memory: Memory, cache: dict[Any, Literal] | None = None) -> list[Quad]:
         """Every quad of ``memory`` in ``scope``'s graph. ``cache`` memoises the literals a batch repeats
@@ -124,11 +125,12 @@ class MemoryCodec:
 
     # -- the change log --------------------------------------------------------------------------
 
-    def change_quads(self, scope: Scope, seq: int, memory_ids: Sequence[str]) -> list[Quad]:
+    def change_quads(self, scope: Scope, seq: int, token: str, memory_ids: Sequence[str]) -> list[Quad]:
         """The log record of write number ``seq`` of ``scope``, which changed ``memory_ids``."""
         record = NamedNode(f"{self.vocab.ns}:log:{scope.key}:{seq}")
         g = self.log_graph
-        out = [Quad(record, self.p_scope, self.vocab.graph(scope), g), Quad(record, self.p_seq, integer(seq), g)]
+        out = [Quad(record, self.p_scope, self.vocab.graph(scope), g), Quad(record, self.p_seq, integer(seq), g),
+               Quad(record, self.p_token, Literal(token), g)]
         if len(memory_ids) > MAX_LOGGED_IDS:
             out.append(Quad(record, self.p_bulk, TRUE, g))
         else:
@@ -136,20 +138,27 @@ class MemoryCodec:
             out.extend(Quad(record, self.p_changed, Literal(i), g) for i in memory_ids)
         return out
 
-    def change_data(self, scope: Scope, seq: int, memory_ids: Sequence[str]) -> str:
+    def change_data(self, scope: Scope, seq: int, token: str, memory_ids: Sequence[str]) -> str:
         """The log record as an ``INSERT DATA`` operation, to append to the update that makes the change."""
-        triples = " ".join(f"{q.subject} {q.predicate} {q.object} ." for q in self.change_quads(scope, seq, memory_ids))
+        quads = self.change_quads(scope, seq, token, memory_ids)
+        triples = " ".join(f"{q.subject} {q.predicate} {q.object} ." for q in quads)
         return f"INSERT DATA {{ GRAPH {self.log_graph} {{ {triples} }} }}"
 
-    def last_seq_query(self, scope: Scope) -> str:
-        """The scope's highest logged sequence number (``?n``, unbound when nothing is logged)."""
-        return (f"SELECT (MAX(?s) AS ?n) WHERE {{ GRAPH {self.log_graph} {{ ?r {self.p_scope} "
-                f"{self.vocab.graph(scope)} ; {self.p_seq} ?s }} }}")
+    def last_change_query(self, scope: Scope) -> str:
+        """The scope's latest logged change: ``?s`` and ``?t`` (no row when nothing is logged)."""
+        return (f"SELECT ?s ?t WHERE {{ GRAPH {self.log_graph} {{ ?r {self.p_scope} {self.vocab.graph(scope)} ; "
+                f"{self.p_seq} ?s ; {self.p_token} ?t }} }} ORDER BY DESC(?s) LIMIT 1")
+
+    def change_query(self, scope: Scope, seq: int) -> str:
+        """The token ``?t`` of the scope's change number ``seq``."""
+        return (f"SELECT ?t WHERE {{ GRAPH {self.log_graph} {{ ?r {self.p_scope} {self.vocab.graph(scope)} ; "
+                f"{self.p_seq} {integer(seq)} ; {self.p_token} ?t }} }}")
 
     def changes_query(self, scope: Scope, after: int) -> str:
-        """Every logged change of the scope after ``after``: ``?s`` with ``?m`` (a changed memory) or ``?b``."""
-        return (f"SELECT ?s ?m ?b WHERE {{ GRAPH {self.log_graph} {{ ?r {self.p_scope} {self.vocab.graph(scope)} ; "
-                f"{self.p_seq} ?s . FILTER(?s > {int(after)}) OPTIONAL {{ ?r {self.p_changed} ?m }} "
+        """Every logged change of the scope after ``after``: ``?s``, ``?t`` with ``?m`` (a changed memory) or
+        ``?b``."""
+        return (f"SELECT ?s ?t ?m ?b WHERE {{ GRAPH {self.log_graph} {{ ?r {self.p_scope} {self.vocab.graph(scope)} ; "
+                f"{self.p_seq} ?s ; {self.p_token} ?t . FILTER(?s > {int(after)}) OPTIONAL {{ ?r {self.p_changed} ?m }} "
                 f"OPTIONAL {{ ?r {self.p_bulk} ?b }} }} }}")
 
     def compact_update(self, scope: Scope, below: int) -> str:
