@@ -335,13 +335,21 @@ def agents_check(state: _State) -> None:
               help="Interface to listen on; anything but loopback needs tokens (cortex token create).")
 @click.option("--port", default=8765, show_default=True, type=int, help="Port (0: any free port).")
 @click.option("--idle-exit", type=float, default=None, help="Stop after this many seconds without a request.")
+@click.option("--max-body-bytes", type=click.IntRange(1), default=None,
+              help="Largest request body, larger ones get 413 (default: $CORTEX_MAX_BODY_BYTES, else 32 MiB).")
+@click.option("--body-timeout", type=click.FloatRange(0.1), default=None,
+              help="Seconds a request body may take to arrive, else 408 (default: $CORTEX_BODY_TIMEOUT, else 30).")
+@click.option("--max-concurrency", type=click.IntRange(1), default=None,
+              help="Requests in flight beyond which new ones get 503 at once (default 256).")
 @pass_state
-def serve(state: _State, host: str, port: int, idle_exit: float | None) -> None:
+def serve(state: _State, host: str, port: int, idle_exit: float | None, max_body_bytes: int | None,
+          body_timeout: float | None, max_concurrency: int | None) -> None:
     """Own the store and serve the HTTP API (/v1, /docs) and MCP (/mcp) until SIGTERM/SIGINT."""
     from cortex.service.server import serve as run_server
 
     run_server(state.store, agent_dirs=state.agent_dirs, host=host, port=port,
-               embeddings=state.embeddings, idle_exit=idle_exit)
+               embeddings=state.embeddings, idle_exit=idle_exit, max_body_bytes=max_body_bytes,
+               body_timeout=body_timeout, max_concurrency=max_concurrency)
 
 
 @cli.command()
@@ -352,11 +360,12 @@ def mcp(state: _State) -> None:
     from cortex.service.auth import ADMIN
     from cortex.service.connect import Reconnecting, ensure_server
     from cortex.service.mcp import build_mcp
+    from cortex.service.stdio import run_stdio
 
     store = state.need_state_dir()
     client = cast(MemoryAPI, Reconnecting(lambda: ensure_server(store, agent_dirs=state.agent_dirs,
                                                                 embeddings=state.embeddings)))
-    build_mcp(lambda: client, lambda request: ADMIN).run()  # the server checks the client's token
+    run_stdio(build_mcp(lambda: client, lambda request: ADMIN))  # the server checks the client's token
 
 
 @cli.group()

@@ -90,6 +90,10 @@ class AuthError(CortexError):
     """A request carried no token, or one that is not valid."""
 
 
+class TokenFileError(AuthError):
+    """The token file cannot be read or is malformed: no token can be checked until it is fixed."""
+
+
 class PermissionDeniedError(CortexError):
     """The caller is authenticated but may not do this (an agent token on an admin operation)."""
 

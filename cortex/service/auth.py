@@ -6,15 +6,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from cortex.errors import AuthError
+from cortex.errors import AuthError, TokenFileError
 from cortex.files import atomic_write
 from cortex.state import tokens_file
 from cortex.validation import check_agent_name
+
+log = logging.getLogger("cortex.serve")
 
 _PREFIX = "ctx_"
 
@@ -56,9 +59,25 @@ class TokenStore:
             self._mtime, self._entries = None, []
             return self._entries
         if mtime != self._mtime:
-            self._entries = json.loads(self.path.read_text(encoding="utf-8")).get("tokens", [])
+            self._entries = self._parse()
             self._mtime = mtime
         return self._entries
+
+    def _parse(self) -> list[dict[str, str | None]]:
+        """The entries of the file; :class:`TokenFileError` (logged) when it is unreadable or malformed."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            entries = data["tokens"]
+            if not isinstance(entries, list) or not all(
+                    isinstance(e, dict) and isinstance(e.get("sha256"), str)
+                    and (e.get("agent") is None or isinstance(e.get("agent"), str)) for e in entries):
+                raise ValueError("'tokens' must be a list of {sha256, agent} objects")
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+            message = (f"token file {self.path} is unreadable or malformed ({exc}); no token can be checked "
+                       "until it is fixed or removed")
+            log.error("%s", message)
+            raise TokenFileError(message) from None
+        return entries
 
     def configured(self) -> bool:
         """True when at least one token exists (the server then requires one on every request)."""

@@ -20,6 +20,7 @@ from cortex import config, errors
 from cortex.model import IndexStatus, Memory, MemoryType, SearchResult
 from cortex.render import render as render_block
 from cortex.rerank import Reranking
+from cortex.validation import check_agent_name, is_memory_id
 
 _ERRORS: dict[str, type[errors.CortexError]] = {
     cls.__name__: cls
@@ -27,6 +28,10 @@ _ERRORS: dict[str, type[errors.CortexError]] = {
                 errors.MemoryNotFoundError, errors.StoreError, errors.StoreLockedError, errors.AuthError,
                 errors.PermissionDeniedError, errors.CortexError)
 }
+
+
+#: Requests sent again once when the connection fails before an answer (a write might have been applied).
+_IDEMPOTENT = frozenset({"GET", "HEAD"})
 
 
 def _raise(response: httpx.Response) -> None:
@@ -55,10 +60,16 @@ class RemoteCortex:
                                   verify=not self.url.startswith("http://"))
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise errors.ServiceError(f"Cortex server at {self.url} did not answer: {exc}") from None
+        attempts = 2 if method in _IDEMPOTENT else 1
+        for attempt in range(attempts):
+            try:
+                response = self._http.request(method, path, **kwargs)
+                break
+            except httpx.TransportError as exc:  # a reused connection closed under us: safe to send again
+                if attempt + 1 == attempts:
+                    raise errors.ServiceError(f"Cortex server at {self.url} did not answer: {exc}") from None
+            except httpx.HTTPError as exc:
+                raise errors.ServiceError(f"Cortex server at {self.url} did not answer: {exc}") from None
         if response.status_code >= 400:
             _raise(response)
         return response.json() if response.content else None
@@ -91,7 +102,7 @@ class RemoteCortex:
     ) -> Memory:
         body = {"content": content, "type": str(getattr(type, "value", type)), "project": project,
                 "confidence": confidence}
-        return Memory.model_validate(self._call("POST", f"/agents/{_segment(agent)}/memories", json=body))
+        return Memory.model_validate(self._call("POST", f"/agents/{_agent(agent)}/memories", json=body))
 
     def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]:
         payload = [dict(e) for e in entries]
@@ -99,7 +110,7 @@ class RemoteCortex:
             for key in ("created_at", "last_used_at"):
                 if hasattr(entry.get(key), "isoformat"):
                     entry[key] = entry[key].isoformat()
-        data = self._call("POST", f"/agents/{_segment(agent)}/memories/batch", json={"entries": payload})
+        data = self._call("POST", f"/agents/{_agent(agent)}/memories/batch", json={"entries": payload})
         return [Memory.model_validate(m) for m in data]
 
     def recall(
@@ -111,7 +122,7 @@ class RemoteCortex:
         project: str | None = None,
         limit: int = config.DEFAULT_LIMIT,
     ) -> list[Memory]:
-        data = self._call("GET", f"/agents/{_segment(agent)}/memories",
+        data = self._call("GET", f"/agents/{_agent(agent)}/memories",
                           params=self._params(query=query, type=type, project=project, limit=limit))
         return [Memory.model_validate(m) for m in data]
 
@@ -130,26 +141,26 @@ class RemoteCortex:
         settings = json.dumps(dataclasses.asdict(rerank)) if isinstance(rerank, Reranking) else str(bool(rerank)).lower()
         params = self._params(query=query, mode=str(mode), limit=limit, project=project, type=type,
                               explain=str(explain).lower(), rerank=settings)
-        return SearchResult.model_validate(self._call("GET", f"/agents/{_segment(agent)}/search", params=params))
+        return SearchResult.model_validate(self._call("GET", f"/agents/{_agent(agent)}/search", params=params))
 
     def get(self, agent: str, memory_id: str) -> Memory | None:
         try:
-            return Memory.model_validate(self._call("GET", f"/agents/{_segment(agent)}/memories/{_segment(memory_id)}"))
+            return Memory.model_validate(self._call("GET", f"/agents/{_agent(agent)}/memories/{_memory(agent, memory_id)}"))
         except errors.MemoryNotFoundError:
             return None
 
     def touch(self, agent: str, memory_id: str) -> Memory:
-        return Memory.model_validate(self._call("POST", f"/agents/{_segment(agent)}/memories/{_segment(memory_id)}/touch"))
+        return Memory.model_validate(self._call("POST", f"/agents/{_agent(agent)}/memories/{_memory(agent, memory_id)}/touch"))
 
     def forget(self, agent: str, memory_id: str) -> bool:
         try:
-            self._call("DELETE", f"/agents/{_segment(agent)}/memories/{_segment(memory_id)}")
+            self._call("DELETE", f"/agents/{_agent(agent)}/memories/{_memory(agent, memory_id)}")
             return True
         except errors.MemoryNotFoundError:
             return False
 
     def stats(self, agent: str) -> dict[str, int]:
-        return dict(self._call("GET", f"/agents/{_segment(agent)}/stats"))
+        return dict(self._call("GET", f"/agents/{_agent(agent)}/stats"))
 
     def count(self, agent: str) -> int:
         return sum(self.stats(agent).values())
@@ -165,7 +176,7 @@ class RemoteCortex:
         if isinstance(max_age, timedelta):
             max_age = f"{max_age.total_seconds()}s"
         body = {"min_confidence": min_confidence, "max_age": max_age, "dry_run": not delete}
-        return list(self._call("POST", f"/agents/{_segment(agent)}/prune", json=body)["ids"])
+        return list(self._call("POST", f"/agents/{_agent(agent)}/prune", json=body)["ids"])
 
     def prune(
         self,
@@ -186,10 +197,10 @@ class RemoteCortex:
         max_chars: int | None = None,
     ) -> str:
         body = {"task": task, "project": project, "limit": limit, "max_chars": max_chars}
-        return str(self._call("POST", f"/agents/{_segment(agent)}/start", json=body)["block"])
+        return str(self._call("POST", f"/agents/{_agent(agent)}/start", json=body)["block"])
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:
-        data = self._call("POST", f"/agents/{_segment(agent)}/end", json={"output": output, "project": project})
+        data = self._call("POST", f"/agents/{_agent(agent)}/end", json={"output": output, "project": project})
         return [Memory.model_validate(m) for m in data]
 
     def describe_agents(self) -> list[dict[str, Any]]:
@@ -201,10 +212,10 @@ class RemoteCortex:
     def reindex(
         self, agent: str, *, force: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> dict[str, int]:
-        return dict(self._call("POST", f"/agents/{_segment(agent)}/reindex", params={"force": str(force).lower()}))
+        return dict(self._call("POST", f"/agents/{_agent(agent)}/reindex", params={"force": str(force).lower()}))
 
     def index_status(self, agent: str) -> IndexStatus:
-        return IndexStatus(**self._call("GET", f"/agents/{_segment(agent)}/index"))
+        return IndexStatus(**self._call("GET", f"/agents/{_agent(agent)}/index"))
 
     def info(self) -> dict[str, Any]:
         return dict(self._call("GET", "/info"))
@@ -214,8 +225,13 @@ class RemoteCortex:
         return render_block(memories, max_chars)
 
 
-def _segment(memory_id: str) -> str:
-    """A path segment: ids are URL-safe, anything else is escaped (and then not found)."""
-    from urllib.parse import quote
+def _agent(agent: str) -> str:
+    """A validated agent name (the same error as the in-process facade, and a name is a safe path segment)."""
+    return check_agent_name(agent)
 
-    return quote(str(memory_id), safe="")
+
+def _memory(agent: str, memory_id: str) -> str:
+    """A memory id as a path segment; a malformed one cannot exist (:class:`MemoryNotFoundError`)."""
+    if not is_memory_id(memory_id):
+        raise errors.MemoryNotFoundError(agent, str(memory_id))
+    return memory_id

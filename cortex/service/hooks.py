@@ -31,8 +31,9 @@ AGENT_ENV = "CORTEX_HOOK_AGENT"
 
 def _log(root: Path, message: str) -> None:
     try:
-        logs = root / ".cortex" / "logs"
-        logs.mkdir(parents=True, exist_ok=True)
+        from cortex.files import private_dir
+
+        logs = private_dir(root / ".cortex" / "logs")
         with open(logs / "hooks.log", "a", encoding="utf-8") as fh:
             fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n")
     except OSError:

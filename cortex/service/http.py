@@ -18,6 +18,7 @@ from fastapi import Body, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cortex import config
 from cortex.core import Cortex
@@ -30,10 +31,12 @@ from cortex.errors import (
     MemoryNotFoundError,
     PermissionDeniedError,
     StoreLockedError,
+    TokenFileError,
 )
 from cortex.model import IndexStatus, Memory, SearchResult
 from cortex.rerank import Reranking
 from cortex.service.auth import ADMIN, Principal, TokenStore
+from cortex.service.guard import Guard, Limits
 
 API_PREFIX = "/v1"
 
@@ -98,6 +101,8 @@ def status_of(exc: CortexError) -> int:
     """The HTTP status for a Cortex error."""
     if isinstance(exc, InvalidInputError):
         return 422
+    if isinstance(exc, TokenFileError):
+        return 503
     if isinstance(exc, AuthError):
         return 401
     if isinstance(exc, PermissionDeniedError):
@@ -116,13 +121,17 @@ def create_app(
     local_token: str | None = None,
     mcp: bool = True,
     allowed_hosts: list[str] | None = None,
+    limits: Limits | None = None,
+    on_request: Any = None,
     on_startup: Any = None,
     on_shutdown: Any = None,
 ) -> FastAPI:
     """The FastAPI app over ``cx``. With ``tokens`` configured (at least one created), every ``/v1`` and
     ``/mcp`` request needs a bearer token; ``local_token`` is an extra admin token (the server's own, shared
     with local clients through the discovery file). ``allowed_hosts`` restricts the Host header (loopback
-    names for a loopback bind: a web page cannot reach the API through DNS rebinding)."""
+    names for a loopback bind: a web page cannot reach the API through DNS rebinding). ``limits`` bound the
+    request body's size and the time it may take to arrive (:mod:`cortex.service.guard`: checked, with the
+    token, before the body is read)."""
 
     def authenticate(authorization: str | None) -> Principal:
         token = None
@@ -284,12 +293,23 @@ def create_app(
             raise PermissionDeniedError("reindex needs an admin token")
         return cx.reindex(agent, force=force)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 404:
+            message = f"no route {request.method} {request.url.path} (the API is described at /docs)"
+            return _error(404, LookupError(message), "NotFound")
+        if exc.status_code == 405:
+            return _error(405, LookupError(f"{request.method} is not allowed on {request.url.path}"), "MethodNotAllowed")
+        return _error(exc.status_code, RuntimeError(str(exc.detail)), "HTTPError")
+
+    if mcp_server is not None:
+        app.router.routes.extend(mcp_app.routes)  # exactly /mcp; any other path is a JSON 404 of this app
+    # middlewares run outermost-last-added: the host check, then the guard, before any route or body parsing
+    app.add_middleware(Guard, authenticate=authenticate, limits=limits or Limits.from_env(), on_request=on_request)
     if allowed_hosts is not None:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
-    if mcp_server is not None:
-        app.mount("/", _Guarded(mcp_app, authenticate))  # last: it serves exactly /mcp; the routes above win
     return app
 
 
@@ -312,24 +332,6 @@ def _reranking(value: str) -> Reranking | bool:
         return Reranking(**fields)
     except TypeError as exc:
         raise InvalidInputError("rerank", f"unknown reranking setting: {exc}") from None
-
-
-class _Guarded:
-    """Checks the bearer token before the MCP app sees a request (tool calls check the agent again)."""
-
-    def __init__(self, app: Any, authenticate: Any) -> None:
-        self.app = app
-        self.authenticate = authenticate
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            header = dict(scope["headers"]).get(b"authorization")
-            try:
-                self.authenticate(header.decode("latin-1") if header else None)
-            except AuthError as exc:
-                await _error(401, exc)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 def _transport_security() -> Any:

@@ -24,11 +24,13 @@ from cortex.core import Cortex
 from cortex.errors import AuthError, InvalidInputError
 from cortex.service import discovery
 from cortex.service.auth import TokenStore
+from cortex.service.guard import Limits
 from cortex.state import state_dir_of
 from cortex.store import Location
 
 log = logging.getLogger("cortex.serve")
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
+DEFAULT_MAX_CONCURRENCY = 256
 
 
 def is_loopback(host: str) -> bool:
@@ -64,6 +66,9 @@ def serve(
     port: int = 8765,
     embeddings: str = "auto",
     idle_exit: float | None = None,
+    max_body_bytes: int | None = None,
+    body_timeout: float | None = None,
+    max_concurrency: int | None = None,
 ) -> None:
     """Run the server over the store at ``location`` until SIGTERM/SIGINT (or ``idle_exit`` seconds without a
     request). Tokens and the discovery file live in the store's state directory."""
@@ -112,16 +117,19 @@ def serve(
         finally:
             cx.close()
 
+    def note_activity() -> None:
+        last_request[0] = time.monotonic()
+
     app = create_app(cx, tokens=tokens, local_token=info.token,
                      allowed_hosts=LOOPBACK_NAMES if is_loopback(host) else None,
+                     limits=Limits.from_env(max_body_bytes, body_timeout), on_request=note_activity,
                      on_startup=started, on_shutdown=stopped)
 
-    @app.middleware("http")
-    async def note_activity(request: Any, call_next: Any) -> Any:
-        last_request[0] = time.monotonic()
-        return await call_next(request)
-
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10)
+    # beyond max_concurrency requests in flight uvicorn answers 503 at once instead of queueing without bound
+    # timeout_keep_alive well above the clients' 5 s keep-alive expiry (httpx's default): with both at 5 s, a
+    # client could reuse a connection in the instant the server closed it, and see a connection reset
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10,
+                            limit_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY, timeout_keep_alive=30)
     server = _Server(config)
     if idle_exit:
         def watch() -> None:

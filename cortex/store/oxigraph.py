@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+import logging
 import os
 import sys
 import threading
@@ -29,11 +30,48 @@ from cortex.store.base import Change
 from cortex.store.rdf import MemoryCodec
 from cortex.vocab import Vocabulary
 
+log = logging.getLogger("cortex")
+
 OWNER_FILE = "cortex-owner.json"
 #: Batches at least this large go through ``bulk_extend`` (SST ingestion, ~5x faster than a transaction).
 BULK_THRESHOLD = 1000
 #: ``bulk_extend`` ingests each batch of up to 1,000,000 quads atomically; stay well below that.
 BULK_CHUNK = 50_000
+
+
+def _lock_holder(lock_file: Path) -> int | None:
+    """The pid of the process holding RocksDB's ``LOCK`` file, asked of the kernel (``F_GETLK``): always the
+    real holder, even while several processes race to open the store. None where that cannot be asked."""
+    if sys.platform != "linux":
+        return None
+    import fcntl
+    import struct
+
+    layout = "hhqqi4x"  # struct flock on Linux: l_type, l_whence, l_start, l_len, l_pid
+    try:
+        fd = os.open(lock_file, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(layout, fcntl.F_WRLCK, 0, 0, 0, 0))
+        kind, _, _, _, pid = struct.unpack(layout, answer)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return pid if kind != fcntl.F_UNLCK and pid > 0 else None
+
+
+def _make_private(directory: Path) -> None:
+    """Make an existing store directory readable by its owner only: it holds every memory's text."""
+    try:
+        mode = directory.stat().st_mode & 0o777
+        if mode & 0o077 and directory.stat().st_uid == os.getuid():
+            directory.chmod(mode & 0o700)
+            log.warning("store directory %s was readable by other users (mode %o): now %o", directory, mode,
+                        mode & 0o700)
+    except OSError:
+        pass
 
 
 def _value(term: Any) -> str:
@@ -64,6 +102,7 @@ class OxigraphStore:
             return ox.Store()
         try:
             private_dir(self._path)
+            _make_private(self._path)
             store = ox.Store(str(self._path))
         except OSError as exc:
             message = str(exc)
@@ -77,7 +116,10 @@ class OxigraphStore:
         if "current process" in str(exc):
             return os.getpid()
         assert self._path is not None
-        try:
+        holder = _lock_holder(self._path / "LOCK")
+        if holder is not None:
+            return holder
+        try:  # where the kernel cannot say: what the holder wrote (may lag while several processes race)
             return int(json.loads((self._path / OWNER_FILE).read_text())["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             return None

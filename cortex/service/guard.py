@@ -1,0 +1,152 @@
+"""The HTTP service's front door: an ASGI middleware in front of every route that checks, before any byte of a
+request body is read, that the caller has a valid token, that the body is not larger than allowed, and that it
+arrives in time.
+
+Why here and not in the routes: FastAPI reads and parses a JSON body before it resolves the route's
+dependencies (where the token used to be checked), so a 400 MB body without a token was read, parsed and held
+in memory before the 401. This guard answers 401 from the headers alone, 413 from ``Content-Length`` (or as
+soon as a chunked body passes the limit), and 408 when the body does not arrive within the time-out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cortex.errors import AuthError, CortexError, TokenFileError
+
+log = logging.getLogger("cortex.serve")
+
+MAX_BODY_ENV = "CORTEX_MAX_BODY_BYTES"
+BODY_TIMEOUT_ENV = "CORTEX_BODY_TIMEOUT"
+#: A batch of 10,000 memories of 1 KB is ~11 MB of JSON.
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+DEFAULT_BODY_TIMEOUT = 30.0
+#: Paths that need a token; everything else (/healthz, /docs, /openapi.json) is public.
+PROTECTED = ("/v1", "/mcp")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much a request may send, and how long it may take to send it."""
+
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+
+    @classmethod
+    def from_env(cls, max_body_bytes: int | None = None, body_timeout: float | None = None) -> "Limits":
+        """Explicit values, else ``$CORTEX_MAX_BODY_BYTES`` / ``$CORTEX_BODY_TIMEOUT``, else the defaults."""
+        env = os.environ.get
+        if max_body_bytes is None:
+            max_body_bytes = int(env(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
+        if body_timeout is None:
+            body_timeout = float(env(BODY_TIMEOUT_ENV) or DEFAULT_BODY_TIMEOUT)
+        return cls(max_body_bytes=max_body_bytes, body_timeout=body_timeout)
+
+
+class _TooLarge(BaseException):  # not Exception: the framework's body parser turns those into a 400
+    pass
+
+
+class _TooSlow(BaseException):
+    pass
+
+
+async def send_error(send: Any, status: int, kind: str, message: str) -> None:
+    """Send a complete ``{"error": ...}`` response (the service's error shape)."""
+    body = json.dumps({"error": {"type": kind, "message": message, "field": None, "reason": None}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    headers.append((b"connection", b"close"))  # an unread body must not be taken for the next request
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Guard:
+    """ASGI middleware: token from the headers first, then a bounded, timed body."""
+
+    def __init__(self, app: Any, authenticate: Callable[[str | None], Any], limits: Limits,
+                 on_request: Callable[[], None] | None = None) -> None:
+        self.app = app
+        self.authenticate = authenticate
+        self.limits = limits
+        self.on_request = on_request
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.on_request is not None:
+            self.on_request()
+        headers = dict(scope["headers"])
+        path = scope.get("path", "")
+        if path.startswith(PROTECTED):
+            header = headers.get(b"authorization")
+            try:
+                self.authenticate(header.decode("latin-1") if header is not None else None)
+            except TokenFileError as exc:
+                await send_error(send, 503, "TokenFileError", str(exc))
+                return
+            except AuthError as exc:
+                await send_error(send, 401, "AuthError", str(exc))
+                return
+            except CortexError as exc:
+                await send_error(send, 500, type(exc).__name__, str(exc))
+                return
+        limit = self.limits.max_body_bytes
+        declared = headers.get(b"content-length")
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                await send_error(send, 400, "InvalidRequest", "Content-Length is not a number")
+                return
+            if size > limit:
+                await send_error(send, 413, "PayloadTooLarge",
+                                 f"request body of {size} bytes is over the limit of {limit} bytes "
+                                 f"(cortex serve --max-body-bytes, ${MAX_BODY_ENV})")
+                return
+        received = 0
+        started = body_done = False
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.limits.body_timeout
+
+        async def bounded_receive() -> Any:
+            nonlocal received, body_done
+            if body_done:  # the app waits for a disconnect now: no time limit on that
+                return await receive()
+            remaining = deadline - loop.time()
+            try:
+                message = await asyncio.wait_for(receive(), timeout=max(remaining, 0.001))
+            except asyncio.TimeoutError:
+                raise _TooSlow() from None
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise _TooLarge()
+                body_done = not message.get("more_body", False)
+            return message
+
+        async def tracking_send(message: Any) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, bounded_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                await send_error(send, 413, "PayloadTooLarge",
+                                 f"request body is over the limit of {limit} bytes "
+                                 f"(cortex serve --max-body-bytes, ${MAX_BODY_ENV})")
+        except _TooSlow:
+            if not started:
+                await send_error(send, 408, "RequestTimeout",
+                                 f"the request body did not arrive within {self.limits.body_timeout:g} s")
