@@ -293,3 +293,16 @@ def test_a_store_without_a_local_path_keeps_its_indexes_in_the_state_directory(t
     with Cortex(_NoLocalPath(open_store(tmp_path / "store", Vocabulary()))) as cx:  # no state: built from the store
         cx.agents.register("a")
         assert cx.count("a") == 1500 and cx.index_status("a").rebuilds == 1
+
+
+def test_a_touch_after_a_snapshot_survives_a_restart_without_checkpoint(store_path):
+    cx = open_agent(store_path)
+    m = cx.store("a", "in the snapshot")
+    cx.reindex("a")  # a snapshot that holds the memory
+    cx.touch("a", m.id)
+    cx.close(flush=False)
+    cx = open_agent(store_path)
+    try:
+        assert cx.recall("a")[0].usage_count == 1 and cx.index_status("a").rebuilds == 0
+    finally:
+        cx.close()
