@@ -1,7 +1,9 @@
-"""The ``cortex`` command line: a thin adapter over :class:`cortex.Cortex`.
+"""The ``cortex`` command line: a thin adapter over a :class:`cortex.api.MemoryAPI` (the running server's
+client, or the store opened here).
 
 Data goes to stdout as JSON (or a block/table with ``--format``); diagnostics go to stderr. Exit codes: 0 on
-success, 1 on errors (one line on stderr), 2 on usage errors.
+success, 1 on errors (one line on stderr), 2 on usage errors. Only click and the light base modules are
+imported up front: ``cortex --help`` must not pay for numpy, pydantic or the store.
 """
 
 from __future__ import annotations
@@ -10,20 +12,20 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from cortex import config
-from cortex.agents import AgentRegistry, check_dirs, iter_definition_files
-from cortex.api import MemoryAPI
-from cortex.core import Cortex
-from cortex.embeddings import PROVIDERS
+from cortex import __version__, config
 from cortex.errors import CortexError, InvalidInputError, MemoryNotFoundError
-from cortex.model import Memory, MemoryType
-from cortex.render import render as render_block
 
-TYPE_HELP = "Memory type: " + ", ".join(t.value for t in MemoryType) + "."
+if TYPE_CHECKING:
+    from cortex.agents import AgentRegistry
+    from cortex.api import MemoryAPI
+    from cortex.model import Memory
+
+TYPE_HELP = "Memory type: " + ", ".join(config.MEMORY_TYPES) + "."
+PROJECT_HELP = "Project the memory belongs to ('global': every project)."
 FORMATS = click.Choice(["json", "block", "table"])
 
 
@@ -47,17 +49,23 @@ class _State:
 
     def registry(self) -> AgentRegistry:
         """The agents of the discovered directories; each problem is a warning on stderr."""
+        from cortex.agents import AgentRegistry
+
         registry = AgentRegistry()
         for problem in registry.load(self.agent_dirs):
             click.echo(f"cortex: warning: {problem}", err=True)
         return registry
 
-    def cortex(self) -> MemoryAPI:
-        """The running server's client when one owns the store, else the store opened here."""
+    def cortex(self, *, read_only: bool = False) -> MemoryAPI:
+        """The running server's client when one owns the store; else a background server when the local
+        embedding model would be loaded; else the store opened here (see
+        :func:`cortex.service.connect.for_cli`)."""
         if self._cx is None:
-            from cortex.service.connect import connect
+            from cortex.core import Cortex
+            from cortex.service.connect import for_cli
 
-            cx = connect(self.store, embeddings=self.embeddings)
+            cx = for_cli(self.store, embeddings=self.embeddings, agent_dirs=self.agent_dirs, read_only=read_only,
+                         announce=lambda note: click.echo(f"cortex: note: {note}", err=True))
             if isinstance(cx, Cortex):
                 cx.agents = self.registry()
             self._cx = cx
@@ -100,6 +108,8 @@ def _show_memories(memories: list[Memory], fmt: str) -> None:
     if fmt == "json":
         _emit([_memory_json(m) for m in memories])
     elif fmt == "block":
+        from cortex.render import render as render_block
+
         block = render_block(memories)
         if block:
             click.echo(block)
@@ -118,10 +128,13 @@ def _show_memories(memories: list[Memory], fmt: str) -> None:
 @click.option("--agents-dir", "agents_dirs", type=click.Path(path_type=Path), multiple=True,
               help="Directory of agent definitions (repeatable; default: agent_defs/, .cortex/agents/, "
                    ".claude/agents/ at the project root).")
-@click.option("--embeddings", type=click.Choice(list(PROVIDERS)), default="auto", show_default=True,
+@click.option("--embeddings", type=click.Choice(list(config.EMBEDDING_PROVIDERS)), default="auto",
+              show_default=True,
               help="Embedding provider: auto ($CORTEX_EMBEDDINGS, else local when the semantic extra is "
-                   "installed), local, openai ($CORTEX_EMBEDDINGS_URL/_MODEL/_API_KEY) or none.")
-@click.version_option(package_name="cortex")
+                   "installed), local, openai ($CORTEX_EMBEDDINGS_URL/_MODEL/_API_KEY), hash or none. With "
+                   "local, commands go through a background server that keeps the model loaded "
+                   "($CORTEX_NO_SERVER=1: load it in each command instead).")
+@click.version_option(version=__version__, prog_name="cortex")
 @click.pass_context
 def cli(ctx: click.Context, store: str | None, agents_dirs: tuple[Path, ...], embeddings: str) -> None:
     """Persistent memory for AI agents."""
@@ -137,13 +150,13 @@ pass_state = click.make_pass_decorator(_State)
 @click.argument("agent")
 @click.argument("content")
 @click.option("--type", "type_", default=config.DEFAULT_TYPE, show_default=True, help=TYPE_HELP)
-@click.option("--project", default=config.DEFAULT_PROJECT, show_default=True)
+@click.option("--project", default=config.DEFAULT_PROJECT, show_default=True, help=PROJECT_HELP)
 @click.option("--confidence", type=float, default=config.DEFAULT_CONFIDENCE, show_default=True)
 @pass_state
 def store(state: _State, agent: str, content: str, type_: str, project: str, confidence: float) -> None:
     """Store a memory (CONTENT '-' reads it from stdin)."""
     if content == "-":
-        content = sys.stdin.read()
+        content = sys.stdin.read().removesuffix("\n").removesuffix("\r")  # what `echo` and editors add
     _emit(_memory_json(state.cortex().store(agent, content, type=type_, project=project, confidence=confidence)))
 
 
@@ -151,14 +164,14 @@ def store(state: _State, agent: str, content: str, type_: str, project: str, con
 @click.argument("agent")
 @click.argument("query", required=False)
 @click.option("--type", "type_", default=None, help=TYPE_HELP)
-@click.option("--project", default=None)
+@click.option("--project", default=None, help="Only memories of this project.")
 @click.option("--limit", type=click.IntRange(1, config.MAX_LIMIT), default=config.DEFAULT_LIMIT, show_default=True)
 @click.option("--format", "fmt", type=FORMATS, default="json", show_default=True)
 @pass_state
 def recall(state: _State, agent: str, query: str | None, type_: str | None, project: str | None,
            limit: int, fmt: str) -> None:
     """Memories containing every word of QUERY (all memories without one)."""
-    _show_memories(state.cortex().recall(agent, query, type=type_, project=project, limit=limit), fmt)
+    _show_memories(state.cortex(read_only=True).recall(agent, query, type=type_, project=project, limit=limit), fmt)
 
 
 @cli.command()
@@ -166,7 +179,7 @@ def recall(state: _State, agent: str, query: str | None, type_: str | None, proj
 @click.argument("query")
 @click.option("--mode", default=config.DEFAULT_SEARCH_MODE, show_default=True, help="all, bm25, semantic or hybrid.")
 @click.option("--type", "type_", default=None, help=TYPE_HELP)
-@click.option("--project", default=None)
+@click.option("--project", default=None, help="Only memories of this project.")
 @click.option("--limit", type=click.IntRange(1, config.MAX_LIMIT), default=config.DEFAULT_LIMIT, show_default=True)
 @click.option("--explain", is_flag=True, help="Include each hit's score components.")
 @click.option("--format", "fmt", type=FORMATS, default="json", show_default=True)
@@ -175,7 +188,7 @@ def search(state: _State, agent: str, query: str, mode: str, type_: str | None, 
            explain: bool, fmt: str) -> None:
     """Ranked search: all (AND-token), bm25, semantic or hybrid (semantic modes fall back to bm25, with a
     note on stderr, when they cannot run)."""
-    result = state.cortex().search(agent, query, mode=mode, type=type_, project=project, limit=limit,
+    result = state.cortex(read_only=True).search(agent, query, mode=mode, type=type_, project=project, limit=limit,
                                    explain=explain)
     if result.note:
         click.echo(f"cortex: note: {result.note}", err=True)
@@ -191,7 +204,7 @@ def search(state: _State, agent: str, query: str, mode: str, type_: str | None, 
 @pass_state
 def get(state: _State, agent: str, memory_id: str) -> None:
     """Show one memory."""
-    memory = state.cortex().get(agent, memory_id)
+    memory = state.cortex(read_only=True).get(agent, memory_id)
     if memory is None:
         raise MemoryNotFoundError(agent, memory_id)
     _emit(_memory_json(memory))
@@ -222,7 +235,7 @@ def forget(state: _State, agent: str, memory_id: str) -> None:
 @pass_state
 def stats(state: _State, agent: str) -> None:
     """Count an agent's memories by type."""
-    _emit(state.cortex().stats(agent))
+    _emit(state.cortex(read_only=True).stats(agent))
 
 
 @cli.command()
@@ -235,14 +248,13 @@ def stats(state: _State, agent: str) -> None:
 def prune(state: _State, agent: str, min_confidence: float, max_age: str | None, dry_run: bool) -> None:
     """Delete low-confidence or long-unused memories."""
     ids = state.cortex().prune_candidates(agent, min_confidence, max_age, delete=not dry_run)
-    _emit({"deleted": 0 if dry_run else len(ids), "would_delete": len(ids) if dry_run else 0,
-           "dry_run": dry_run, "ids": ids})
+    _emit({"count": len(ids), "ids": ids, "dry_run": dry_run})  # the same answer as the HTTP route
 
 
 @cli.command()
 @click.argument("agent")
 @click.option("--task", default=None, help="What the agent is about to do.")
-@click.option("--project", default=None)
+@click.option("--project", default=None, help="Only memories of this project.")
 @click.option("--limit", type=click.IntRange(1, 1000), default=None)
 @click.option("--max-chars", type=click.IntRange(1), default=None)
 @pass_state
@@ -256,7 +268,7 @@ def start(state: _State, agent: str, task: str | None, project: str | None, limi
 
 @cli.command()
 @click.argument("agent")
-@click.option("--project", default=None)
+@click.option("--project", default=None, help="Only memories of this project.")
 @click.option("--output", "output_file", type=click.File("r", encoding="utf-8"), default="-",
               help="File with the agent's output (default: stdin).")
 @pass_state
@@ -319,6 +331,8 @@ def agents_list(state: _State, fmt: str) -> None:
 @pass_state
 def agents_check(state: _State) -> None:
     """Report every problem in the agent definitions (exit 1 when there is any)."""
+    from cortex.agents import check_dirs, iter_definition_files
+
     problems = check_dirs(state.agent_dirs)
     for problem in problems:
         click.echo(str(problem))

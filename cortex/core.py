@@ -261,6 +261,13 @@ class Cortex:
         self._check_open()
         return self._memories.reindex(self._scope(agent), force=force, progress=progress)
 
+    def embed_missing(self, agent: str | None = None) -> int:
+        """Embed the memories that have no vector of the current model (every stored agent when ``agent`` is
+        None); returns how many. A server runs this once its model has loaded in the background."""
+        self._check_open()
+        names = [check_agent_name(agent)] if agent is not None else self.stored_agents()
+        return sum(self._memories.embed_missing(self._scope(name)) for name in names)
+
     # -- reads -----------------------------------------------------------------------------------
 
     def get(self, agent: str, memory_id: str) -> Memory | None:

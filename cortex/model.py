@@ -17,12 +17,15 @@ from cortex import config
 
 
 class MemoryType(StrEnum):
-    """What kind of learning a memory is."""
+    """What kind of learning a memory is (the values are ``config.MEMORY_TYPES``)."""
 
     PATTERN = "pattern"
     CONVENTION = "convention"
     INSIGHT = "insight"
     DECISION = "decision"
+
+
+assert tuple(MemoryType) == config.MEMORY_TYPES
 
 
 DEFAULT_TYPE = MemoryType(config.DEFAULT_TYPE)

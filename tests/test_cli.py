@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -103,9 +105,9 @@ def test_prune_dry_run_then_real(project):
     ok(cortex(project, "store", "reviewer", "weak", "--confidence", "0.1"))
     ok(cortex(project, "store", "reviewer", "strong", "--confidence", "0.9"))
     dry = ok(cortex(project, "prune", "reviewer", "--dry-run"))
-    assert (dry["would_delete"], dry["deleted"], dry["dry_run"]) == (1, 0, True)
+    assert (dry["count"], len(dry["ids"]), dry["dry_run"]) == (1, 1, True)
     real = ok(cortex(project, "prune", "reviewer", "--max-age", "30d"))
-    assert real["deleted"] == 1
+    assert (real["count"], real["dry_run"]) == (1, False)
     assert [h["content"] for h in ok(cortex(project, "recall", "reviewer"))] == ["strong"]
     bad = cortex(project, "prune", "reviewer", "--max-age", "forever")
     assert bad.returncode == 1 and "max_age" in bad.stderr
@@ -207,17 +209,39 @@ def test_search_command(project):
     assert bad.returncode == 1 and "unknown search mode 'fuzzy'" in bad.stderr
 
 
-def test_search_and_reindex_with_local_embeddings(project, local):
+def test_with_the_local_model_the_cli_goes_through_a_background_server(project, local):
+    """Loading the model costs seconds: the first command starts a server that keeps it loaded (and loads it
+    in the background, answering with bm25 meanwhile); the next commands use that server."""
     env = {"CORTEX_EMBEDDINGS": "local"}
-    target = ok(cortex(project, "store", "reviewer", "The login service keeps user sessions in Redis", env=env))
-    ok(cortex(project, "--embeddings", "none", "store", "reviewer", "Invoices go out monthly"))  # no vector
-    result = cortex(project, "search", "reviewer", "where do we cache authentication state?", "--explain", env=env)
-    assert result.returncode == 0 and result.stderr == ""
-    data = json.loads(result.stdout)
-    assert data["mode"] == "hybrid" and data["note"] is None
-    assert data["hits"][0]["memory"]["id"] == target["id"] and data["hits"][0]["explain"]["semantic"] > 0.2
-    report = cortex(project, "reindex", "--force", env=env)
-    assert report.returncode == 0 and "embedding reviewer" in report.stderr
-    assert json.loads(report.stdout) == {"reviewer": {"memories": 2, "embedded": 2}}
-    lexical = ok(cortex(project, "--embeddings", "none", "reindex", "reviewer"))
-    assert lexical == {"reviewer": {"memories": 2, "embedded": 0}}
+    first = cortex(project, "store", "reviewer", "The login service keeps user sessions in Redis", env=env)
+    assert first.returncode == 0 and "started a background server" in first.stderr, first.stderr
+    info = json.loads((project / ".cortex" / "store" / "cortex-server.json").read_text())
+    try:
+        target = json.loads(first.stdout)
+        second = cortex(project, "store", "reviewer", "Invoices go out monthly", env=env)
+        assert second.returncode == 0 and second.stderr == ""  # the running server, no second start
+        deadline = time.monotonic() + 120
+        while True:  # hybrid once the model has loaded in the server
+            result = cortex(project, "search", "reviewer", "where do we cache authentication state?", "--explain",
+                            env=env)
+            data = json.loads(result.stdout)
+            if data["mode"] == "hybrid" or time.monotonic() > deadline:
+                break
+            assert "still loading" in data["note"]
+            time.sleep(0.5)
+        assert data["mode"] == "hybrid" and data["note"] is None
+        assert data["hits"][0]["memory"]["id"] == target["id"] and data["hits"][0]["explain"]["semantic"] > 0.2
+        report = cortex(project, "reindex", "--force", env=env)
+        assert json.loads(report.stdout) == {"reviewer": {"memories": 2, "embedded": 2}}
+    finally:
+        os.kill(info["pid"], signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while (project / ".cortex" / "store" / "cortex-server.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def test_without_the_model_commands_open_the_store_themselves(project):
+    stored = cortex(project, "--embeddings", "hash", "store", "reviewer", "Invoices go out monthly")
+    assert stored.returncode == 0 and "background server" not in stored.stderr
+    assert not (project / ".cortex" / "store" / "cortex-server.json").exists()
+    assert cortex(project, "--embeddings", "hash", "reindex").stdout.count('"embedded": 0') == 1

@@ -1,5 +1,7 @@
 """How a client process reaches the store: through the running server when there is one, else by opening
-the store itself (waiting while another short-lived process holds it)."""
+the store itself (waiting while another short-lived process holds it), or, for the CLI when an embedding model
+would have to be loaded, through a server it starts in the background (the model is then loaded once per
+machine session, not once per command)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,10 @@ if TYPE_CHECKING:
     from cortex.service.client import RemoteCortex
 
 TOKEN_ENV = "CORTEX_TOKEN"
+#: Set to 1 to keep the CLI from starting a background server (every command then opens the store itself).
+NO_SERVER_ENV = "CORTEX_NO_SERVER"
+#: An auto-started server stops after this many seconds without a request.
+AUTO_SERVER_IDLE = 1800.0
 
 
 def remote(state_dir: Path | None) -> RemoteCortex | None:
@@ -55,8 +61,31 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
             time.sleep(0.05)
 
 
+def for_cli(location: Location, *, embeddings: str, agent_dirs: Sequence[Path], read_only: bool,
+            announce: Callable[[str], None]) -> MemoryAPI:
+    """The CLI's way to the store: the running server; else, when the embedding provider is the local model
+    (seconds to load), a server started in the background (``$CORTEX_NO_SERVER=1`` prevents it); else the store
+    opened here. A read-only command on a store that does not exist yet answers from an empty in-memory store
+    instead of creating one."""
+    state_dir = state_dir_of(location)
+    client = remote(state_dir)
+    if client is not None:
+        return client
+    if state_dir is not None and config.resolve_embeddings(embeddings) == "local" \
+            and not os.environ.get(NO_SERVER_ENV):
+        client = ensure_server(state_dir, agent_dirs=agent_dirs, embeddings=embeddings)
+        info = discovery.read(state_dir)
+        announce(f"started a background server for {state_dir} (pid {info.pid if info else '?'}, keeps the "
+                 f"embedding model loaded, stops after {AUTO_SERVER_IDLE / 60:.0f} idle minutes; "
+                 f"{NO_SERVER_ENV}=1 to do without)")
+        return client
+    if read_only and state_dir is not None and not state_dir.exists():
+        return Cortex.open(None, embeddings="none")
+    return connect(location, embeddings=embeddings)
+
+
 def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddings: str = "auto",
-                  timeout: float = 60.0, idle_exit: float = 1800.0) -> RemoteCortex:
+                  timeout: float = 60.0, idle_exit: float = AUTO_SERVER_IDLE) -> RemoteCortex:
     """A client of the server owning ``store_path``, starting one in the background when none runs.
 
     Several processes may call this at once (each coding-agent session starts its own ``cortex mcp``): every

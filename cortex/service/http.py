@@ -75,7 +75,7 @@ class Block(BaseModel):
 
 
 class PruneResult(BaseModel):
-    count: int
+    count: int = Field(description="How many memories were deleted (with dry_run: would be)")
     ids: list[str]
     dry_run: bool
 

@@ -58,6 +58,22 @@ def _server_class() -> type:
     return Server
 
 
+def _housekeeping(cx: Cortex) -> None:
+    """Once the embedding model has loaded, embed what was stored without vectors meanwhile."""
+    provider = cx.embeddings
+    if provider is None:
+        return
+    deadline = time.monotonic() + 600
+    while not getattr(provider, "ready", True) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    try:
+        embedded = cx.embed_missing()
+        if embedded:
+            log.warning("embedded %d memories stored while the model was loading", embedded)
+    except Exception as exc:  # noqa: BLE001 - housekeeping must never take the server down
+        log.warning("embedding the memories without vectors failed: %s", exc)
+
+
 def serve(
     location: Location,
     *,
@@ -100,6 +116,9 @@ def serve(
         sock.close()
         raise InvalidInputError("port", f"cannot listen on {host}:{port}: {exc.strerror}") from None
     cx = Cortex.open(location, agent_dirs=list(agent_dirs), embeddings=embeddings)
+    warm_up = getattr(cx.embeddings, "warm_up", None)
+    if warm_up is not None:
+        warm_up()  # requests never wait for the model: until it is loaded, writes skip vectors, searches use bm25
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
     info = discovery.ServerInfo(url=f"http://{shown_host}:{bound_port}", pid=os.getpid(),
@@ -109,6 +128,7 @@ def serve(
     def started() -> None:
         discovery.write(state_dir, info)
         print(f"cortex: serving {location} on {info.url} (pid {info.pid})", file=sys.stderr, flush=True)
+        threading.Thread(target=_housekeeping, args=(cx,), name="cortex-housekeeping", daemon=True).start()
 
     def stopped() -> None:
         discovery.remove(state_dir, info.pid)
