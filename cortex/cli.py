@@ -377,7 +377,7 @@ def mcp(state: _State) -> None:
     from cortex.service.stdio import run_stdio
 
     store = state.need_state_dir()
-    client = cast(MemoryAPI, Reconnecting(lambda: ensure_server(store, agent_dirs=state.agent_dirs,
+    client = cast("MemoryAPI", Reconnecting(lambda: ensure_server(store, agent_dirs=state.agent_dirs,
                                                                 embeddings=state.embeddings)))
     run_stdio(build_mcp(lambda: client, lambda request: ADMIN))  # the server checks the client's token
 
