@@ -9,7 +9,9 @@ import sys
 def main() -> None:
     """Console-script entry point."""
     argv = sys.argv[1:]
-    if argv[:2] == ["hook", "claude"] and not any(a.startswith("-") for a in argv[2:]):
+    rest = argv[2:]
+    if argv[:2] == ["hook", "claude"] and (len(rest) == 1 or (len(rest) == 3 and rest[1] == "--agent")) \
+            and not rest[0].startswith("-"):
         import os
 
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")  # entry-point scan: ~15 ms per hook

@@ -8,8 +8,12 @@ and what is wrong.
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Iterable, Iterator
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -28,10 +32,14 @@ from cortex.validation import (
     check_project,
 )
 
+log = logging.getLogger("cortex")
+
 MEMORY_SCOPES = ("user", "project", "local")
 _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off"}
-_CORTEX_KEYS = {"project", "recall", "prune"}
+_CORTEX_KEYS = {"project", "recall", "prune", "aliases"}
+#: An alias is a coding agent's own name for the agent (Claude Code: ``Explore``, ``my-plugin:reviewer``).
+_ALIAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}")
 _RECALL_KEYS = {"limit", "max_chars"}
 _PRUNE_KEYS = {"min_confidence", "max_age"}
 
@@ -45,6 +53,8 @@ class AgentSettings:
     recall_max_chars: int | None = None
     prune_min_confidence: float = 0.3
     prune_max_age: timedelta | None = None
+    #: Other names coding agents use for this agent (a plugin's ``my-plugin:reviewer``, a built-in ``Explore``).
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,6 +132,15 @@ def _settings(raw: Any) -> tuple[AgentSettings, list[tuple[str, str]]]:
             values["project"] = check_project(raw["project"])
         except InvalidInputError as exc:
             problems.append(("cortex.project", exc.reason))
+    aliases = raw.get("aliases")
+    if aliases is not None:
+        if isinstance(aliases, str):
+            aliases = [aliases]
+        if not isinstance(aliases, list) or not all(isinstance(a, str) and _ALIAS.fullmatch(a) for a in aliases):
+            problems.append(("cortex.aliases", "must be a list of names such as 'my-plugin:reviewer' (letters, "
+                                               "digits and _ . : @ / -)"))
+        else:
+            values["aliases"] = tuple(dict.fromkeys(aliases))
     for section, keys in (("recall", _RECALL_KEYS), ("prune", _PRUNE_KEYS)):
         sub = raw.get(section)
         if sub is None:
@@ -211,22 +230,58 @@ def iter_definition_files(dirs: Iterable[str | os.PathLike[str]]) -> Iterator[Pa
             yield from sorted(p for p in directory.glob("*.md") if p.is_file())
 
 
+def _signature(dirs: Sequence[Path]) -> tuple[Any, ...]:
+    """What changes when a definition is added, removed, renamed or edited in ``dirs`` (a few stat calls)."""
+    parts: list[Any] = []
+    for directory in dirs:
+        try:
+            parts.append((str(directory), directory.stat().st_mtime_ns))
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".md"):
+                        info = entry.stat()
+                        parts.append((entry.name, info.st_mtime_ns, info.st_size))
+        except OSError:
+            parts.append((str(directory), None))
+    return tuple(sorted(parts, key=repr))
+
+
 class AgentRegistry:
-    """The declared agents of one Cortex: loaded from Markdown and/or registered in code."""
+    """The declared agents of one Cortex: loaded from Markdown and/or registered in code.
+
+    Definitions loaded from directories are picked up live: a cheap check (a few ``stat`` calls, at most once
+    a second, and always before saying an agent is unknown) reloads them when a file was added, removed or
+    edited, so a long-running server knows agents created after it started. Agents registered in code are
+    kept across reloads and win over a file of the same name.
+    """
+
+    #: Seconds between two checks of the directories for changes.
+    CHECK_INTERVAL = 1.0
 
     def __init__(self) -> None:
-        self._defs: dict[str, AgentDefinition] = {}
-        #: Problems found by the last :meth:`load`, one per broken field or file.
+        self._files: dict[str, AgentDefinition] = {}
+        self._code: dict[str, AgentDefinition] = {}
+        self._aliases: dict[str, str] = {}
+        self.dirs: list[Path] = []
+        self._signature: tuple[Any, ...] | None = None
+        self._checked = 0.0
+        self._lock = threading.Lock()
+        #: Problems found by the last load, one per broken field or file.
         self.problems: list[AgentProblem] = []
 
     def load(self, dirs: Iterable[str | os.PathLike[str]]) -> list[AgentProblem]:
-        """Load every definition in ``dirs`` (earlier directories win on duplicate names).
+        """Load every definition in ``dirs`` (earlier directories win on duplicate names) and keep watching
+        them. Broken files are not loaded; each of their problems is returned and kept in :attr:`problems`."""
+        with self._lock:
+            self.dirs = [Path(d) for d in dirs]
+            return self._reload()
 
-        Broken files are not loaded; each of their problems is returned and kept in :attr:`problems`.
-        """
+    def _reload(self) -> list[AgentProblem]:
+        self._signature = _signature(self.dirs)
+        self._checked = time.monotonic()
         problems: list[AgentProblem] = []
-        seen: dict[str, Path] = {}
-        for path in iter_definition_files(dirs):
+        found: dict[str, AgentDefinition] = {}
+        for path in iter_definition_files(self.dirs):
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
@@ -236,15 +291,55 @@ class AgentRegistry:
             if isinstance(parsed, list):
                 problems.extend(parsed)
                 continue
-            if parsed.name in seen:
+            if parsed.name in found:
                 problems.append(AgentProblem(
-                    path, "name", f"duplicate agent name {parsed.name!r} (already defined in {seen[parsed.name]})"
+                    path, "name", f"duplicate agent name {parsed.name!r} (already defined in {found[parsed.name].path})"
                 ))
                 continue
-            seen[parsed.name] = path
-            self._defs[parsed.name] = parsed
-        self.problems.extend(problems)
+            found[parsed.name] = parsed
+        problems.extend(self._alias_problems(found))
+        self._files = found
+        self._index_aliases()
+        self.problems = problems
         return problems
+
+    def _alias_problems(self, found: dict[str, AgentDefinition]) -> list[AgentProblem]:
+        problems = []
+        owner: dict[str, str] = {}
+        for definition in found.values():
+            for alias in definition.settings.aliases:
+                if alias in found and alias != definition.name:
+                    problems.append(AgentProblem(definition.path or Path("?"), "cortex.aliases",
+                                                 f"{alias!r} is already the name of an agent"))
+                elif alias in owner:
+                    problems.append(AgentProblem(definition.path or Path("?"), "cortex.aliases",
+                                                 f"{alias!r} is already an alias of {owner[alias]!r}"))
+                else:
+                    owner[alias] = definition.name
+        return problems
+
+    def _index_aliases(self) -> None:
+        aliases: dict[str, str] = {}
+        for definition in [*self._files.values(), *self._code.values()]:
+            for alias in definition.settings.aliases:
+                aliases.setdefault(alias, definition.name)
+        self._aliases = aliases
+
+    def refresh(self, *, force: bool = False) -> bool:
+        """Reload the definitions when a file in the watched directories changed (checked at most once every
+        :data:`CHECK_INTERVAL` seconds unless ``force``). Returns True when something was reloaded."""
+        if not self.dirs:
+            return False
+        with self._lock:
+            now = time.monotonic()
+            if not force and now - self._checked < self.CHECK_INTERVAL:
+                return False
+            self._checked = now
+            if _signature(self.dirs) == self._signature:
+                return False
+            for problem in self._reload():
+                log.warning("agent definition problem: %s", problem)
+            return True
 
     def register(
         self,
@@ -267,35 +362,58 @@ class AgentRegistry:
         definition = AgentDefinition(
             name=name, description=description, memory=memory, settings=settings, extra=dict(extra)
         )
-        self._defs[name] = definition
+        with self._lock:
+            self._code[name] = definition
+            self._index_aliases()
         return definition
+
+    def _lookup(self, name: str) -> AgentDefinition | None:
+        return self._code.get(name) or self._files.get(name)
 
     def get(self, name: str) -> AgentDefinition | None:
         """The definition, or None."""
-        return self._defs.get(name)
+        self.refresh()
+        return self._lookup(name)
+
+    def resolve(self, agent_type: str) -> str | None:
+        """The declared agent a coding agent's name stands for: the agent itself, or the agent that lists it
+        in ``cortex: aliases:`` (e.g. a plugin's ``my-plugin:reviewer``); None when there is none."""
+        self.refresh()
+        if agent_type in self._aliases:
+            return self._aliases[agent_type]
+        if self._lookup(agent_type) is None:
+            self.refresh(force=True)
+        if agent_type in self._aliases:
+            return self._aliases[agent_type]
+        return agent_type if self._lookup(agent_type) is not None else None
 
     def require(self, name: str, *, memory: bool = True) -> AgentDefinition:
         """The definition of a declared agent (with memory enabled unless ``memory=False``)."""
         check_agent_name(name)
-        definition = self._defs.get(name)
+        self.refresh()
+        definition = self._lookup(name)
+        if definition is None and self.refresh(force=True):
+            definition = self._lookup(name)
         if definition is None:
-            raise AgentNotFoundError(name)
+            raise AgentNotFoundError(name, searched=self.dirs)
         if memory and not definition.memory_enabled:
             raise MemoryDisabledError(name)
         return definition
 
     def list(self) -> list[AgentDefinition]:
         """Every definition, by name."""
-        return [self._defs[n] for n in sorted(self._defs)]
+        self.refresh()
+        merged = {**self._files, **self._code}
+        return [merged[n] for n in sorted(merged)]
 
     def __contains__(self, name: object) -> bool:
-        return name in self._defs
+        return isinstance(name, str) and self.get(name) is not None
 
     def __iter__(self) -> Iterator[AgentDefinition]:
         return iter(self.list())
 
     def __len__(self) -> int:
-        return len(self._defs)
+        return len(self.list())
 
 
 def check_dirs(dirs: Iterable[str | os.PathLike[str]]) -> list[AgentProblem]:

@@ -119,6 +119,11 @@ class MemoryAPI(Protocol):
         """Capture marker lines from the agent's output; returns what was stored or refreshed."""
         ...
 
+    def resolve_agent(self, name: str) -> str | None:
+        """The declared agent with memory that ``name`` stands for (itself, or the agent listing it in
+        ``cortex: aliases:``), or None (a built-in or undeclared coding agent)."""
+        ...
+
     def describe_agents(self) -> list[dict[str, Any]]:
         """The declared agents with their memory counts."""
         ...

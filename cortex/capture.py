@@ -1,7 +1,8 @@
 """Capture at agent end: memories from marker lines in what the agent wrote.
 
-A marker line starts (after optional list bullets, quote marks or bold) with ``LEARNED:``, ``INSIGHT:``,
-``PATTERN:``, ``CONVENTION:`` or ``DECISION:`` in any case; its text runs to the end of the line.
+A marker line starts (after optional list bullets, numbering, quote marks or bold) with ``LEARNED:``,
+``INSIGHT:``, ``PATTERN:``, ``CONVENTION:`` or ``DECISION:``, in upper case; its text runs to the end of the line.
+Upper case only, so prose is not captured: a review's "**Decision:** request changes" is not a decision memory.
 """
 
 from __future__ import annotations
@@ -18,16 +19,16 @@ from cortex.validation import memory_from_entry
 log = logging.getLogger("cortex")
 
 MARKERS = {
-    "learned": MemoryType.INSIGHT,
-    "insight": MemoryType.INSIGHT,
-    "pattern": MemoryType.PATTERN,
-    "convention": MemoryType.CONVENTION,
-    "decision": MemoryType.DECISION,
+    "LEARNED": MemoryType.INSIGHT,
+    "INSIGHT": MemoryType.INSIGHT,
+    "PATTERN": MemoryType.PATTERN,
+    "CONVENTION": MemoryType.CONVENTION,
+    "DECISION": MemoryType.DECISION,
 }
 _MARKER_LINE = re.compile(
     r"^[ \t>]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__)?[ \t]*"
     r"(" + "|".join(MARKERS) + r")[ \t]*(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(.*?)[ \t]*$",
-    re.IGNORECASE | re.MULTILINE,
+    re.MULTILINE,
 )
 
 
@@ -37,7 +38,7 @@ def extract(output: str) -> list[tuple[MemoryType, str]]:
     for match in _MARKER_LINE.finditer(output):
         text = match.group(2).strip()
         if text:
-            found[(MARKERS[match.group(1).lower()], text)] = None
+            found[(MARKERS[match.group(1)], text)] = None
     return list(found)
 
 

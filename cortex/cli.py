@@ -407,11 +407,12 @@ def hook() -> None:
 
 @hook.command("claude")
 @click.argument("event")
-def hook_claude(event: str) -> None:
+@click.option("--agent", default=None, help="The main session's agent (SessionStart and Stop have no agent_type).")
+def hook_claude(event: str, agent: str | None) -> None:
     """Claude Code hook: EVENT is SessionStart, SubagentStart, Stop or SubagentStop; the payload is on stdin."""
     from cortex.service.hooks import run
 
-    out = run(event, sys.stdin.read())
+    out = run(event, sys.stdin.read(), agent)
     if out:
         click.echo(out)
 

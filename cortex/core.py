@@ -322,6 +322,16 @@ class Cortex:
             return run_search(self._memories, self._scope(agent), q, requested, reranking=settings,
                               explain=explain, fusion=self.fusion, now=self._clock())
 
+    def resolve_agent(self, name: str) -> str | None:
+        """The declared agent with memory that ``name`` stands for (itself, or the agent listing it in
+        ``cortex: aliases:``), or None (a built-in or undeclared coding agent such as ``Explore``)."""
+        self._check_open()
+        if not isinstance(name, str):
+            return None
+        resolved = self.agents.resolve(name)
+        definition = self.agents.get(resolved) if resolved is not None else None
+        return resolved if definition is not None and definition.memory_enabled else None
+
     def describe_agents(self) -> list[dict[str, Any]]:
         """The declared agents: name, description, whether memory is enabled, project, and memory count."""
         self._check_open()

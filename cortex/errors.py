@@ -7,6 +7,7 @@ MCP server to a ``ToolError``, and hooks log it and exit 0.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,9 +40,12 @@ InvalidMemoryError = InvalidInputError
 class AgentNotFoundError(CortexError, LookupError):
     """The agent is not declared (no Markdown definition and not registered in code)."""
 
-    def __init__(self, agent: str) -> None:
+    def __init__(self, agent: str, searched: Sequence[Path] = ()) -> None:
         self.agent = agent
-        super().__init__(f"agent {agent!r} is not declared (add agent_defs/{agent}.md or call agents.register)")
+        self.searched = list(searched)
+        where = (f"searched {', '.join(str(d) for d in searched)}: add {agent}.md with 'memory: true' to one of "
+                 "them" if searched else f"no agent directory was searched: add agent_defs/{agent}.md")
+        super().__init__(f"agent {agent!r} is not declared ({where}, or call agents.register)")
 
 
 class MemoryDisabledError(CortexError):

@@ -95,9 +95,9 @@ def test_agent_end_captures_marker_lines(cx):
         "I reviewed the diff.\n"
         "LEARNED: the payments service retries twice\n"
         "- **PATTERN:** guard clauses before loops\n"
-        "convention: snake_case for SQL columns  \n"
-        "  * Decision: keep pyoxigraph as the embedded store\n"
-        "insight: caches hide bugs\n"
+        "CONVENTION: snake_case for SQL columns  \n"
+        "  * DECISION: keep pyoxigraph as the embedded store\n"
+        "> 1. INSIGHT: caches hide bugs\n"
         "Not a marker: LEARNED: mid-line text is ignored\n"
         "LEARNED:\n"
     )
@@ -110,6 +110,28 @@ def test_agent_end_captures_marker_lines(cx):
         (MemoryType.INSIGHT, "caches hide bugs"),
     ]
     assert sum(cx.stats("reviewer").values()) == 5
+
+
+REVIEW_PROSE = """## Review of PR #482: retry the payment webhook
+
+**Summary:** the change adds a retry loop around the webhook call.
+
+**Decision:** Request changes
+Decision: the retry count should come from the settings, not a literal.
+Learned: nothing new about the payments service here.
+
+- Pattern: the loop swallows every exception, including KeyboardInterrupt.
+- insight: consider the idempotency key header.
+> Convention: we name settings in SCREAMING_CASE.
+
+LEARNED: the payment webhook is not idempotent, so retries need an idempotency key
+"""
+
+
+def test_prose_that_merely_looks_like_a_marker_is_not_captured(cx):
+    captured = cx.agent_end("reviewer", REVIEW_PROSE)
+    assert [(m.type, m.content) for m in captured] == [
+        (MemoryType.INSIGHT, "the payment webhook is not idempotent, so retries need an idempotency key")]
 
 
 def test_agent_end_does_not_store_the_same_content_twice(cx):

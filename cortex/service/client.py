@@ -203,6 +203,10 @@ class RemoteCortex:
         data = self._call("POST", f"/agents/{_agent(agent)}/end", json={"output": output, "project": project})
         return [Memory.model_validate(m) for m in data]
 
+    def resolve_agent(self, name: str) -> str | None:
+        answer = self._call("GET", "/agents/resolve", params={"name": name})["agent"]
+        return str(answer) if answer is not None else None
+
     def describe_agents(self) -> list[dict[str, Any]]:
         return list(self._call("GET", "/agents"))
 

@@ -1,15 +1,19 @@
-"""Claude Code hooks: ``cortex hook claude <event>`` with the hook's JSON on stdin.
+"""Claude Code hooks: ``cortex hook claude <event> [--agent NAME]`` with the hook's JSON on stdin.
 
 * ``SessionStart`` / ``SubagentStart``: answer ``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}``
-  with the ``<agent-memory>`` block of the agent in ``agent_type`` (under 10,000 characters); nothing without
-  an agent (``$CORTEX_HOOK_AGENT`` names one for the main session).
+  with the ``<agent-memory>`` block (under 10,000 characters) of the agent: ``agent_type`` for a subagent, the
+  ``--agent`` of the hook command (or ``$CORTEX_HOOK_AGENT``) for the main session. A subagent's block is ranked
+  for its task, read from the parent transcript's latest ``Agent``/``Task`` tool call for that agent type.
 * ``Stop`` / ``SubagentStop``: capture marker lines with ``agent_end`` from ``last_assistant_message`` (and the
-  assistant text of the transcript file, when given); ignored when ``stop_hook_active`` is true. Prints nothing.
+  assistant text the transcript gained since the last capture); ignored when ``stop_hook_active`` is true.
 
-A hook never blocks the agent: every failure is appended to ``<project>/.cortex/logs/hooks.log`` and the exit
-status is 0. The project root comes from the payload's ``cwd``. Without a running server the store is opened
-here with lexical ranking only (loading an embedding model would cost seconds per hook); with one, the
-server ranks. This module must not import mcp, fastapi or rdflib.
+A coding agent's name is resolved to a declared agent (itself, or the agent that lists it in ``cortex:
+aliases:``); built-in and undeclared agents (``Explore``, ``general-purpose``) have no memory: one quiet line in
+the log, nothing else. A hook never blocks the agent and never loses a learning: every failure is one line in
+``<project>/.cortex/logs/hooks.log`` (exit status 0), and a capture that could not be delivered for a reason that
+may pass waits in the spool (:mod:`cortex.service.spool`) for the next hook or server start. With a running
+server the hook is a few standard-library HTTP calls; without one it opens the store with lexical ranking only
+(a model load would cost seconds). This module must not import mcp, fastapi or rdflib.
 """
 
 from __future__ import annotations
@@ -27,6 +31,14 @@ EVENTS = ("SessionStart", "SubagentStart", "Stop", "SubagentStop")
 #: Claude Code truncates additionalContext beyond 10,000 characters; stay under it with the wrapper.
 MAX_CONTEXT = 9_500
 AGENT_ENV = "CORTEX_HOOK_AGENT"
+#: How much of the end of a parent transcript is read to find the subagent's task.
+TASK_SCAN_BYTES = 4 * 1024 * 1024
+#: The tool Claude Code starts subagents with (``Task`` in older versions).
+SUBAGENT_TOOLS = ("Agent", "Task")
+
+
+class _Unknown(Exception):
+    """The coding agent has no memory here (built-in, undeclared): logged quietly."""
 
 
 def _log(root: Path, message: str) -> None:
@@ -40,28 +52,55 @@ def _log(root: Path, message: str) -> None:
         pass  # nowhere to log: still exit 0
 
 
-def _transcript_text(path: str, start: int) -> tuple[str, int]:
-    """The assistant text of a Claude Code transcript (JSONL) from byte ``start`` on, and where it ends
-    (after the last complete line)."""
-    parts: list[str] = []
+def _transcript_lines(path: str, start: int) -> tuple[list[Any], int]:
+    """The JSON entries of a Claude Code transcript (JSONL) from byte ``start`` on, and where the last complete
+    line ends."""
     with open(path, "rb") as fh:
         fh.seek(start)
         data = fh.read()
     end = data.rfind(b"\n") + 1
+    entries = []
     for line in data[:end].decode("utf-8", errors="replace").splitlines():
         try:
-            entry = json.loads(line)
+            entries.append(json.loads(line))
         except ValueError:
             continue
-        message = entry.get("message") if isinstance(entry, dict) else None
-        if not isinstance(message, dict) or message.get("role") != "assistant":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts.extend(c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text")
-    return "\n".join(parts), start + end
+    return entries, start + end
+
+
+def _content(entry: Any, role: str) -> list[Any]:
+    message = entry.get("message") if isinstance(entry, dict) else None
+    if not isinstance(message, dict) or message.get("role") != role:
+        return []
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else []
+
+
+def _assistant_text(entries: list[Any]) -> str:
+    parts = [c.get("text", "") for e in entries for c in _content(e, "assistant")
+             if isinstance(c, dict) and c.get("type") == "text"]
+    return "\n".join(p for p in parts if isinstance(p, str))
+
+
+def subagent_task(transcript: str, agent_type: str) -> str | None:
+    """The task of the latest ``Agent``/``Task`` tool call for ``agent_type`` in the parent transcript: what the
+    subagent was asked to do (its description and prompt), or None."""
+    try:
+        size = os.path.getsize(transcript)
+        entries, _ = _transcript_lines(transcript, max(0, size - TASK_SCAN_BYTES))
+    except OSError:
+        return None
+    for entry in reversed(entries):
+        for part in reversed(_content(entry, "assistant")):
+            if not isinstance(part, dict) or part.get("type") != "tool_use" or part.get("name") not in SUBAGENT_TOOLS:
+                continue
+            call = part.get("input")
+            if isinstance(call, dict) and call.get("subagent_type") == agent_type:
+                text = "\n".join(str(call[k]) for k in ("description", "prompt") if isinstance(call.get(k), str))
+                return text or None
+    return None
 
 
 class _Offsets:
@@ -90,40 +129,53 @@ class _Offsets:
 
 
 class _ServerHooks:
-    """The two calls a hook makes, sent to the running server with the standard library only (importing
-    httpx and pydantic would cost more than the whole round trip)."""
+    """The calls a hook makes, sent to the running server with the standard library only (importing httpx and
+    pydantic would cost more than the whole round trip)."""
 
     def __init__(self, url: str, token: str) -> None:
         self.url, self.token = url, token
 
-    def _post(self, path: str, body: dict[str, Any]) -> Any:
+    def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         import urllib.error
-        import urllib.parse
         import urllib.request
 
-        request = urllib.request.Request(
-            f"{self.url}/v1{path}", data=json.dumps(body).encode(), method="POST",
-            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.token}"})
         from cortex.service.discovery import local_opener
 
+        request = urllib.request.Request(
+            f"{self.url}/v1{path}", data=json.dumps(body).encode() if body is not None else None, method=method,
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.token}"})
         try:
             with local_opener().open(request, timeout=30) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
-            raise RuntimeError(f"server answered {exc.code}: {exc.read().decode(errors='replace')[:300]}") from None
+            detail = exc.read().decode(errors="replace")[:300]
+            raise ConnectionError(f"server answered {exc.code}: {detail}") from None
+
+    def resolve_agent(self, name: str) -> str | None:
+        from urllib.parse import quote
+
+        answer = self._request("GET", f"/agents/resolve?name={quote(name, safe='')}")["agent"]
+        return str(answer) if answer is not None else None
 
     def agent_start(self, agent: str, task: str | None, max_chars: int) -> str:
-        from urllib.parse import quote
+        return str(self._request("POST", f"/agents/{agent}/start", {"task": task, "max_chars": max_chars})["block"])
 
-        return str(self._post(f"/agents/{quote(agent, safe='')}/start", {"task": task, "max_chars": max_chars})["block"])
-
-    def agent_end(self, agent: str, output: str) -> None:
-        from urllib.parse import quote
-
-        self._post(f"/agents/{quote(agent, safe='')}/end", {"output": output})
+    def agent_end(self, agent: str, output: str, project: str | None = None) -> None:
+        self._request("POST", f"/agents/{agent}/end", {"output": output, "project": project})
 
     def close(self, *, flush: bool = True) -> None:
         pass
+
+
+def _store(root: Path) -> tuple[Path | str, Path]:
+    """The project's store location and the directory of its spool."""
+    from cortex.state import state_dir_of
+
+    store = config.default_store_path(root)
+    state_dir = state_dir_of(store)
+    from cortex.service.spool import SPOOL_DIR
+
+    return store, (state_dir if state_dir is not None else root / ".cortex") / SPOOL_DIR
 
 
 def _open(root: Path) -> Any:
@@ -150,8 +202,69 @@ def _open(root: Path) -> Any:
     return cx
 
 
-def run(event: str, raw: str) -> str:
-    """Handle one hook call; returns what to print on stdout ('' for nothing). Never raises."""
+def _transient(exc: BaseException) -> bool:
+    """Whether a failed delivery may succeed later (then the capture is spooled rather than dropped)."""
+    from cortex.errors import InvalidInputError, MemoryDisabledError
+
+    if isinstance(exc, (InvalidInputError, MemoryDisabledError, _Unknown)):
+        return False
+    return not (isinstance(exc, ConnectionError) and ("answered 4" in str(exc) and "answered 408" not in str(exc)))
+
+
+def _capture(root: Path, agent_type: str, text: str) -> None:
+    """Deliver a capture (and what the spool holds); on a failure that may pass, spool it."""
+    from cortex.service.spool import Spool
+
+    _, spool_dir = _store(root)
+    spool = Spool(spool_dir)
+    try:
+        cx = _open(root)
+    except Exception as exc:
+        if not _transient(exc):
+            raise
+        spool.put(agent_type, text)
+        _log(root, f"capture for {agent_type!r} spooled (store not reachable: {type(exc).__name__}: {exc})")
+        return
+    try:
+        agent = cx.resolve_agent(agent_type)
+        if agent is None:
+            raise _Unknown(agent_type)
+        try:
+            cx.agent_end(agent, text)
+        except Exception as exc:
+            if not _transient(exc):
+                raise
+            spool.put(agent_type, text)
+            _log(root, f"capture for {agent_type!r} spooled ({type(exc).__name__}: {exc})")
+            return
+        _replay(root, cx, spool)
+    finally:
+        cx.close(flush=False)
+
+
+def _replay(root: Path, cx: Any, spool: Any) -> None:
+    """Deliver what waits in the spool through ``cx`` (after a delivery worked)."""
+    if not spool.pending():
+        return
+
+    def deliver(agent_type: str, output: str, project: str | None) -> None:
+        agent = cx.resolve_agent(agent_type)
+        if agent is None:
+            _log(root, f"spooled capture for {agent_type!r} dropped: no agent with memory has that name or alias")
+            return
+        cx.agent_end(agent, output, project)
+
+    try:
+        delivered = spool.replay(deliver)
+        if delivered:
+            _log(root, f"delivered {delivered} spooled capture(s)")
+    except Exception as exc:
+        _log(root, f"replaying the spool stopped: {type(exc).__name__}: {exc}")
+
+
+def run(event: str, raw: str, agent: str | None = None) -> str:
+    """Handle one hook call; returns what to print on stdout ('' for nothing). Never raises. ``agent`` names the
+    main session's agent (the hook command's ``--agent``)."""
     root = Path(os.getcwd())
     try:
         payload = json.loads(raw) if raw.strip() else {}
@@ -160,49 +273,62 @@ def run(event: str, raw: str) -> str:
         root = config.find_project_root(payload.get("cwd") or os.getcwd())
         if event not in EVENTS:
             raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
-        agent = payload.get("agent_type") or os.environ.get(AGENT_ENV)
-        if not agent:
+        agent_type = payload.get("agent_type") or agent or os.environ.get(AGENT_ENV)
+        if not agent_type or not isinstance(agent_type, str):
             return ""
         if event in ("Stop", "SubagentStop"):
             if payload.get("stop_hook_active"):
                 return ""
             text = payload.get("last_assistant_message") or ""
-            transcript = payload.get("agent_transcript_path") or payload.get("transcript_path")
+            transcript = payload.get("agent_transcript_path") if event == "SubagentStop" else None
+            transcript = transcript or payload.get("transcript_path")
             offsets, read_to = None, 0
             if transcript and Path(transcript).is_file():
                 offsets = _Offsets(root)
-                earlier, read_to = _transcript_text(transcript, offsets.get(transcript))
-                text = f"{earlier}\n{text}"
+                entries, read_to = _transcript_lines(transcript, offsets.get(transcript))
+                text = f"{_assistant_text(entries)}\n{text}"
             if text.strip():
-                cx = _open(root)
-                try:
-                    cx.agent_end(agent, text)
-                finally:
-                    cx.close(flush=False)
+                _capture(root, agent_type, text)
             if offsets is not None:
                 offsets.set(str(transcript), read_to)
             return ""
+        task = payload.get("prompt") or None
+        if event == "SubagentStart" and not task and payload.get("transcript_path"):
+            task = subagent_task(str(payload["transcript_path"]), agent_type)
         cx = _open(root)
         try:
-            block = cx.agent_start(agent, payload.get("prompt") or None, max_chars=MAX_CONTEXT)
+            name = cx.resolve_agent(agent_type)
+            if name is None:
+                raise _Unknown(agent_type)
+            block = cx.agent_start(name, task, max_chars=MAX_CONTEXT)
         finally:
             cx.close(flush=False)  # committed writes survive the process; a hook does not pay for an fsync
         if not block:
             return ""
         return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}})
+    except _Unknown as exc:
+        _log(root, f"{event}: no memory for agent type {exc.args[0]!r} (built-in or not declared; "
+                   "docs/agents.md says how to give it memory)")
+        return ""
     except Exception as exc:  # a hook must never fail the agent: log everything
-        _log(root, f"{event}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        from cortex.errors import CortexError
+
+        detail = "" if isinstance(exc, CortexError) else f"\n{traceback.format_exc()}"
+        _log(root, f"{event}: {type(exc).__name__}: {exc}{detail}")
         return ""
 
 
 def main(argv: list[str]) -> int:
-    """``cortex hook claude EVENT`` without the CLI's imports (see :mod:`cortex.__main__`)."""
+    """``cortex hook claude EVENT [--agent NAME]`` without the CLI's imports (see :mod:`cortex.__main__`)."""
     import sys
 
+    agent = None
+    if len(argv) == 3 and argv[1] == "--agent":
+        argv, agent = argv[:1], argv[2]
     if len(argv) != 1:
-        print("usage: cortex hook claude EVENT", file=sys.stderr)
+        print("usage: cortex hook claude EVENT [--agent NAME]", file=sys.stderr)
         return 2
-    out = run(argv[0], sys.stdin.read())
+    out = run(argv[0], sys.stdin.read(), agent)
     if out:
         try:
             print(out, flush=True)

@@ -213,6 +213,12 @@ def create_app(
         """The store's location and the embedding model."""
         return cx.info()
 
+    @app.get(f"{v1}/agents/resolve", tags=["agents"])
+    def resolve_agent(caller: Caller, name: Annotated[str, Query(max_length=200)]) -> dict[str, str | None]:
+        """The declared agent with memory that a coding agent's name stands for (itself or an alias), or null."""
+        resolved = cx.resolve_agent(name)
+        return {"agent": resolved if resolved is not None and caller.may_use(resolved) else None}
+
     @app.get(f"{v1}/agents", tags=["agents"])
     def list_agents(caller: Caller) -> list[dict[str, Any]]:
         """The declared agents the caller may use, with their memory counts."""

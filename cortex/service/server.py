@@ -58,8 +58,24 @@ def _server_class() -> type:
     return Server
 
 
-def _housekeeping(cx: Cortex) -> None:
-    """Once the embedding model has loaded, embed what was stored without vectors meanwhile."""
+def _housekeeping(cx: Cortex, state_dir: Path) -> None:
+    """Deliver the hooks' spooled captures; once the embedding model has loaded, embed what was stored without
+    vectors meanwhile."""
+    from cortex.service.spool import SPOOL_DIR, Spool
+
+    def deliver(agent_type: str, output: str, project: str | None) -> None:
+        agent = cx.resolve_agent(agent_type)
+        if agent is None:
+            log.warning("spooled capture for %r dropped: no agent with memory has that name or alias", agent_type)
+            return
+        cx.agent_end(agent, output, project)
+
+    try:
+        delivered = Spool(state_dir / SPOOL_DIR).replay(deliver)
+        if delivered:
+            log.warning("delivered %d spooled capture(s)", delivered)
+    except Exception as exc:  # noqa: BLE001 - the spool waits for the next chance
+        log.warning("replaying the spool stopped: %s", exc)
     provider = cx.embeddings
     if provider is None:
         return
@@ -128,7 +144,7 @@ def serve(
     def started() -> None:
         discovery.write(state_dir, info)
         print(f"cortex: serving {location} on {info.url} (pid {info.pid})", file=sys.stderr, flush=True)
-        threading.Thread(target=_housekeeping, args=(cx,), name="cortex-housekeeping", daemon=True).start()
+        threading.Thread(target=_housekeeping, args=(cx, state_dir), name="cortex-housekeeping", daemon=True).start()
 
     def stopped() -> None:
         discovery.remove(state_dir, info.pid)
