@@ -419,11 +419,14 @@ def hook_claude(event: str, agent: str | None) -> None:
 
 @cli.command()
 @click.argument("target", type=click.Choice(["claude"]))
-def install(target: str) -> None:
-    """Add Cortex's hooks to .claude/settings.json and its MCP server to .mcp.json (idempotent)."""
+@click.option("--agent", default=None,
+              help="The main session's agent: also wires SessionStart and Stop to its memory.")
+def install(target: str, agent: str | None) -> None:
+    """Add Cortex's hooks to .claude/settings.json and its MCP server to .mcp.json (idempotent). The commands
+    name this Python interpreter, so they work when Claude Code runs outside the virtualenv."""
     from cortex.service.install import install as run_install
 
-    changes = run_install(config.find_project_root())
+    changes = run_install(config.find_project_root(), agent)
     click.echo("\n".join(changes) if changes else "already installed", err=True)
 
 

@@ -166,27 +166,48 @@ def test_install_and_uninstall_claude_are_exact_and_idempotent(project):
     settings.write_text(json.dumps(mine))
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "other"}}}))
     first = cortex(project, "install", "claude")
-    assert first.returncode == 0 and "hook SubagentStart" in first.stderr
+    assert first.returncode == 0 and "added hook SubagentStart" in first.stderr
     data = json.loads(settings.read_text())
     assert data["permissions"] == mine["permissions"]
-    assert data["hooks"]["Stop"][0]["hooks"][0]["command"] == "echo mine"
+    assert data["hooks"]["Stop"] == mine["hooks"]["Stop"]  # no main-session hooks without --agent
     commands = {e: [h["command"] for g in data["hooks"][e] for h in g["hooks"]] for e in data["hooks"]}
-    assert commands["SubagentStart"] == ["cortex hook claude SubagentStart"]
-    assert commands["Stop"] == ["echo mine", "cortex hook claude Stop"]
+    assert commands["SubagentStart"] == [f"{sys.executable} -m cortex hook claude SubagentStart"]
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {
-        "other": {"command": "other"}, "cortex": {"command": "cortex", "args": ["mcp"]}}
+        "other": {"command": "other"}, "cortex": {"command": sys.executable, "args": ["-m", "cortex", "mcp"]}}
     snapshot = (settings.read_text(), (project / ".mcp.json").read_text())
     again = cortex(project, "install", "claude")
     assert again.stderr.strip() == "already installed"
     assert (settings.read_text(), (project / ".mcp.json").read_text()) == snapshot
+    with_agent = cortex(project, "install", "claude", "--agent", "reviewer")
+    assert "added hook SessionStart" in with_agent.stderr
+    commands = {e: [h["command"] for g in json.loads(settings.read_text())["hooks"][e] for h in g["hooks"]]
+                for e in ("SessionStart", "Stop")}
+    assert commands == {"SessionStart": [f"{sys.executable} -m cortex hook claude SessionStart --agent reviewer"],
+                        "Stop": ["echo mine", f"{sys.executable} -m cortex hook claude Stop --agent reviewer"]}
     removed = cortex(project, "uninstall", "claude")
-    assert removed.returncode == 0
+    assert removed.returncode == 0 and "removed hook SubagentStart" in removed.stderr
+    assert "added" not in removed.stderr
     assert json.loads(settings.read_text()) == mine
     assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {"other": {"command": "other"}}}
+    assert cortex(project, "uninstall", "claude").stderr.strip() == "nothing to remove"
     broken = project / ".claude" / "settings.json"
     broken.write_text("{not json")
     failed = cortex(project, "install", "claude")
     assert failed.returncode == 1 and "is not valid JSON" in failed.stderr and broken.read_text() == "{not json"
+
+
+def test_installed_commands_run_without_the_virtualenv_on_path(project):
+    seed(project, "Always check null pointers")
+    assert cortex(project, "install", "claude", "--agent", "reviewer").returncode == 0
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["SubagentStart"][0]["hooks"][0]["command"]
+    payload = json.dumps({"cwd": str(project), "agent_type": "reviewer", "hook_event_name": "SubagentStart"})
+    bare = {"PATH": "/usr/bin:/bin", "CORTEX_EMBEDDINGS": "none"}  # as `env -i PATH=/usr/bin:/bin`
+    result = subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, text=True, env=bare,
+                            cwd="/", timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "Always check null pointers" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert subprocess.run(["/bin/sh", "-c", "cortex --version"], env=bare, capture_output=True).returncode != 0
 
 
 def test_a_reader_that_goes_away_still_gets_exit_0(project):

@@ -1,21 +1,54 @@
 """``cortex install claude`` / ``cortex uninstall claude``: the hook entries in ``.claude/settings.json`` and
-the MCP server entry in ``.mcp.json``, merged into what is there and removed exactly."""
+the MCP server entry in ``.mcp.json``, merged into what is there and removed exactly.
+
+Commands name this Python interpreter by its absolute path (``/path/to/python -m cortex ...``), so they run when
+Claude Code is started outside the virtualenv, with a bare ``PATH``. The subagent hooks are always installed;
+the main session's (``SessionStart``, ``Stop``) only for an agent named with ``--agent``.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
 from cortex.errors import CortexError
 from cortex.files import atomic_write
-from cortex.service.hooks import EVENTS
+from cortex.validation import check_agent_name
 
 MCP_NAME = "cortex"
+SUBAGENT_EVENTS = ("SubagentStart", "SubagentStop")
+SESSION_EVENTS = ("SessionStart", "Stop")
+#: A command this module wrote, whatever interpreter and agent it named (and the bare form of older versions).
+_OURS = re.compile(r"^(?:\S+ -m cortex|cortex|'[^']*' -m cortex) hook claude (SessionStart|SubagentStart|Stop|SubagentStop)"
+                   r"(?: --agent [a-z0-9][a-z0-9_-]*)?$")
 
 
-def _command(event: str, executable: str) -> str:
-    return f"{executable} hook claude {event}"
+def _interpreter() -> str:
+    return shlex.quote(sys.executable)
+
+
+def hook_command(event: str, agent: str | None = None) -> str:
+    """The command Claude Code runs for ``event``."""
+    command = f"{_interpreter()} -m cortex hook claude {event}"
+    return f"{command} --agent {agent}" if agent else command
+
+
+def mcp_entry() -> dict[str, Any]:
+    """The ``.mcp.json`` entry of the MCP server."""
+    return {"command": sys.executable, "args": ["-m", "cortex", "mcp"]}
+
+
+def _is_ours(command: Any) -> bool:
+    return isinstance(command, str) and _OURS.match(command) is not None
+
+
+def _is_our_mcp(entry: Any) -> bool:
+    return isinstance(entry, dict) and (entry == {"command": "cortex", "args": ["mcp"]}
+                                        or entry.get("args") == ["-m", "cortex", "mcp"])
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -35,59 +68,69 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     atomic_write(path, json.dumps(data, indent=2) + "\n", mode=0o644)
 
 
-def install(root: Path, executable: str = "cortex") -> list[str]:
-    """Add what is missing; returns a line per change (empty when everything was already there)."""
+def _remove_ours(hooks: dict[str, Any], event: str) -> bool:
+    """Drop this module's commands from ``event``; True when one was there."""
+    removed = False
+    kept = []
+    for group in hooks.get(event, []):
+        inner = [h for h in group.get("hooks", []) if not _is_ours(h.get("command"))]
+        removed = removed or len(inner) != len(group.get("hooks", []))
+        if inner:
+            kept.append({**group, "hooks": inner})
+    if event in hooks:
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    return removed
+
+
+def install(root: Path, agent: str | None = None) -> list[str]:
+    """Add (or bring up to date) the hooks and the MCP entry; returns a line per change (empty when everything
+    was already there). ``agent`` names the main session's agent: its ``SessionStart``/``Stop`` hooks are added."""
+    if agent is not None:
+        check_agent_name(agent)
     changes = []
     settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
     settings, mcp = _read(settings_path), _read(mcp_path)  # both parsed before either is written
     hooks = settings.setdefault("hooks", {})
-    for event in EVENTS:
-        command = _command(event, executable)
-        groups = hooks.setdefault(event, [])
-        present = any(h.get("command") == command for g in groups for h in g.get("hooks", []))
-        if not present:
-            groups.append({"hooks": [{"type": "command", "command": command, "timeout": 30}]})
-            changes.append(f"{settings_path}: hook {event}")
+    wanted = {event: hook_command(event) for event in SUBAGENT_EVENTS}
+    if agent is not None:
+        wanted |= {event: hook_command(event, agent) for event in SESSION_EVENTS}
+    for event, command in wanted.items():
+        groups = hooks.get(event, [])
+        if [h.get("command") for g in groups for h in g.get("hooks", []) if _is_ours(h.get("command"))] == [command]:
+            continue
+        replaced = _remove_ours(hooks, event)
+        hooks.setdefault(event, []).append({"hooks": [{"type": "command", "command": command, "timeout": 30}]})
+        changes.append(f"{settings_path}: {'updated' if replaced else 'added'} hook {event}: {command}")
     servers = mcp.setdefault("mcpServers", {})
-    wanted = {"command": executable, "args": ["mcp"]}
-    if servers.get(MCP_NAME) != wanted:
-        if MCP_NAME in servers:
+    if servers.get(MCP_NAME) != mcp_entry():
+        if MCP_NAME in servers and not _is_our_mcp(servers[MCP_NAME]):
             raise CortexError(f"{mcp_path} already has another MCP server named {MCP_NAME!r}; nothing was changed")
-        servers[MCP_NAME] = wanted
-        changes.append(f"{mcp_path}: MCP server {MCP_NAME!r}")
+        servers[MCP_NAME] = mcp_entry()
+        changes.append(f"{mcp_path}: added MCP server {MCP_NAME!r}")
     if changes:
         _write(settings_path, settings)
         _write(mcp_path, mcp)
     return changes
 
 
-def uninstall(root: Path, executable: str = "cortex") -> list[str]:
-    """Remove exactly what :func:`install` adds; returns a line per change."""
+def uninstall(root: Path) -> list[str]:
+    """Remove exactly what :func:`install` adds (from any interpreter, for any agent); a line per change."""
     changes = []
     settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
     settings, mcp = _read(settings_path), _read(mcp_path)
     hooks = settings.get("hooks", {})
-    for event in EVENTS:
-        command = _command(event, executable)
-        groups = hooks.get(event, [])
-        kept = []
-        for group in groups:
-            inner = [h for h in group.get("hooks", []) if h.get("command") != command]
-            if len(inner) != len(group.get("hooks", [])):
-                changes.append(f"{settings_path}: hook {event}")
-            if inner:
-                kept.append({**group, "hooks": inner})
-        if event in hooks:
-            if kept:
-                hooks[event] = kept
-            else:
-                del hooks[event]
+    for event in (*SESSION_EVENTS, *SUBAGENT_EVENTS):
+        if _remove_ours(hooks, event):
+            changes.append(f"{settings_path}: removed hook {event}")
     if "hooks" in settings and not hooks:
         del settings["hooks"]
     servers = mcp.get("mcpServers", {})
-    if servers.get(MCP_NAME) == {"command": executable, "args": ["mcp"]}:
+    if _is_our_mcp(servers.get(MCP_NAME)):
         del servers[MCP_NAME]
-        changes.append(f"{mcp_path}: MCP server {MCP_NAME!r}")
+        changes.append(f"{mcp_path}: removed MCP server {MCP_NAME!r}")
         if not servers:
             del mcp["mcpServers"]
     if changes:
