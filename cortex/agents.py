@@ -23,6 +23,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from cortex.errors import AgentDefinitionError, AgentNotFoundError, InvalidInputError, MemoryDisabledError
+from cortex.files import read_regular
 from cortex.validation import (
     AGENT_NAME_RE,
     check_agent_name,
@@ -37,6 +38,8 @@ log = logging.getLogger("cortex")
 MEMORY_SCOPES = ("user", "project", "local")
 _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off"}
+#: An agent definition larger than this is reported, not parsed (a definition is a page of text).
+MAX_DEFINITION_BYTES = 1024 * 1024
 _CORTEX_KEYS = {"project", "recall", "prune", "aliases"}
 #: An alias is a coding agent's own name for the agent (Claude Code: ``Explore``, ``my-plugin:reviewer``).
 _ALIAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}")
@@ -283,7 +286,11 @@ class AgentRegistry:
         found: dict[str, AgentDefinition] = {}
         for path in iter_definition_files(self.dirs):
             try:
-                text = path.read_text(encoding="utf-8")
+                data = read_regular(path, MAX_DEFINITION_BYTES + 1)
+                if len(data) > MAX_DEFINITION_BYTES:
+                    problems.append(AgentProblem(path, "file", f"is over {MAX_DEFINITION_BYTES // 1024} KiB: not read"))
+                    continue
+                text = data.decode("utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 problems.append(AgentProblem(path, "file", f"cannot be read: {exc}"))
                 continue

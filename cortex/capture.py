@@ -1,16 +1,11 @@
-"""Capture at agent end: memories from marker lines in what the agent wrote.
-
-A marker line starts (after optional list bullets, numbering, quote marks or bold) with ``LEARNED:``,
-``INSIGHT:``, ``PATTERN:``, ``CONVENTION:`` or ``DECISION:``, in upper case; its text runs to the end of the line.
-Upper case only, so prose is not captured: a review's "**Decision:** request changes" is not a decision memory.
-"""
+"""Capture at agent end: memories from the marker lines (:mod:`cortex.markers`) in what the agent wrote."""
 
 from __future__ import annotations
 
 import logging
-import re
 from datetime import datetime
 
+from cortex import markers
 from cortex.errors import InvalidInputError
 from cortex.memories import MemoryRepository
 from cortex.model import Memory, MemoryType, Scope
@@ -18,28 +13,10 @@ from cortex.validation import memory_from_entry
 
 log = logging.getLogger("cortex")
 
-MARKERS = {
-    "LEARNED": MemoryType.INSIGHT,
-    "INSIGHT": MemoryType.INSIGHT,
-    "PATTERN": MemoryType.PATTERN,
-    "CONVENTION": MemoryType.CONVENTION,
-    "DECISION": MemoryType.DECISION,
-}
-_MARKER_LINE = re.compile(
-    r"^[ \t>]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__)?[ \t]*"
-    r"(" + "|".join(MARKERS) + r")[ \t]*(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(.*?)[ \t]*$",
-    re.MULTILINE,
-)
-
 
 def extract(output: str) -> list[tuple[MemoryType, str]]:
     """The (type, text) of every marker line with text, in order, without repeats."""
-    found: dict[tuple[MemoryType, str], None] = {}
-    for match in _MARKER_LINE.finditer(output):
-        text = match.group(2).strip()
-        if text:
-            found[(MARKERS[match.group(1)], text)] = None
-    return list(found)
+    return [(MemoryType(kind), text) for kind, text in markers.extract(output)]
 
 
 def capture(memories: MemoryRepository, scope: Scope, output: str, project: str, now: datetime) -> list[Memory]:

@@ -35,6 +35,7 @@ from cortex.validation import (
     check_duration,
     check_limit,
     check_project,
+    check_query_text,
     check_text,
     is_memory_id,
     memory_from_entry,
@@ -318,9 +319,8 @@ class Cortex:
         requested = check_mode(mode)
         settings = rerank if isinstance(rerank, Reranking) else (Reranking() if rerank else NO_RERANKING)
         self._agent(agent)
-        with self._memories.lock:
-            return run_search(self._memories, self._scope(agent), q, requested, reranking=settings,
-                              explain=explain, fusion=self.fusion, now=self._clock())
+        return run_search(self._memories, self._scope(agent), q, requested, reranking=settings,
+                          explain=explain, fusion=self.fusion, now=self._clock())
 
     def resolve_agent(self, name: str) -> str | None:
         """The declared agent with memory that ``name`` stands for (itself, or the agent listing it in
@@ -395,7 +395,7 @@ class Cortex:
         else 5 memories and 8000 characters.
         """
         if task is not None:
-            task = check_text(task, "task")
+            task = check_query_text(task, "task")
         settings = self._agent(agent).settings
         limit = check_limit(limit if limit is not None else settings.recall_limit or config.DEFAULT_START_LIMIT)
         budget = check_limit(max_chars if max_chars is not None else
@@ -405,13 +405,13 @@ class Cortex:
         if project is not None:
             filters = Filters(projects=frozenset([check_project(project), config.DEFAULT_PROJECT]))
         scope = self._scope(agent)
+        ids: list[str] = []
+        if task is not None and task.strip():  # hybrid falls back to bm25 without embeddings
+            q = Query(agent=agent, text=task, filters=filters, limit=limit)
+            result = run_search(self._memories, scope, q, SearchMode.HYBRID, reranking=Reranking(),
+                                explain=False, fusion=self.fusion, now=self._clock())
+            ids = [h.memory.id for h in result]
         with self._memories.lock:
-            ids: list[str] = []
-            if task is not None and task.strip():  # hybrid falls back to bm25 without embeddings
-                q = Query(agent=agent, text=task, filters=filters, limit=limit)
-                result = run_search(self._memories, scope, q, SearchMode.HYBRID, reranking=Reranking(),
-                                    explain=False, fusion=self.fusion, now=self._clock())
-                ids = [h.memory.id for h in result]
             if not ids:  # no task, or nothing related: the most used memories
                 ids = recall_ids(self._memories.index(scope), Query(agent=agent, filters=filters, limit=limit))
             shown = fit(self._memories.load(scope, ids), budget)

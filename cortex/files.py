@@ -41,6 +41,27 @@ def atomic_writer(path: Path, *, mode: int = 0o600) -> Iterator[BinaryIO]:
         raise
 
 
+def open_regular(path: Path | str) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file; ``OSError`` for anything else, without blocking: a
+    FIFO or a device where Cortex expects a file (its own, or a transcript) must not hang a command."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path | str, limit: int | None = None) -> bytes:
+    """The bytes of a regular file (at most ``limit`` of them); see :func:`open_regular`."""
+    with open_regular(path) as fh:
+        return fh.read() if limit is None else fh.read(limit)
+
+
 def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
     """Replace ``path`` with ``data`` atomically (see :func:`atomic_writer`)."""
     with atomic_writer(path, mode=mode) as fh:

@@ -205,14 +205,16 @@ def search(
     used, note, query_vector = requested, None, None
     if requested in (SearchMode.SEMANTIC, SearchMode.HYBRID):
         note = memories.semantic_unavailable(scope)
-        if note is None:
+        if note is None:  # outside the repository's lock: other requests go on while the query is embedded
             query_vector, note = memories.embed_query(query.text or "")
         if note is not None:
             used, note = SearchMode.BM25, f"{requested.value} search fell back to bm25: {note}"
     reranked = used is not SearchMode.ALL and reranking.enabled
     fetch = min(query.limit * reranking.overfetch, 10_000) if reranked else query.limit
-    ranked = rank(memories.index(scope), replace(query, limit=fetch), used, query_vector=query_vector, fusion=fusion)
-    loaded = {m.id: m for m in memories.load(scope, [r.id for r in ranked])}
+    with memories.lock:
+        ranked = rank(memories.index(scope), replace(query, limit=fetch), used, query_vector=query_vector,
+                      fusion=fusion)
+        loaded = {m.id: m for m in memories.load(scope, [r.id for r in ranked])}
     top = max((r.score for r in ranked), default=0.0) or 1.0
     hits = []
     for r in ranked:

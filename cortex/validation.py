@@ -147,8 +147,13 @@ def check_duration(value: Any, field: str = "max_age") -> timedelta:
 
 
 def check_query_text(value: Any, field: str = "query") -> str:
-    """A query string (any text, hostile included: it is never interpreted as syntax)."""
-    return check_text(value, field)
+    """A query or task text (any text, hostile included: it is never interpreted as syntax), at most as long as
+    a memory's content: a longer one would only cost time to analyse and embed."""
+    text = check_text(value, field)
+    size = len(text.encode("utf-8"))
+    if size > MAX_CONTENT_BYTES:
+        raise InvalidInputError(field, f"is {size} bytes; the limit is {MAX_CONTENT_BYTES} bytes (64 KiB)")
+    return text
 
 
 def filters(*, type: Any = None, project: Any = None) -> Filters:

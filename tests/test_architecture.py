@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("repository", ["cortex.memories"]),
     ("derived", ["cortex.index", "cortex.embeddings"]),
     ("storage", ["cortex.store", "cortex.vocab"]),
-    ("model", ["cortex.model", "cortex.validation", "cortex.agents", "cortex.text"]),
+    ("model", ["cortex.model", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
     ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state"]),
 ]
 

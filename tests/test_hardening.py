@@ -12,7 +12,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -328,3 +327,126 @@ def test_every_error_the_findings_produce_is_a_cortex_error(cx):
         with pytest.raises(CortexError):
             call()
     assert os.environ.get("CORTEX_EMBEDDINGS") == "none"
+
+
+# -- a second probe: what it found, each fixed -----------------------------------------------------------------
+
+
+def test_an_mcp_request_id_with_a_lone_surrogate_is_answered_with_a_null_id():
+    from cortex.service.stdio import parse_line
+
+    message = parse_line(b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "tools/list"}').message
+    assert message.error.code == -32600 and message.id is None
+    message.model_dump_json()  # and the answer can be written
+
+
+@pytest.mark.anyio
+async def test_an_error_naming_a_lone_surrogate_can_be_sent(cx):
+    cx.agents.register("alice")
+    async with cx_app(cx) as api:
+        r = await api.post("/v1/agents/alice/memories/batch", content='{"entries": [{"content": "x", "\\ud800": 1}]}',
+                           headers={"Content-Type": "application/json"})
+        assert r.status_code == 422 and r.json()["error"]["field"] == "entries[0].\\ud800"
+        r = await api.get("/v1/agents/alice/search", params={"query": "x", "rerank": '{"\\ud800": true}'})
+        assert r.status_code == 422 and r.json()["error"]["field"] == "rerank"
+        r = await api.post("/v1/agents/alice/memories/batch", content="[1, 2]",
+                           headers={"Content-Type": "application/json"})
+        assert r.status_code == 422 and r.json()["error"]["field"] == "body"
+        r = await api.post("/v1/agents/alice/memories", content=b'{"content": "\xff"}',
+                           headers={"Content-Type": "application/json"})
+        assert r.status_code == 400 and r.json()["error"]["message"] == "request body is not valid JSON in UTF-8"
+
+
+def test_the_client_names_the_field_of_text_that_is_not_unicode(tmp_path):
+    project = make_project(tmp_path / "p", "alice")
+    server = start_server(project)
+    try:
+        for args, field in ((["store", "alice", LONE], "content"), (["recall", "alice", LONE], "query"),
+                            (["search", "alice", LONE], "query"), (["start", "alice", "--task", LONE], "task"),
+                            (["recall", "alice", "x", "--project", LONE], "project")):
+            result = run_cli(project, *args)
+            assert result.returncode == 1 and result.stderr.startswith(f"cortex: error: {field}: contains unpaired"), (
+                args, result.stderr)
+        bad_token = run_cli(project, "stats", "alice", env={"CORTEX_TOKEN": "caf\u00e9"})
+        assert bad_token.returncode == 1 and "tokens are ASCII" in bad_token.stderr
+    finally:
+        server.stop()
+
+
+def test_queries_and_tasks_are_bounded(cx):
+    with pytest.raises(InvalidInputError, match="^query: is .* bytes; the limit is 65536"):
+        cx.search("reviewer", "word " * 20_000)
+    with pytest.raises(InvalidInputError, match="^task: is"):
+        cx.agent_start("reviewer", task="word " * 20_000)
+
+
+def test_a_huge_transcript_does_not_stop_later_captures(tmp_path):
+    from cortex.service import hooks
+
+    project = make_project(tmp_path / "p", "alice")
+    transcript = tmp_path / "t.jsonl"
+    line = json.dumps({"type": "assistant", "message": {"role": "assistant", "content": "x" * 3_000_000}})
+    transcript.write_text("\n".join([line] * 12) + "\n")
+    payload = {"cwd": str(project), "agent_type": "alice", "transcript_path": str(transcript),
+               "last_assistant_message": "LEARNED: the last message still counts"}
+    hooks.run("SubagentStop", json.dumps(payload))
+    with open(transcript, "a") as fh:
+        fh.write(json.dumps({"type": "assistant", "message": {"role": "assistant",
+                                                               "content": "DECISION: and so does a later line"}}) + "\n")
+    hooks.run("SubagentStop", json.dumps(payload | {"last_assistant_message": "done"}))
+    with open_agents(project / ".cortex" / "store", "alice") as cx:
+        assert sorted(m.content for m in cx.recall("alice")) == ["and so does a later line",
+                                                                   "the last message still counts"]
+
+
+def test_a_fifo_where_a_file_belongs_never_hangs(tmp_path):
+    project = make_project(tmp_path / "p", "alice")
+    assert run_cli(project, "store", "alice", "seed").returncode == 0
+    store = project / ".cortex" / "store"
+    for name in ("cortex-index/alice/snapshot.npz", "cortex-server.json", "cortex-tokens.json"):
+        path = store / name
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
+    os.mkfifo(store / "cortex-index" / "alice" / "vectors.log.fifo")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "cortex", "recall", "alice"], cwd=project, capture_output=True,
+                            text=True, timeout=60, env=dict(os.environ, CORTEX_STORE=""))
+    assert result.returncode == 0 and "seed" in result.stdout and time.monotonic() - started < 30
+    from cortex.service import hooks
+
+    out = hooks.run("SubagentStart", json.dumps({"cwd": str(project), "agent_type": "alice"}))
+    assert "seed" in out
+    fifo_transcript = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo_transcript)
+    hooks.run("SubagentStart", json.dumps({"cwd": str(project), "agent_type": "alice",
+                                           "transcript_path": str(fifo_transcript)}))
+
+
+def test_a_hook_with_a_missing_cwd_creates_nothing(tmp_path):
+    from cortex.service import hooks
+
+    missing = tmp_path / "nowhere" / "x"
+    assert hooks.run("SubagentStop", json.dumps({"cwd": str(missing), "agent_type": "alice",
+                                                 "last_assistant_message": "LEARNED: lost?"})) == ""
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("settings", {"hooks": "x"}), ("settings", {"hooks": {"SubagentStart": "x"}}),
+    ("settings", {"hooks": {"SubagentStart": [1]}}), ("mcp", {"mcpServers": [1]})])
+def test_install_refuses_wrongly_shaped_settings_and_changes_nothing(tmp_path, name, content):
+    project = make_project(tmp_path / "p", "alice")
+    path = project / ".claude" / "settings.json" if name == "settings" else project / ".mcp.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(content))
+    for command in ("install", "uninstall"):
+        result = run_cli(project, command, "claude")
+        assert result.returncode == 1 and "nothing was changed" in result.stderr
+        assert json.loads(path.read_text()) == content
+
+
+def test_an_oversized_agent_file_is_reported_not_parsed(tmp_path):
+    project = make_project(tmp_path / "p", "alice")
+    (project / "agent_defs" / "huge.md").write_text("---\nname: huge\ndescription: " + "x" * 2_000_000 + "\n---\n")
+    check = run_cli(project, "agents", "check")
+    assert check.returncode == 1 and "huge.md: file: is over 1024 KiB" in check.stdout

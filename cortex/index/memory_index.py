@@ -16,6 +16,7 @@ declared once, in :data:`COLUMNS`; adding a field means one entry there and one 
 from __future__ import annotations
 
 import hashlib
+import io
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from cortex.files import atomic_writer
+from cortex.files import atomic_writer, read_regular
 from cortex.index.analyzer import analyze_normalized
 from cortex.index.lists import PostingLists, Vec
 from cortex.index.vectors import Rows
@@ -394,7 +395,7 @@ class MemoryIndex:
         """Read a snapshot; None when it is missing, unreadable, damaged (every member is checked against its
         CRC and the arrays against each other) or of another format version."""
         try:
-            with np.load(path, allow_pickle=False) as data:
+            with np.load(io.BytesIO(read_regular(path)), allow_pickle=False) as data:
                 if int(data["version"][0]) != FORMAT_VERSION:
                     return None
                 # normalisation depends on the Unicode tables: another version may split words differently

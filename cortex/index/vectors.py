@@ -19,6 +19,8 @@ from typing import BinaryIO
 
 import numpy as np
 
+from cortex.files import open_regular, read_regular
+
 _MAGIC = b"CORTEX-VECTORS 2\n"
 
 
@@ -100,7 +102,10 @@ class VectorLog:
         if header is None:
             return None
         model, dim, offset = header
-        data = self.path.read_bytes()
+        try:
+            data = read_regular(self.path)
+        except OSError:
+            return None
 
         def records() -> Iterator[tuple[str, np.ndarray]]:
             for start, size in _records(data, dim, offset):
@@ -141,10 +146,10 @@ def _valid_length(data: bytes, dim: int, offset: int) -> int:
 
 def _read_header(path: Path) -> tuple[str, int, int] | None:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             if fh.read(len(_MAGIC)) != _MAGIC:
                 return None
-            line = fh.readline()
+            line = fh.readline(4096)
     except OSError:
         return None
     try:

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from cortex.errors import AuthError, TokenFileError
-from cortex.files import atomic_write
+from cortex.files import atomic_write, read_regular
 from cortex.state import tokens_file
 from cortex.validation import check_agent_name
 
@@ -66,7 +66,7 @@ class TokenStore:
     def _parse(self) -> list[dict[str, str | None]]:
         """The entries of the file; :class:`TokenFileError` (logged) when it is unreadable or malformed."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.path, 16 * 1024 * 1024))
             entries = data["tokens"]
             if not isinstance(entries, list) or not all(
                     isinstance(e, dict) and isinstance(e.get("sha256"), str)

@@ -30,6 +30,23 @@ _ERRORS: dict[str, type[errors.CortexError]] = {
 }
 
 
+def _check_text(value: Any, path: str) -> None:
+    """Raise :class:`InvalidInputError` naming the first string in ``value`` that is not valid Unicode."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise errors.InvalidInputError(path or "request",
+                                           "contains unpaired surrogate characters (not valid Unicode text)") from None
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_text(key, path or "request")
+            _check_text(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_text(item, f"{path}[{i}]")
+
+
 #: Requests sent again once when the connection fails before an answer (a write might have been applied).
 _IDEMPOTENT = frozenset({"GET", "HEAD"})
 
@@ -52,6 +69,8 @@ class RemoteCortex:
     """A client of the Cortex HTTP API with the facade's methods (the subset that makes sense remotely)."""
 
     def __init__(self, url: str, token: str | None = None, *, timeout: float = 30.0) -> None:
+        if token is not None and not token.isascii():
+            raise errors.AuthError("the token is not valid: tokens are ASCII (check $CORTEX_TOKEN)")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.url = url.rstrip("/")
         # trust_env=False: never send the token and memories to an HTTP proxy from the environment
@@ -60,6 +79,8 @@ class RemoteCortex:
                                   verify=not self.url.startswith("http://"))
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        for key in ("json", "params"):
+            _check_text(kwargs.get(key), "")  # the same field error as in process, not an encoding traceback
         attempts = 2 if method in _IDEMPOTENT else 1
         for attempt in range(attempts):
             try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cortex.files import atomic_write
+from cortex.files import atomic_write, read_regular
 from cortex.state import server_file
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def remove(state_dir: Path, pid: int) -> None:
 
 def read(state_dir: Path) -> ServerInfo | None:
     try:
-        data = json.loads(server_file(state_dir).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(server_file(state_dir), 64 * 1024))
         return ServerInfo(url=str(data["url"]), pid=int(data["pid"]), token=str(data["token"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None

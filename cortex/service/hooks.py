@@ -35,6 +35,8 @@ AGENT_ENV = "CORTEX_HOOK_AGENT"
 TASK_SCAN_BYTES = 4 * 1024 * 1024
 #: The tool Claude Code starts subagents with (``Task`` in older versions).
 SUBAGENT_TOOLS = ("Agent", "Task")
+#: The part of a task a block is ranked for.
+MAX_TASK_CHARS = 8000
 
 
 class _Unknown(Exception):
@@ -52,13 +54,21 @@ def _log(root: Path, message: str) -> None:
         pass  # nowhere to log: still exit 0
 
 
+#: The most of a transcript one Stop hook reads (the rest is read by the next one).
+MAX_TRANSCRIPT_READ = 64 * 1024 * 1024
+
+
 def _transcript_lines(path: str, start: int) -> tuple[list[Any], int]:
-    """The JSON entries of a Claude Code transcript (JSONL) from byte ``start`` on, and where the last complete
-    line ends."""
-    with open(path, "rb") as fh:
+    """The JSON entries of a Claude Code transcript (JSONL) from byte ``start`` on (at most
+    :data:`MAX_TRANSCRIPT_READ` bytes), and where the last complete line read ends."""
+    from cortex.files import open_regular
+
+    with open_regular(path) as fh:
         fh.seek(start)
-        data = fh.read()
+        data = fh.read(MAX_TRANSCRIPT_READ)
     end = data.rfind(b"\n") + 1
+    if end == 0 and len(data) == MAX_TRANSCRIPT_READ:
+        end = len(data)  # one line longer than a whole read: skipped rather than read again forever
     entries = []
     for line in data[:end].decode("utf-8", errors="replace").splitlines():
         try:
@@ -109,8 +119,11 @@ class _Offsets:
 
     def __init__(self, root: Path) -> None:
         self.path = root / ".cortex" / "state" / "transcripts.json"
+        from cortex.files import read_regular
+
         try:
-            self.data: dict[str, int] = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(self.path, 16 * 1024 * 1024))
+            self.data: dict[str, int] = data if isinstance(data, dict) else {}
         except (OSError, ValueError):
             self.data = {}
 
@@ -270,7 +283,13 @@ def run(event: str, raw: str, agent: str | None = None) -> str:
         payload = json.loads(raw) if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
-        root = config.find_project_root(payload.get("cwd") or os.getcwd())
+        cwd = payload.get("cwd")
+        if cwd is not None and (not isinstance(cwd, str) or not os.path.isdir(cwd)):
+            import sys
+
+            print(f"cortex: hook: the payload's cwd {cwd!r} is not a directory; nothing done", file=sys.stderr)
+            return ""
+        root = config.find_project_root(cwd or os.getcwd())
         if event not in EVENTS:
             raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
         agent_type = payload.get("agent_type") or agent or os.environ.get(AGENT_ENV)
@@ -287,14 +306,19 @@ def run(event: str, raw: str, agent: str | None = None) -> str:
                 offsets = _Offsets(root)
                 entries, read_to = _transcript_lines(transcript, offsets.get(transcript))
                 text = f"{_assistant_text(entries)}\n{text}"
-            if text.strip():
-                _capture(root, agent_type, text)
-            if offsets is not None:
+            from cortex.markers import marker_lines
+
+            lines = marker_lines(text)  # only what capture keeps is sent, however long the transcript
+            if lines:
+                _capture(root, agent_type, lines)
+            if offsets is not None:  # delivered or spooled: either way this part of the transcript is done
                 offsets.set(str(transcript), read_to)
             return ""
         task = payload.get("prompt") or None
         if event == "SubagentStart" and not task and payload.get("transcript_path"):
             task = subagent_task(str(payload["transcript_path"]), agent_type)
+        if isinstance(task, str):
+            task = task[:MAX_TASK_CHARS]  # enough to rank by; the rest only costs time
         cx = _open(root)
         try:
             name = cx.resolve_agent(agent_type)

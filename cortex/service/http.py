@@ -80,10 +80,16 @@ class PruneResult(BaseModel):
     dry_run: bool
 
 
+def _printable(text: str | None) -> str | None:
+    """``text`` with anything that is not valid Unicode (a lone surrogate) escaped, so the error can be sent."""
+    return None if text is None else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _error(status: int, exc: Exception, kind: str | None = None, field: str | None = None,
            reason: str | None = None) -> JSONResponse:
-    body = {"error": {"type": kind or type(exc).__name__, "message": str(exc), "field": field,
-                      "reason": reason if reason is not None else getattr(exc, "reason", None)}}
+    reason = reason if reason is not None else getattr(exc, "reason", None)
+    body = {"error": {"type": kind or type(exc).__name__, "message": _printable(str(exc)), "field": _printable(field),
+                      "reason": _printable(reason)}}
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(body, status_code=status, headers=headers)
 
@@ -193,7 +199,8 @@ def create_app(
         if any(e.get("type") == "json_invalid" for e in errors):
             return _error(400, ValueError("request body is not valid JSON"), "InvalidJSON")
         first = errors[0] if errors else {}
-        loc = ".".join(str(p) for p in first.get("loc", ())[1:]) or None
+        loc = ".".join(str(p) for p in first.get("loc", ())[1:]) or (
+            "body" if first.get("loc", ())[:1] == ("body",) else None)
         reason = str(first.get("msg", "invalid request"))
         return _error(422, ValueError(f"{loc}: {reason}" if loc else reason), "InvalidInputError", loc, reason)
 
@@ -306,6 +313,8 @@ def create_app(
             return _error(404, LookupError(message), "NotFound")
         if exc.status_code == 405:
             return _error(405, LookupError(f"{request.method} is not allowed on {request.url.path}"), "MethodNotAllowed")
+        if exc.status_code == 400 and "parsing the body" in str(exc.detail):
+            return _error(400, ValueError("request body is not valid JSON in UTF-8"), "InvalidJSON")
         return _error(exc.status_code, RuntimeError(str(exc.detail)), "HTTPError")
 
     if mcp_server is not None:

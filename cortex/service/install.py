@@ -51,15 +51,30 @@ def _is_our_mcp(entry: Any) -> bool:
                                         or entry.get("args") == ["-m", "cortex", "mcp"])
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path, section: str) -> dict[str, Any]:
+    """The JSON object in ``path`` ({} when there is none); its ``section`` (hooks, mcpServers) must have the
+    shape Claude Code gives it, else nothing is changed."""
     if not path.exists():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         raise CortexError(f"{path} is not valid JSON ({exc}); fix it first, nothing was changed") from None
     if not isinstance(data, dict):
         raise CortexError(f"{path} does not hold a JSON object; nothing was changed")
+    part = data.get(section, {})
+    problem = None
+    if not isinstance(part, dict):
+        problem = f"'{section}' is not an object"
+    elif section == "hooks":
+        for event, groups in part.items():
+            if not isinstance(groups, list) or not all(
+                    isinstance(g, dict) and isinstance(g.get("hooks", []), list)
+                    and all(isinstance(h, dict) for h in g.get("hooks", [])) for g in groups):
+                problem = f"'hooks.{event}' is not a list of {{\"hooks\": [...]}} groups"
+                break
+    if problem is not None:
+        raise CortexError(f"{path}: {problem}; fix it first, nothing was changed")
     return data
 
 
@@ -92,7 +107,7 @@ def install(root: Path, agent: str | None = None) -> list[str]:
         check_agent_name(agent)
     changes = []
     settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
-    settings, mcp = _read(settings_path), _read(mcp_path)  # both parsed before either is written
+    settings, mcp = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers")  # both checked before writing
     hooks = settings.setdefault("hooks", {})
     wanted = {event: hook_command(event) for event in SUBAGENT_EVENTS}
     if agent is not None:
@@ -120,7 +135,7 @@ def uninstall(root: Path) -> list[str]:
     """Remove exactly what :func:`install` adds (from any interpreter, for any agent); a line per change."""
     changes = []
     settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
-    settings, mcp = _read(settings_path), _read(mcp_path)
+    settings, mcp = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers")
     hooks = settings.get("hooks", {})
     for event in (*SESSION_EVENTS, *SUBAGENT_EVENTS):
         if _remove_ours(hooks, event):

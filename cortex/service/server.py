@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from cortex.core import Cortex
 from cortex.errors import AuthError, InvalidInputError

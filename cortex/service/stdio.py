@@ -25,6 +25,11 @@ INVALID_REQUEST = -32600
 
 def _error(request_id: Any, code: int, message: str) -> SessionMessage:
     valid_id = request_id if isinstance(request_id, (str, int)) and not isinstance(request_id, bool) else None
+    if isinstance(valid_id, str):
+        try:
+            valid_id.encode("utf-8")
+        except UnicodeEncodeError:  # an id that cannot be written back: answer as to an unreadable request
+            valid_id = None
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=valid_id,
                                              error=types.ErrorData(code=code, message=message)))
 

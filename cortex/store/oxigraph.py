@@ -24,7 +24,7 @@ import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, QuerySolutions, Triple, Variable
 
 from cortex.errors import InvalidInputError, StoreError, StoreLockedError
-from cortex.files import private_dir
+from cortex.files import private_dir, read_regular
 from cortex.model import Memory, Scope
 from cortex.store.base import Change
 from cortex.store.rdf import MemoryCodec
@@ -120,7 +120,7 @@ class OxigraphStore:
         if holder is not None:
             return holder
         try:  # where the kernel cannot say: what the holder wrote (may lag while several processes race)
-            return int(json.loads((self._path / OWNER_FILE).read_text())["pid"])
+            return int(json.loads(read_regular(self._path / OWNER_FILE, 4096))["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
 

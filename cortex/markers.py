@@ -1,0 +1,40 @@
+"""Marker lines: the learnings an agent writes into its output for Cortex to keep.
+
+A marker line starts (after optional list bullets, numbering, quote marks or bold) with ``LEARNED:``,
+``INSIGHT:``, ``PATTERN:``, ``CONVENTION:`` or ``DECISION:``, in upper case; its text runs to the end of the
+line. Upper case only, so prose is not captured: a review's "**Decision:** request changes" is not a decision.
+This module has no dependencies: the hooks find marker lines in a transcript before sending anything.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Marker -> memory type (``cortex.model.MemoryType`` values).
+MARKERS = {
+    "LEARNED": "insight",
+    "INSIGHT": "insight",
+    "PATTERN": "pattern",
+    "CONVENTION": "convention",
+    "DECISION": "decision",
+}
+_MARKER_LINE = re.compile(
+    r"^[ \t>]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__)?[ \t]*"
+    r"(" + "|".join(MARKERS) + r")[ \t]*(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(.*?)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def extract(output: str) -> list[tuple[str, str]]:
+    """The (memory type, text) of every marker line with text, in order, without repeats."""
+    found: dict[tuple[str, str], None] = {}
+    for match in _MARKER_LINE.finditer(output):
+        text = match.group(2).strip()
+        if text:
+            found[(MARKERS[match.group(1)], text)] = None
+    return list(found)
+
+
+def marker_lines(output: str) -> str:
+    """Only the marker lines of ``output`` (what capture would read from it), one per line."""
+    return "\n".join(match.group(0).strip() for match in _MARKER_LINE.finditer(output) if match.group(2).strip())
