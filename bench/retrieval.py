@@ -51,18 +51,23 @@ def ndcg_at(ranked: list[str], gold: set[str], k: int = 10) -> float:
 
 
 def parse_fusion(spec: str) -> Fusion:
-    """``linear:0.5`` (lexical weight), ``dbsf:0.5``, ``rrf:60`` (k)."""
+    """``linear:0.5`` (lexical weight), ``dbsf:0.5``, ``rrf:60`` (k), ``floor:0.2`` (the default fusion with
+    another relevance floor)."""
     method, _, value = spec.partition(":")
     if method == "rrf":
         return Fusion(method="rrf", rrf_k=int(value or 60))
+    if method == "floor":
+        return Fusion(min_similarity=float(value))
     return Fusion(method=method, lexical_weight=float(value or 0.5))
 
 
 def variants(modes: list[str], fusions: list[str]) -> list[tuple[str, str, Fusion | None]]:
     """(label, mode, fusion) to evaluate; fusion None = the store's default."""
     out: list[tuple[str, str, Fusion | None]] = [(m, m, None) for m in modes]
-    if "hybrid" in modes:
-        out += [(f"hybrid/{spec}", "hybrid", parse_fusion(spec)) for spec in fusions]
+    for mode in ("semantic", "hybrid"):
+        if mode in modes:
+            out += [(f"{mode}/{spec}", mode, parse_fusion(spec)) for spec in fusions
+                    if mode == "hybrid" or spec.startswith("floor:")]
     return out
 
 
@@ -118,6 +123,19 @@ def load_locomo(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[str], 
     return questions, build
 
 
+#: Questions no LoCoMo conversation is about: what a search returns for them is noise (relevance floor).
+OFF_TOPIC = [
+    "How do I configure the ingress controller of a Kubernetes cluster?",
+    "Which PostgreSQL isolation level prevents phantom reads?",
+    "What is the time complexity of inserting into a binary heap?",
+    "How should the CI pipeline cache pip wheels between builds?",
+    "Why does the TLS handshake fail with an unknown certificate authority?",
+    "Explain the difference between a mutex and a semaphore",
+    "What does the HTTP status code 409 mean for a REST API?",
+    "How do I rebase a feature branch onto main without losing commits?",
+]
+
+
 def run_locomo(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion | None]], rerank: bool) -> dict:
     questions, build = load_locomo(cx, path)
     memories = sum(cx.count(a) for a in {q[0] for q in questions})
@@ -126,18 +144,22 @@ def run_locomo(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion | None
     for label, mode, fusion in modes:
         per_cat: dict[int, list[tuple[float, float, float]]] = defaultdict(list)
         latencies = []
-        empty = 0
+        empty = hits = 0
         for agent, question, gold, cat in questions:
             t0 = time.perf_counter()
             result = search(cx, fusion, agent, question, mode, 10, rerank)
             latencies.append(time.perf_counter() - t0)
             ranked = [h.memory.id for h in result]
             empty += not ranked
+            hits += len(ranked)
             per_cat[cat].append((recall_at(ranked, gold, 5), recall_at(ranked, gold, 10), ndcg_at(ranked, gold)))
         rows = [r for rs in per_cat.values() for r in rs]
+        agents = sorted({q[0] for q in questions})
+        off_topic = [len(search(cx, fusion, agent, q, mode, 10, rerank).hits) for agent in agents for q in OFF_TOPIC]
         results["modes"][label] = {
             "R@5": sum(r[0] for r in rows) / len(rows), "R@10": sum(r[1] for r in rows) / len(rows),
             "NDCG@10": sum(r[2] for r in rows) / len(rows), "empty_share": empty / len(rows),
+            "hits_per_question": hits / len(rows), "off_topic_hits": sum(off_topic) / len(off_topic),
             "latency": percentiles(latencies), "mode_used": result.mode, "note": result.note,
             "per_category": {str(c): {"n": len(rs), "R@10": sum(r[1] for r in rs) / len(rs),
                                       "NDCG@10": sum(r[2] for r in rs) / len(rs)} for c, rs in sorted(per_cat.items())},
@@ -273,7 +295,8 @@ def main(argv: list[str] | None = None) -> dict:
                 ("data", "mode", "used", "R@5", "R@10", "NDCG@10", "p50 ms", "p95 ms"))
     for mode, r in results["locomo"]["modes"].items():
         cats = ", ".join(f"cat {c}: R@10 {v['R@10']:.3f}" for c, v in r["per_category"].items())
-        print(f"LoCoMo {mode}: {cats}; empty results {r['empty_share']:.1%}")
+        print(f"LoCoMo {mode}: {cats}; empty results {r['empty_share']:.1%}; hits per question "
+              f"{r['hits_per_question']:.1f}; hits for an off-topic question {r['off_topic_hits']:.1f}")
     for name in ("locomo", "longmemeval_s_subset", "latency_10k"):
         if name in results:
             r = results[name]

@@ -390,14 +390,44 @@ def token() -> None:
 @token.command("create")
 @click.option("--agent", "agent", default=None, help="The agent this token may use.")
 @click.option("--admin", is_flag=True, help="A token that may do everything.")
+@click.option("--force", is_flag=True, help="Create it even for an agent that is not declared (yet).")
 @pass_state
-def token_create(state: _State, agent: str | None, admin: bool) -> None:
-    """Create a token and print it (alone, on stdout; it is shown only this once)."""
-    from cortex.service.auth import TokenStore
+def token_create(state: _State, agent: str | None, admin: bool, force: bool) -> None:
+    """Create a token and print it (alone, on stdout; it is shown only this once; its id on stderr)."""
+    from cortex.errors import AgentNotFoundError
+    from cortex.service.auth import TokenStore, token_id
 
     if admin == (agent is not None):
         raise click.UsageError("give exactly one of --agent NAME or --admin")
-    click.echo(TokenStore(state.need_state_dir()).create(agent))
+    if agent is not None and not force:
+        registry = state.registry()
+        if registry.get(agent) is None:
+            raise AgentNotFoundError(agent, searched=registry.dirs)
+    created = TokenStore(state.need_state_dir()).create(agent)
+    click.echo(created)
+    click.echo(f"cortex: token {token_id(created)} for {agent or 'admin'} (revoke: cortex token revoke "
+               f"{token_id(created)})", err=True)
+
+
+@token.command("list")
+@pass_state
+def token_list(state: _State) -> None:
+    """The tokens (id, agent, creation time); the tokens themselves are not stored."""
+    from cortex.service.auth import TokenStore
+
+    _emit(TokenStore(state.need_state_dir()).list())
+
+
+@token.command("revoke")
+@click.argument("token_id")
+@pass_state
+def token_revoke(state: _State, token_id: str) -> None:
+    """Revoke a token by its id (from `cortex token list`); a running server refuses it at once."""
+    from cortex.service.auth import TokenStore
+
+    if not TokenStore(state.need_state_dir()).revoke(token_id):
+        raise InvalidInputError("token_id", f"no token has the id {token_id!r}")
+    _emit({"id": token_id, "revoked": True})
 
 
 @cli.group()

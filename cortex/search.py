@@ -64,6 +64,9 @@ class Fusion:
     rrf_k: int = 60
     #: candidates taken from each ranker
     depth: int = 100
+    #: the relevance floor: a memory that shares no term with the query and whose cosine similarity is below
+    #: this is unrelated, and is not returned (semantic and hybrid modes)
+    min_similarity: float = 0.2
 
     def __post_init__(self) -> None:
         if self.method not in FUSION_METHODS:
@@ -72,6 +75,8 @@ class Fusion:
             raise InvalidInputError("lexical_weight", f"must be between 0 and 1, not {self.lexical_weight!r}")
         if not (isinstance(self.depth, int) and self.depth >= 1):
             raise InvalidInputError("depth", f"must be an integer >= 1, not {self.depth!r}")
+        if not -1 <= self.min_similarity <= 1:
+            raise InvalidInputError("min_similarity", f"must be between -1 and 1, not {self.min_similarity!r}")
 
 
 @dataclass(frozen=True)
@@ -103,24 +108,27 @@ def rank(
     cosine = index.cosine_scores(query_vector)
     has_vector = index.has_vector.view
     if mode is SearchMode.SEMANTIC:
-        scored = index.top(cosine, query.filters, query.limit, eligible=has_vector)
+        scored = index.top(cosine, query.filters, query.limit, eligible=has_vector & (cosine >= fusion.min_similarity))
         return [Ranked(i, s, {"semantic": s}) for i, s in scored]
     lexical = index.bm25_scores(analyze(text))
-    return _fuse(index, lexical, cosine, has_vector, query.filters, query.limit, fusion)
+    # the floor: what matches no term and is semantically weak is unrelated, however few results that leaves
+    related = has_vector & ((lexical > 0) | (cosine >= fusion.min_similarity))
+    return _fuse(index, lexical, cosine, related, query.filters, query.limit, fusion)
 
 
 def _fuse(
     index: MemoryIndex,
     lexical: np.ndarray,
     cosine: np.ndarray,
-    has_vector: np.ndarray,
+    related: np.ndarray,
     filters: Filters,
     limit: int,
     fusion: Fusion,
 ) -> list[Ranked]:
+    has_vector = index.has_vector.view
     depth = max(fusion.depth, limit)
     lex_top = index.top(lexical, filters, depth)
-    sem_top = index.top(cosine, filters, depth, eligible=has_vector)
+    sem_top = index.top(cosine, filters, depth, eligible=related)
     pool_ids = list(dict.fromkeys([i for i, _ in lex_top] + [i for i, _ in sem_top]))
     if not pool_ids:
         return []

@@ -21,8 +21,8 @@ from cortex.service.mcp import build_mcp
 
 from .service_helpers import env, make_project, start_server
 
-TOOLS = ["add_memory", "delete_memory", "get_memory", "list_agents", "memory_stats", "recall", "search_memories",
-         "touch_memory"]
+TOOLS = ["add_memory", "agent_end", "agent_start", "delete_memory", "get_memory", "list_agents", "memory_stats",
+         "recall", "search_memories", "touch_memory"]
 
 
 @pytest.fixture
@@ -36,30 +36,48 @@ def local_cx(store_path: Path, clock) -> Cortex:
 
 async def exercise(client: Client, agent: str = "alice") -> None:
     """Every tool once, plus the anticipated errors."""
+    init = client.initialize_result if hasattr(client, "initialize_result") else None
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert sorted(tools) == TOOLS
     assert tools["search_memories"].annotations.read_only_hint is True
+    assert tools["get_memory"].annotations.read_only_hint is True
     assert tools["delete_memory"].annotations.destructive_hint is True
+    assert tools["delete_memory"].annotations.idempotent_hint is True
     assert tools["add_memory"].annotations.read_only_hint is False
     assert "agent" in tools["add_memory"].input_schema["properties"] and tools["add_memory"].output_schema
+    type_schema = json.dumps(tools["search_memories"].input_schema["properties"]["type"])
+    assert all(t in type_schema for t in ("pattern", "convention", "insight", "decision"))  # an enum, not free text
+    assert "list_agents" in tools["search_memories"].input_schema["properties"]["agent"]["description"]
+    del init
 
     added = await client.call_tool("add_memory", {"agent": agent, "content": "Always check null pointers",
                                                   "type": "pattern", "confidence": 0.9})
     assert not added.is_error, added.content
-    memory = added.structured_content
+    memory = added.structured_content["memory"]
+    assert added.structured_content["created"] is True
     assert memory["type"] == "pattern" and memory["agent"] == agent
+    duplicate = await client.call_tool("add_memory", {"agent": agent, "content": "Always check null pointers"})
+    assert duplicate.structured_content == {"memory": memory, "created": False}
     found = await client.call_tool("search_memories", {"agent": agent, "query": "null pointer checks"})
     hits = found.structured_content["hits"]
     assert hits[0]["id"] == memory["id"] and hits[0]["summary"] == "Always check null pointers"
+    assert (await client.call_tool("search_memories", {"agent": agent, "query": "kubernetes ingress"})
+            ).structured_content["hits"] == []
     got = await client.call_tool("get_memory", {"agent": agent, "memory_id": memory["id"]})
     assert got.structured_content["content"] == "Always check null pointers"
-    assert got.structured_content["usage_count"] == 1  # reading it in full counts as a use
+    assert got.structured_content["usage_count"] == 0  # get reads, like the API's get
     touched = await client.call_tool("touch_memory", {"agent": agent, "memory_id": memory["id"]})
-    assert touched.structured_content["usage_count"] == 2
-    block = await client.call_tool("recall", {"agent": agent, "task": "review null handling"})
+    assert touched.structured_content["usage_count"] == 1
+    recalled = await client.call_tool("recall", {"agent": agent, "query": "NULL point"})
+    assert [m["id"] for m in recalled.structured_content["memories"]] == [memory["id"]]
+    assert (await client.call_tool("recall", {"agent": agent, "query": "null absent"})
+            ).structured_content["memories"] == []
+    block = await client.call_tool("agent_start", {"agent": agent, "task": "review null handling"})
     assert block.structured_content["block"].startswith("<agent-memory>\n- [pattern] Always check null pointers")
+    captured = await client.call_tool("agent_end", {"agent": agent, "output": "Done.\nLEARNED: tests need fixtures"})
+    assert [m["content"] for m in captured.structured_content["memories"]] == ["tests need fixtures"]
     stats = await client.call_tool("memory_stats", {"agent": agent})
-    assert stats.structured_content["total"] == 1 and stats.structured_content["by_type"]["pattern"] == 1
+    assert stats.structured_content["total"] == 2 and stats.structured_content["by_type"]["pattern"] == 1
     names = [a["name"] for a in (await client.call_tool("list_agents", {})).structured_content["agents"]]
     assert agent in names
     resource = await client.read_resource(f"cortex://agents/{agent}/memory")
@@ -67,17 +85,23 @@ async def exercise(client: Client, agent: str = "alice") -> None:
 
     unknown = await client.call_tool("memory_stats", {"agent": "nobody"})
     assert unknown.is_error and "agent 'nobody' is not declared" in unknown.content[0].text
-    bad_type = await client.call_tool("add_memory", {"agent": agent, "content": "x", "type": "bogus"})
-    assert bad_type.is_error and "type" in bad_type.content[0].text
-    too_sure = await client.call_tool("add_memory", {"agent": agent, "content": "x", "confidence": 3})
-    assert too_sure.is_error
+    for arguments, field in (({"agent": agent, "content": "x", "type": "bogus"}, "type"),
+                             ({"agent": agent, "content": "x", "confidence": 3}, "confidence"),
+                             ({"agent": agent}, "content")):
+        error = await client.call_tool("add_memory", arguments)
+        text = error.content[0].text
+        assert error.is_error and text.startswith(f"{field}: ") and "\n" not in text and "http" not in text, text
+    too_many = await client.call_tool("search_memories", {"agent": agent, "query": "x", "limit": 0})
+    assert too_many.content[0].text == "limit: input should be greater than or equal to 1, not 0"
     missing = await client.call_tool("get_memory", {"agent": agent, "memory_id": "no-such-id"})
     assert missing.is_error and "no memory with id 'no-such-id'" in missing.content[0].text
 
     deleted = await client.call_tool("delete_memory", {"agent": agent, "memory_id": memory["id"]})
     assert deleted.structured_content == {"deleted": True, "id": memory["id"]}
     again = await client.call_tool("delete_memory", {"agent": agent, "memory_id": memory["id"]})
-    assert again.is_error and "no memory with id" in again.content[0].text
+    assert not again.is_error and again.structured_content == {"deleted": False, "id": memory["id"]}
+    for m in (await client.call_tool("recall", {"agent": agent})).structured_content["memories"]:
+        await client.call_tool("delete_memory", {"agent": agent, "memory_id": m["id"]})
 
 
 def test_in_process(local_cx):
@@ -142,7 +166,7 @@ def test_stdio_sessions_share_one_auto_started_server(project):
         async with Client(params) as client:
             added = await client.call_tool("add_memory", {"agent": "bob", "content": f"from session {n}"})
             assert not added.is_error, added.content
-            return added.structured_content["id"]
+            return added.structured_content["memory"]["id"]
 
     async def main() -> list[str]:
         first = await session(0)  # no server yet: cortex mcp starts one

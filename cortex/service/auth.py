@@ -7,19 +7,23 @@ import hashlib
 import hmac
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from cortex.errors import AuthError, TokenFileError
-from cortex.files import atomic_write, read_regular
+from cortex.errors import AuthError, InvalidInputError, TokenFileError
+from cortex.files import atomic_write, private_dir, read_regular
 from cortex.state import tokens_file
 from cortex.validation import check_agent_name
 
 log = logging.getLogger("cortex.serve")
 
 _PREFIX = "ctx_"
+#: A token's id: the first hex digits of its digest (enough to tell tokens apart, useless to forge one).
+ID_LENGTH = 12
 
 
 @dataclass(frozen=True)
@@ -44,20 +48,26 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def token_id(token: str) -> str:
+    """The id :meth:`TokenStore.list` shows for ``token``."""
+    return _digest(token)[:ID_LENGTH]
+
+
 class TokenStore:
     """The token file of one store; re-read when it changes, so tokens created while a server runs work."""
 
     def __init__(self, state_dir: Path) -> None:
         self.path = tokens_file(Path(state_dir))
-        self._mtime: float | None = None
+        self._mtime: tuple[int, int, int] | None = None
         self._entries: list[dict[str, str | None]] = []
 
     def _load(self) -> list[dict[str, str | None]]:
         try:
-            mtime = self.path.stat().st_mtime
+            info = self.path.stat()
         except FileNotFoundError:
             self._mtime, self._entries = None, []
             return self._entries
+        mtime = (info.st_mtime_ns, info.st_size, info.st_ino)
         if mtime != self._mtime:
             self._entries = self._parse()
             self._mtime = mtime
@@ -83,16 +93,53 @@ class TokenStore:
         """True when at least one token exists (the server then requires one on every request)."""
         return bool(self._load())
 
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Serialise read-modify-write of the file between processes (two `token create` at once keep both)."""
+        import fcntl
+
+        private_dir(self.path.parent)
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self._mtime = None  # re-read under the lock
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def create(self, agent: str | None) -> str:
-        """A new token for ``agent`` (None: admin); only its digest is kept."""
+        """A new token for ``agent`` (None: admin); only its digest is kept (its id: :func:`token_id`)."""
         if agent is not None:
             check_agent_name(agent)
         token = _PREFIX + secrets.token_urlsafe(32)
-        entries = list(self._load())
-        entries.append({"sha256": _digest(token), "agent": agent,
-                        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
-        atomic_write(self.path, json.dumps({"tokens": entries}, indent=2))
+        digest = _digest(token)
+        with self._exclusive():
+            entries = list(self._load())
+            entries.append({"sha256": digest, "agent": agent,
+                            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+            atomic_write(self.path, json.dumps({"tokens": entries}, indent=2))
         return token
+
+    def list(self) -> list[dict[str, str | None]]:
+        """Every token as ``{id, agent, created_at}`` (``agent`` None: admin); the tokens themselves are not
+        kept anywhere."""
+        return [{"id": str(e["sha256"])[:ID_LENGTH], "agent": e.get("agent"), "created_at": e.get("created_at")}
+                for e in self._load()]
+
+    def revoke(self, token_id: str) -> bool:
+        """Remove the token with this id (the first characters of its digest, as :meth:`list` shows); False
+        when there is none. Effective at once: a running server re-reads the file on every check."""
+        if not isinstance(token_id, str) or len(token_id) < 8 or not all(c in "0123456789abcdef" for c in token_id):
+            raise InvalidInputError("token_id", f"must be a token id as `cortex token list` shows it, not {token_id!r}")
+        with self._exclusive():
+            entries = list(self._load())
+            kept = [e for e in entries if not str(e["sha256"]).startswith(token_id)]
+            if len(entries) - len(kept) > 1:
+                raise InvalidInputError("token_id", f"{token_id!r} matches several tokens: give more of it")
+            if len(kept) == len(entries):
+                return False
+            atomic_write(self.path, json.dumps({"tokens": kept}, indent=2))
+            return True
 
     def verify(self, token: str | None) -> Principal:
         """The principal of ``token``; :class:`AuthError` when it is missing or unknown."""

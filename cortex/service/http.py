@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from fastapi import Body, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cortex import config
@@ -35,39 +35,50 @@ from cortex.errors import (
 )
 from cortex.model import IndexStatus, Memory, SearchResult
 from cortex.rerank import Reranking
-from cortex.service.auth import ADMIN, Principal, TokenStore
+from cortex.service.auth import ADMIN, Principal, TokenStore, token_id
 from cortex.service.guard import Guard, Limits
 
 API_PREFIX = "/v1"
 
 
-class StoreBody(BaseModel):
+class _Body(BaseModel):
+    """A request body: unknown fields are an error (422 naming the field), never silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class StoreBody(_Body):
     content: str = Field(description="What to remember (at most 64 KiB of UTF-8)")
     type: str = Field(config.DEFAULT_TYPE, description="pattern, convention, insight or decision")
     project: str = Field(config.DEFAULT_PROJECT, description="Project the memory belongs to")
     confidence: float = Field(config.DEFAULT_CONFIDENCE, description="How sure the agent is, 0..1")
 
 
-class BatchBody(BaseModel):
+class BatchBody(_Body):
     entries: list[dict[str, Any]] = Field(description="Entries as for store, plus usage_count/created_at/last_used_at")
 
 
-class PruneBody(BaseModel):
+class PruneBody(_Body):
     min_confidence: float = config.DEFAULT_MIN_CONFIDENCE
     max_age: str | None = Field(default=None, description="e.g. 30d, 12h, 90m")
     dry_run: bool = False
 
 
-class StartBody(BaseModel):
+class StartBody(_Body):
     task: str | None = None
     project: str | None = None
     limit: int | None = None
     max_chars: int | None = None
 
 
-class EndBody(BaseModel):
+class EndBody(_Body):
     output: str
     project: str | None = None
+
+
+class TokenBody(_Body):
+    agent: str | None = Field(default=None, description="The agent the token may use; none: an admin token")
+    force: bool = Field(default=False, description="Create it even for an agent that is not declared")
 
 
 class Block(BaseModel):
@@ -293,6 +304,34 @@ def create_app(
     def end(agent: str, body: EndBody, caller: Caller) -> list[Memory]:
         """Capture marker lines from the agent's output."""
         return cx.agent_end(scoped(caller, agent), body.output, body.project)
+
+    def admin_only(caller: Principal) -> TokenStore:
+        if not caller.admin:
+            raise PermissionDeniedError("managing tokens needs an admin token")
+        if tokens is None:
+            raise InvalidInputError("tokens", "this server has no token file")
+        return tokens
+
+    @app.get(f"{v1}/tokens", tags=["tokens"])
+    def list_tokens(caller: Caller) -> list[dict[str, str | None]]:
+        """The tokens (id, agent, creation time); admin only."""
+        return admin_only(caller).list()
+
+    @app.post(f"{v1}/tokens", status_code=201, tags=["tokens"])
+    def create_token(body: TokenBody, caller: Caller) -> dict[str, str | None]:
+        """A new token (shown only in this answer); admin only. Agents must be declared unless ``force``."""
+        store = admin_only(caller)
+        if body.agent is not None and not body.force:
+            cx.agents.require(body.agent, memory=False)
+        created = store.create(body.agent)
+        return {"token": created, "id": token_id(created), "agent": body.agent}
+
+    @app.delete(f"{v1}/tokens/{{token_id_}}", tags=["tokens"])
+    def revoke_token(token_id_: str, caller: Caller) -> dict[str, Any]:
+        """Revoke a token by its id; admin only."""
+        if not admin_only(caller).revoke(token_id_):
+            raise InvalidInputError("token_id", f"no token has the id {token_id_!r}")
+        return {"id": token_id_, "revoked": True}
 
     @app.get(f"{v1}/agents/{{agent}}/index", tags=["service"])
     def index_status(agent: str, caller: Caller) -> IndexStatus:

@@ -1,9 +1,10 @@
 """The MCP server (official ``mcp`` SDK, 2.x ``MCPServer``): tools and a resource over the Cortex API.
 
 The same server object runs over stdio (``cortex mcp``) and streamable HTTP (``/mcp`` of ``cortex serve``).
-Its backend is anything with the :class:`cortex.Cortex` methods: the Cortex the server owns, or a
-:class:`cortex.service.client.RemoteCortex` talking to it. Anticipated errors (unknown agent, bad type,
-missing id, ...) become a ``ToolError`` carrying the Cortex message.
+Its backend is a :class:`cortex.api.MemoryAPI`: the Cortex the server owns, or a
+:class:`cortex.service.client.RemoteCortex` talking to it. Tools are named and shaped like the Python API
+(``recall`` is the AND-token recall, ``agent_start`` the block); enums where the API has one. Every error is one
+line naming the field: Cortex errors carry their own message, argument errors are rewritten from pydantic's.
 """
 
 from __future__ import annotations
@@ -16,18 +17,20 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from cortex import config
 from cortex.api import MemoryAPI
-from cortex.errors import AgentNotFoundError, CortexError, MemoryNotFoundError
+from cortex.errors import AgentNotFoundError, CortexError
 from cortex.model import Memory
 from cortex.service.auth import Principal
 
 SUMMARY_CHARS = 200
 
-Agent = Annotated[str, Field(description="The agent whose memory to use, e.g. 'reviewer'")]
-MemoryId = Annotated[str, Field(description="A memory id, as returned by add_memory or search_memories")]
+Agent = Annotated[str, Field(description="The agent whose memory to use: a name from list_agents, e.g. 'reviewer'")]
+MemoryId = Annotated[str, Field(description="A memory id, as returned by add_memory, search_memories or recall")]
+TypeName = Literal["pattern", "convention", "insight", "decision"]
+Project = Annotated[str | None, Field(description="Only memories of this project (global ones are in every project)")]
 
 
 class SearchHit(BaseModel):
@@ -44,12 +47,22 @@ class SearchOutput(BaseModel):
     hits: list[SearchHit]
 
 
-class RecallOutput(BaseModel):
+class MemoriesOutput(BaseModel):
+    memories: list[Memory]
+
+
+class AddOutput(BaseModel):
+    memory: Memory
+    created: bool = Field(description="False when exactly this content was already stored for the agent and "
+                                      "project: the existing memory is returned, not a duplicate")
+
+
+class BlockOutput(BaseModel):
     block: str = Field(description="The <agent-memory> block to put in the prompt ('' when empty)")
 
 
 class DeleteOutput(BaseModel):
-    deleted: bool
+    deleted: bool = Field(description="False when there was no such memory (deleting twice is harmless)")
     id: str
 
 
@@ -75,17 +88,43 @@ def _summary(content: str) -> str:
     return content if len(content) <= SUMMARY_CHARS else content[: SUMMARY_CHARS - 1] + "…"
 
 
+def argument_error(exc: ValidationError) -> str:
+    """pydantic's report on a tool's arguments as one line naming the field."""
+    errors = exc.errors()
+    first: dict[str, Any] = dict(errors[0]) if errors else {}
+    field = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
+    message = str(first.get("msg", "invalid")).rstrip(".")
+    if first.get("type") == "missing":
+        return f"{field}: missing (required)"
+    shown = repr(first.get("input"))
+    return f"{field}: {message[:1].lower()}{message[1:]}, not {shown if len(shown) <= 80 else shown[:77] + '...'}"
+
+
+class _CortexMCP(MCPServer):
+    """The SDK's server, with argument errors rewritten as one line naming the field."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(argument_error(exc.__cause__)) from None
+            raise
+
+
+INSTRUCTIONS = (
+    "Persistent memory for agents. Start with list_agents: it names the agents you may use, and every other tool "
+    "takes one of those names as `agent`. Call agent_start when an agent begins a task (it returns the "
+    "<agent-memory> block of what it learned before), search_memories before you work on something you may have "
+    "met before, add_memory when you learn a pattern, convention, insight or decision worth keeping, and "
+    "agent_end with the agent's output to keep its LEARNED:/PATTERN:/CONVENTION:/DECISION:/INSIGHT: lines."
+)
+
+
 def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Principal]) -> MCPServer:
     """An MCP server whose tools call ``backend()``; ``authenticate(http_request_or_None)`` names the caller
     (agent tokens only reach their own agent)."""
-    server = MCPServer(
-        name="cortex", version="0.1.0", log_level="WARNING",
-        instructions=(
-            "Persistent memory for agents. Call search_memories before you work on something you may have "
-            "met before, add_memory when you learn a pattern, convention, insight or decision worth keeping, "
-            "and get_memory to read a memory in full."
-        ),
-    )
+    server = _CortexMCP(name="cortex", version="0.1.0", log_level="WARNING", instructions=INSTRUCTIONS)
 
     def caller_of(ctx: Context) -> Principal:
         try:
@@ -112,19 +151,34 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
     readonly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
-    @server.tool(annotations=writes)
+    @server.tool(annotations=readonly)
+    def list_agents(ctx: Context) -> AgentsOutput:
+        """The agents you may use, with their memory counts. Call this first: every other tool takes one of these
+        names as `agent`."""
+        with tool_errors():
+            caller = caller_of(ctx)
+            agents = [AgentInfo(**a) for a in backend().describe_agents() if caller.may_use(a["name"])]
+        return AgentsOutput(agents=agents)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                             open_world_hint=False))
     def add_memory(
         agent: Agent,
         content: Annotated[str, Field(description="What to remember, one self-contained statement")],
         ctx: Context,
-        type: Annotated[Literal["pattern", "convention", "insight", "decision"], Field(
-            description="pattern, convention, insight or decision")] = config.DEFAULT_TYPE,  # type: ignore[assignment]
+        type: Annotated[TypeName, Field(description="pattern, convention, insight or decision")] = "insight",
         project: Annotated[str, Field(description="Project it applies to; 'global' for everywhere")] = config.DEFAULT_PROJECT,
         confidence: Annotated[float, Field(description="How sure you are, 0..1", ge=0, le=1)] = config.DEFAULT_CONFIDENCE,
-    ) -> Memory:
-        """Store a memory for the agent."""
+    ) -> AddOutput:
+        """Store a memory for the agent. Adding exactly the same content for the same project again returns the
+        memory already stored (created: false) instead of a duplicate."""
         with calling(ctx, agent) as cx:
-            return cx.store(agent, content, type=type, project=project, confidence=confidence)
+            # every word of an identical memory occurs in it: AND-token recall finds the candidates cheaply
+            existing = [m for m in cx.recall(agent, content, project=project, limit=50) if m.content == content]
+            if existing:
+                return AddOutput(memory=existing[0], created=False)
+            return AddOutput(memory=cx.store(agent, content, type=type, project=project, confidence=confidence),
+                             created=True)
 
     @server.tool(annotations=readonly)
     def search_memories(
@@ -134,50 +188,53 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         limit: Annotated[int, Field(description="How many results", ge=1, le=100)] = config.DEFAULT_LIMIT,
         mode: Annotated[Literal["hybrid", "semantic", "bm25", "all"], Field(
             description="hybrid (default), semantic, bm25, or all (every word must occur)")] = "hybrid",
-        project: Annotated[str | None, Field(description="Only this project")] = None,
-        type: Annotated[str | None, Field(description="Only this type")] = None,
+        project: Project = None,
+        type: Annotated[TypeName | None, Field(description="Only memories of this type")] = None,
     ) -> SearchOutput:
-        """Ranked search of the agent's memories: summaries with ids, best first."""
+        """Ranked search of the agent's memories: summaries with ids, best first (get_memory reads one in full).
+        Memories unrelated to the query are not returned, so there may be fewer than `limit`."""
         with calling(ctx, agent) as cx:
             result = cx.search(agent, query, mode=mode, limit=limit, project=project, type=type)
             hits = [SearchHit(id=h.memory.id, summary=_summary(h.memory.content), type=h.memory.type.value,
                               project=h.memory.project, score=h.score) for h in result.hits]
             return SearchOutput(mode=result.mode, note=result.note, hits=hits)
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                                             open_world_hint=False))
-    def get_memory(agent: Agent, memory_id: MemoryId, ctx: Context) -> Memory:
-        """One memory in full; counts as a use (usageCount + 1)."""
-        with calling(ctx, agent) as cx:
-            return cx.touch(agent, memory_id)
-
-    @server.tool(annotations=writes)
+    @server.tool(annotations=readonly)
     def recall(
         agent: Agent,
         ctx: Context,
-        task: Annotated[str | None, Field(description="What the agent is about to do")] = None,
-        project: Annotated[str | None, Field(description="Project scope (global memories are included)")] = None,
-        limit: Annotated[int | None, Field(description="How many memories at most", ge=1, le=100)] = None,
-    ) -> RecallOutput:
-        """The <agent-memory> block of the memories most relevant to the task (marks them used)."""
+        query: Annotated[str | None, Field(description="Words that must all occur in the content (case and "
+                                                       "accents ignored, inside words too); none: every memory")] = None,
+        limit: Annotated[int, Field(description="How many memories at most", ge=1, le=100)] = config.DEFAULT_LIMIT,
+        project: Project = None,
+        type: Annotated[TypeName | None, Field(description="Only memories of this type")] = None,
+    ) -> MemoriesOutput:
+        """AND-token recall: the memories containing every word of the query, most occurrences first, then the
+        most used (search_memories ranks by meaning instead)."""
         with calling(ctx, agent) as cx:
-            return RecallOutput(block=cx.agent_start(agent, task, project, limit))
+            return MemoriesOutput(memories=cx.recall(agent, query, type=type, project=project, limit=limit))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                                             open_world_hint=False))
+    @server.tool(annotations=readonly)
+    def get_memory(agent: Agent, memory_id: MemoryId, ctx: Context) -> Memory:
+        """One memory in full."""
+        with calling(ctx, agent) as cx:
+            memory = cx.get(agent, memory_id)
+            if memory is None:
+                raise ToolError(f"memory_id: agent {agent!r} has no memory with id {memory_id!r}")
+            return memory
+
+    @server.tool(annotations=writes)
     def touch_memory(agent: Agent, memory_id: MemoryId, ctx: Context) -> Memory:
-        """Record that a memory was useful (usageCount + 1, lastUsedAt = now)."""
+        """Record that a memory was useful (usageCount + 1, lastUsedAt = now): used memories rank higher."""
         with calling(ctx, agent) as cx:
             return cx.touch(agent, memory_id)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                              open_world_hint=False))
     def delete_memory(agent: Agent, memory_id: MemoryId, ctx: Context) -> DeleteOutput:
-        """Delete a memory for good."""
+        """Delete a memory for good. Deleting one that is not there answers deleted: false."""
         with calling(ctx, agent) as cx:
-            if not cx.forget(agent, memory_id):
-                raise MemoryNotFoundError(agent, memory_id)
-            return DeleteOutput(deleted=True, id=memory_id)
+            return DeleteOutput(deleted=cx.forget(agent, memory_id), id=memory_id)
 
     @server.tool(annotations=readonly)
     def memory_stats(agent: Agent, ctx: Context) -> StatsOutput:
@@ -186,13 +243,31 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
             by_type = cx.stats(agent)
             return StatsOutput(agent=agent, total=sum(by_type.values()), by_type=by_type)
 
-    @server.tool(annotations=readonly)
-    def list_agents(ctx: Context) -> AgentsOutput:
-        """The agents you may use, with their memory counts."""
-        with tool_errors():
-            caller = caller_of(ctx)
-            agents = [AgentInfo(**a) for a in backend().describe_agents() if caller.may_use(a["name"])]
-        return AgentsOutput(agents=agents)
+    @server.tool(annotations=writes)
+    def agent_start(
+        agent: Agent,
+        ctx: Context,
+        task: Annotated[str | None, Field(description="What the agent is about to do")] = None,
+        project: Annotated[str | None, Field(description="Project scope (global memories are included)")] = None,
+        limit: Annotated[int | None, Field(description="How many memories at most", ge=1, le=100)] = None,
+    ) -> BlockOutput:
+        """The <agent-memory> block of the memories most relevant to the task, to put in the agent's prompt
+        (marks them used)."""
+        with calling(ctx, agent) as cx:
+            return BlockOutput(block=cx.agent_start(agent, task, project, limit))
+
+    @server.tool(annotations=writes)
+    def agent_end(
+        agent: Agent,
+        output: Annotated[str, Field(description="What the agent wrote: its LEARNED:, PATTERN:, CONVENTION:, "
+                                                 "DECISION: and INSIGHT: lines (upper case, at a line start) are kept")],
+        ctx: Context,
+        project: Annotated[str | None, Field(description="Project of the captured memories")] = None,
+    ) -> MemoriesOutput:
+        """Capture the marker lines of an agent's output as memories (a line already stored is refreshed, not
+        stored twice)."""
+        with calling(ctx, agent) as cx:
+            return MemoriesOutput(memories=cx.agent_end(agent, output, project))
 
     @server.resource("cortex://agents/{agent}/memory", name="agent_memory", mime_type="text/markdown",
                      description="The agent's <agent-memory> block: its most used memories")
