@@ -40,7 +40,7 @@ _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off"}
 #: An agent definition larger than this is reported, not parsed (a definition is a page of text).
 MAX_DEFINITION_BYTES = 1024 * 1024
-_CORTEX_KEYS = {"project", "recall", "prune", "aliases"}
+_CORTEX_KEYS = {"project", "recall", "prune", "aliases", "memory"}
 #: An alias is a coding agent's own name for the agent (Claude Code: ``Explore``, ``my-plugin:reviewer``).
 _ALIAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}")
 _RECALL_KEYS = {"limit", "max_chars"}
@@ -216,6 +216,13 @@ def _parse(text: str, path: Path) -> AgentDefinition | list[AgentProblem]:
             problems.append(AgentProblem(path, exc.field, exc.message))
     settings, setting_problems = _settings(meta.get("cortex"))
     problems.extend(AgentProblem(path, f, m) for f, m in setting_problems)
+    cortex_block = meta.get("cortex")
+    if isinstance(cortex_block, dict) and "memory" in cortex_block:
+        # Cortex's own switch, which Claude Code never reads: use it in .claude/agents/ files
+        if isinstance(cortex_block["memory"], bool):
+            memory = cortex_block["memory"]
+        else:
+            problems.append(AgentProblem(path, "cortex.memory", f"must be true or false, not {cortex_block['memory']!r}"))
     if problems:
         return problems
     extra = {k: v for k, v in meta.items() if k not in ("name", "description", "memory", "cortex")}

@@ -157,3 +157,47 @@ def test_numeric_name_is_read_as_text(tmp_path):
     registry = AgentRegistry()
     assert registry.load([tmp_path]) == []
     assert registry.get("2024").memory_enabled
+
+
+def test_cortex_memory_switch_and_claude_code_scopes(tmp_path):
+    from cortex.agents import AgentRegistry
+
+    files = {
+        "a.md": "---\nname: a\ndescription: x\ncortex: {memory: true}\n---\n",
+        "b.md": "---\nname: b\ndescription: x\nmemory: project\ncortex: {memory: false}\n---\n",
+        "c.md": "---\nname: c\ndescription: x\nmemory: user\n---\n",
+        "d.md": "---\nname: d\ndescription: x\ncortex: {memory: maybe}\n---\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    registry = AgentRegistry()
+    problems = registry.load([tmp_path])
+    assert [(p.path.name, p.field) for p in problems] == [("d.md", "cortex.memory")]
+    assert {d.name: d.memory_enabled for d in registry} == {"a": True, "b": False, "c": True}
+
+
+def test_the_shipped_agents_do_not_switch_on_claude_codes_memory():
+    import yaml
+
+    root = Path(__file__).resolve().parents[1] / "agent_defs"
+    for path in root.glob("*.md"):
+        meta = yaml.safe_load(path.read_text().split("---")[1])
+        assert meta.get("memory") not in ("user", "project", "local"), path.name
+
+
+def test_definitions_are_picked_up_live(tmp_path, monkeypatch):
+    from cortex.agents import AgentRegistry
+    from cortex.errors import AgentNotFoundError
+
+    registry = AgentRegistry()
+    registry.load([tmp_path])
+    with pytest.raises(AgentNotFoundError, match=str(tmp_path)):
+        registry.require("late")
+    (tmp_path / "late.md").write_text("---\nname: late\ndescription: x\nmemory: true\n---\n")
+    assert registry.require("late").name == "late"  # checked again before saying "unknown"
+    monkeypatch.setattr(AgentRegistry, "CHECK_INTERVAL", 0.0)  # as a second later
+    (tmp_path / "late.md").write_text("---\nname: late\ndescription: x\nmemory: false\nextra: 1\n---\n")
+    assert registry.get("late").memory_enabled is False
+    (tmp_path / "late.md").unlink()
+    with pytest.raises(AgentNotFoundError):
+        registry.require("late")

@@ -182,3 +182,19 @@ async def test_a_server_app_always_wants_a_token(local_cx):
         assert (await api.post("/mcp", json={})).status_code == 401
         ok = await api.get("/v1/agents/alice/stats", headers=bearer("local-secret"))
         assert ok.status_code == 200 and ok.json()["insight"] == 1
+
+
+async def test_the_api_docs_work_offline(api):
+    import re
+
+    for page in ("/docs", "/redoc"):
+        r = await api.get(page)
+        assert r.status_code == 200
+        assets = re.findall(r'(?:src|href)="([^"]+)"', r.text) + re.findall(r"url: '([^']+)'", r.text)
+        assert assets, page
+        for asset in assets:
+            assert not asset.startswith(("http://", "https://", "//")), f"{page} loads {asset} from the network"
+            fetched = await api.get(asset)
+            assert fetched.status_code == 200 and len(fetched.content) > 0, asset
+    spec = (await api.get("/openapi.json")).json()
+    assert "/v1/agents/{agent}/memories" in spec["paths"]

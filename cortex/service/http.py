@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from fastapi import Body, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -194,7 +195,8 @@ def create_app(
                 if on_shutdown is not None:
                     on_shutdown()
 
-    app = FastAPI(
+    # Swagger UI and ReDoc served from the fastapi-offline package, not a CDN: /docs works offline
+    app = FastAPIOffline(
         title="Cortex", version="0.1.0", lifespan=lifespan,
         description="Persistent memory for AI agents. REST under /v1, MCP (streamable HTTP) at /mcp.",
     )
