@@ -189,22 +189,33 @@ class MemoryRepository:
         return None
 
     def _embed_existing(self, scope: Scope, memory_ids: Sequence[str],
-                        progress: Callable[[int, int], None] | None = None) -> int:
-        """Embed stored memories in batches and attach the vectors; returns how many were embedded."""
-        assert self.embeddings is not None
-        index = self._indexes.get(scope)
+                        progress: Callable[[int, int], None] | None = None, *, batch_size: int = REINDEX_BATCH,
+                        release: bool = False) -> int:
+        """Embed stored memories in batches and attach the vectors; returns how many were embedded. With
+        ``release`` the lock is let go while a batch is embedded (the slow part), so requests go on meanwhile;
+        a memory forgotten or changed in between is skipped (its vector would not be its own)."""
+        provider = self.embeddings
+        assert provider is not None
         done = 0
-        for start in range(0, len(memory_ids), REINDEX_BATCH):
-            batch = list(memory_ids[start : start + REINDEX_BATCH])
-            pairs = [(i, c) for i, c in zip(batch, self.store.contents(scope, batch)) if c is not None]
+        for start in range(0, len(memory_ids), batch_size):
+            batch = list(memory_ids[start : start + batch_size])
+            with self.lock:
+                pairs = [(i, c) for i, c in zip(batch, self.store.contents(scope, batch)) if c is not None]
             if pairs:
-                vectors = self.embeddings.embed([c for _, c in pairs])
-                ids = [i for i, _ in pairs]
-                self._indexes.log_vectors(scope, self.embeddings.model, ids, vectors)
-                index.set_vectors(self.embeddings.model, ids, vectors)
-                done += len(pairs)
+                if release:
+                    vectors = provider.embed([c for _, c in pairs])
+                with self.lock:
+                    if not release:
+                        vectors = provider.embed([c for _, c in pairs])
+                    index = self._indexes.get(scope)
+                    same = [k for k, (i, c) in enumerate(pairs) if index.has_content(i, c)]
+                    ids = [pairs[k][0] for k in same]
+                    if ids:
+                        self._indexes.log_vectors(scope, provider.model, ids, vectors[same])
+                        index.set_vectors(provider.model, ids, vectors[same])
+                    done += len(ids)
             if progress is not None:
-                progress(min(start + REINDEX_BATCH, len(memory_ids)), len(memory_ids))
+                progress(min(start + batch_size, len(memory_ids)), len(memory_ids))
         return done
 
     def semantic_unavailable(self, scope: Scope) -> str | None:
@@ -232,14 +243,16 @@ class MemoryRepository:
             return None
 
     def embed_missing(self, scope: Scope, progress: Callable[[int, int], None] | None = None) -> int:
-        """Embed every memory of the scope that has no vector of the current model; returns how many."""
+        """Embed every memory of the scope that has no vector of the current model, in the background's way:
+        small batches, embedded without holding the lock. Returns how many."""
         with self.lock:
             if self.embeddings is None:
                 return 0
             index = self._indexes.get(scope)
             if self._stale_model(index) is not None:
                 return 0  # a model change needs `reindex`, which re-embeds everything
-            return self._embed_existing(scope, index.missing_vectors(), progress)
+            missing = index.missing_vectors()
+        return self._embed_existing(scope, missing, progress, batch_size=32, release=True)
 
     def embed_query(self, text: str) -> tuple[np.ndarray | None, str | None]:
         """The query's vector, or (None, why not)."""

@@ -332,6 +332,11 @@ class MemoryIndex:
         self.vectors = None
         self.has_vector = Vec(np.bool_, np.zeros(len(self.ids), dtype=bool))
 
+    def has_content(self, memory_id: str, content: str) -> bool:
+        """Whether the memory is live and has exactly this content (its digest)."""
+        doc = self.doc_of.get(memory_id)
+        return doc is not None and int(self.cols["content_hash"].a[doc]) == content_hash(content)
+
     def vector_of(self, memory_id: str) -> np.ndarray | None:
         """The memory's vector, or None."""
         doc = self.doc_of.get(memory_id)
