@@ -66,7 +66,7 @@ class Fusion:
     depth: int = 100
     #: the relevance floor: a memory that shares no term with the query and whose cosine similarity is below
     #: this is unrelated, and is not returned (semantic and hybrid modes)
-    min_similarity: float = 0.2
+    min_similarity: float = 0.15
 
     def __post_init__(self) -> None:
         if self.method not in FUSION_METHODS:

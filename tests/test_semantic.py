@@ -259,3 +259,23 @@ def test_real_vectors_persist_on_disk(store_path: Path, local):
         assert cx.search("reviewer", "where do we cache authentication state?", mode="semantic")[0].memory.id \
             == stored[0].id
     assert again.calls == [1]
+
+
+def test_unrelated_memories_are_not_returned(hx):
+    hx.store_many("reviewer", [{"content": c} for c in NOTES])
+    for mode in ("semantic", "hybrid"):
+        result = hx.search("reviewer", "zzqx wibble", mode=mode, explain=True)
+        assert result.hits == [], (mode, [(h.memory.content, h.explain) for h in result])
+    related = hx.search("reviewer", "invoices every month", mode="hybrid", explain=True)
+    assert related[0].memory.content == NOTES[1]
+    assert all(h.explain["lexical"] > 0 or h.explain["semantic"] >= 0.15 for h in related)
+    hx.fusion = Fusion(min_similarity=-1)  # the floor off: everything comes back, however unrelated
+    assert len(hx.search("reviewer", "zzqx wibble", mode="semantic").hits) == 4
+
+
+def test_the_block_carries_no_unrelated_memory(mx):
+    mx.store_many("reviewer", [{"content": c} for c in NOTES])
+    result = mx.search("reviewer", "How do I configure a Kubernetes ingress controller?", mode="semantic",
+                       explain=True)
+    assert all(h.explain["semantic"] >= 0.15 for h in result)
+    assert len(result) < len(NOTES)
