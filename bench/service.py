@@ -190,8 +190,9 @@ def main() -> dict:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     big = 10_000 if args.quick else 100_000
+    # as on a user's machine: the default embeddings (the model, when installed) and bytecode caches written
     env = {k: v for k, v in os.environ.items() if k not in ("CORTEX_STORE", "CORTEX_TOKEN", "CORTEX_EMBEDDINGS",
-                                                            "CORTEX_NO_SERVER")}
+                                                            "CORTEX_NO_SERVER", "PYTHONDONTWRITEBYTECODE")}
     results: dict = {"big": big}
     rng = random.Random(3)
     words = Corpus().words[:400]

@@ -34,6 +34,7 @@ from cortex.validation import (
 )
 
 log = logging.getLogger("cortex")
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MEMORY_SCOPES = ("user", "project", "local")
 _TRUE = {"true", "yes", "on"}
@@ -181,7 +182,7 @@ def _parse(text: str, path: Path) -> AgentDefinition | list[AgentProblem]:
     except ValueError:
         return [AgentProblem(path, "frontmatter", "frontmatter is not closed by a '---' line")]
     try:
-        meta = yaml.safe_load(raw_yaml)
+        meta = yaml.load(raw_yaml, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader, the C one when built
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         # the YAML text starts right after the opening '---', so its line n is the file's line n + 1

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import Stemmer
@@ -11,7 +12,6 @@ from cortex.text import STOP_WORDS, normalize
 
 _WORD = re.compile(r"\w+")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
 _HAS_CJK = re.compile(f"[{_CJK}]")
 _stemmer = Stemmer.Stemmer("english")
 
@@ -19,6 +19,12 @@ _stemmer = Stemmer.Stemmer("english")
 def _stem(words: list[str]) -> list[str]:
     stemmed: list[str] = _stemmer.stemWords(words)
     return stemmed
+
+
+@functools.cache
+def _cjk_runs() -> re.Pattern[str]:
+    """Runs of CJK and of other text (compiled on first use: most text has no CJK, and it costs ~5 ms)."""
+    return re.compile(f"[{_CJK}]+|[^{_CJK}]+")
 
 
 def _cjk_grams(run: str) -> list[str]:
@@ -40,7 +46,7 @@ def analyze_normalized(text: str) -> list[str]:
     out: list[str] = []
     for word in _WORD.findall(text):
         if _HAS_CJK.search(word):
-            for run in _CJK_RUN.findall(word):
+            for run in _cjk_runs().findall(word):
                 if _HAS_CJK.match(run):
                     out.extend(_cjk_grams(run))
                 elif run not in STOP_WORDS:
