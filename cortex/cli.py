@@ -62,13 +62,13 @@ class _State:
         embedding model would be loaded; else the store opened here (see
         :func:`cortex.service.connect.for_cli`)."""
         if self._cx is None:
-            from cortex.core import Cortex
+            from cortex.service.client import RemoteCortex
             from cortex.service.connect import for_cli
 
             cx = for_cli(self.store, embeddings=self.embeddings, agent_dirs=self.agent_dirs, read_only=read_only,
                          announce=lambda note: click.echo(f"cortex: note: {note}", err=True))
-            if isinstance(cx, Cortex):
-                cx.agents = self.registry()
+            if not isinstance(cx, RemoteCortex):  # the store opened here: it needs the agents
+                cx.agents = self.registry()  # type: ignore[attr-defined]
             self._cx = cx
         return self._cx
 

@@ -2,19 +2,20 @@
 
 The CLI, the hooks and ``cortex mcp`` use it while a server owns the store (one writer, many clients).
 Errors come back as the same :class:`~cortex.errors.CortexError` subclasses, with the server's message.
-Imports only httpx and the model: it is on the hook path.
+Imports only the standard library's HTTP client and the model: a one-shot CLI command pays for nothing more.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
+import http.client
+import json as _json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from types import TracebackType
 from typing import Any
 
-import httpx
+from urllib.parse import urlencode, urlsplit
 
 from cortex import config, errors
 from cortex.model import IndexStatus, Memory, MemoryType, SearchResult
@@ -51,12 +52,13 @@ def _check_text(value: Any, path: str) -> None:
 _IDEMPOTENT = frozenset({"GET", "HEAD"})
 
 
-def _raise(response: httpx.Response) -> None:
+def _raise(status: int, body: bytes) -> None:
     try:
-        error = response.json()["error"]
+        error = _json.loads(body)["error"]
         kind, message, field = error["type"], error["message"], error.get("field")
     except (ValueError, KeyError, TypeError):
-        raise errors.ServiceError(f"server answered {response.status_code}: {response.text[:200]}") from None
+        text = body.decode("utf-8", "replace")[:200]
+        raise errors.ServiceError(f"server answered {status}: {text}") from None
     if kind in ("InvalidInputError", "InvalidJSON"):
         raise errors.InvalidInputError(field or "request", error.get("reason") or message)
     cls = _ERRORS.get(kind, errors.CortexError)
@@ -71,36 +73,62 @@ class RemoteCortex:
     def __init__(self, url: str, token: str | None = None, *, timeout: float = 30.0) -> None:
         if token is not None and not token.isascii():
             raise errors.AuthError("the token is not valid: tokens are ASCII (check $CORTEX_TOKEN)")
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.url = url.rstrip("/")
-        # trust_env=False: never send the token and memories to an HTTP proxy from the environment
-        # verify=False for plain http: no TLS is used, and building a verifying context costs ~25 ms per client
-        self._http = httpx.Client(base_url=f"{self.url}/v1", headers=headers, timeout=timeout, trust_env=False,
-                                  verify=not self.url.startswith("http://"))
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise errors.InvalidInputError("url", f"must be an http(s) URL of a Cortex server, not {url!r}")
+        self._headers = {"Accept": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
+        self._base = parts.path.rstrip("/") + "/v1"
+        self._timeout = timeout
+        self._parts = parts
+        # the standard library's client: one persistent connection, no proxy from the environment (the token
+        # and the memories never go through one), and nothing heavy to import for a one-shot CLI command
+        self._conn: http.client.HTTPConnection | None = None
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        for key in ("json", "params"):
-            _check_text(kwargs.get(key), "")  # the same field error as in process, not an encoding traceback
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            parts = self._parts
+            if parts.scheme == "https":
+                self._conn = http.client.HTTPSConnection(parts.hostname or "", parts.port, timeout=self._timeout)
+            else:
+                self._conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=self._timeout)
+        return self._conn
+
+    def _call(self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None) -> Any:
+        for value in (json, params):
+            _check_text(value, "")  # the same field error as in process, not an encoding traceback
+        target = f"{self._base}{path}"
+        if params:
+            target += "?" + urlencode({k: v for k, v in params.items()}, doseq=True)
+        body = _json.dumps(json).encode("utf-8") if json is not None else None
+        headers = self._headers | ({"Content-Type": "application/json"} if body is not None else {})
         attempts = 2 if method in _IDEMPOTENT else 1
         for attempt in range(attempts):
             try:
-                response = self._http.request(method, path, **kwargs)
+                conn = self._connection()
+                conn.request(method, target, body=body, headers=headers)
+                response = conn.getresponse()
+                data = response.read()
                 break
-            except httpx.TransportError as exc:  # a reused connection closed under us: safe to send again
+            except (OSError, http.client.HTTPException) as exc:  # e.g. a reused connection closed under us
+                self._drop()
                 if attempt + 1 == attempts:
                     raise errors.ServiceError(f"Cortex server at {self.url} did not answer: {exc}") from None
-            except httpx.HTTPError as exc:
-                raise errors.ServiceError(f"Cortex server at {self.url} did not answer: {exc}") from None
-        if response.status_code >= 400:
-            _raise(response)
-        return response.json() if response.content else None
+        if response.status >= 400:
+            _raise(response.status, data)
+        return _json.loads(data) if data else None
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     @staticmethod
     def _params(**values: Any) -> dict[str, Any]:
         return {k: (v.value if isinstance(v, MemoryType) else v) for k, v in values.items() if v is not None}
 
     def close(self, *, flush: bool = True) -> None:
-        self._http.close()
+        self._drop()
 
     def __enter__(self) -> "RemoteCortex":
         return self
@@ -159,7 +187,7 @@ class RemoteCortex:
         explain: bool = False,
         rerank: Reranking | bool = True,
     ) -> SearchResult:
-        settings = json.dumps(dataclasses.asdict(rerank)) if isinstance(rerank, Reranking) else str(bool(rerank)).lower()
+        settings = _json.dumps(dataclasses.asdict(rerank)) if isinstance(rerank, Reranking) else str(bool(rerank)).lower()
         params = self._params(query=query, mode=str(mode), limit=limit, project=project, type=type,
                               explain=str(explain).lower(), rerank=settings)
         return SearchResult.model_validate(self._call("GET", f"/agents/{_agent(agent)}/search", params=params))

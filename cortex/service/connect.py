@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortex import config
-from cortex.api import MemoryAPI
-from cortex.core import Cortex
 from cortex.errors import ServiceError, StoreLockedError
 from cortex.service import discovery
 from cortex.state import server_log, state_dir_of
 from cortex.store import Location
 
 if TYPE_CHECKING:
+    from cortex.api import MemoryAPI
     from cortex.service.client import RemoteCortex
 
 TOKEN_ENV = "CORTEX_TOKEN"
@@ -44,6 +43,8 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
     """The server's client if one owns the store, else the store opened here. While another process holds
     the store without serving it, retries for ``wait`` seconds (default :func:`cortex.config.lock_wait`),
     then raises :class:`StoreLockedError`."""
+    from cortex.core import Cortex  # here: a client of a running server never imports the engine
+
     state_dir = state_dir_of(location)
     client = remote(state_dir)
     if client is not None:
@@ -80,6 +81,8 @@ def for_cli(location: Location, *, embeddings: str, agent_dirs: Sequence[Path], 
                  f"{NO_SERVER_ENV}=1 to do without)")
         return client
     if read_only and state_dir is not None and not state_dir.exists():
+        from cortex.core import Cortex
+
         return Cortex.open(None, embeddings="none")
     return connect(location, embeddings=embeddings)
 
