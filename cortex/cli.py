@@ -255,7 +255,7 @@ def prune(state: _State, agent: str, min_confidence: float, max_age: str | None,
 @cli.command()
 @click.argument("agent")
 @click.option("--task", default=None, help="What the agent is about to do.")
-@click.option("--project", default=None, help="Only memories of this project.")
+@click.option("--project", default=None, help="Project of the task: its memories and the global ones (default: the agent's cortex.project, else all).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=None)
 @click.option("--max-chars", type=click.IntRange(1), default=None)
 @pass_state
@@ -269,7 +269,7 @@ def start(state: _State, agent: str, task: str | None, project: str | None, limi
 
 @cli.command()
 @click.argument("agent")
-@click.option("--project", default=None, help="Only memories of this project.")
+@click.option("--project", default=None, help="Project of the captured memories (default: the agent's cortex.project, else global).")
 @click.option("--output", "output_file", type=click.File("r", encoding="utf-8"), default="-",
               help="File with the agent's output (default: stdin).")
 @pass_state

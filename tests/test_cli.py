@@ -245,3 +245,18 @@ def test_without_the_model_commands_open_the_store_themselves(project):
     assert stored.returncode == 0 and "background server" not in stored.stderr
     assert not (project / ".cortex" / "store" / "cortex-server.json").exists()
     assert cortex(project, "--embeddings", "hash", "reindex").stdout.count('"embedded": 0') == 1
+
+
+def test_small_things_a_new_user_meets(project, tmp_path):
+    piped = ok(cortex(project, "store", "reviewer", "-", stdin="from echo\n"))
+    assert piped["content"] == "from echo"  # the newline echo adds is not part of the memory
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / ".git").mkdir()
+    stats = run_cli(outside, "--agents-dir", str(project / "agent_defs"), "stats", "reviewer")
+    assert stats.returncode == 0 and json.loads(stats.stdout)["insight"] == 0
+    assert not (outside / ".cortex").exists()  # a read-only command creates no store
+    for command in ("store", "recall", "search", "start", "end"):
+        assert "--project" in (help_text := cortex(project, command, "--help").stdout)
+        assert "project" in help_text.split("--project", 1)[1].split("\n")[0].lower() or \
+            "project" in help_text.split("--project", 1)[1].split("--")[0].lower()
