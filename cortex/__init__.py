@@ -21,9 +21,10 @@ _EXPORTS = {
     "AgentDefinitionError": "cortex.errors", "AgentNotFoundError": "cortex.errors", "AuthError": "cortex.errors",
     "CortexError": "cortex.errors", "InvalidInputError": "cortex.errors", "InvalidMemoryError": "cortex.errors",
     "MemoryDisabledError": "cortex.errors", "MemoryNotFoundError": "cortex.errors", "ServiceError": "cortex.errors",
-    "PermissionDeniedError": "cortex.errors",
+    "PermissionDeniedError": "cortex.errors", "VersionConflictError": "cortex.errors",
     "StoreError": "cortex.errors", "StoreLockedError": "cortex.errors",
     "Hit": "cortex.model", "Memory": "cortex.model", "MemoryType": "cortex.model", "SearchResult": "cortex.model",
+    "Page": "cortex.model", "Source": "cortex.model", "Scope": "cortex.model",
     "Reranking": "cortex.rerank", "SearchMode": "cortex.search",
 }
 
@@ -43,8 +44,9 @@ if TYPE_CHECKING:
         ServiceError,
         StoreError,
         StoreLockedError,
+        VersionConflictError,
     )
-    from cortex.model import Hit, Memory, MemoryType, SearchResult
+    from cortex.model import Hit, Memory, MemoryType, Page, Scope, SearchResult, Source
     from cortex.rerank import Reranking
     from cortex.search import SearchMode
 
@@ -67,6 +69,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentDefinition", "AgentDefinitionError", "AgentNotFoundError", "AgentProblem", "AgentRegistry",
     "AgentSettings", "AuthError", "Cortex", "CortexError", "Hit", "InvalidInputError", "InvalidMemoryError",
-    "Memory", "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "PermissionDeniedError", "Reranking",
-    "SearchMode", "SearchResult", "ServiceError", "StoreError", "StoreLockedError",
+    "Memory", "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Page", "PermissionDeniedError",
+    "Reranking", "Scope", "SearchMode", "SearchResult", "ServiceError", "Source", "StoreError", "StoreLockedError",
+    "VersionConflictError",
 ]

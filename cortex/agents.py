@@ -31,6 +31,7 @@ from cortex.validation import (
     check_duration,
     check_limit,
     check_project,
+    parse_source_durations,
 )
 
 log = logging.getLogger("cortex")
@@ -41,7 +42,8 @@ _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off"}
 #: An agent definition larger than this is reported, not parsed (a definition is a page of text).
 MAX_DEFINITION_BYTES = 1024 * 1024
-_CORTEX_KEYS = {"project", "recall", "prune", "aliases", "memory"}
+_CORTEX_KEYS = {"project", "recall", "prune", "aliases", "memory", "teams", "lead", "ttl", "decay"}
+_TEAM = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 #: An alias is a coding agent's own name for the agent (Claude Code: ``Explore``, ``my-plugin:reviewer``).
 _ALIAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}")
 _RECALL_KEYS = {"limit", "max_chars"}
@@ -59,6 +61,12 @@ class AgentSettings:
     prune_max_age: timedelta | None = None
     #: Other names coding agents use for this agent (a plugin's ``my-plugin:reviewer``, a built-in ``Explore``).
     aliases: tuple[str, ...] = ()
+    #: The teams the agent belongs to; a lead leads its teams and the swarm.
+    teams: tuple[str, ...] = ()
+    lead: bool = False
+    #: Time to live and decay half-life by source, over the defaults (docs/lifecycle.md).
+    ttl: dict[str, timedelta | None] = field(default_factory=dict)
+    decay: dict[str, timedelta] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -136,6 +144,32 @@ def _settings(raw: Any) -> tuple[AgentSettings, list[tuple[str, str]]]:
             values["project"] = check_project(raw["project"])
         except InvalidInputError as exc:
             problems.append(("cortex.project", exc.reason))
+    teams = raw.get("teams")
+    if teams is not None:
+        if isinstance(teams, str):
+            teams = [teams]
+        if not isinstance(teams, list) or not all(isinstance(t, str) and _TEAM.fullmatch(t) for t in teams):
+            problems.append(("cortex.teams", "must be a list of team names (1-64 of a-z, 0-9, '_' and '-')"))
+        else:
+            values["teams"] = tuple(dict.fromkeys(teams))
+    if raw.get("lead") is not None:
+        if isinstance(raw["lead"], bool):
+            values["lead"] = raw["lead"]
+        else:
+            problems.append(("cortex.lead", f"must be true or false, not {raw['lead']!r}"))
+    for key, allow_never in (("ttl", True), ("decay", False)):
+        section = raw.get(key)
+        if section is None:
+            continue
+        if not isinstance(section, dict):
+            problems.append((f"cortex.{key}", f"must be a mapping of source to duration, not {type(section).__name__}"))
+            continue
+        try:
+            parsed = parse_source_durations(",".join(f"{k}={v}" for k, v in section.items()), f"cortex.{key}",
+                                            allow_never)
+            values[key] = {s.value: d for s, d in parsed.items()}
+        except InvalidInputError as exc:
+            problems.append((exc.field, exc.reason))
     aliases = raw.get("aliases")
     if aliases is not None:
         if isinstance(aliases, str):

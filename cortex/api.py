@@ -6,12 +6,12 @@ the same with a store opened here or with a running server; a test keeps both si
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 from cortex import config
-from cortex.model import IndexStatus, Memory, MemoryType, SearchResult
+from cortex.model import IndexStatus, Memory, MemoryType, Page, SearchResult, Source
 from cortex.rerank import Reranking
 
 
@@ -27,6 +27,11 @@ class MemoryAPI(Protocol):
         type: MemoryType | str = config.DEFAULT_TYPE,
         project: str = config.DEFAULT_PROJECT,
         confidence: float = config.DEFAULT_CONFIDENCE,
+        source: Source | str = Source.MANUAL,
+        ttl: timedelta | str | None = None,
+        tags: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        scope: str = "agent",
     ) -> Memory:
         """Store one memory and return it."""
         ...
@@ -47,8 +52,14 @@ class MemoryAPI(Protocol):
         type: MemoryType | str | None = None,
         project: str | None = None,
         limit: int = config.DEFAULT_LIMIT,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: datetime | str | None = None,
     ) -> list[Memory]:
-        """AND-token recall, filtered before the limit."""
+        """AND-token recall over the scopes the agent reads, filtered before the limit."""
         ...
 
     def search(
@@ -62,8 +73,87 @@ class MemoryAPI(Protocol):
         type: MemoryType | str | None = None,
         explain: bool = False,
         rerank: Reranking | bool = True,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: datetime | str | None = None,
     ) -> SearchResult:
         """Ranked search: ``all``, ``bm25``, ``semantic`` or ``hybrid``."""
+        ...
+
+    def list_memories(
+        self,
+        agent: str,
+        *,
+        scope: str | None = None,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        tags: Iterable[str] | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> Page:
+        """One page of every memory the agent can see, newest first."""
+        ...
+
+    def update(
+        self,
+        agent: str,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        expected_version: int | None = None,
+    ) -> Memory:
+        """Change fields in place (version + 1, the earlier version kept)."""
+        ...
+
+    def history(self, agent: str, memory_id: str) -> list[Memory]:
+        """Every version of a memory, oldest first."""
+        ...
+
+    def supersede(
+        self,
+        agent: str,
+        old_id: str,
+        content: str | None = None,
+        *,
+        by: str | None = None,
+        reason: str | None = None,
+        **fields: Any,
+    ) -> Memory:
+        """Replace a memory by a new one (or the existing ``by``); the old one is kept, no longer current."""
+        ...
+
+    def validate(self, agent: str, memory_id: str) -> Memory:
+        """Restart a memory's decay clock and raise its confidence by 0.05."""
+        ...
+
+    def inject_learning(
+        self,
+        lead: str,
+        content: str,
+        category: str,
+        *,
+        team: str | None = None,
+        to: str | None = None,
+        confidence: float = 0.9,
+        project: str = config.DEFAULT_PROJECT,
+        tags: Iterable[str] = (),
+    ) -> Memory:
+        """A lead's learning for the swarm, a team or one worker."""
+        ...
+
+    def purge_expired(self, agent: str | None = None) -> int:
+        """Delete expired memories (of every scope when ``agent`` is None); returns how many."""
         ...
 
     def touch(self, agent: str, memory_id: str) -> Memory:
@@ -111,6 +201,9 @@ class MemoryAPI(Protocol):
         project: str | None = None,
         limit: int | None = None,
         max_chars: int | None = None,
+        *,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
     ) -> str:
         """The ``<agent-memory>`` block to inject at agent start; touches what it shows."""
         ...

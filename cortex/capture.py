@@ -8,8 +8,8 @@ from datetime import datetime
 from cortex import markers
 from cortex.errors import InvalidInputError
 from cortex.memories import MemoryRepository
-from cortex.model import Memory, MemoryType, Scope
-from cortex.validation import memory_from_entry
+from cortex.model import Memory, MemoryType, Scope, Source
+from cortex.validation import Expiry, memory_from_entry
 
 log = logging.getLogger("cortex")
 
@@ -19,9 +19,15 @@ def extract(output: str) -> list[tuple[MemoryType, str]]:
     return [(MemoryType(kind), text) for kind, text in markers.extract(output)]
 
 
-def capture(memories: MemoryRepository, scope: Scope, output: str, project: str, now: datetime) -> list[Memory]:
-    """Store the marker lines of ``output`` in ``scope``; content already stored there for ``project`` is
-    touched instead. Returns the memories stored or refreshed, in the order of the output. Marker lines whose
+def supersessions(output: str) -> list[tuple[str, str]]:
+    """The (memory id, new text) of every ``SUPERSEDES <id>: text`` line, in order, without repeats."""
+    return markers.supersessions(output)
+
+
+def capture(memories: MemoryRepository, scope: Scope, output: str, project: str, now: datetime,
+            expiry: Expiry | None = None) -> list[Memory]:
+    """Store the marker lines of ``output`` in ``scope`` (source ``agent_end``, expiring by ``expiry``); content
+    already stored there for ``project`` is touched instead. Returns the memories stored or refreshed, in the order of the output. Marker lines whose
     text is not valid content (e.g. over 64 KiB) are skipped and logged."""
     with memories.lock:
         fresh: list[Memory] = []
@@ -32,7 +38,8 @@ def capture(memories: MemoryRepository, scope: Scope, output: str, project: str,
                 continue
             seen.add(text)
             try:
-                memory = memory_from_entry(scope.name, {"content": text, "type": memory_type, "project": project}, now)
+                memory = memory_from_entry(scope.name, {"content": text, "type": memory_type, "project": project,
+                                                        "source": Source.AGENT_END}, now, expiry)
             except InvalidInputError as exc:
                 log.warning("%s: skipped a marker line: %s", scope, exc)
                 continue

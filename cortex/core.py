@@ -10,21 +10,30 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from cortex import capture, config, lifecycle
+from cortex import capture, config, lifecycle, listing, scopes
 from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.embeddings import EmbeddingProvider, make_provider
-from cortex.errors import CortexError, InvalidInputError, MemoryNotFoundError
+from cortex.errors import (
+    CortexError,
+    InvalidInputError,
+    MemoryNotFoundError,
+    PermissionDeniedError,
+    VersionConflictError,
+)
+from cortex.lifecycle import Policy
 from cortex.memories import MemoryRepository
-from cortex.model import NO_FILTERS, Filters, IndexStatus, Memory, MemoryType, Query, Scope, SearchResult, utcnow
-from cortex.recall import recall_ids
+from cortex.model import IndexStatus, Memory, MemoryType, Page, Query, Scope, SearchResult, Source, utcnow
+from cortex.recall import Part, recall_ids
 from cortex.render import fit
 from cortex.render import render as render_block
 from cortex.rerank import NO_RERANKING, Reranking
+from cortex.scopes import Member
 from cortex.search import Fusion, SearchMode, check_mode
 from cortex.search import search as run_search
 from cortex.store import Location, open_store
@@ -36,7 +45,9 @@ from cortex.validation import (
     check_limit,
     check_project,
     check_query_text,
+    check_tags,
     check_text,
+    check_version,
     is_memory_id,
     memory_from_entry,
 )
@@ -159,6 +170,42 @@ class Cortex:
     def _scope(agent: str) -> Scope:
         return Scope.agent(agent)
 
+    def _member(self, agent: str) -> Member:
+        """The agent as the scope rules see it (declared with memory: raises otherwise)."""
+        settings = self._agent(agent).settings
+        return Member(agent, settings.teams, settings.lead)
+
+    def _teams(self) -> set[str]:
+        """Every team some declared agent with memory belongs to."""
+        return {t for d in self.agents.list() if d.memory_enabled for t in d.settings.teams}
+
+    def _policy(self, agent: str) -> Policy:
+        """The agent's time rules: time to live and decay by source."""
+        settings = self._agent(agent).settings
+        return Policy.for_agent({Source(k): v for k, v in settings.ttl.items()},
+                                {Source(k): v for k, v in settings.decay.items()})
+
+    def _read_scopes(self, agent: str, scope: str | None) -> tuple[Scope, ...]:
+        """The scopes a read of ``agent`` covers: all it can see, or the one ``scope`` names."""
+        return self._member(agent).readable(scope, self._teams())
+
+    def _locate(self, agent: str, memory_id: str) -> tuple[Scope, Memory] | None:
+        """The scope and the memory ``memory_id`` names among those ``agent`` can see, or None."""
+        if not is_memory_id(memory_id):
+            return None
+        with self._memories.lock:
+            scope = self._memories.locate(self._read_scopes(agent, None), memory_id)
+            if scope is None:
+                return None
+            found = self._memories.load(scope, [memory_id])
+            return (scope, found[0]) if found else None
+
+    def _require(self, agent: str, memory_id: str) -> tuple[Scope, Memory]:
+        located = self._locate(agent, memory_id)
+        if located is None:
+            raise MemoryNotFoundError(agent, str(memory_id))
+        return located
+
     # -- writes ----------------------------------------------------------------------------------
 
     def store(
@@ -169,50 +216,209 @@ class Cortex:
         type: MemoryType | str = config.DEFAULT_TYPE,
         project: str = config.DEFAULT_PROJECT,
         confidence: float = config.DEFAULT_CONFIDENCE,
+        source: Source | str = Source.MANUAL,
+        ttl: timedelta | str | None = None,
+        tags: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        scope: str = "agent",
     ) -> Memory:
-        """Store one memory and return it."""
-        self._agent(agent)
-        entry = {"content": content, "type": type, "project": project, "confidence": confidence}
-        memory = memory_from_entry(agent, entry, self._clock())
-        self._memories.add(self._scope(agent), [memory])
-        return memory
+        """Store one memory and return it.
+
+        ``source`` says where it came from and sets its default time to live (docs/lifecycle.md); ``ttl``
+        overrides that (a timedelta, ``"12h"``/``"7d"``, or ``"never"``). ``tags`` are lowercase slugs,
+        ``metadata`` a JSON object (at most 8 KiB). ``scope`` is where it goes: ``agent`` (the agent's own),
+        ``team:{name}`` (a team the agent is in) or ``swarm`` (leads only).
+        """
+        entry = {"content": content, "type": type, "project": project, "confidence": confidence, "source": source,
+                 "ttl": ttl, "tags": tags, "metadata": metadata, "scope": scope}
+        target, memories = self._new_memories(agent, [entry], batch=False)
+        self._memories.add(target, memories)
+        return memories[0]
 
     def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]:
         """Store a batch in one atomic write; returns the memories in input order.
 
-        Each entry is a mapping with ``content`` and optionally ``type``, ``project``, ``confidence``,
-        ``usage_count``, ``created_at``, ``last_used_at`` (so imports keep their history). Every entry is
-        validated before anything is written; one bad entry stores nothing. Batches over 50,000 memories
-        are written as consecutive atomic chunks of 50,000.
+        Each entry is a mapping with ``content`` and optionally every field :meth:`store` takes (``type``,
+        ``project``, ``confidence``, ``source``, ``ttl``, ``tags``, ``metadata``, ``scope``) and what an import
+        keeps: ``usage_count``, ``created_at``, ``last_used_at``, ``expires_at``, ``valid_from``. Every entry is
+        validated before anything is written; one bad entry stores nothing. A batch writes one scope. Batches
+        over 50,000 memories are written as consecutive atomic chunks of 50,000.
         """
-        self._agent(agent)
         if isinstance(entries, (str, bytes, Mapping)) or not isinstance(entries, Iterable):
+            self._agent(agent)
             raise InvalidInputError("entries", f"must be a list of mappings, not {type(entries).__name__}")
-        now = self._clock()
-        memories = []
-        for i, entry in enumerate(entries):
-            if not isinstance(entry, Mapping):
-                raise InvalidInputError(f"entries[{i}]", f"must be a mapping, not {type(entry).__name__}")
-            try:
-                memories.append(memory_from_entry(agent, entry, now))
-            except InvalidInputError as exc:
-                raise exc.within(f"entries[{i}]") from None
-        self._memories.add(self._scope(agent), memories)
+        target, memories = self._new_memories(agent, entries, batch=True)
+        if memories:
+            self._memories.add(target, memories)
         return memories
+
+    def _new_memories(self, agent: str, entries: Iterable[Any], *, batch: bool) -> tuple[Scope, list[Memory]]:
+        """The validated memories of ``entries`` and the one scope they go to (errors of a batch name the
+        entry)."""
+        member = self._member(agent)
+        now = self._clock()
+        policy, teams = self._policy(agent), self._teams()
+        memories: list[Memory] = []
+        target = member.own
+        for i, entry in enumerate(entries):
+            try:
+                if not isinstance(entry, Mapping):
+                    raise InvalidInputError("entry", f"must be a mapping, not {type(entry).__name__}")
+                scope = member.writable(entry.get("scope") or "agent", teams)
+                if i and scope != target:
+                    raise InvalidInputError("scope", f"one batch writes one scope: {target.relative} before, "
+                                                     f"{scope.relative} here (split the batch)")
+                target = scope
+                fields = {k: v for k, v in entry.items() if k != "scope"}
+                memories.append(memory_from_entry(agent, fields, now, policy.expires_at, author=agent,
+                                                  scope=scope.relative))
+            except (InvalidInputError, PermissionDeniedError) as exc:
+                if not batch:
+                    raise
+                raise _within(exc, f"entries[{i}]") from None
+        return target, memories
+
+    def update(
+        self,
+        agent: str,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        expected_version: int | None = None,
+    ) -> Memory:
+        """Change fields of a memory in place: version + 1, ``updated_at`` = now, the earlier version kept
+        (:meth:`history`). Only the fields given change (``tags=[]`` clears the tags, ``metadata={}`` the
+        metadata). With ``expected_version``, raises :class:`VersionConflictError` unless the memory is still at
+        that version. A shared memory can be updated by its author or a lead of its scope."""
+        changes = lifecycle.changes(content=content, type=type, project=project, confidence=confidence, tags=tags,
+                                    metadata=metadata)
+        expected = check_version(expected_version) if expected_version is not None else None
+        member = self._member(agent)
+        with self._memories.lock:
+            scope, memory = self._require(agent, memory_id)
+            member.may_change(scope, memory, "update")
+            if expected is not None and memory.version != expected:
+                raise VersionConflictError(memory.id, expected, memory.version)
+            new = lifecycle.updated(memory, changes, self._clock())
+            return self._memories.write(scope, [], [(memory, new, True)])[0]
+
+    def history(self, agent: str, memory_id: str) -> list[Memory]:
+        """Every version of the memory, oldest first, the current one last (expired or superseded too)."""
+        scope, memory = self._require(agent, memory_id)
+        return self._memories.history(scope, memory.id)
+
+    def supersede(
+        self,
+        agent: str,
+        old_id: str,
+        content: str | None = None,
+        *,
+        by: str | None = None,
+        reason: str | None = None,
+        **fields: Any,
+    ) -> Memory:
+        """Replace memory ``old_id`` by a new one with ``content`` (in the same scope; ``fields`` are those of
+        :meth:`store`, type, project and tags default to the old memory's), or by the existing memory ``by``.
+        The old memory is kept, valid until the new one became valid and pointing to it (``superseded_by``);
+        reads leave it out unless ``include_superseded=True`` or ``as_of`` a moment it was valid. One atomic
+        write. Returns the replacing memory."""
+        rule = lifecycle.supersession(content, by, reason, fields)
+        member = self._member(agent)
+        with self._memories.lock:
+            scope, old = self._require(agent, old_id)
+            member.may_change(scope, old, "supersede")
+            lifecycle.check_supersedable(old)
+            now = self._clock()
+            if rule.by is not None:
+                located = self._locate(agent, rule.by)
+                if located is None:
+                    raise MemoryNotFoundError(agent, rule.by)
+                by_scope, new = located
+                lifecycle.check_replacement(old, scope, new, by_scope)
+                adds = []
+            else:
+                entry = lifecycle.successor_entry(old, rule)
+                new = memory_from_entry(agent, entry, now, self._policy(agent).expires_at, author=agent,
+                                        scope=scope.relative)
+                if scope.kind == "agent":
+                    new = new.model_copy(update={"agent": scope.name})
+                adds = [new]
+            self._memories.write(scope, adds, [(old, lifecycle.superseded(old, new, rule.reason), False)])
+            return new
+
+    def validate(self, agent: str, memory_id: str) -> Memory:
+        """Confirm a memory is still right: ``validated_at`` = now (its decay clock restarts) and confidence +
+        0.05 (at most 1). One atomic write; returns the memory."""
+        self._agent(agent)
+        with self._memories.lock:
+            scope, memory = self._require(agent, memory_id)
+            return self._memories.write(scope, [], [(memory, lifecycle.validated(memory, self._clock()), False)])[0]
+
+    def inject_learning(
+        self,
+        lead: str,
+        content: str,
+        category: str,
+        *,
+        team: str | None = None,
+        to: str | None = None,
+        confidence: float = 0.9,
+        project: str = config.DEFAULT_PROJECT,
+        tags: Iterable[str] = (),
+    ) -> Memory:
+        """A lead teaches others: store ``content`` as a learning of ``category`` (mistake-pattern,
+        best-practice, codebase-knowledge or preference, kept as a tag) with source ``injected``, in the swarm
+        (default), one of the lead's teams (``team=``) or one worker's own memory (``to=``). Only a lead may."""
+        member = self._member(lead)
+        kind = scopes.check_category(category)
+        target = scopes.injection_target(member, team=team, to=to, known_teams=self._teams(),
+                                         declared=[d.name for d in self.agents.list() if d.memory_enabled])
+        entry = {"content": content, "type": scopes.CATEGORY_TYPES[kind], "project": project,
+                 "confidence": confidence, "source": Source.INJECTED, "tags": [kind, *check_tags(tags)]}
+        owner = target.name if target.kind == "agent" else lead
+        memory = memory_from_entry(owner, entry, self._clock(), self._policy(lead).expires_at, author=lead,
+                                   scope="agent" if target.kind == "agent" else target.relative)
+        self._memories.add(target, [memory])
+        return memory
 
     def touch(self, agent: str, memory_id: str) -> Memory:
         """Record a use: usageCount + 1 and lastUsedAt = now, in one atomic update. Returns the memory."""
         self._agent(agent)
-        ids = [memory_id] if is_memory_id(memory_id) else []
-        touched = self._memories.touch(self._scope(agent), ids, self._clock())
-        if not touched:
-            raise MemoryNotFoundError(agent, str(memory_id))
-        return touched[0]
+        with self._memories.lock:
+            scope, memory = self._require(agent, memory_id)
+            touched = self._memories.touch(scope, [memory.id], self._clock())
+            if not touched:
+                raise MemoryNotFoundError(agent, str(memory_id))
+            return touched[0]
 
     def forget(self, agent: str, memory_id: str) -> bool:
-        """Remove every triple of the memory. False when there was no such memory."""
-        self._agent(agent)
-        return is_memory_id(memory_id) and bool(self._memories.delete(self._scope(agent), [memory_id]))
+        """Remove every triple of the memory (and its earlier versions). False when there was no such memory.
+        A shared memory can be forgotten by its author or a lead of its scope."""
+        member = self._member(agent)
+        with self._memories.lock:
+            located = self._locate(agent, memory_id)
+            if located is None:
+                return False
+            scope, memory = located
+            member.may_change(scope, memory, "forget")
+            return bool(self._memories.delete(scope, [memory.id]))
+
+    def purge_expired(self, agent: str | None = None) -> int:
+        """Delete the memories whose time to live has run out: the agent's own (every scope of the store,
+        shared ones included, when ``agent`` is None). Returns how many."""
+        if agent is not None:
+            self._agent(agent)
+        self._check_open()
+        with self._memories.lock:
+            targets = [self._scope(agent)] if agent is not None else self._memories.scopes()
+            now = self._clock()
+            return sum(len(self._memories.delete(s, lifecycle.expired(self._memories.index(s), now)))
+                       for s in targets)
 
     def prune(
         self,
@@ -235,7 +441,8 @@ class Cortex:
         *,
         delete: bool = False,
     ) -> list[str]:
-        """The ids ``prune`` selects (and deletes them when ``delete``), in one atomic update."""
+        """The ids ``prune`` selects among the agent's own memories (and deletes them when ``delete``), in one
+        atomic update."""
         min_confidence = check_confidence(min_confidence, "min_confidence")
         age = check_duration(max_age) if max_age is not None else None
         self._agent(agent)
@@ -272,11 +479,20 @@ class Cortex:
     # -- reads -----------------------------------------------------------------------------------
 
     def get(self, agent: str, memory_id: str) -> Memory | None:
-        """The memory, or None for an unknown or malformed id."""
+        """The memory (from any scope the agent reads; expired or superseded too), or None for an unknown or
+        malformed id."""
         self._agent(agent)
-        if not is_memory_id(memory_id):
-            return None
-        return self._memories.get(self._scope(agent), memory_id)
+        located = self._locate(agent, memory_id)
+        return located[1] if located is not None else None
+
+    def _query(self, agent: str, text: str | None, *, text_required: bool = False, **given: Any) -> Query:
+        """A validated query of ``agent`` over the scopes it reads (or the one ``scope`` names), judged now."""
+        scope = given.pop("scope", None)
+        q = make_query(agent, text, text_required=text_required, now=self._clock(), **given)
+        return replace(q, scopes=self._read_scopes(agent, scope))
+
+    def _parts(self, scopes: Sequence[Scope]) -> list[Part]:
+        return [Part(s, self._memories.index(s)) for s in scopes]
 
     def recall(
         self,
@@ -286,14 +502,22 @@ class Cortex:
         type: MemoryType | str | None = None,
         project: str | None = None,
         limit: int = config.DEFAULT_LIMIT,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: datetime | str | None = None,
     ) -> list[Memory]:
-        """AND-token recall (see :func:`cortex.recall.recall_scored`), filtered by type and project inside the
-        agent's graph before the limit."""
-        q = make_query(agent, query, type=type, project=project, limit=limit)
-        self._agent(agent)
-        scope = self._scope(agent)
+        """AND-token recall (see :func:`cortex.recall.recall_scored`) over every scope the agent reads (its own,
+        its teams', the swarm; or the one ``scope`` names), filtered inside the indexes before the limit: by
+        type, project, tags (all of them), source, and time (current memories unless ``include_expired`` /
+        ``include_superseded``; ``as_of``: what was recorded and valid then)."""
+        q = self._query(agent, query, type=type, project=project, limit=limit, tags=tags, scope=scope,
+                        source=source, include_expired=include_expired, include_superseded=include_superseded,
+                        as_of=as_of)
         with self._memories.lock:
-            return self._memories.load(scope, recall_ids(self._memories.index(scope), q))
+            return self._memories.load_many(recall_ids(self._parts(q.scopes), q))
 
     def search(
         self,
@@ -306,21 +530,51 @@ class Cortex:
         type: MemoryType | str | None = None,
         explain: bool = False,
         rerank: Reranking | bool = True,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: datetime | str | None = None,
     ) -> SearchResult:
         """Ranked search: ``all`` (AND-token), ``bm25``, ``semantic`` or ``hybrid`` (see
-        :mod:`cortex.search`). ``semantic`` and ``hybrid`` fall back to ``bm25`` when they cannot run (no
-        provider, vectors of another model, provider failure) and say why in ``result.note``.
+        :mod:`cortex.search`), over the scopes and with the filters of :meth:`recall`. ``semantic`` and
+        ``hybrid`` fall back to ``bm25`` when they cannot run (no provider, vectors of another model, provider
+        failure) and say why in ``result.note``.
 
-        Ranked modes over-fetch candidates and rerank them by recency, use and confidence (see
+        Ranked modes over-fetch candidates and rerank them by recency, use, confidence and decay by source (see
         :mod:`cortex.rerank`); ``rerank=False`` or a :class:`Reranking` changes that. ``all`` keeps the
         contract's order. With ``explain`` each hit carries its score components.
         """
-        q = make_query(agent, query, type=type, project=project, limit=limit, text_required=True)
+        q = self._query(agent, query, text_required=True, type=type, project=project, limit=limit, tags=tags,
+                        scope=scope, source=source, include_expired=include_expired,
+                        include_superseded=include_superseded, as_of=as_of)
         requested = check_mode(mode)
         settings = rerank if isinstance(rerank, Reranking) else (Reranking() if rerank else NO_RERANKING)
-        self._agent(agent)
-        return run_search(self._memories, self._scope(agent), q, requested, reranking=settings,
-                          explain=explain, fusion=self.fusion, now=self._clock())
+        return run_search(self._memories, q.scopes, q, requested, reranking=settings, explain=explain,
+                          fusion=self.fusion, now=self._clock(), policy=self._policy(agent))
+
+    def list_memories(
+        self,
+        agent: str,
+        *,
+        scope: str | None = None,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        tags: Iterable[str] | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> Page:
+        """Page through every memory the agent can see (or those of ``scope``), newest first, filtered as
+        :meth:`recall` is. ``page.next_cursor`` continues the listing (None after the last page)."""
+        q = self._query(agent, None, type=type, project=project, limit=limit, tags=tags, scope=scope, source=source,
+                        include_expired=include_expired, include_superseded=include_superseded)
+        with self._memories.lock:
+            wanted, next_cursor = listing.page(self._parts(q.scopes), q.filters, cursor, q.limit)
+            return Page.model_construct(items=self._memories.load_many(wanted), next_cursor=next_cursor)
 
     def resolve_agent(self, name: str) -> str | None:
         """The declared agent with memory that ``name`` stands for (itself, or the agent listing it in
@@ -387,12 +641,16 @@ class Cortex:
         project: str | None = None,
         limit: int | None = None,
         max_chars: int | None = None,
+        *,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
     ) -> str:
         """The block to inject when ``agent`` starts on ``task``; touches every memory it renders.
 
-        Considers memories of ``project`` (default: the agent's ``cortex.project``, else all projects)
-        and of ``global``. ``limit`` and ``max_chars`` default to the agent's ``cortex.recall`` settings,
-        else 5 memories and 8000 characters.
+        Considers the current memories of every scope the agent reads (or of ``scope``; shared ones are marked
+        with their scope), of ``project`` (default: the agent's ``cortex.project``, else all projects) and of
+        ``global``, with all ``tags``. ``limit`` and ``max_chars`` default to the agent's ``cortex.recall``
+        settings, else 5 memories and 8000 characters.
         """
         if task is not None:
             task = check_query_text(task, "task")
@@ -401,31 +659,34 @@ class Cortex:
         budget = check_limit(max_chars if max_chars is not None else
                              settings.recall_max_chars or config.DEFAULT_START_MAX_CHARS, "max_chars", 10_000_000)
         project = project if project is not None else settings.project
-        filters = NO_FILTERS
+        q = self._query(agent, None, limit=limit, tags=tags, scope=scope)
         if project is not None:
-            filters = Filters(projects=frozenset([check_project(project), config.DEFAULT_PROJECT]))
-        scope = self._scope(agent)
-        ids: list[str] = []
+            q = replace(q, filters=replace(q.filters, projects=frozenset([check_project(project),
+                                                                           config.DEFAULT_PROJECT])))
+        found: list[Memory] = []
         if task is not None and task.strip():  # hybrid falls back to bm25 without embeddings
-            q = Query(agent=agent, text=task, filters=filters, limit=limit)
-            result = run_search(self._memories, scope, q, SearchMode.HYBRID, reranking=Reranking(),
-                                explain=False, fusion=self.fusion, now=self._clock())
-            ids = [h.memory.id for h in result]
+            result = run_search(self._memories, q.scopes, replace(q, text=task), SearchMode.HYBRID,
+                                reranking=Reranking(), explain=False, fusion=self.fusion, now=self._clock(),
+                                policy=self._policy(agent))
+            found = [h.memory for h in result]
         with self._memories.lock:
-            if not ids:  # no task, or nothing related: the most used memories
-                ids = recall_ids(self._memories.index(scope), Query(agent=agent, filters=filters, limit=limit))
-            shown = fit(self._memories.load(scope, ids), budget)
-            if shown:
-                self._memories.touch(scope, [m.id for m in shown], self._clock())
+            if not found:  # no task, or nothing related: the most used memories
+                found = self._memories.load_many(recall_ids(self._parts(q.scopes), q))
+            shown = fit(found, budget)
+            now = self._clock()
+            for scope_, ids in _by_scope(shown, q.scopes).items():
+                self._memories.touch(scope_, ids, now)
             return render_block(shown)
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:
         """Capture memories from marker lines in ``output`` (``LEARNED:``, ``INSIGHT:``, ``PATTERN:``,
-        ``CONVENTION:``, ``DECISION:``), then prune with the agent's ``cortex.prune`` settings.
+        ``CONVENTION:``, ``DECISION:``; source ``agent_end``) and ``SUPERSEDES <id>: text`` lines (the memory
+        ``<id>`` is superseded by ``text``), then prune with the agent's ``cortex.prune`` settings.
 
         Content already stored for this agent and project is touched rather than stored again. Returns the
-        memories stored or refreshed, in the order of the output. Marker lines whose text is not valid
-        content (e.g. over 64 KiB) are skipped and logged.
+        memories stored or refreshed, in the order of the output, then those that superseded others. Lines
+        whose text is not valid content (e.g. over 64 KiB), or that name a memory the agent cannot supersede,
+        are skipped and logged.
         """
         output = check_text(output, "output")
         definition = self._agent(agent)
@@ -434,7 +695,12 @@ class Cortex:
         scope = self._scope(agent)
         with self._memories.lock:
             now = self._clock()
-            result = capture.capture(self._memories, scope, output, project, now)
+            result = capture.capture(self._memories, scope, output, project, now, self._policy(agent).expires_at)
+            for old_id, text in capture.supersessions(output):
+                try:
+                    result.append(self.supersede(agent, old_id, text, source=Source.AGENT_END))
+                except CortexError as exc:
+                    log.warning("%s: skipped SUPERSEDES %s: %s", scope, old_id, exc)
             captured = {m.id for m in result}
             doomed = [
                 i for i in lifecycle.prune_candidates(self._memories.index(scope),
@@ -444,3 +710,19 @@ class Cortex:
             ]
             self._memories.delete(scope, doomed)
             return result
+
+
+def _by_scope(memories: Sequence[Memory], scopes: Sequence[Scope]) -> dict[Scope, list[str]]:
+    """The ids of ``memories`` grouped by the scope (among ``scopes``) each one is in."""
+    by_name = {s.relative: s for s in scopes}
+    out: dict[Scope, list[str]] = {}
+    for memory in memories:
+        out.setdefault(by_name[memory.scope], []).append(memory.id)
+    return out
+
+
+def _within(exc: InvalidInputError | PermissionDeniedError, prefix: str) -> CortexError:
+    """The error of one entry of a batch, naming the entry."""
+    if isinstance(exc, InvalidInputError):
+        return InvalidInputError(prefix, exc.reason) if exc.field == "entry" else exc.within(prefix)
+    return PermissionDeniedError(str(exc).split(": ", 1)[-1], f"{prefix}.{exc.field}" if exc.field else prefix)

@@ -99,7 +99,22 @@ class TokenFileError(AuthError):
 
 
 class PermissionDeniedError(CortexError):
-    """The caller is authenticated but may not do this (an agent token on an admin operation)."""
+    """The caller may not do this: an agent token on an admin operation, an agent writing to a team it is not
+    in, changing a shared memory it neither wrote nor leads. ``field`` names what was refused, when one was."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+class VersionConflictError(CortexError):
+    """An update named the version it expected, and the memory is at another one (changed meanwhile)."""
+
+    def __init__(self, memory_id: str, expected: int, actual: int) -> None:
+        self.field = "expected_version"
+        self.memory_id, self.expected, self.actual = memory_id, expected, actual
+        super().__init__(f"expected_version: memory {memory_id!r} is at version {actual}, not {expected}: "
+                         "read it again and retry")
 
 
 class ServiceError(CortexError):

@@ -1,10 +1,97 @@
-"""Lifecycle rules: which memories ``prune`` removes."""
+"""The lifecycle rules of a memory, in one place (docs/lifecycle.md): how long it lives (time to live by source),
+how fast it fades in ranked search (decay by source), what ``prune`` and ``purge_expired`` remove, and what an
+update, a supersession or a validation changes.
+
+Defaults, overridable per agent (``cortex: {ttl: {...}, decay: {...}}``) and by environment
+(``CORTEX_TTL="task_completion=10d,session_summary=1d"``, ``CORTEX_DECAY="manual=120d"``):
+
+| source | time to live | decay half-life |
+|---|---|---|
+| manual, agent_end, import, injected | never | 90 d |
+| file_index | 30 d | 30 d |
+| task_completion | 7 d | 14 d |
+| session_summary | 3 d | 7 d |
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any, Literal
 
-from cortex.index.memory_index import MemoryIndex, to_micros
+from cortex.errors import InvalidInputError
+from cortex.index.memory_index import NEVER, MemoryIndex, to_micros
+from cortex.model import Memory, Scope, Source
+from cortex.validation import (
+    NEVER_EXPIRES,
+    check_confidence,
+    check_content,
+    check_metadata,
+    check_project,
+    check_tags,
+    check_text,
+    check_type,
+    is_memory_id,
+    parse_source_durations,
+)
+
+DEFAULT_MIN_CONFIDENCE = 0.3
+#: Raised by ``validate``, at most to 1.
+VALIDATION_BOOST = 0.05
+TTL_ENV = "CORTEX_TTL"
+DECAY_ENV = "CORTEX_DECAY"
+
+DEFAULT_TTL: dict[Source, timedelta | None] = {
+    Source.MANUAL: None, Source.AGENT_END: None, Source.IMPORT: None, Source.INJECTED: None,
+    Source.FILE_INDEX: timedelta(days=30), Source.TASK_COMPLETION: timedelta(days=7),
+    Source.SESSION_SUMMARY: timedelta(days=3),
+}
+DEFAULT_HALF_LIFE: dict[Source, timedelta] = {
+    Source.MANUAL: timedelta(days=90), Source.AGENT_END: timedelta(days=90), Source.IMPORT: timedelta(days=90),
+    Source.INJECTED: timedelta(days=90), Source.FILE_INDEX: timedelta(days=30),
+    Source.TASK_COMPLETION: timedelta(days=14), Source.SESSION_SUMMARY: timedelta(days=7),
+}
+
+@dataclass(frozen=True)
+class Policy:
+    """The time rules of one agent: time to live and decay half-life by source."""
+
+    ttl: Mapping[Source, timedelta | None] = field(default_factory=lambda: dict(DEFAULT_TTL))
+    half_life: Mapping[Source, timedelta] = field(default_factory=lambda: dict(DEFAULT_HALF_LIFE))
+
+    @classmethod
+    def for_agent(cls, ttl: Mapping[Source, timedelta | None] | None = None,
+                  half_life: Mapping[Source, timedelta] | None = None) -> "Policy":
+        """The defaults, overridden by the environment, overridden by the agent's own settings."""
+        ttls: dict[Source, timedelta | None] = dict(DEFAULT_TTL)
+        lives: dict[Source, timedelta] = dict(DEFAULT_HALF_LIFE)
+        ttls.update(parse_source_durations(os.environ.get(TTL_ENV, ""), TTL_ENV, allow_never=True))
+        lives.update({s: d for s, d in parse_source_durations(os.environ.get(DECAY_ENV, ""), DECAY_ENV,
+                                                              allow_never=False).items() if d is not None})
+        ttls.update(ttl or {})
+        lives.update(half_life or {})
+        return cls(ttls, lives)
+
+    def expires_at(self, source: Source, created: datetime, ttl: timedelta | Literal["never"] | None) -> datetime | None:
+        """When a memory of ``source`` created at ``created`` expires: ``ttl`` when given (``"never"``: never),
+        else the source's time to live."""
+        span = None if ttl == NEVER_EXPIRES else (ttl if ttl is not None else self.ttl.get(source))
+        if span is None:
+            return None
+        try:
+            return created + span
+        except OverflowError:
+            return None  # beyond the calendar: never, in practice
+
+    def decay(self, memory: Memory, now: datetime) -> float:
+        """``0.5 ** (age_days / half_life_days)``, the age counted from the latest of creation, update and
+        validation (a validation restarts the clock)."""
+        start = max(t for t in (memory.created_at, memory.updated_at, memory.validated_at) if t is not None)
+        days = max(0.0, (now - start).total_seconds() / 86400)
+        half = self.half_life.get(memory.source, DEFAULT_HALF_LIFE[Source.MANUAL]).total_seconds() / 86400
+        return float(0.5 ** (days / half))
 
 
 def prune_candidates(
@@ -21,3 +108,101 @@ def prune_candidates(
         if cutoff is not None:
             doomed |= index.col("last_used") < cutoff
     return index.select(doomed)
+
+
+def expired(index: MemoryIndex, now: datetime) -> list[str]:
+    """Ids of the memories whose time to live has run out at ``now`` (what ``purge_expired`` deletes)."""
+    expires = index.col("expires")
+    return index.select((expires != NEVER) & (expires <= to_micros(now)))
+
+
+#: What ``update`` can change.
+UPDATABLE = ("content", "type", "project", "confidence", "tags", "metadata")
+#: What ``supersede`` takes besides the content: the fields of ``store`` (the scope is the old memory's).
+SUCCESSOR_FIELDS = frozenset({"type", "project", "confidence", "source", "ttl", "tags", "metadata", "valid_from"})
+MAX_REASON_BYTES = 4096
+
+
+def changes(**given: Any) -> dict[str, Any]:
+    """The validated fields an ``update`` changes (those given, not None); at least one."""
+    checks: dict[str, Callable[[Any], Any]] = {
+        "content": check_content, "type": check_type, "project": check_project, "confidence": check_confidence,
+        "tags": check_tags, "metadata": lambda v: check_metadata(v) or None,
+    }
+    out = {name: checks[name](value) for name, value in given.items() if value is not None}
+    if not out:
+        raise InvalidInputError("update", f"nothing to change: give at least one of {', '.join(UPDATABLE)}")
+    return out
+
+
+def updated(memory: Memory, changes: Mapping[str, object], now: datetime) -> Memory:
+    """``memory`` after ``update``: the changed fields, version + 1, ``updated_at = now``."""
+    return memory.model_copy(update={**changes, "version": memory.version + 1, "updated_at": now})
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """A validated ``supersede`` request: new content (with the fields of the new memory) or an existing one."""
+
+    content: str | None
+    by: str | None
+    reason: str | None
+    fields: Mapping[str, Any]
+
+
+def supersession(content: Any, by: Any, reason: Any, fields: Mapping[str, Any]) -> Supersession:
+    """Validate what ``supersede`` was given (the new memory's fields are validated when it is made)."""
+    if (content is None) == (by is None):
+        raise InvalidInputError("content", "give the new content, or by= the id of the memory that replaces it "
+                                           "(one of them)")
+    if by is not None and not is_memory_id(by):
+        raise InvalidInputError("by", f"not a memory id: {by!r}")
+    unknown = sorted(set(fields) - SUCCESSOR_FIELDS)
+    if unknown:
+        raise InvalidInputError(unknown[0], f"unknown field; supersede takes {', '.join(sorted(SUCCESSOR_FIELDS))}")
+    if by is not None and fields:
+        raise InvalidInputError(sorted(fields)[0], "fields describe new content; with by= the memory exists already")
+    if reason is not None:
+        reason = check_text(reason, "reason")
+        if len(reason.encode("utf-8")) > MAX_REASON_BYTES:
+            raise InvalidInputError("reason", f"is longer than {MAX_REASON_BYTES} bytes")
+    return Supersession(check_content(content) if content is not None else None, by, reason or None, dict(fields))
+
+
+def check_supersedable(old: Memory) -> None:
+    """Raise unless ``old`` is current (a memory is superseded once)."""
+    if old.superseded_by is not None:
+        raise InvalidInputError("memory_id", f"memory {old.id!r} is already superseded by {old.superseded_by!r}")
+
+
+def check_replacement(old: Memory, old_scope: Scope, new: Memory, new_scope: Scope) -> None:
+    """Raise unless the existing memory ``new`` can replace ``old``: another memory, of the same scope (one
+    atomic write changes one graph)."""
+    if new.id == old.id:
+        raise InvalidInputError("by", "a memory cannot supersede itself")
+    if new_scope != old_scope:
+        raise InvalidInputError("by", f"memory {new.id!r} is in {new_scope.relative}, memory {old.id!r} in "
+                                      f"{old_scope.relative}: a memory is superseded by one of its own scope")
+
+
+def successor_entry(old: Memory, rule: Supersession) -> dict[str, Any]:
+    """The ``store`` entry of the memory replacing ``old``: its type, project and tags unless given."""
+    return {"type": old.type, "project": old.project, "tags": old.tags, **rule.fields, "content": rule.content}
+
+
+def superseded(old: Memory, by: Memory, reason: str | None = None) -> Memory:
+    """``old`` once ``by`` replaces it: valid until ``by`` became valid, and pointing to it."""
+    until = by.valid_from or by.created_at
+    return old.model_copy(update={"valid_until": max(until, old.valid_from or old.created_at),
+                                  "superseded_by": by.id, "superseded_reason": reason})
+
+
+def validated(memory: Memory, now: datetime) -> Memory:
+    """``memory`` after ``validate``: the decay clock restarts, confidence + 0.05 (at most 1)."""
+    return memory.model_copy(update={"validated_at": now,
+                                     "confidence": min(1.0, round(memory.confidence + VALIDATION_BOOST, 10))})
+
+
+__all__ = ["DEFAULT_HALF_LIFE", "DEFAULT_MIN_CONFIDENCE", "DEFAULT_TTL", "NEVER_EXPIRES", "Policy", "Supersession",
+           "changes", "check_replacement", "check_supersedable", "expired", "prune_candidates", "successor_entry",
+           "superseded", "supersession", "updated", "validated"]

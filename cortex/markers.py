@@ -3,6 +3,7 @@
 A marker line starts (after optional list bullets, numbering, quote marks or bold) with ``LEARNED:``,
 ``INSIGHT:``, ``PATTERN:``, ``CONVENTION:`` or ``DECISION:``, in upper case; its text runs to the end of the
 line. Upper case only, so prose is not captured: a review's "**Decision:** request changes" is not a decision.
+``SUPERSEDES <id>: text`` replaces the memory ``<id>`` by ``text`` (the angle brackets are optional).
 This module has no dependencies: the hooks find marker lines in a transcript before sending anything.
 """
 
@@ -25,6 +26,23 @@ _MARKER_LINE = re.compile(
 )
 
 
+_SUPERSEDES_LINE = re.compile(
+    r"^[ \t>]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(?:\*\*|__)?[ \t]*SUPERSEDES[ \t]+<?([A-Za-z0-9_-]{1,128})>?"
+    r"[ \t]*(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?[ \t]*(.*?)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def supersessions(output: str) -> list[tuple[str, str]]:
+    """The (memory id, new text) of every ``SUPERSEDES <id>: text`` line with text, in order, without repeats."""
+    found: dict[tuple[str, str], None] = {}
+    for match in _SUPERSEDES_LINE.finditer(output):
+        text = match.group(2).strip()
+        if text:
+            found[(match.group(1), text)] = None
+    return list(found)
+
+
 def extract(output: str) -> list[tuple[str, str]]:
     """The (memory type, text) of every marker line with text, in order, without repeats."""
     found: dict[tuple[str, str], None] = {}
@@ -37,4 +55,6 @@ def extract(output: str) -> list[tuple[str, str]]:
 
 def marker_lines(output: str) -> str:
     """Only the marker lines of ``output`` (what capture would read from it), one per line."""
-    return "\n".join(match.group(0).strip() for match in _MARKER_LINE.finditer(output) if match.group(2).strip())
+    lines = sorted((m.start(), m.group(0).strip()) for pattern in (_MARKER_LINE, _SUPERSEDES_LINE)
+                   for m in pattern.finditer(output) if m.group(2).strip())
+    return "\n".join(line for _, line in lines)

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from cortex.embeddings import EmbeddingError, EmbeddingProvider
+from cortex.errors import VersionConflictError
 from cortex.index.manager import IndexManager
 from cortex.index.memory_index import MemoryIndex
 from cortex.model import IndexStatus, Memory, Scope
@@ -81,8 +82,37 @@ class MemoryRepository:
             for memory_id, content in zip(memory_ids, self.store.contents(scope, memory_ids)):
                 record = index.record(memory_id)
                 if record is not None and content is not None:
-                    memories.append(Memory.model_construct(agent=scope.name, content=content, **record))
+                    author = record.pop("author") or scope.name
+                    memories.append(Memory.model_construct(
+                        agent=scope.name if scope.kind == "agent" else author, author=author, scope=scope.relative,
+                        content=content, **record))
             return memories
+
+    def load_many(self, wanted: Sequence[tuple[Scope, str]]) -> list[Memory]:
+        """The memories named by (scope, id), in order (missing ones left out)."""
+        with self.lock:
+            by_scope: dict[Scope, list[str]] = {}
+            for scope, memory_id in wanted:
+                by_scope.setdefault(scope, []).append(memory_id)
+            found = {(scope, m.id): m for scope, ids in by_scope.items() for m in self.load(scope, ids)}
+            return [found[key] for key in wanted if key in found]
+
+    def locate(self, scopes: Sequence[Scope], memory_id: str) -> Scope | None:
+        """Which of ``scopes`` holds the memory (ids are unique across scopes), or None."""
+        with self.lock:
+            return next((s for s in scopes if memory_id in self._indexes.get(s)), None)
+
+    def history(self, scope: Scope, memory_id: str) -> list[Memory]:
+        """Every version of the memory, oldest first, the current one last (empty when there is none)."""
+        with self.lock:
+            current = self.store.get_many(scope, [memory_id])[0]
+            if current is None:
+                return []
+            keep = {"usage_count": current.usage_count, "last_used_at": current.last_used_at,
+                    "scope": current.scope, "agent": current.agent}
+            earlier = [v.model_copy(update=keep) for v in self.store.versions(scope, memory_id)
+                       if v.version < current.version]
+            return [*earlier, current]
 
     def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
         """Ids of the scope's memories with exactly this content in this project."""
@@ -113,15 +143,19 @@ class MemoryRepository:
         write: Callable[[], Change],
         apply: Callable[[MemoryIndex], None],
         vectors: Vectors | None = None,
+        *,
+        embedded: Sequence[Memory] = (),
     ) -> None:
-        """Carry out one write in the protocol's order (see the module's docstring)."""
+        """Carry out one write in the protocol's order (see the module's docstring). ``vectors`` are those of
+        the ``embedded`` memories' contents."""
         index = self._indexes.get(scope)
+        ids = [m.id for m in embedded]
         if vectors is not None:
-            self._indexes.log_vectors(scope, vectors[0], list(memory_ids), vectors[1])
+            self._indexes.log_vectors(scope, vectors[0], ids, [m.content for m in embedded], vectors[1])
         change = write()
         apply(index)
         if vectors is not None:
-            index.set_vectors(vectors[0], memory_ids, vectors[1])
+            index.set_vectors(vectors[0], ids, vectors[1])
         self._indexes.applied(scope, change, len(memory_ids))
 
     def add(self, scope: Scope, memories: Sequence[Memory]) -> None:
@@ -131,7 +165,36 @@ class MemoryRepository:
         with self.lock:
             vectors = self._embed_new(scope, memories)
             self._commit(scope, [m.id for m in memories], lambda: self.store.add(scope, memories),
-                         lambda index: index.add_many(memories), vectors)
+                         lambda index: index.add_many(memories), vectors, embedded=memories)
+
+    def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]]) -> list[Memory]:
+        """In one atomic write: add new memories and replace existing ones (``(old, new, archive)``: ``old`` as
+        the caller read it, kept as an earlier version when ``archive``). Used by update, supersession,
+        validation and injection. Content that changed is embedded again. Returns the replaced memories as
+        the store now has them; raises :class:`VersionConflictError` when one changed in between (another
+        process on a shared store): the store kept that change, and the index follows the store."""
+        if not adds and not replaces:
+            return []
+        with self.lock:
+            changed = [*adds, *(new for old, new, _ in replaces if new.content != old.content)]
+            vectors = self._embed_new(scope, changed) if changed else None
+            ids = [m.id for m in adds] + [old.id for old, _, _ in replaces]
+            stored: list[Memory] = []
+
+            def apply(index: MemoryIndex) -> None:
+                index.add_many(adds)
+                now_stored = self.store.get_many(scope, [old.id for old, _, _ in replaces])
+                for memory in now_stored:
+                    if memory is not None:
+                        index.upsert(memory)
+                        stored.append(memory)
+                    # (a memory forgotten in between stays forgotten: the replacement matched nothing)
+
+            self._commit(scope, ids, lambda: self.store.write(scope, adds, replaces), apply, vectors, embedded=changed)
+            for (old, new, _), memory in zip(replaces, stored):
+                if memory.version != new.version:
+                    raise VersionConflictError(old.id, old.version, memory.version)
+            return stored
 
     def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> list[Memory]:
         """usageCount + 1 and lastUsedAt = ``now`` for each existing memory, in one atomic update; returns
@@ -211,7 +274,8 @@ class MemoryRepository:
                     same = [k for k, (i, c) in enumerate(pairs) if index.has_content(i, c)]
                     ids = [pairs[k][0] for k in same]
                     if ids:
-                        self._indexes.log_vectors(scope, provider.model, ids, vectors[same])
+                        self._indexes.log_vectors(scope, provider.model, ids, [pairs[k][1] for k in same],
+                                                  vectors[same])
                         index.set_vectors(provider.model, ids, vectors[same])
                     done += len(ids)
             if progress is not None:

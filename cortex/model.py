@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from cortex import config
 
@@ -31,14 +32,29 @@ assert tuple(MemoryType) == config.MEMORY_TYPES
 DEFAULT_TYPE = MemoryType(config.DEFAULT_TYPE)
 
 
+class Source(StrEnum):
+    """Where a memory came from; its default time to live and decay follow from it (docs/lifecycle.md)."""
+
+    MANUAL = "manual"
+    AGENT_END = "agent_end"
+    TASK_COMPLETION = "task_completion"
+    SESSION_SUMMARY = "session_summary"
+    FILE_INDEX = "file_index"
+    IMPORT = "import"
+    INJECTED = "injected"
+
+
 class Memory(BaseModel):
-    """One memory of one agent, as stored."""
+    """One memory, as stored: its content and fields, its lifecycle (source, expiry, versions, validation,
+    valid time and supersession) and where it lives (``scope``: ``agent`` for the agent's own memories,
+    ``team:{name}`` or ``swarm`` for shared ones; ``author``: the agent that wrote it)."""
 
     # defer_build: the validation schema is built on first use, not at import (a hook that only reads
     # memories, built with model_construct, never pays for it)
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: str
+    #: the agent whose private memory this is, or (for a shared memory) the one that wrote it
     agent: str
     content: str
     type: MemoryType
@@ -47,6 +63,40 @@ class Memory(BaseModel):
     usage_count: int
     created_at: datetime
     last_used_at: datetime
+    source: Source = Source.MANUAL
+    expires_at: datetime | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] | None = None
+    version: int = 1
+    updated_at: datetime | None = None
+    validated_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    superseded_by: str | None = None
+    #: why it was superseded, when the supersession said
+    superseded_reason: str | None = None
+    scope: str = "agent"
+    author: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        """A memory made from fields: written by its agent, not updated since and valid from its creation."""
+        if isinstance(data, dict):
+            data = dict(data)
+            for name, default in (("author", "agent"), ("updated_at", "created_at"), ("valid_from", "created_at")):
+                if data.get(name) is None:
+                    data[name] = data.get(default)
+        return data
+
+    def expired(self, now: datetime) -> bool:
+        """Whether the memory's time to live has run out at ``now``."""
+        return self.expires_at is not None and self.expires_at <= now
+
+    @property
+    def superseded(self) -> bool:
+        """Whether a newer memory replaced this one."""
+        return self.valid_until is not None
 
 
 def utcnow() -> datetime:
@@ -89,6 +139,25 @@ class Scope:
         """The private scope of agent ``name`` (a validated agent name)."""
         return cls("agent", name)
 
+    @classmethod
+    def team(cls, name: str) -> "Scope":
+        """The shared scope of team ``name`` (graph ``{ns}:graph:team:{name}``)."""
+        return cls("team", name)
+
+    @classmethod
+    def swarm(cls) -> "Scope":
+        """The scope every agent reads (graph ``{ns}:graph:swarm``)."""
+        return cls("swarm")
+
+    @property
+    def shared(self) -> bool:
+        return self.kind != "agent"
+
+    @property
+    def relative(self) -> str:
+        """The scope as an agent names it: ``agent`` (its own), ``team:{name}`` or ``swarm``."""
+        return "agent" if self.kind == "agent" else self.key
+
     @property
     def key(self) -> str:
         """A stable text key, e.g. ``agent:reviewer``."""
@@ -110,10 +179,22 @@ class Scope:
 
 @dataclass(frozen=True)
 class Filters:
-    """What a read keeps, applied inside the index before the limit. None means no filter."""
+    """What a read keeps, applied inside the index before the limit. None means no filter.
+
+    Time: by default only current memories (not expired at ``now``, not superseded); ``include_expired`` and
+    ``include_superseded`` widen that; ``as_of`` answers for a past moment instead (recorded by then, valid then,
+    not yet expired then). ``tags``: every one of them must be present.
+    """
 
     types: frozenset[MemoryType] | None = None
     projects: frozenset[str] | None = None
+    tags: frozenset[str] | None = None
+    sources: frozenset[Source] | None = None
+    include_expired: bool = False
+    include_superseded: bool = False
+    as_of: datetime | None = None
+    #: The moment "current" is judged at (set by the facade from its clock).
+    now: datetime | None = None
 
 
 NO_FILTERS = Filters()
@@ -131,6 +212,8 @@ class Query:
     text: str | None = None
     filters: Filters = field(default=NO_FILTERS)
     limit: int = config.DEFAULT_LIMIT
+    #: The scopes read (default: resolved by the facade: the agent's own, its teams', the swarm).
+    scopes: tuple[Scope, ...] = ()
 
 
 class Hit(BaseModel):
@@ -164,6 +247,15 @@ class SearchResult(BaseModel):
 
     def __getitem__(self, i: int) -> Hit:
         return self.hits[i]
+
+
+class Page(BaseModel):
+    """One page of :meth:`cortex.Cortex.list_memories`: newest first; ``next_cursor`` is None at the end."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    items: list[Memory]
+    next_cursor: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,11 @@ def neutralise(text: str) -> str:
 
 
 def render_line(memory: Memory) -> str:
-    """``- [type] content``; further lines of the content are indented continuation lines."""
+    """``- [type] content``, ``- [type] (team:backend) content`` for a shared memory; further lines of the
+    content are indented continuation lines."""
     first, *rest = neutralise(memory.content).strip("\n").splitlines() or [""]
-    lines = [f"- [{memory.type.value}] {first}"]
+    shared = f"({memory.scope}) " if memory.scope != "agent" else ""
+    lines = [f"- [{memory.type.value}] {shared}{first}"]
     lines.extend(f"  {line}" for line in rest)
     return "\n".join(lines)
 

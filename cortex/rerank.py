@@ -6,7 +6,9 @@ bounded range, so a strongly relevant old memory still beats a barely relevant f
 * recency: ``floor + (1 - floor) * 0.5 ** (days since lastUsedAt / half_life_days)`` (default floor 0.5,
   half-life 14 days);
 * usage: ``1 + (max_usage_boost - 1) * min(1, log1p(usageCount) / log1p(saturation))`` (up to 1.5x at 10 uses);
-* confidence: ``0.5 + 0.5 * confidence``.
+* confidence: ``0.5 + 0.5 * confidence``;
+* decay: ``0.5 ** (age_days / half_life_days)`` by the memory's source, the age counted from its latest
+  creation, update or validation (:meth:`cortex.lifecycle.Policy.decay`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cortex.errors import InvalidInputError
+from cortex.lifecycle import Policy
 from cortex.model import Memory
 
 
@@ -26,6 +29,8 @@ class Reranking:
     recency: bool = True
     usage: bool = True
     confidence: bool = True
+    #: per-source decay (the half-lives are the agent's :class:`~cortex.lifecycle.Policy`)
+    decay: bool = True
     half_life_days: float = 14.0
     recency_floor: float = 0.5
     max_usage_boost: float = 1.5
@@ -34,7 +39,7 @@ class Reranking:
     overfetch: int = 3
 
     def __post_init__(self) -> None:
-        for name in ("recency", "usage", "confidence"):
+        for name in ("recency", "usage", "confidence", "decay"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidInputError(name, f"must be true or false, not {getattr(self, name)!r}")
         for name in ("half_life_days", "recency_floor", "max_usage_boost"):
@@ -55,11 +60,12 @@ class Reranking:
 
     @property
     def enabled(self) -> bool:
-        return self.recency or self.usage or self.confidence
+        return self.recency or self.usage or self.confidence or self.decay
 
-    def factors(self, memory: Memory, now: datetime) -> dict[str, float]:
-        """The multiplicative factors for one memory (1.0 for a switched-off factor)."""
-        recency = usage = confidence = 1.0
+    def factors(self, memory: Memory, now: datetime, policy: Policy | None = None) -> dict[str, float]:
+        """The multiplicative factors for one memory (1.0 for a switched-off factor; decay by ``policy``, the
+        defaults when None)."""
+        recency = usage = confidence = decay = 1.0
         if self.recency:
             days = max(0.0, (now - memory.last_used_at).total_seconds() / 86400)
             recency = self.recency_floor + (1 - self.recency_floor) * 0.5 ** (days / self.half_life_days)
@@ -68,7 +74,10 @@ class Reranking:
             usage = 1 + (self.max_usage_boost - 1) * share
         if self.confidence:
             confidence = 0.5 + 0.5 * memory.confidence
-        return {"recency": recency, "usage": usage, "confidence": confidence}
+        if self.decay:
+            decay = (policy or DEFAULT_POLICY).decay(memory, now)
+        return {"recency": recency, "usage": usage, "confidence": confidence, "decay": decay}
 
 
-NO_RERANKING = Reranking(recency=False, usage=False, confidence=False, overfetch=1)
+DEFAULT_POLICY = Policy()
+NO_RERANKING = Reranking(recency=False, usage=False, confidence=False, decay=False, overfetch=1)

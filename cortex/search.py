@@ -18,6 +18,7 @@ The default is chosen by measurement (bench/retrieval.py; docs/retrieval.md has 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -26,10 +27,11 @@ import numpy as np
 
 from cortex.errors import InvalidInputError
 from cortex.index.analyzer import analyze
-from cortex.index.memory_index import MemoryIndex
+from cortex.index.memory_index import combined_stats
+from cortex.lifecycle import Policy
 from cortex.memories import MemoryRepository
 from cortex.model import Filters, Hit, Query, Scope, SearchResult
-from cortex.recall import recall_scored
+from cortex.recall import Part, merge, recall_scored
 from cortex.rerank import Reranking
 
 
@@ -81,82 +83,85 @@ class Fusion:
 
 @dataclass(frozen=True)
 class Ranked:
-    """One ranked id with its score components."""
+    """One ranked memory (its scope and id) with its score components."""
 
+    scope: Scope
     id: str
     score: float
     components: dict[str, float]
 
 
 def rank(
-    index: MemoryIndex,
+    parts: Sequence[Part],
     query: Query,
     mode: SearchMode,
     *,
     query_vector: np.ndarray | None = None,
     fusion: Fusion = Fusion(),
 ) -> list[Ranked]:
-    """The best ``query.limit`` ids for ``query`` in ``mode``; ``semantic`` and ``hybrid`` need ``query_vector``."""
+    """The best ``query.limit`` memories of the ``parts`` (one collection: BM25 statistics are shared) for
+    ``query`` in ``mode``; ``semantic`` and ``hybrid`` need ``query_vector``."""
     text = query.text or ""
+    limit, filters = query.limit, query.filters
     if mode is SearchMode.ALL:
-        return [Ranked(i, s, {"lexical": s}) for i, s in recall_scored(index, query)]
+        return [Ranked(p.scope, i, s, {"lexical": s}) for p, i, s in recall_scored(parts, query)]
+    terms = analyze(text)
+    stats = None if len(parts) == 1 else combined_stats([p.index.term_stats(terms) for p in parts])
     if mode is SearchMode.BM25:
-        scored = index.top(index.bm25_scores(analyze(text)), query.filters, query.limit)
-        return [Ranked(i, s, {"lexical": s}) for i, s in scored]
+        found = merge([(p, p.index.top(p.index.bm25_scores(terms, stats=stats), filters, limit)) for p in parts],
+                      limit)
+        return [Ranked(p.scope, i, s, {"lexical": s}) for p, i, s in found]
     if query_vector is None:
         raise ValueError(f"{mode.value} search needs a query vector")
-    cosine = index.cosine_scores(query_vector)
-    has_vector = index.has_vector.view
+    cosines = [p.index.cosine_scores(query_vector) for p in parts]
     if mode is SearchMode.SEMANTIC:
-        scored = index.top(cosine, query.filters, query.limit, eligible=has_vector & (cosine >= fusion.min_similarity))
-        return [Ranked(i, s, {"semantic": s}) for i, s in scored]
-    lexical = index.bm25_scores(analyze(text))
-    # the floor: what matches no term and is semantically weak is unrelated, however few results that leaves
-    related = has_vector & ((lexical > 0) | (cosine >= fusion.min_similarity))
-    return _fuse(index, lexical, cosine, related, query.filters, query.limit, fusion)
+        found = merge([(p, p.index.top(c, filters, limit, eligible=p.index.has_vector.view & (c >= fusion.min_similarity)))
+                       for p, c in zip(parts, cosines)], limit)
+        return [Ranked(p.scope, i, s, {"semantic": s}) for p, i, s in found]
+    lexicals = [p.index.bm25_scores(terms, stats=stats) for p in parts]
+    return _fuse(parts, lexicals, cosines, filters, limit, fusion)
 
 
 def _fuse(
-    index: MemoryIndex,
-    lexical: np.ndarray,
-    cosine: np.ndarray,
-    related: np.ndarray,
+    parts: Sequence[Part],
+    lexicals: Sequence[np.ndarray],
+    cosines: Sequence[np.ndarray],
     filters: Filters,
     limit: int,
     fusion: Fusion,
 ) -> list[Ranked]:
-    has_vector = index.has_vector.view
     depth = max(fusion.depth, limit)
-    lex_top = index.top(lexical, filters, depth)
-    sem_top = index.top(cosine, filters, depth, eligible=related)
-    pool_ids = list(dict.fromkeys([i for i, _ in lex_top] + [i for i, _ in sem_top]))
-    if not pool_ids:
+    # the floor: what matches no term and is semantically weak is unrelated, however few results that leaves
+    related = [p.index.has_vector.view & ((lex > 0) | (cos >= fusion.min_similarity))
+               for p, lex, cos in zip(parts, lexicals, cosines)]
+    lex_top = merge([(p, p.index.top(lex, filters, depth)) for p, lex in zip(parts, lexicals)], depth)
+    sem_top = merge([(p, p.index.top(cos, filters, depth, eligible=rel))
+                     for p, cos, rel in zip(parts, cosines, related)], depth)
+    position = {p.scope: k for k, p in enumerate(parts)}
+    pool = list(dict.fromkeys([(position[p.scope], i) for p, i, _ in lex_top + sem_top]))
+    if not pool:
         return []
-    docs = np.array([index.doc_of[i] for i in pool_ids])
-    lex = lexical[docs]
-    sem = np.where(has_vector[docs], cosine[docs], 0.0)
+    docs = [parts[k].index.doc_of[i] for k, i in pool]
+    has_vector = np.array([bool(parts[k].index.has_vector.view[d]) for (k, _), d in zip(pool, docs)])
+    lex = np.array([lexicals[k][d] for (k, _), d in zip(pool, docs)], dtype=np.float64)
+    sem = np.where(has_vector, [cosines[k][d] for (k, _), d in zip(pool, docs)], 0.0)
+    lex_scores, sem_scores = np.array([s for _, _, s in lex_top]), np.array([s for _, _, s in sem_top])
     if fusion.method == "rrf":
-        fused = _rrf(lex, np.array([s for _, s in lex_top]), fusion.rrf_k) + _rrf(
-            sem, np.array([s for _, s in sem_top]), fusion.rrf_k, present=has_vector[docs]
-        )
+        fused = _rrf(lex, lex_scores, fusion.rrf_k) + _rrf(sem, sem_scores, fusion.rrf_k, present=has_vector)
     else:
         if fusion.method == "linear":
-            lex_n, sem_n = _minmax(lex, lex), _minmax(sem, sem[has_vector[docs]])
+            lex_n, sem_n = _minmax(lex, lex), _minmax(sem, sem[has_vector])
         else:
-            lex_n = _dbsf(lex, np.array([s for _, s in lex_top]))
-            sem_n = _dbsf(sem, np.array([s for _, s in sem_top]))
-        fused = fusion.lexical_weight * lex_n + (1 - fusion.lexical_weight) * np.where(has_vector[docs], sem_n, 0.0)
-    order = _order(fused, index, docs)[:limit]
+            lex_n, sem_n = _dbsf(lex, lex_scores), _dbsf(sem, sem_scores)
+        fused = fusion.lexical_weight * lex_n + (1 - fusion.lexical_weight) * np.where(has_vector, sem_n, 0.0)
+    keys = [np.array([parts[k].index.col(c)[d] for (k, _), d in zip(pool, docs)])
+            for c in ("created", "last_used", "usage")]
+    order = np.lexsort([-k for k in [*keys, fused]])[:limit]
     return [
-        Ranked(pool_ids[p], float(fused[p]), {"lexical": float(lex[p]), "semantic": float(sem[p]), "fused": float(fused[p])})
+        Ranked(parts[pool[p][0]].scope, pool[p][1], float(fused[p]),
+               {"lexical": float(lex[p]), "semantic": float(sem[p]), "fused": float(fused[p])})
         for p in order
     ]
-
-
-def _order(fused: np.ndarray, index: MemoryIndex, docs: np.ndarray) -> np.ndarray:
-    """Pool positions by fused score, ties broken like every other ranking (usage, last use, creation)."""
-    keys = [index.col("created")[docs], index.col("last_used")[docs], index.col("usage")[docs], fused]
-    return np.lexsort([-k for k in keys])
 
 
 def _minmax(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -194,7 +199,7 @@ def _rrf(values: np.ndarray, ranked_scores: np.ndarray, k: int, present: np.ndar
 
 def search(
     memories: MemoryRepository,
-    scope: Scope,
+    scopes: Sequence[Scope],
     query: Query,
     requested: SearchMode,
     *,
@@ -202,17 +207,18 @@ def search(
     explain: bool,
     fusion: Fusion,
     now: datetime,
+    policy: Policy | None = None,
 ) -> SearchResult:
-    """Ranked search of one scope: embed the query when the mode needs it (falling back to bm25, with a note,
-    when it cannot), rank, load the hits, rerank by recency, use and confidence.
+    """Ranked search of the ``scopes`` an agent reads: embed the query when the mode needs it (falling back to
+    bm25, with a note, when it cannot), rank, load the hits, rerank by recency, use, confidence and decay.
 
     Ranked modes over-fetch ``reranking.overfetch`` times the limit; ``all`` keeps the contract's order.
-    ``explain`` always gives ``lexical``, ``semantic``, ``fused``, ``recency``, ``usage``, ``confidence`` with
-    ``score == fused * recency * usage * confidence``.
+    ``explain`` always gives ``lexical``, ``semantic``, ``fused``, ``recency``, ``usage``, ``confidence`` and
+    ``decay`` with ``score == fused * recency * usage * confidence * decay``.
     """
     used, note, query_vector = requested, None, None
     if requested in (SearchMode.SEMANTIC, SearchMode.HYBRID):
-        note = memories.semantic_unavailable(scope)
+        note = next(filter(None, (memories.semantic_unavailable(s) for s in scopes)), None)
         if note is None:  # outside the repository's lock: other requests go on while the query is embedded
             query_vector, note = memories.embed_query(query.text or "")
         if note is not None:
@@ -220,13 +226,13 @@ def search(
     reranked = used is not SearchMode.ALL and reranking.enabled
     fetch = min(query.limit * reranking.overfetch, 10_000) if reranked else query.limit
     with memories.lock:
-        ranked = rank(memories.index(scope), replace(query, limit=fetch), used, query_vector=query_vector,
-                      fusion=fusion)
-        loaded = {m.id: m for m in memories.load(scope, [r.id for r in ranked])}
+        parts = [Part(s, memories.index(s)) for s in scopes]
+        ranked = rank(parts, replace(query, limit=fetch), used, query_vector=query_vector, fusion=fusion)
+        loaded = {(m.scope, m.id): m for m in memories.load_many([(r.scope, r.id) for r in ranked])}
     top = max((r.score for r in ranked), default=0.0) or 1.0
     hits = []
     for r in ranked:
-        memory = loaded.get(r.id)
+        memory = loaded.get((r.scope.relative, r.id))
         if memory is None:
             continue
         components = {"lexical": 0.0, "semantic": 0.0, **r.components, "fused": r.score}
@@ -235,11 +241,13 @@ def search(
             # relevance relative to the best candidate, so the factors' bounded ranges mean the same
             # thing in every mode (a cosine of 0.3 and a BM25 of 12 are not comparable)
             components["fused"] = max(r.score, 0.0) / top if top > 0 else 0.0
-            factors = reranking.factors(memory, now)
+            factors = reranking.factors(memory, now, policy)
             components.update(factors)
-            score = components["fused"] * factors["recency"] * factors["usage"] * factors["confidence"]
+            score = components["fused"]
+            for factor in factors.values():
+                score *= factor
         else:
-            components.update({"recency": 1.0, "usage": 1.0, "confidence": 1.0})
+            components.update({"recency": 1.0, "usage": 1.0, "confidence": 1.0, "decay": 1.0})
         hits.append(Hit.model_construct(memory=memory, score=score, explain=components if explain else None))
     if reranked:
         hits.sort(key=lambda h: -h.score)

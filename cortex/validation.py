@@ -3,15 +3,16 @@ raises :class:`~cortex.errors.InvalidInputError` naming the field and what is wr
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Literal
 
 from cortex import config
 from cortex.errors import InvalidInputError
-from cortex.model import Filters, Memory, MemoryType, Query, new_memory_id
+from cortex.model import Filters, Memory, MemoryType, Query, Source, new_memory_id
 
 #: Largest accepted content, in UTF-8 bytes. Memories are short learnings, not documents.
 MAX_CONTENT_BYTES = 64 * 1024
@@ -146,6 +147,90 @@ def check_duration(value: Any, field: str = "max_age") -> timedelta:
     return result
 
 
+MAX_TAGS = 32
+MAX_METADATA_BYTES = 8 * 1024
+TAG_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+TEAM_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+def check_source(value: Any, field: str = "source") -> Source:
+    """A memory source given as :class:`Source` or its string value."""
+    if isinstance(value, Source):
+        return value
+    try:
+        return Source(value)
+    except ValueError:
+        allowed = ", ".join(s.value for s in Source)
+        raise InvalidInputError(field, f"unknown source {value!r}; use one of {allowed}") from None
+
+
+def check_ttl(value: Any, field: str = "ttl") -> timedelta | Literal["never"] | None:
+    """A time to live: a timedelta or ``"12h"``/``"7d"`` style duration, ``"never"``, or None (the source's)."""
+    if value is None or value == NEVER_EXPIRES:
+        return value  # type: ignore[no-any-return]
+    return check_duration(value, field)
+
+
+def check_tags(value: Any, field: str = "tags") -> tuple[str, ...]:
+    """Tags: lowercase slugs (``[a-z0-9][a-z0-9._-]{0,63}``), at most 32; returned sorted, without repeats."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple, set, frozenset)):
+        raise InvalidInputError(field, f"must be a list of tags, not {type(value).__name__}")
+    for tag in value:
+        if not isinstance(tag, str) or not TAG_RE.fullmatch(tag):
+            raise InvalidInputError(field, f"invalid tag {tag!r}: use 1-64 of a-z, 0-9, '.', '_' and '-', "
+                                           "starting with a letter or digit (lower case)")
+    tags = tuple(sorted(set(value)))
+    if len(tags) > MAX_TAGS:
+        raise InvalidInputError(field, f"has {len(tags)} tags; the limit is {MAX_TAGS}")
+    return tags
+
+
+def check_metadata(value: Any, field: str = "metadata") -> dict[str, Any] | None:
+    """Metadata: a JSON object (string keys, JSON values), at most 8 KiB serialised; None for none."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidInputError(field, f"must be a JSON object, not {type(value).__name__}")
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        size = len(text.encode("utf-8"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(field, f"is not JSON: {exc}") from None
+    except UnicodeEncodeError:
+        raise InvalidInputError(field, "contains unpaired surrogate characters (not valid Unicode text)") from None
+    if size > MAX_METADATA_BYTES:
+        raise InvalidInputError(field, f"is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES} bytes (8 KiB)")
+    copied: dict[str, Any] = json.loads(text)  # a copy: later changes to the caller's dict change nothing
+    return copied
+
+
+def check_team_name(value: Any, field: str = "team") -> str:
+    """A team name: 1-64 of a-z, 0-9, '_' and '-'."""
+    if not isinstance(value, str) or not TEAM_RE.fullmatch(value):
+        raise InvalidInputError(field, f"invalid team name {value!r}: use 1-64 of a-z, 0-9, '_' and '-'")
+    return value
+
+
+def check_scope(value: Any, field: str = "scope") -> str:
+    """A scope as an agent names it: ``agent``, ``team:{name}`` or ``swarm``."""
+    if value in ("agent", "swarm"):
+        return str(value)
+    if isinstance(value, str) and value.startswith("team:"):
+        return f"team:{check_team_name(value[5:], field)}"
+    raise InvalidInputError(field, f"must be 'agent', 'team:NAME' or 'swarm', not {value!r}")
+
+
+def check_version(value: Any, field: str = "expected_version") -> int:
+    """A memory version: an integer >= 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        raise InvalidInputError(field, f"must be a version number (an integer >= 1), not {value!r}")
+    return value
+
+
 def check_query_text(value: Any, field: str = "query") -> str:
     """A query or task text (any text, hostile included: it is never interpreted as syntax), at most as long as
     a memory's content: a longer one would only cost time to analyse and embed."""
@@ -156,28 +241,51 @@ def check_query_text(value: Any, field: str = "query") -> str:
     return text
 
 
-def filters(*, type: Any = None, project: Any = None) -> Filters:
+def check_flag(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInputError(field, f"must be true or false, not {value!r}")
+    return value
+
+
+def filters(*, type: Any = None, project: Any = None, tags: Any = None, source: Any = None,
+            include_expired: Any = False, include_superseded: Any = False, as_of: Any = None,
+            now: datetime | None = None) -> Filters:
     """Validated filters of a read (None: no filter on that field)."""
     return Filters(
         types=frozenset([check_type(type)]) if type is not None else None,
         projects=frozenset([check_project(project)]) if project is not None else None,
+        tags=frozenset(check_tags(tags)) if tags else None,
+        sources=frozenset([check_source(source)]) if source is not None else None,
+        include_expired=check_flag(include_expired, "include_expired"),
+        include_superseded=check_flag(include_superseded, "include_superseded"),
+        as_of=check_datetime(as_of, "as_of") if as_of is not None else None,
+        now=now,
     )
 
 
 def query(agent: str, text: Any, *, type: Any = None, project: Any = None, limit: Any = config.DEFAULT_LIMIT,
-          text_required: bool = False) -> Query:
-    """A validated :class:`~cortex.model.Query`."""
+          text_required: bool = False, tags: Any = None, source: Any = None, include_expired: Any = False,
+          include_superseded: Any = False, as_of: Any = None, now: datetime | None = None) -> Query:
+    """A validated :class:`~cortex.model.Query` (its scopes are the facade's to resolve)."""
     if text is not None or text_required:
         text = check_query_text(text)
-    return Query(agent=agent, text=text, filters=filters(type=type, project=project), limit=check_limit(limit))
+    return Query(agent=agent, text=text, limit=check_limit(limit), filters=filters(
+        type=type, project=project, tags=tags, source=source, include_expired=include_expired,
+        include_superseded=include_superseded, as_of=as_of, now=now))
 
 
-#: The fields an entry of ``store_many`` may carry.
-ENTRY_FIELDS = frozenset({"content", "type", "project", "confidence", "usage_count", "created_at", "last_used_at"})
+#: The fields an entry of ``store_many`` may carry: what ``store`` takes, and what an import keeps.
+ENTRY_FIELDS = frozenset({"content", "type", "project", "confidence", "source", "ttl", "tags", "metadata", "scope",
+                          "usage_count", "created_at", "last_used_at", "expires_at", "valid_from"})
+
+#: When a memory of a source created at a moment expires, given an explicit ttl (the lifecycle's policy).
+Expiry = Callable[[Source, datetime, "timedelta | Literal['never'] | None"], "datetime | None"]
 
 
-def memory_from_entry(agent: str, entry: Any, now: datetime) -> Memory:
-    """A new memory (fresh id) from a ``store``/``store_many`` entry, every field validated."""
+def memory_from_entry(agent: str, entry: Any, now: datetime, expiry: Expiry | None = None, *,
+                      author: str | None = None, scope: str = "agent") -> Memory:
+    """A new memory (fresh id) from a ``store``/``store_many`` entry, every field validated. ``expiry`` gives
+    its expiry from its source and ``ttl`` (none: it does not expire unless ``expires_at`` is given)."""
     if not isinstance(entry, Mapping):
         raise InvalidInputError("entry", f"must be a mapping, not {type(entry).__name__}")
     unknown = sorted(set(map(str, entry)) - ENTRY_FIELDS)
@@ -190,7 +298,15 @@ def memory_from_entry(agent: str, entry: Any, now: datetime) -> Memory:
     last_used = (
         check_datetime(entry["last_used_at"], "last_used_at") if entry.get("last_used_at") is not None else created
     )
-    return Memory(
+    source = check_source(entry.get("source", Source.MANUAL))
+    ttl = check_ttl(entry.get("ttl"))
+    if entry.get("expires_at") is not None:
+        if ttl is not None:
+            raise InvalidInputError("ttl", "give ttl or expires_at, not both")
+        expires: datetime | None = check_datetime(entry["expires_at"], "expires_at")
+    else:
+        expires = expiry(source, created, ttl) if expiry is not None else None
+    return Memory.model_construct(
         id=new_memory_id(),
         agent=agent,
         content=check_content(entry["content"]),
@@ -200,4 +316,30 @@ def memory_from_entry(agent: str, entry: Any, now: datetime) -> Memory:
         usage_count=check_count(entry.get("usage_count", 0)),
         created_at=created,
         last_used_at=last_used,
+        source=source,
+        expires_at=expires,
+        tags=check_tags(entry.get("tags")),
+        metadata=check_metadata(entry.get("metadata")),
+        version=1, updated_at=created, validated_at=None, valid_until=None, superseded_by=None, superseded_reason=None,
+        valid_from=check_datetime(entry["valid_from"], "valid_from") if entry.get("valid_from") is not None else created,
+        scope=scope, author=author or agent,
     )
+
+
+#: What ``ttl=`` accepts besides a duration: the memory never expires.
+NEVER_EXPIRES: Literal["never"] = "never"
+
+
+def parse_source_durations(text: str, field: str, allow_never: bool) -> dict[Source, timedelta | None]:
+    """``"task_completion=10d,session_summary=never"`` as {source: duration (None: never)}."""
+    out: dict[Source, timedelta | None] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, value = part.partition("=")
+        try:
+            source = Source(name.strip())
+        except ValueError:
+            raise InvalidInputError(field, f"unknown source {name.strip()!r}; use one of "
+                                           f"{', '.join(s.value for s in Source)}") from None
+        value = value.strip()
+        out[source] = None if allow_never and value == NEVER_EXPIRES else check_duration(value, field)
+    return out

@@ -21,8 +21,9 @@ from cortex.service.mcp import build_mcp
 
 from .service_helpers import env, make_project, start_server
 
-TOOLS = ["add_memory", "agent_end", "agent_start", "delete_memory", "get_memory", "list_agents", "memory_stats",
-         "recall", "search_memories", "touch_memory"]
+TOOLS = ["add_memory", "agent_end", "agent_start", "delete_memory", "get_memory", "inject_learning", "list_agents",
+         "list_memories", "memory_history", "memory_stats", "recall", "search_memories", "supersede_memory",
+         "touch_memory", "update_memory", "validate_memory"]
 
 
 @pytest.fixture
@@ -64,6 +65,7 @@ async def exercise(client: Client, agent: str = "alice") -> None:
     assert (await client.call_tool("search_memories", {"agent": agent, "query": "kubernetes ingress"})
             ).structured_content["hits"] == []
     got = await client.call_tool("get_memory", {"agent": agent, "memory_id": memory["id"]})
+    assert not got.is_error, got.content
     assert got.structured_content["content"] == "Always check null pointers"
     assert got.structured_content["usage_count"] == 0  # get reads, like the API's get
     touched = await client.call_tool("touch_memory", {"agent": agent, "memory_id": memory["id"]})

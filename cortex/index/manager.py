@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from cortex.files import private_dir
-from cortex.index.memory_index import MemoryIndex
+from cortex.index.memory_index import MemoryIndex, content_hash
 from cortex.index.vectors import VectorLog
 from cortex.model import Scope
 from cortex.store.base import Change, MemoryStore
@@ -169,8 +169,9 @@ class IndexManager:
                 return
             model, records = found
             ids, rows = [], []
-            for memory_id, row in records:
-                if memory_id in index:  # vectors of memories that never reached the store are ignored
+            for memory_id, digest, row in records:
+                # vectors of memories that never reached the store, or of content they no longer have, are ignored
+                if index.has_digest(memory_id, digest):
                     ids.append(memory_id)
                     rows.append(row)
         except (OSError, ValueError) as exc:
@@ -179,8 +180,9 @@ class IndexManager:
         if ids:
             index.set_vectors(model, ids, np.stack(rows))
 
-    def log_vectors(self, scope: Scope, model: str, memory_ids: list[str], vectors: np.ndarray) -> None:
-        """Make vectors durable. Call *before* the store write of new memories."""
+    def log_vectors(self, scope: Scope, model: str, memory_ids: list[str], contents: Sequence[str],
+                    vectors: np.ndarray) -> None:
+        """Make vectors of these contents durable. Call *before* the store write of their memories."""
         if self.root is not None and memory_ids:
             self.get(scope)
             vector_log = self._vector_log(scope)
@@ -188,7 +190,7 @@ class IndexManager:
                 self._writable_dir(scope)
                 if vector_log.path.exists() and not vector_log.path.is_file():
                     _discard(vector_log.path)
-                vector_log.append(model, memory_ids, vectors)
+                vector_log.append(model, memory_ids, [content_hash(c) for c in contents], vectors)
             except OSError as exc:  # the vectors stay in the index; a lost log only costs a re-embedding
                 log.warning("cannot append to the vector log of %s (%s)", scope.label, exc)
                 vector_log.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -30,13 +31,18 @@ from cortex.files import atomic_writer, read_regular
 from cortex.index.analyzer import analyze_normalized
 from cortex.index.lists import PostingLists, Vec
 from cortex.index.vectors import Rows
-from cortex.model import Filters, Memory, MemoryType
+from cortex.model import Filters, Memory, MemoryType, Source
 from cortex.text import content_words, normalize
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 TYPE_CODES = {t: i for i, t in enumerate(MemoryType)}
 _TYPES = list(MemoryType)
+SOURCE_CODES = {s: i for i, s in enumerate(Source)}
+_SOURCES = list(Source)
+#: Time sentinels of the columns: "never" (no expiry, still valid) and "none" (not updated, never validated).
+NEVER = np.iinfo(np.int64).max
+NONE = np.iinfo(np.int64).min
 
 #: The per-document columns (name -> dtype), saved in snapshots. ``alive`` and ``has_vector`` are masks kept
 #: beside them.
@@ -49,7 +55,16 @@ COLUMNS: dict[str, Any] = {
     "project": np.int32,  # code into ``projects``
     "doc_len": np.int32,  # analysed terms
     "content_hash": np.int64,  # tells an upsert whether the content changed
+    "source": np.int8,
+    "expires": np.int64,  # NEVER when it does not expire
+    "valid_from": np.int64,
+    "valid_until": np.int64,  # NEVER while current (not superseded)
+    "version": np.int32,
+    "updated": np.int64,  # the creation when never updated
+    "validated": np.int64,  # NONE when never validated
 }
+#: Fields most memories do not have, kept per id (not per document: they survive renumbering).
+_EXTRAS = ("tags", "metadata", "superseded_by", "superseded_reason", "author")
 _MASKS = ("alive", "has_vector")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -64,6 +79,26 @@ def to_micros(moment: datetime) -> int:
 def from_micros(micros: int) -> datetime:
     """The inverse of :func:`to_micros`."""
     return _EPOCH + timedelta(microseconds=int(micros))
+
+
+def combined_stats(parts: Sequence[tuple[int, float, int, dict[str, int]]]) -> tuple[int, float, dict[str, int]]:
+    """The BM25 collection statistics (N, average length, document frequencies) of several indexes together."""
+    n_docs = sum(p[0] for p in parts)
+    live = sum(p[2] for p in parts)
+    df: dict[str, int] = {}
+    for part in parts:
+        for term, count in part[3].items():
+            df[term] = df.get(term, 0) + count
+    return n_docs, (sum(p[1] for p in parts) / live if live else 0.0), df
+
+
+def _micros_or(moment: datetime | None, default: int) -> int:
+    return default if moment is None else to_micros(moment)
+
+
+def _time_or_none(micros: Any) -> datetime | None:
+    value = int(micros)
+    return None if value in (NEVER, NONE) else from_micros(value)
 
 
 def content_hash(content: str) -> int:
@@ -86,6 +121,9 @@ class MemoryIndex:
         #: whitespace words of the normalised content (AND-token recall) and analysed terms (BM25)
         self.raw = PostingLists()
         self.terms = PostingLists()
+        #: tag -> documents (tag filters), and the fields few memories have, by id
+        self.tag_lists = PostingLists()
+        self.extras: dict[str, dict[str, Any]] = {}
         #: embedding vectors (unit rows, aligned with documents) of one model; zero rows where missing
         self.vector_model: str | None = None
         self.vectors: Rows | None = None
@@ -113,16 +151,33 @@ class MemoryIndex:
 
     def _row(self, memory: Memory, doc_len: int) -> dict[str, Any]:
         """The column values of ``memory`` (computed before anything changes, so a failure changes nothing)."""
+        created = to_micros(memory.created_at)
         return {
             "usage": memory.usage_count,
             "last_used": to_micros(memory.last_used_at),
-            "created": to_micros(memory.created_at),
+            "created": created,
             "confidence": memory.confidence,
             "type_code": TYPE_CODES[memory.type],
             "project": self._project_code(memory.project),
             "doc_len": doc_len,
             "content_hash": content_hash(memory.content),
+            "source": SOURCE_CODES[memory.source],
+            "expires": _micros_or(memory.expires_at, NEVER),
+            "valid_from": _micros_or(memory.valid_from, created),  # both default to the creation
+            "valid_until": _micros_or(memory.valid_until, NEVER),
+            "version": memory.version,
+            "updated": _micros_or(memory.updated_at, created),
+            "validated": _micros_or(memory.validated_at, NONE),
         }
+
+    def _set_extras(self, memory: Memory) -> None:
+        extra = {name: value for name in _EXTRAS if (value := getattr(memory, name))}
+        if memory.scope == "agent" and memory.author in (None, memory.agent):
+            extra.pop("author", None)  # the default: an agent's own memory is written by the agent
+        if extra:
+            self.extras[memory.id] = extra
+        else:
+            self.extras.pop(memory.id, None)
 
     def add(self, memory: Memory) -> None:
         """Index a memory; an id already present is replaced."""
@@ -143,6 +198,9 @@ class MemoryIndex:
             self.vectors.append(None)
         self.raw.add(doc, counts)
         self.terms.add(doc, Counter(terms))
+        if memory.tags:
+            self.tag_lists.add(doc, dict.fromkeys(memory.tags, 1))
+        self._set_extras(memory)
         if self.raw.needs_merge() or self.terms.needs_merge():
             self.merge()
 
@@ -157,17 +215,24 @@ class MemoryIndex:
         if doc is None:
             return False
         self.alive.a[doc] = False
+        self.extras.pop(memory_id, None)
         return True
 
     def upsert(self, memory: Memory) -> None:
         """Make the index agree with ``memory`` as the store has it: fields in place, and re-indexed (its
         vector dropped) when the content changed."""
         doc = self.doc_of.get(memory.id)
-        if doc is None or self.cols["content_hash"].a[doc] != content_hash(memory.content):
+        if doc is None or self.cols["content_hash"].a[doc] != content_hash(memory.content) \
+                or tuple(self.extras.get(memory.id, {}).get("tags", ())) != memory.tags:
+            vector = self.vector_of(memory.id) if doc is not None and self.cols["content_hash"].a[doc] == \
+                content_hash(memory.content) else None
             self.add(memory)
+            if vector is not None and self.vector_model is not None:  # only the tags changed: the vector holds
+                self.set_vectors(self.vector_model, [memory.id], vector[None, :])
             return
         for name, value in self._row(memory, int(self.cols["doc_len"].a[doc])).items():
             self.cols[name].a[doc] = value
+        self._set_extras(memory)
 
     def set_usage(self, memory: Memory) -> None:
         """Record a touch (the memory as the store now has it)."""
@@ -182,14 +247,29 @@ class MemoryIndex:
         if doc is None:
             return None
         c = self.cols
+        created = int(c["created"].a[doc])
+        valid_from = int(c["valid_from"].a[doc])
+        extra = self.extras.get(memory_id, {})
         return {
             "id": memory_id,
             "type": _TYPES[c["type_code"].a[doc]],
             "project": self.projects[c["project"].a[doc]],
             "confidence": float(c["confidence"].a[doc]),
             "usage_count": int(c["usage"].a[doc]),
-            "created_at": from_micros(c["created"].a[doc]),
+            "created_at": from_micros(created),
             "last_used_at": from_micros(c["last_used"].a[doc]),
+            "source": _SOURCES[c["source"].a[doc]],
+            "expires_at": _time_or_none(c["expires"].a[doc]),
+            "valid_from": from_micros(valid_from),
+            "valid_until": _time_or_none(c["valid_until"].a[doc]),
+            "version": int(c["version"].a[doc]),
+            "updated_at": from_micros(c["updated"].a[doc]),
+            "validated_at": _time_or_none(c["validated"].a[doc]),
+            "tags": tuple(extra.get("tags", ())),
+            "metadata": extra.get("metadata"),
+            "superseded_by": extra.get("superseded_by"),
+            "superseded_reason": extra.get("superseded_reason"),
+            "author": extra.get("author"),
         }
 
     def _project_code(self, project: str) -> int:
@@ -206,6 +286,7 @@ class MemoryIndex:
         new_doc = np.cumsum(alive, dtype=np.int64) - 1
         self.raw.merge(alive, new_doc)
         self.terms.merge(alive, new_doc)
+        self.tag_lists.merge(alive, new_doc)
         if not alive.all():
             keep_docs = np.flatnonzero(alive)
             self.ids = [self.ids[i] for i in keep_docs]
@@ -233,13 +314,32 @@ class MemoryIndex:
         return hit, np.bincount(inverse, weights=weights)
 
     def keep(self, docs: np.ndarray, filters: Filters) -> np.ndarray:
-        """Which of ``docs`` are alive and pass ``filters`` (a mask aligned with ``docs``)."""
+        """Which of ``docs`` are alive and pass ``filters`` (a mask aligned with ``docs``): fields, tags, and
+        time (current at ``filters.now`` unless widened; or as of ``filters.as_of``)."""
         keep = self.alive.view[docs]
         if filters.types is not None:
             keep &= np.isin(self.col("type_code")[docs], [TYPE_CODES[t] for t in filters.types])
         if filters.projects is not None:
             codes = [self.project_code[p] for p in filters.projects if p in self.project_code]
             keep &= np.isin(self.col("project")[docs], codes)
+        if filters.sources is not None:
+            keep &= np.isin(self.col("source")[docs], [SOURCE_CODES[s] for s in filters.sources])
+        if filters.tags:
+            for tag in filters.tags:
+                tid = self.tag_lists.term_id.get(tag)
+                if tid is None:
+                    return np.zeros(len(docs), dtype=bool)
+                tagged, _ = self.tag_lists.lookup(np.array([tid]))
+                keep &= np.isin(docs, tagged)
+        if filters.as_of is not None:
+            moment = to_micros(filters.as_of)
+            keep &= (self.col("created")[docs] <= moment) & (self.col("valid_from")[docs] <= moment)
+            keep &= (self.col("valid_until")[docs] > moment) & (self.col("expires")[docs] > moment)
+        else:
+            if not filters.include_superseded:
+                keep &= self.col("valid_until")[docs] == NEVER
+            if not filters.include_expired and filters.now is not None:
+                keep &= self.col("expires")[docs] > to_micros(filters.now)
         kept: np.ndarray = keep
         return kept
 
@@ -272,7 +372,38 @@ class MemoryIndex:
         docs, occ = docs[keep], occ[keep]
         return [(self.ids[docs[i]], float(occ[i])) for i in self._rank(docs, [occ], limit)]
 
-    def bm25_scores(self, terms: Sequence[str], *, k1: float = 1.2, b: float = 0.4) -> np.ndarray:
+    def newest(self, filters: Filters, before: tuple[int, str] | None, limit: int) -> list[tuple[int, str]]:
+        """(creation in microseconds, id) of the ``limit`` newest live memories passing ``filters``, newest
+        first (ties by id, descending), and only those before ``before`` in that order (a listing's cursor)."""
+        docs = np.flatnonzero(self.alive.view)
+        docs = docs[self.keep(docs, filters)]
+        created = self.col("created")[docs]
+        if before is not None:
+            at, after_id = before
+            older = created < at
+            for position in np.flatnonzero(created == at):  # same moment: the id decides
+                older[position] = self.ids[docs[position]] < after_id
+            docs, created = docs[older], created[older]
+        if len(docs) > limit:
+            kth = np.partition(created, len(created) - limit)[len(created) - limit]
+            chosen = created >= kth
+            docs, created = docs[chosen], created[chosen]
+        return sorted(((int(c), self.ids[d]) for c, d in zip(created, docs)), reverse=True)[:limit]
+
+    def term_stats(self, terms: Sequence[str]) -> tuple[int, float, int, dict[str, int]]:
+        """What BM25 needs to score across several indexes as one collection: documents (dead ones included,
+        as in :meth:`bm25_scores`), the total analysed length and the number of the live ones, and each term's
+        document frequency."""
+        df = {}
+        for term in dict.fromkeys(terms):
+            tid = self.terms.term_id.get(term)
+            if tid is not None:
+                df[term] = len(self.terms.lookup(np.array([tid]))[0])
+        alive = self.alive.view
+        return len(self.ids), float(self.col("doc_len")[alive].sum()), len(self.doc_of), df
+
+    def bm25_scores(self, terms: Sequence[str], *, k1: float = 1.2, b: float = 0.4,
+                    stats: tuple[int, float, dict[str, int]] | None = None) -> np.ndarray:
         """Okapi BM25 of every document for ``terms`` (0 for documents matching none, dead ones included).
 
         ``b`` is 0.4 rather than the textbook 0.75: memories are short and of similar length, and weaker
@@ -282,16 +413,22 @@ class MemoryIndex:
         with deletions); scores are otherwise exact.
         """
         # N counts forgotten documents too, like their postings in df (Lucene's maxDoc), so idf stays positive
-        n_docs = len(self.ids)
-        scores = np.zeros(n_docs, dtype=np.float64)
-        tids = self.terms.ids_of(list(dict.fromkeys(terms)))
+        scores = np.zeros(len(self.ids), dtype=np.float64)
+        unique = list(dict.fromkeys(terms))
+        tids = self.terms.ids_of(unique)
         if len(self.doc_of) == 0 or len(tids) == 0:
             return scores
         lengths = self.col("doc_len")
-        avgdl = max(float(lengths[self.alive.view].mean()), 1e-9)
-        for tid in tids:
+        if stats is None:  # this index alone is the collection
+            n_docs, avgdl, global_df = len(self.ids), max(float(lengths[self.alive.view].mean()), 1e-9), None
+        else:  # several indexes scored as one collection (an agent's own, its teams', the swarm)
+            n_docs, avgdl, global_df = stats[0], max(stats[1], 1e-9), stats[2]
+        for term in unique:
+            tid = self.terms.term_id.get(term)
+            if tid is None:
+                continue
             docs, tf = self.terms.lookup(np.array([tid]))
-            df = len(docs)
+            df = len(docs) if global_df is None else global_df.get(term, len(docs))
             idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
             norm = k1 * (1.0 - b + b * lengths[docs] / avgdl)
             scores[docs] += idf * tf * (k1 + 1.0) / (tf + norm)
@@ -334,8 +471,12 @@ class MemoryIndex:
 
     def has_content(self, memory_id: str, content: str) -> bool:
         """Whether the memory is live and has exactly this content (its digest)."""
+        return self.has_digest(memory_id, content_hash(content))
+
+    def has_digest(self, memory_id: str, digest: int) -> bool:
+        """Whether the memory is live and its content has this digest (:func:`content_hash`)."""
         doc = self.doc_of.get(memory_id)
-        return doc is not None and int(self.cols["content_hash"].a[doc]) == content_hash(content)
+        return doc is not None and int(self.cols["content_hash"].a[doc]) == digest
 
     def vector_of(self, memory_id: str) -> np.ndarray | None:
         """The memory's vector, or None."""
@@ -383,7 +524,9 @@ class MemoryIndex:
             "ids": _text_array(self.ids),
             "projects": _text_array(self.projects),
             **{f"col_{name}": vec.view for name, vec in self.cols.items()},
-            **self.raw.arrays("raw_"), **self.terms.arrays("terms_"),
+            **self.raw.arrays("raw_"), **self.terms.arrays("terms_"), **self.tag_lists.arrays("tags_"),
+            "extras": np.frombuffer(json.dumps(self.extras, ensure_ascii=False).encode("utf-8", "surrogatepass"),
+                                    dtype=np.uint8),
             **self._vector_arrays(),
         }
         with atomic_writer(path) as fh:
@@ -438,9 +581,14 @@ class MemoryIndex:
         index.doc_of = {mid: i for i, mid in enumerate(index.ids)}
         raw = PostingLists.from_arrays(arrays, "raw_")
         terms = PostingLists.from_arrays(arrays, "terms_")
-        if raw is None or terms is None:
+        tags = PostingLists.from_arrays(arrays, "tags_")
+        if raw is None or terms is None or tags is None:
             return None
-        index.raw, index.terms = raw, terms
+        index.raw, index.terms, index.tag_lists = raw, terms, tags
+        extras = json.loads(arrays["extras"].tobytes().decode("utf-8"))
+        if not isinstance(extras, dict) or not set(extras) <= set(index.doc_of):
+            return None
+        index.extras = extras
         return index
 
     def _consistent(self) -> bool:
@@ -452,7 +600,7 @@ class MemoryIndex:
             return False
         if n and (int(self.col("project").min()) < 0 or int(self.col("project").max()) >= len(self.projects)):
             return False
-        for lists in (self.raw, self.terms):
+        for lists in (self.raw, self.terms, self.tag_lists):
             if not lists.consistent(n):
                 return False
         return self.vectors is None or bool(np.isfinite(self.vectors.view).all())

@@ -5,7 +5,8 @@ Vectors are expensive to recompute (milliseconds per memory), so unlike the post
 from the store on recovery: the snapshot holds the vectors of its documents, and ``vectors.log`` holds every
 vector computed since, written *before* the store write of its memory. A torn last record (crash while
 appending) or damaged record ends the log (each record carries a CRC); a vector whose memory never reached
-the store is ignored at load.
+the store is ignored at load, and so is one made for other content than the memory has (an update whose store
+write did not happen).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import numpy as np
 
 from cortex.files import open_regular, read_regular
 
-_MAGIC = b"CORTEX-VECTORS 2\n"
+_MAGIC = b"CORTEX-VECTORS 3\n"
+_DIGEST = 8  # bytes of the content digest each record carries
 
 
 class Rows:
@@ -60,7 +62,8 @@ class Rows:
 
 
 class VectorLog:
-    """``vectors.log``: a header naming the model, then records ``[id length][id][float32 * dim][crc32]``.
+    """``vectors.log``: a header naming the model, then records
+    ``[id length][id][content digest, int64][float32 * dim][crc32]``.
 
     The CRC covers the id and the vector: a record that is torn (crash while appending) or damaged ends the
     log there, so a damaged file never hands out a wrong vector (those memories are embedded again later).
@@ -71,8 +74,9 @@ class VectorLog:
         self._handle: BinaryIO | None = None
         self._model: str | None = None
 
-    def append(self, model: str, ids: Sequence[str], vectors: np.ndarray) -> None:
-        """Append vectors made by ``model``; a log of another model is started afresh."""
+    def append(self, model: str, ids: Sequence[str], digests: Sequence[int], vectors: np.ndarray) -> None:
+        """Append vectors made by ``model`` of the contents with these digests
+        (:func:`cortex.index.memory_index.content_hash`); a log of another model is started afresh."""
         if self._handle is None or self._model != model:
             self.close()
             existing = _read_header(self.path)
@@ -88,16 +92,17 @@ class VectorLog:
             self._model = model
         chunks = []
         rows = np.ascontiguousarray(vectors, dtype="<f4")
-        for memory_id, row in zip(ids, rows):
-            body = struct.pack("<B", len(memory_id)) + memory_id.encode("ascii") + row.tobytes()
+        for memory_id, digest, row in zip(ids, digests, rows):
+            body = struct.pack("<B", len(memory_id)) + memory_id.encode("ascii") + struct.pack("<q", digest) \
+                + row.tobytes()
             chunks.append(body + struct.pack("<I", zlib.crc32(body)))
         assert self._handle is not None
         self._handle.write(b"".join(chunks))
         self._handle.flush()  # to the OS: survives a crash of this process
 
-    def read(self) -> tuple[str, Iterator[tuple[str, np.ndarray]]] | None:
-        """The model and the valid records (up to the first torn or damaged one), or None when there is no
-        readable log."""
+    def read(self) -> tuple[str, Iterator[tuple[str, int, np.ndarray]]] | None:
+        """The model and the valid records (id, content digest, vector), up to the first torn or damaged one,
+        or None when there is no readable log."""
         header = _read_header(self.path)
         if header is None:
             return None
@@ -107,10 +112,11 @@ class VectorLog:
         except OSError:
             return None
 
-        def records() -> Iterator[tuple[str, np.ndarray]]:
+        def records() -> Iterator[tuple[str, int, np.ndarray]]:
             for start, size in _records(data, dim, offset):
                 memory_id = data[start + 1 : start + 1 + size].decode("ascii")
-                yield memory_id, np.frombuffer(data, dtype="<f4", count=dim, offset=start + 1 + size)
+                (digest,) = struct.unpack_from("<q", data, start + 1 + size)
+                yield memory_id, digest, np.frombuffer(data, dtype="<f4", count=dim, offset=start + 1 + size + _DIGEST)
 
         return model, records()
 
@@ -123,7 +129,7 @@ class VectorLog:
 
 def _records(data: bytes, dim: int, offset: int) -> Iterator[tuple[int, int]]:
     """(start, id length) of each valid record from ``offset``, stopping at the first torn or damaged one."""
-    pos, width = offset, dim * 4
+    pos, width = offset, dim * 4 + _DIGEST
     while pos < len(data):
         size = data[pos]
         end = pos + 1 + size + width
@@ -140,7 +146,7 @@ def _valid_length(data: bytes, dim: int, offset: int) -> int:
     """The length of ``data`` up to the end of its last valid record."""
     end = offset
     for start, size in _records(data, dim, offset):
-        end = start + 1 + size + dim * 4 + 4
+        end = start + 1 + size + dim * 4 + _DIGEST + 4
     return end
 
 

@@ -7,9 +7,9 @@ import hashlib
 import hmac
 import json
 import logging
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
-import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path

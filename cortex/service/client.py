@@ -11,14 +11,14 @@ import dataclasses
 import http.client
 import json as _json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
+from enum import Enum
 from types import TracebackType
 from typing import Any
-
 from urllib.parse import urlencode, urlsplit
 
 from cortex import config, errors
-from cortex.model import IndexStatus, Memory, MemoryType, SearchResult
+from cortex.model import IndexStatus, Memory, MemoryType, Page, SearchResult, Source
 from cortex.render import render as render_block
 from cortex.rerank import Reranking
 from cortex.validation import check_agent_name, is_memory_id
@@ -27,7 +27,7 @@ _ERRORS: dict[str, type[errors.CortexError]] = {
     cls.__name__: cls
     for cls in (errors.InvalidInputError, errors.AgentNotFoundError, errors.MemoryDisabledError,
                 errors.MemoryNotFoundError, errors.StoreError, errors.StoreLockedError, errors.AuthError,
-                errors.PermissionDeniedError, errors.CortexError)
+                errors.PermissionDeniedError, errors.VersionConflictError, errors.CortexError)
 }
 
 
@@ -64,6 +64,7 @@ def _raise(status: int, body: bytes) -> None:
     cls = _ERRORS.get(kind, errors.CortexError)
     exc = cls.__new__(cls)
     Exception.__init__(exc, message)  # keep the server's wording; the subclass keeps except clauses working
+    exc.field = field  # type: ignore[attr-defined]
     raise exc
 
 
@@ -125,7 +126,15 @@ class RemoteCortex:
 
     @staticmethod
     def _params(**values: Any) -> dict[str, Any]:
-        return {k: (v.value if isinstance(v, MemoryType) else v) for k, v in values.items() if v is not None}
+        """Query parameters: enums by value, flags as true/false, datetimes in ISO 8601, None left out."""
+        out: dict[str, Any] = {}
+        for key, value in values.items():
+            if value is None or value is False and key.startswith("include_"):
+                continue
+            out[key] = _jsonable(value)
+            if isinstance(value, bool):
+                out[key] = str(value).lower()
+        return out
 
     def close(self, *, flush: bool = True) -> None:
         self._drop()
@@ -148,19 +157,97 @@ class RemoteCortex:
         type: MemoryType | str = config.DEFAULT_TYPE,
         project: str = config.DEFAULT_PROJECT,
         confidence: float = config.DEFAULT_CONFIDENCE,
+        source: Source | str = Source.MANUAL,
+        ttl: timedelta | str | None = None,
+        tags: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        scope: str = "agent",
     ) -> Memory:
-        body = {"content": content, "type": str(getattr(type, "value", type)), "project": project,
-                "confidence": confidence}
+        body = _jsonable({"content": content, "type": type, "project": project, "confidence": confidence,
+                          "source": source, "ttl": ttl, "tags": tags, "metadata": metadata, "scope": scope})
         return Memory.model_validate(self._call("POST", f"/agents/{_agent(agent)}/memories", json=body))
 
     def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]:
-        payload = [dict(e) for e in entries]
-        for entry in payload:
-            for key in ("created_at", "last_used_at"):
-                if hasattr(entry.get(key), "isoformat"):
-                    entry[key] = entry[key].isoformat()
+        payload = [_jsonable(e) if isinstance(e, Mapping) else e for e in entries]
         data = self._call("POST", f"/agents/{_agent(agent)}/memories/batch", json={"entries": payload})
         return [Memory.model_validate(m) for m in data]
+
+    def update(
+        self,
+        agent: str,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        confidence: float | None = None,
+        tags: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        expected_version: int | None = None,
+    ) -> Memory:
+        body = _jsonable({"content": content, "type": type, "project": project, "confidence": confidence,
+                          "tags": tags, "metadata": metadata, "expected_version": expected_version}, drop_none=True)
+        return Memory.model_validate(self._call("PATCH", self._path(agent, memory_id), json=body))
+
+    def history(self, agent: str, memory_id: str) -> list[Memory]:
+        return [Memory.model_validate(m) for m in self._call("GET", self._path(agent, memory_id, "/history"))]
+
+    def supersede(
+        self,
+        agent: str,
+        old_id: str,
+        content: str | None = None,
+        *,
+        by: str | None = None,
+        reason: str | None = None,
+        **fields: Any,
+    ) -> Memory:
+        body = _jsonable({"content": content, "by": by, "reason": reason, **fields}, drop_none=True)
+        return Memory.model_validate(self._call("POST", self._path(agent, old_id, "/supersede"), json=body))
+
+    def validate(self, agent: str, memory_id: str) -> Memory:
+        return Memory.model_validate(self._call("POST", self._path(agent, memory_id, "/validate")))
+
+    def inject_learning(
+        self,
+        lead: str,
+        content: str,
+        category: str,
+        *,
+        team: str | None = None,
+        to: str | None = None,
+        confidence: float = 0.9,
+        project: str = config.DEFAULT_PROJECT,
+        tags: Iterable[str] = (),
+    ) -> Memory:
+        body = _jsonable({"content": content, "category": category, "team": team, "to": to,
+                          "confidence": confidence, "project": project, "tags": tags}, drop_none=True)
+        return Memory.model_validate(self._call("POST", f"/agents/{_agent(lead)}/inject", json=body))
+
+    def list_memories(
+        self,
+        agent: str,
+        *,
+        scope: str | None = None,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        tags: Iterable[str] | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> Page:
+        params = self._params(scope=scope, type=type, project=project, tags=_tags(tags), source=source,
+                              include_expired=include_expired, include_superseded=include_superseded,
+                              cursor=cursor, limit=limit)
+        return Page.model_validate(self._call("GET", f"/agents/{_agent(agent)}/list", params=params))
+
+    def purge_expired(self, agent: str | None = None) -> int:
+        return int(self._call("POST", "/purge-expired", json={"agent": agent})["count"])
+
+    def _path(self, agent: str, memory_id: str, tail: str = "") -> str:
+        return f"/agents/{_agent(agent)}/memories/{_memory(agent, memory_id)}{tail}"
 
     def recall(
         self,
@@ -170,9 +257,17 @@ class RemoteCortex:
         type: MemoryType | str | None = None,
         project: str | None = None,
         limit: int = config.DEFAULT_LIMIT,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: datetime | str | None = None,
     ) -> list[Memory]:
-        data = self._call("GET", f"/agents/{_agent(agent)}/memories",
-                          params=self._params(query=query, type=type, project=project, limit=limit))
+        params = self._params(query=query, type=type, project=project, limit=limit, tags=_tags(tags), scope=scope,
+                              source=source, include_expired=include_expired,
+                              include_superseded=include_superseded, as_of=as_of)
+        data = self._call("GET", f"/agents/{_agent(agent)}/memories", params=params)
         return [Memory.model_validate(m) for m in data]
 
     def search(
@@ -186,10 +281,18 @@ class RemoteCortex:
         type: MemoryType | str | None = None,
         explain: bool = False,
         rerank: Reranking | bool = True,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: datetime | str | None = None,
     ) -> SearchResult:
         settings = _json.dumps(dataclasses.asdict(rerank)) if isinstance(rerank, Reranking) else str(bool(rerank)).lower()
         params = self._params(query=query, mode=str(mode), limit=limit, project=project, type=type,
-                              explain=str(explain).lower(), rerank=settings)
+                              explain=str(explain).lower(), rerank=settings, tags=_tags(tags), scope=scope,
+                              source=source, include_expired=include_expired,
+                              include_superseded=include_superseded, as_of=as_of)
         return SearchResult.model_validate(self._call("GET", f"/agents/{_agent(agent)}/search", params=params))
 
     def get(self, agent: str, memory_id: str) -> Memory | None:
@@ -244,8 +347,12 @@ class RemoteCortex:
         project: str | None = None,
         limit: int | None = None,
         max_chars: int | None = None,
+        *,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
     ) -> str:
-        body = {"task": task, "project": project, "limit": limit, "max_chars": max_chars}
+        body = _jsonable({"task": task, "project": project, "limit": limit, "max_chars": max_chars,
+                          "tags": _tags(tags), "scope": scope}, drop_none=True)
         return str(self._call("POST", f"/agents/{_agent(agent)}/start", json=body)["block"])
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:
@@ -276,6 +383,29 @@ class RemoteCortex:
     @staticmethod
     def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
         return render_block(memories, max_chars)
+
+
+def _jsonable(value: Any, *, drop_none: bool = False) -> Any:
+    """``value`` as JSON can carry it: enums by value, datetimes in ISO 8601, durations in seconds, tuples and
+    sets as lists (anything else as it is: the server names what it does not accept)."""
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items() if not (drop_none and v is None)}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return f"{value.total_seconds()}s"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _tags(tags: Iterable[str] | None) -> list[str] | None:
+    """Tags as a list for a query string (a single string is one tag)."""
+    if tags is None:
+        return None
+    return [tags] if isinstance(tags, str) else list(tags)
 
 
 def _agent(agent: str) -> str:

@@ -33,8 +33,9 @@ from cortex.errors import (
     PermissionDeniedError,
     StoreLockedError,
     TokenFileError,
+    VersionConflictError,
 )
-from cortex.model import IndexStatus, Memory, SearchResult
+from cortex.model import IndexStatus, Memory, Page, SearchResult
 from cortex.rerank import Reranking
 from cortex.service.auth import ADMIN, Principal, TokenStore, token_id
 from cortex.service.guard import Guard, Limits
@@ -48,15 +49,69 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+#: A JSON value Cortex validates itself (so a bad one is a field error that names the problem).
+Loose = Any
+
+
 class StoreBody(_Body):
     content: str = Field(description="What to remember (at most 64 KiB of UTF-8)")
     type: str = Field(config.DEFAULT_TYPE, description="pattern, convention, insight or decision")
     project: str = Field(config.DEFAULT_PROJECT, description="Project the memory belongs to")
     confidence: float = Field(config.DEFAULT_CONFIDENCE, description="How sure the agent is, 0..1")
+    source: str = Field("manual", description="manual, agent_end, task_completion, session_summary, file_index, "
+                                              "import or injected: sets the default time to live")
+    ttl: str | None = Field(None, description="Time to live, e.g. 12h or 7d, or 'never' (default: the source's)")
+    tags: Loose = Field(default_factory=list, description="Lowercase slugs, at most 32")
+    metadata: Loose = Field(None, description="A JSON object, at most 8 KiB")
+    scope: str = Field("agent", description="agent (its own), team:NAME (a team it is in) or swarm (leads)")
 
 
 class BatchBody(_Body):
-    entries: list[dict[str, Any]] = Field(description="Entries as for store, plus usage_count/created_at/last_used_at")
+    entries: list[Loose] = Field(description="Entries as for store, plus usage_count, created_at, last_used_at, "
+                                             "expires_at and valid_from (imports keep them)")
+
+
+class UpdateBody(_Body):
+    content: str | None = None
+    type: str | None = None
+    project: str | None = None
+    confidence: float | None = None
+    tags: Loose = Field(None, description="The new tags ([] clears them)")
+    metadata: Loose = Field(None, description="The new metadata ({} clears it)")
+    expected_version: int | None = Field(None, description="Change only if the memory is still at this version "
+                                                           "(else 409 VersionConflictError)")
+
+
+class SupersedeBody(_Body):
+    content: str | None = Field(None, description="The new memory's content (or give by)")
+    by: str | None = Field(None, description="The id of an existing memory that replaces this one")
+    reason: str | None = None
+    type: str | None = None
+    project: str | None = None
+    confidence: float | None = None
+    source: str | None = None
+    ttl: str | None = None
+    tags: Loose = None
+    metadata: Loose = None
+    valid_from: str | None = Field(None, description="When the new memory became valid (ISO 8601; default now)")
+
+
+class InjectBody(_Body):
+    content: str
+    category: str = Field(description="mistake-pattern, best-practice, codebase-knowledge or preference")
+    team: str | None = Field(None, description="Into this team's memory (one the lead leads)")
+    to: str | None = Field(None, description="Into this worker's own memory")
+    confidence: float = 0.9
+    project: str = config.DEFAULT_PROJECT
+    tags: Loose = Field(default_factory=list)
+
+
+class PurgeBody(_Body):
+    agent: str | None = Field(default=None, description="Only this agent's own memories (default: every scope)")
+
+
+class PurgeResult(BaseModel):
+    count: int = Field(description="How many expired memories were deleted")
 
 
 class PruneBody(_Body):
@@ -70,6 +125,8 @@ class StartBody(_Body):
     project: str | None = None
     limit: int | None = None
     max_chars: int | None = None
+    tags: Loose = None
+    scope: str | None = None
 
 
 class EndBody(_Body):
@@ -127,7 +184,7 @@ def status_of(exc: CortexError) -> int:
         return 403
     if isinstance(exc, (AgentNotFoundError, MemoryNotFoundError)):
         return 404
-    if isinstance(exc, (MemoryDisabledError, StoreLockedError)):
+    if isinstance(exc, (MemoryDisabledError, StoreLockedError, VersionConflictError)):
         return 409
     return 500
 
@@ -248,7 +305,8 @@ def create_app(
     def store(agent: str, body: StoreBody, caller: Caller) -> Memory:
         """Store one memory."""
         return cx.store(scoped(caller, agent), body.content, type=body.type, project=body.project,
-                        confidence=body.confidence)
+                        confidence=body.confidence, source=body.source, ttl=body.ttl, tags=_tag_list(body.tags),
+                        metadata=body.metadata, scope=body.scope)
 
     @app.post(f"{v1}/agents/{{agent}}/memories/batch", status_code=201, tags=["memories"])
     def store_many(agent: str, body: BatchBody, caller: Caller) -> list[Memory]:
@@ -256,20 +314,72 @@ def create_app(
         return cx.store_many(scoped(caller, agent), body.entries)
 
     @app.get(f"{v1}/agents/{{agent}}/memories", tags=["memories"])
-    def recall(agent: str, caller: Caller, query: str | None = None, type: str | None = None,
-               project: str | None = None, limit: int = config.DEFAULT_LIMIT) -> list[Memory]:
-        """AND-token recall."""
-        return cx.recall(scoped(caller, agent), query, type=type, project=project, limit=limit)
+    def recall(agent: str, caller: Caller, filters: Annotated[ReadFilters, Depends()], query: str | None = None,
+               type: str | None = None, project: str | None = None,
+               limit: int = config.DEFAULT_LIMIT) -> list[Memory]:
+        """AND-token recall over the agent's own, its teams' and the swarm's memories (current ones unless
+        include_expired / include_superseded; as_of: what was recorded and valid then)."""
+        return cx.recall(scoped(caller, agent), query, type=type, project=project, limit=limit, **filters.given())
 
     @app.get(f"{v1}/agents/{{agent}}/search", tags=["memories"])
-    def search(agent: str, caller: Caller, query: Annotated[str, Query()], mode: str = config.DEFAULT_SEARCH_MODE,
+    def search(agent: str, caller: Caller, filters: Annotated[ReadFilters, Depends()],
+               query: Annotated[str, Query()], mode: str = config.DEFAULT_SEARCH_MODE,
                limit: int = config.DEFAULT_LIMIT, project: str | None = None, type: str | None = None,
                explain: bool = False,
                rerank: Annotated[str, Query(description="true, false, or a JSON object of Reranking settings")]
                = "true") -> SearchResult:
-        """Ranked search (hybrid, semantic, bm25 or all)."""
+        """Ranked search (hybrid, semantic, bm25 or all), with the filters of recall."""
         return cx.search(scoped(caller, agent), query, mode=mode, limit=limit, project=project, type=type,
-                         explain=explain, rerank=_reranking(rerank))
+                         explain=explain, rerank=_reranking(rerank), **filters.given())
+
+    @app.get(f"{v1}/agents/{{agent}}/list", tags=["memories"])
+    def list_memories(agent: str, caller: Caller, cursor: str | None = None, limit: int = 50,
+                      scope: str | None = None, tags: Tags = None, type: str | None = None,
+                      project: str | None = None, source: str | None = None, include_expired: bool = False,
+                      include_superseded: bool = False) -> Page:
+        """Every memory the agent can see, newest first, a page at a time (pass next_cursor back as cursor)."""
+        return cx.list_memories(scoped(caller, agent), scope=scope, type=type, project=project,
+                                tags=_tag_list(tags), source=source, include_expired=include_expired,
+                                include_superseded=include_superseded, cursor=cursor, limit=limit)
+
+    @app.patch(f"{v1}/agents/{{agent}}/memories/{{memory_id}}", tags=["lifecycle"])
+    def update(agent: str, memory_id: str, body: UpdateBody, caller: Caller) -> Memory:
+        """Change fields in place: version + 1, the earlier version kept (history)."""
+        return cx.update(scoped(caller, agent), memory_id, content=body.content, type=body.type,
+                         project=body.project, confidence=body.confidence, tags=_tag_list(body.tags),
+                         metadata=body.metadata, expected_version=body.expected_version)
+
+    @app.get(f"{v1}/agents/{{agent}}/memories/{{memory_id}}/history", tags=["lifecycle"])
+    def history(agent: str, memory_id: str, caller: Caller) -> list[Memory]:
+        """Every version of the memory, oldest first (the current one last)."""
+        return cx.history(scoped(caller, agent), memory_id)
+
+    @app.post(f"{v1}/agents/{{agent}}/memories/{{memory_id}}/supersede", status_code=201, tags=["lifecycle"])
+    def supersede(agent: str, memory_id: str, body: SupersedeBody, caller: Caller) -> Memory:
+        """Replace the memory by new content (or by an existing memory): returns the replacing memory."""
+        fields = body.model_dump(exclude_none=True, exclude={"content", "by", "reason"})
+        if "tags" in fields:
+            fields["tags"] = _tag_list(fields["tags"])
+        return cx.supersede(scoped(caller, agent), memory_id, body.content, by=body.by, reason=body.reason,
+                            **fields)
+
+    @app.post(f"{v1}/agents/{{agent}}/memories/{{memory_id}}/validate", tags=["lifecycle"])
+    def validate(agent: str, memory_id: str, caller: Caller) -> Memory:
+        """Confirm the memory: its decay clock restarts, confidence + 0.05 (at most 1)."""
+        return cx.validate(scoped(caller, agent), memory_id)
+
+    @app.post(f"{v1}/agents/{{lead}}/inject", status_code=201, tags=["lifecycle"])
+    def inject(lead: str, body: InjectBody, caller: Caller) -> Memory:
+        """A lead's learning for the swarm (default), one of its teams, or one worker."""
+        return cx.inject_learning(scoped(caller, lead), body.content, body.category, team=body.team, to=body.to,
+                                  confidence=body.confidence, project=body.project, tags=_tag_list(body.tags))
+
+    @app.post(f"{v1}/purge-expired", tags=["lifecycle"])
+    def purge_expired(caller: Caller, body: Annotated[PurgeBody, Body()] = PurgeBody()) -> PurgeResult:
+        """Delete the memories whose time to live has run out; admin only."""
+        if not caller.admin:
+            raise PermissionDeniedError("purge-expired needs an admin token")
+        return PurgeResult(count=cx.purge_expired(body.agent))
 
     @app.get(f"{v1}/agents/{{agent}}/memories/{{memory_id}}", tags=["memories"])
     def get(agent: str, memory_id: str, caller: Caller) -> Memory:
@@ -300,7 +410,8 @@ def create_app(
     @app.post(f"{v1}/agents/{{agent}}/start", tags=["prompt"])
     def start(agent: str, caller: Caller, body: Annotated[StartBody, Body()] = StartBody()) -> Block:
         """The <agent-memory> block to inject at agent start (touches what it shows)."""
-        return Block(block=cx.agent_start(scoped(caller, agent), body.task, body.project, body.limit, body.max_chars))
+        return Block(block=cx.agent_start(scoped(caller, agent), body.task, body.project, body.limit, body.max_chars,
+                                          tags=_tag_list(body.tags), scope=body.scope))
 
     @app.post(f"{v1}/agents/{{agent}}/end", tags=["prompt"])
     def end(agent: str, body: EndBody, caller: Caller) -> list[Memory]:
@@ -367,6 +478,38 @@ def create_app(
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     return app
+
+
+#: Tags in a query string: ``tags=a&tags=b`` or ``tags=a,b``.
+Tags = Annotated[list[str] | None, Query(description="Only memories with all of these tags (repeat, or a,b)")]
+
+
+class ReadFilters:
+    """The filters every read route takes (a FastAPI dependency: query parameters)."""
+
+    def __init__(
+        self,
+        tags: Tags = None,
+        scope: Annotated[str | None, Query(description="agent, team:NAME or swarm (default: all it reads)")] = None,
+        source: str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: Annotated[str | None, Query(description="ISO 8601: what was recorded and valid then")] = None,
+    ) -> None:
+        self.values = {"tags": _tag_list(tags), "scope": scope, "source": source, "include_expired": include_expired,
+                       "include_superseded": include_superseded, "as_of": as_of}
+
+    def given(self) -> dict[str, Any]:
+        return self.values
+
+
+def _tag_list(tags: Any) -> Any:
+    """Tags from a query string or a body: comma-separated values split (anything else is Cortex's to judge)."""
+    if isinstance(tags, str):
+        tags = [tags]
+    if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
+        return [part.strip() for t in tags for part in t.split(",") if part.strip()]
+    return tags
 
 
 def _reranking(value: str) -> Reranking | bool:

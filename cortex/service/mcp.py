@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from cortex import config
 from cortex.api import MemoryAPI
 from cortex.errors import AgentNotFoundError, CortexError
-from cortex.model import Memory
+from cortex.model import Memory, Page
 from cortex.service.auth import Principal
 
 SUMMARY_CHARS = 200
@@ -31,6 +31,12 @@ Agent = Annotated[str, Field(description="The agent whose memory to use: a name 
 MemoryId = Annotated[str, Field(description="A memory id, as returned by add_memory, search_memories or recall")]
 TypeName = Literal["pattern", "convention", "insight", "decision"]
 Project = Annotated[str | None, Field(description="Only memories of this project (global ones are in every project)")]
+Tags = Annotated[list[str] | None, Field(description="Only memories with all of these tags (lowercase slugs)")]
+ScopeFilter = Annotated[str | None, Field(
+    description="Only this scope: 'agent' (the agent's own), 'team:NAME' or 'swarm' (default: all it can see)")]
+IncludeSuperseded = Annotated[bool, Field(description="Also memories replaced by newer ones (default: current only)")]
+IncludeExpired = Annotated[bool, Field(description="Also memories whose time to live has run out")]
+SourceName = Literal["manual", "agent_end", "task_completion", "session_summary", "file_index", "import", "injected"]
 
 
 class SearchHit(BaseModel):
@@ -38,6 +44,8 @@ class SearchHit(BaseModel):
     summary: str = Field(description=f"The content, cut to {SUMMARY_CHARS} characters (get_memory has all of it)")
     type: str
     project: str
+    scope: str = Field(description="agent (the agent's own), team:NAME or swarm")
+    tags: list[str]
     score: float
 
 
@@ -55,6 +63,10 @@ class AddOutput(BaseModel):
     memory: Memory
     created: bool = Field(description="False when exactly this content was already stored for the agent and "
                                       "project: the existing memory is returned, not a duplicate")
+
+
+class HistoryOutput(BaseModel):
+    versions: list[Memory] = Field(description="Every version, oldest first; the last is the current one")
 
 
 class BlockOutput(BaseModel):
@@ -117,7 +129,10 @@ INSTRUCTIONS = (
     "takes one of those names as `agent`. Call agent_start when an agent begins a task (it returns the "
     "<agent-memory> block of what it learned before), search_memories before you work on something you may have "
     "met before, add_memory when you learn a pattern, convention, insight or decision worth keeping, and "
-    "agent_end with the agent's output to keep its LEARNED:/PATTERN:/CONVENTION:/DECISION:/INSIGHT: lines."
+    "agent_end with the agent's output to keep its LEARNED:/PATTERN:/CONVENTION:/DECISION:/INSIGHT: lines. "
+    "When a memory is wrong, update_memory corrects it; when a fact changed, supersede_memory replaces it (the old "
+    "one stays in memory_history); validate_memory confirms one is still right. Memories can be shared: "
+    "scope 'team:NAME' or 'swarm' on add_memory, and inject_learning for leads."
 )
 
 
@@ -125,6 +140,8 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
     """An MCP server whose tools call ``backend()``; ``authenticate(http_request_or_None)`` names the caller
     (agent tokens only reach their own agent)."""
     server = _CortexMCP(name="cortex", version="0.1.0", log_level="WARNING", instructions=INSTRUCTIONS)
+    for model in (Memory, Page):  # deferred in the engine; tools serialise memories made without validation
+        model.model_rebuild(force=True)
 
     def caller_of(ctx: Context) -> Principal:
         try:
@@ -169,15 +186,27 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         type: Annotated[TypeName, Field(description="pattern, convention, insight or decision")] = "insight",
         project: Annotated[str, Field(description="Project it applies to; 'global' for everywhere")] = config.DEFAULT_PROJECT,
         confidence: Annotated[float, Field(description="How sure you are, 0..1", ge=0, le=1)] = config.DEFAULT_CONFIDENCE,
+        tags: Annotated[list[str] | None, Field(description="Lowercase slugs to filter by later, e.g. ['testing']")]
+        = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object (at most 8 KiB)")] = None,
+        source: Annotated[SourceName, Field(description="Where it comes from: task_completion notes expire after 7 "
+                                                        "days, session_summary after 3, file_index after 30")] = "manual",
+        ttl: Annotated[str | None, Field(description="Time to live, e.g. '12h', '7d', or 'never' (default: the "
+                                                     "source's)")] = None,
+        scope: Annotated[str, Field(description="'agent' (its own memory), 'team:NAME' (shared with a team it is "
+                                                "in) or 'swarm' (every agent; leads only)")] = "agent",
     ) -> AddOutput:
-        """Store a memory for the agent. Adding exactly the same content for the same project again returns the
-        memory already stored (created: false) instead of a duplicate."""
+        """Store a memory for the agent. Adding exactly the same content for the same project and scope again
+        returns the memory already stored (created: false) instead of a duplicate."""
         with calling(ctx, agent) as cx:
             # every word of an identical memory occurs in it: AND-token recall finds the candidates cheaply
-            existing = [m for m in cx.recall(agent, content, project=project, limit=50) if m.content == content]
+            existing = [m for m in cx.recall(agent, content, project=project, limit=50, scope=scope)
+                        if m.content == content]
             if existing:
                 return AddOutput(memory=existing[0], created=False)
-            return AddOutput(memory=cx.store(agent, content, type=type, project=project, confidence=confidence),
+            return AddOutput(memory=cx.store(agent, content, type=type, project=project, confidence=confidence,
+                                             tags=tags or (), metadata=metadata, source=source, ttl=ttl,
+                                             scope=scope),
                              created=True)
 
     @server.tool(annotations=readonly)
@@ -190,13 +219,19 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
             description="hybrid (default), semantic, bm25, or all (every word must occur)")] = "hybrid",
         project: Project = None,
         type: Annotated[TypeName | None, Field(description="Only memories of this type")] = None,
+        tags: Tags = None,
+        scope: ScopeFilter = None,
+        include_superseded: IncludeSuperseded = False,
     ) -> SearchOutput:
-        """Ranked search of the agent's memories: summaries with ids, best first (get_memory reads one in full).
-        Memories unrelated to the query are not returned, so there may be fewer than `limit`."""
+        """Ranked search of the memories the agent can see (its own, its teams', the swarm's): summaries with ids,
+        best first (get_memory reads one in full). Memories unrelated to the query are not returned, so there
+        may be fewer than `limit`."""
         with calling(ctx, agent) as cx:
-            result = cx.search(agent, query, mode=mode, limit=limit, project=project, type=type)
+            result = cx.search(agent, query, mode=mode, limit=limit, project=project, type=type, tags=tags,
+                               scope=scope, include_superseded=include_superseded)
             hits = [SearchHit(id=h.memory.id, summary=_summary(h.memory.content), type=h.memory.type.value,
-                              project=h.memory.project, score=h.score) for h in result.hits]
+                              project=h.memory.project, scope=h.memory.scope, tags=list(h.memory.tags),
+                              score=h.score) for h in result.hits]
             return SearchOutput(mode=result.mode, note=result.note, hits=hits)
 
     @server.tool(annotations=readonly)
@@ -208,11 +243,108 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         limit: Annotated[int, Field(description="How many memories at most", ge=1, le=100)] = config.DEFAULT_LIMIT,
         project: Project = None,
         type: Annotated[TypeName | None, Field(description="Only memories of this type")] = None,
+        tags: Tags = None,
+        scope: ScopeFilter = None,
+        include_superseded: IncludeSuperseded = False,
+        include_expired: IncludeExpired = False,
     ) -> MemoriesOutput:
         """AND-token recall: the memories containing every word of the query, most occurrences first, then the
         most used (search_memories ranks by meaning instead)."""
         with calling(ctx, agent) as cx:
-            return MemoriesOutput(memories=cx.recall(agent, query, type=type, project=project, limit=limit))
+            return MemoriesOutput(memories=cx.recall(agent, query, type=type, project=project, limit=limit, tags=tags,
+                                                     scope=scope, include_superseded=include_superseded,
+                                                     include_expired=include_expired))
+
+    @server.tool(annotations=readonly)
+    def list_memories(
+        agent: Agent,
+        ctx: Context,
+        cursor: Annotated[str | None, Field(description="next_cursor of the previous page (none: the first page)")]
+        = None,
+        limit: Annotated[int, Field(description="Memories per page", ge=1, le=100)] = 50,
+        scope: ScopeFilter = None,
+        tags: Tags = None,
+        type: Annotated[TypeName | None, Field(description="Only memories of this type")] = None,
+        project: Project = None,
+        source: Annotated[SourceName | None, Field(description="Only memories from this source")] = None,
+        include_expired: IncludeExpired = False,
+        include_superseded: IncludeSuperseded = False,
+    ) -> Page:
+        """Every memory the agent can see, newest first, one page at a time: call again with next_cursor until it
+        is null."""
+        with calling(ctx, agent) as cx:
+            return cx.list_memories(agent, scope=scope, type=type, project=project, tags=tags, source=source,
+                                    include_expired=include_expired, include_superseded=include_superseded,
+                                    cursor=cursor, limit=limit)
+
+    @server.tool(annotations=writes)
+    def update_memory(
+        agent: Agent,
+        memory_id: MemoryId,
+        ctx: Context,
+        content: Annotated[str | None, Field(description="The corrected content")] = None,
+        type: Annotated[TypeName | None, Field(description="A new type")] = None,
+        project: Annotated[str | None, Field(description="A new project")] = None,
+        confidence: Annotated[float | None, Field(description="A new confidence, 0..1", ge=0, le=1)] = None,
+        tags: Annotated[list[str] | None, Field(description="The new tags ([] clears them)")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="The new metadata ({} clears it)")] = None,
+        expected_version: Annotated[int | None, Field(
+            description="The version you read: if the memory changed since, nothing is changed and you get an error "
+                        "(read it again)", ge=1)] = None,
+    ) -> Memory:
+        """Correct a memory in place: only the fields given change, its version goes up by one and the earlier
+        version is kept (memory_history). To record that a fact changed over time, use supersede_memory."""
+        with calling(ctx, agent) as cx:
+            return cx.update(agent, memory_id, content=content, type=type, project=project, confidence=confidence,
+                             tags=tags, metadata=metadata, expected_version=expected_version)
+
+    @server.tool(annotations=readonly)
+    def memory_history(agent: Agent, memory_id: MemoryId, ctx: Context) -> HistoryOutput:
+        """Every version of a memory, oldest first (the last one is current)."""
+        with calling(ctx, agent) as cx:
+            return HistoryOutput(versions=cx.history(agent, memory_id))
+
+    @server.tool(annotations=writes)
+    def supersede_memory(
+        agent: Agent,
+        memory_id: MemoryId,
+        ctx: Context,
+        content: Annotated[str | None, Field(description="What is true now (a new memory replaces the old one)")]
+        = None,
+        by: Annotated[str | None, Field(description="Or: the id of an existing memory that replaces it")] = None,
+        reason: Annotated[str | None, Field(description="Why the old memory no longer holds")] = None,
+        type: Annotated[TypeName | None, Field(description="Type of the new memory (default: the old one's)")] = None,
+        tags: Annotated[list[str] | None, Field(description="Tags of the new memory (default: the old one's)")] = None,
+    ) -> Memory:
+        """Replace an outdated memory: the old one stays in history, valid until now and pointing to its
+        replacement, and no longer appears in searches. Give `content` (a new memory) or `by`. Returns the
+        replacing memory."""
+        fields: dict[str, Any] = {k: v for k, v in (("type", type), ("tags", tags)) if v is not None}
+        with calling(ctx, agent) as cx:
+            return cx.supersede(agent, memory_id, content, by=by, reason=reason, **fields)
+
+    @server.tool(annotations=writes)
+    def validate_memory(agent: Agent, memory_id: MemoryId, ctx: Context) -> Memory:
+        """Confirm a memory is still right: it stops fading in rankings for a while and its confidence rises by
+        0.05."""
+        with calling(ctx, agent) as cx:
+            return cx.validate(agent, memory_id)
+
+    @server.tool(annotations=writes)
+    def inject_learning(
+        agent: Annotated[str, Field(description="The lead teaching (an agent with 'lead: true')")],
+        content: Annotated[str, Field(description="The learning, one self-contained statement")],
+        category: Annotated[Literal["mistake-pattern", "best-practice", "codebase-knowledge", "preference"],
+                            Field(description="What kind of learning it is")],
+        ctx: Context,
+        team: Annotated[str | None, Field(description="Only for this team (one the lead leads)")] = None,
+        to: Annotated[str | None, Field(description="Only for this worker (into its own memory)")] = None,
+        confidence: Annotated[float, Field(description="How sure, 0..1", ge=0, le=1)] = 0.9,
+    ) -> Memory:
+        """A lead shares a learning: with every agent (default), with one team, or with one worker. Only leads
+        may; the memory is tagged with its category."""
+        with calling(ctx, agent) as cx:
+            return cx.inject_learning(agent, content, category, team=team, to=to, confidence=confidence)
 
     @server.tool(annotations=readonly)
     def get_memory(agent: Agent, memory_id: MemoryId, ctx: Context) -> Memory:
@@ -250,17 +382,19 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         task: Annotated[str | None, Field(description="What the agent is about to do")] = None,
         project: Annotated[str | None, Field(description="Project scope (global memories are included)")] = None,
         limit: Annotated[int | None, Field(description="How many memories at most", ge=1, le=100)] = None,
+        tags: Tags = None,
     ) -> BlockOutput:
-        """The <agent-memory> block of the memories most relevant to the task, to put in the agent's prompt
-        (marks them used)."""
+        """The <agent-memory> block of the current memories most relevant to the task (its own, its teams', the
+        swarm's; shared ones marked with their scope), to put in the agent's prompt (marks them used)."""
         with calling(ctx, agent) as cx:
-            return BlockOutput(block=cx.agent_start(agent, task, project, limit))
+            return BlockOutput(block=cx.agent_start(agent, task, project, limit, tags=tags))
 
     @server.tool(annotations=writes)
     def agent_end(
         agent: Agent,
         output: Annotated[str, Field(description="What the agent wrote: its LEARNED:, PATTERN:, CONVENTION:, "
-                                                 "DECISION: and INSIGHT: lines (upper case, at a line start) are kept")],
+                                                 "DECISION: and INSIGHT: lines (upper case, at a line start) are kept, "
+                                                 "and 'SUPERSEDES <id>: text' replaces memory <id> by text")],
         ctx: Context,
         project: Annotated[str | None, Field(description="Project of the captured memories")] = None,
     ) -> MemoriesOutput:

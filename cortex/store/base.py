@@ -57,6 +57,16 @@ class MemoryStore(Protocol):
     def count(self, scope: Scope) -> int:
         """How many memory subjects the scope's graph holds (readable or not)."""
 
+    def write(self, scope: Scope, adds: Sequence[Memory],
+              replaces: Sequence[tuple[Memory, Memory, bool]]) -> Change:
+        """In one atomic operation: add ``adds`` and, for each ``(old, new, archive)``, replace every triple of
+        ``old`` by those of ``new`` (keeping ``old`` as an earlier version when ``archive``), each only while the
+        store still holds ``old.version`` (see :meth:`versions` and ``cortex.store.rdf.replace_update``). Used by
+        update, supersession, validation and injection."""
+
+    def versions(self, scope: Scope, memory_id: str) -> list[Memory]:
+        """The earlier versions of a memory (kept by updates), oldest first."""
+
     def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> Change:
         """Atomically add one to usageCount and set lastUsedAt to ``now`` for each existing memory."""
 

@@ -177,6 +177,21 @@ class OxigraphStore:
             self._last[scope] = change
             return change
 
+    def write(self, scope: Scope, adds: Sequence[Memory],
+              replaces: Sequence[tuple[Memory, Memory, bool]]) -> Change:
+        operations = [self.codec.insert_data(scope, adds)] if adds else []
+        operations += [self.codec.replace_update(scope, old, new, archive) for old, new, archive in replaces]
+        ids = [m.id for m in adds] + [old.id for old, _, _ in replaces]
+        return self._update(scope, ids, " ; ".join(operations))
+
+    def versions(self, scope: Scope, memory_id: str) -> list[Memory]:
+        rows = _solutions(self._store.query(self.codec.versions_query(scope, memory_id)))
+        by_version: dict[str, list[tuple[str, str]]] = {}
+        for row in rows:
+            by_version.setdefault(_value(row["v"]), []).append((_value(row["p"]), _value(row["o"])))
+        found = [self.codec.decode(scope, memory_id, pairs) for pairs in by_version.values()]
+        return sorted((m for m in found if m is not None), key=lambda m: m.version)
+
     def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> Change:
         return self._update(scope, memory_ids, self.codec.touch_update(scope, memory_ids, now))
 

@@ -19,6 +19,7 @@ done by the library) and ids validated against ``[A-Za-z0-9_-]+``; user text nev
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -27,7 +28,7 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode, Quad
 
 from cortex import config
-from cortex.model import Memory, MemoryType, Scope
+from cortex.model import Memory, MemoryType, Scope, Source
 from cortex.vocab import RDF_TYPE, Vocabulary, date_time, double, integer, parse_date_time
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -36,23 +37,44 @@ MAX_LOGGED_IDS = 10_000
 TRUE = Literal("true", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
 
 
+PROV = "http://www.w3.org/ns/prov#"
+DCTERMS = "http://purl.org/dc/terms/"
+RDF_JSON = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON")
+#: Sentinel of optional fields: written only when the memory's value differs from it.
+_UNSET: Any = object()
+
+
 @dataclass(frozen=True)
 class Field:
-    """One memory field stored as ``{ns}:agentmem:{predicate}``."""
+    """One single-valued memory field, stored as ``{ns}:agentmem:{predicate}`` (or a standard term's IRI)."""
 
     attr: str
     predicate: str
-    encode: Callable[[Any], Literal]
+    encode: Callable[[Any], Literal | NamedNode]
     decode: Callable[[str], Any]
     #: The value when the triple is missing, from the fields read so far; None: the field is required.
     default: Callable[[dict[str, Any]], Any] | None
+    #: Optional fields are written only when the value is not this (so a plain memory keeps 9 triples).
+    skip: Any = _UNSET
 
 
 def _type(text: str) -> MemoryType:
     return MemoryType(text)
 
 
-#: Every stored field, in write order. ``created_at`` precedes ``last_used_at`` (its default).
+def _metadata(value: dict[str, Any]) -> Literal:
+    return Literal(json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True), datatype=RDF_JSON)
+
+
+def _parse_metadata(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("metadata is not a JSON object")
+    return value
+
+
+#: Every single-valued field, in write order (``created_at`` precedes ``last_used_at``, its default). Tags are
+#: multi-valued (one ``{ns}:agentmem:tag`` triple each); ``superseded_by`` is an IRI (``dcterms:isReplacedBy``).
 FIELDS: tuple[Field, ...] = (
     Field("content", "content", Literal, str, None),
     Field("type", "type", lambda t: Literal(t.value), _type, lambda f: MemoryType(config.DEFAULT_TYPE)),
@@ -61,7 +83,19 @@ FIELDS: tuple[Field, ...] = (
     Field("usage_count", "usageCount", integer, int, lambda f: 0),
     Field("created_at", "createdAt", date_time, parse_date_time, lambda f: f.get("last_used_at", _EPOCH)),
     Field("last_used_at", "lastUsedAt", date_time, parse_date_time, lambda f: f["created_at"]),
+    Field("source", "source", lambda s: Literal(s.value), Source, lambda f: Source.MANUAL, Source.MANUAL),
+    Field("expires_at", "expiresAt", date_time, parse_date_time, lambda f: None, None),
+    Field("metadata", "metadata", _metadata, _parse_metadata, lambda f: None, None),
+    Field("version", "version", integer, int, lambda f: 1, 1),
+    Field("updated_at", "updatedAt", date_time, parse_date_time, lambda f: f["created_at"], None),
+    Field("validated_at", "validatedAt", date_time, parse_date_time, lambda f: None, None),
+    Field("valid_from", "validFrom", date_time, parse_date_time, lambda f: f["created_at"], None),
+    Field("valid_until", PROV + "invalidatedAtTime", date_time, parse_date_time, lambda f: None, None),
+    Field("superseded_reason", "supersededReason", Literal, str, lambda f: None, None),
 )
+#: Fields a version resource keeps (what ``update`` can change, and when it changed).
+VERSION_FIELDS = ("content", "type", "project", "confidence", "metadata", "version", "updated_at", "created_at",
+                  "source", "expires_at", "validated_at", "valid_from")
 
 
 class MemoryCodec:
@@ -69,15 +103,48 @@ class MemoryCodec:
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.vocab = vocab
-        self.fields = [(f, vocab.predicate(f.predicate)) for f in FIELDS]
+        self.fields = [(f, NamedNode(f.predicate) if f.predicate.startswith("http") else vocab.predicate(f.predicate))
+                       for f in FIELDS]
         self._by_predicate = {node.value: f for f, node in self.fields}
         self.agent_predicate = vocab.predicate("agent")
+        self.p_tag = vocab.predicate("tag")
+        self.p_replaced_by = NamedNode(DCTERMS + "isReplacedBy")
+        self.p_version_of = NamedNode(DCTERMS + "isVersionOf")
+        self.p_revision_of = NamedNode(PROV + "wasRevisionOf")
+        self.version_class = vocab.predicate("MemoryVersion")
+        self.p_version = vocab.predicate("version")
         self.log_graph = NamedNode(f"{vocab.ns}:graph:log")
         self.p_scope, self.p_seq = vocab.predicate("scope"), vocab.predicate("seq")
         self.p_changed, self.p_bulk = vocab.predicate("changed"), vocab.predicate("bulk")
         self.p_token = vocab.predicate("token")
 
-    def quads(self, scope: Scope, memory: Memory, cache: dict[Any, Literal] | None = None) -> list[Quad]:
+    def version_iri(self, scope: Scope, memory_id: str, version: int) -> NamedNode:
+        """The resource keeping version ``version`` of a memory once it was updated."""
+        return NamedNode(f"{self.vocab.ns}:version:{scope.key}:{memory_id}:{int(version)}")
+
+    def _field_quads(self, subject: NamedNode, graph: NamedNode, memory: Memory, attrs: Iterable[str] | None,
+                     cache: dict[Any, Any] | None) -> list[Quad]:
+        out = []
+        wanted = set(attrs) if attrs is not None else None
+        for f, predicate in self.fields:
+            if wanted is not None and f.attr not in wanted:
+                continue
+            value = getattr(memory, f.attr)
+            if f.skip is not _UNSET and value == f.skip:
+                continue
+            if f.attr in ("valid_from", "updated_at") and value == memory.created_at:
+                continue  # the default: valid from its creation, not updated since
+            if f.attr in ("content", "metadata") or cache is None:
+                literal = f.encode(value)
+            else:
+                key = (f.attr, value)
+                cached = cache.get(key)
+                literal = cached if cached is not None else cache.setdefault(key, f.encode(value))
+            out.append(Quad(subject, predicate, literal, graph))
+        out.extend(Quad(subject, self.p_tag, Literal(tag), graph) for tag in memory.tags)
+        return out
+
+    def quads(self, scope: Scope, memory: Memory, cache: dict[Any, Any] | None = None) -> list[Quad]:
         """Every quad of ``memory`` in ``scope``'s graph. ``cache`` memoises the literals a batch repeats
         (type, project, confidence, counts, timestamps)."""
         v = self.vocab
@@ -85,27 +152,48 @@ class MemoryCodec:
         subject = v.memory(scope, memory.id)
         out = [
             Quad(subject, RDF_TYPE, v.memory_class, graph),
-            Quad(subject, self.agent_predicate, v.agent(memory.agent), graph),
+            Quad(subject, self.agent_predicate, v.agent(memory.author or memory.agent), graph),
+            *self._field_quads(subject, graph, memory, None, cache),
         ]
-        for f, predicate in self.fields:
-            value = getattr(memory, f.attr)
-            if f.attr == "content" or cache is None:
-                literal = f.encode(value)
-            else:
-                key = (f.attr, value)
-                cached = cache.get(key)
-                literal = cached if cached is not None else cache.setdefault(key, f.encode(value))
-            out.append(Quad(subject, predicate, literal, graph))
+        if memory.superseded_by is not None:
+            out.append(Quad(subject, self.p_replaced_by, v.memory(scope, memory.superseded_by), graph))
+        if memory.version > 1:
+            out.append(Quad(subject, self.p_revision_of, self.version_iri(scope, memory.id, memory.version - 1),
+                            graph))
+        return out
+
+    def version_quads(self, scope: Scope, old: Memory) -> list[Quad]:
+        """The resource keeping ``old`` (a memory about to be updated) as version ``old.version``."""
+        graph = self.vocab.graph(scope)
+        subject = self.version_iri(scope, old.id, old.version)
+        out = [
+            Quad(subject, RDF_TYPE, self.version_class, graph),
+            Quad(subject, self.p_version_of, self.vocab.memory(scope, old.id), graph),
+            Quad(subject, self.agent_predicate, self.vocab.agent(old.author or old.agent), graph),
+            *self._field_quads(subject, graph, old, VERSION_FIELDS, None),
+        ]
+        if old.version == 1:
+            out.append(Quad(subject, self.p_version, integer(1), graph))  # skipped as the default elsewhere
+        else:
+            out.append(Quad(subject, self.p_revision_of, self.version_iri(scope, old.id, old.version - 1), graph))
         return out
 
     def decode(self, scope: Scope, memory_id: str, pairs: Iterable[tuple[str, str]]) -> Memory | None:
         """The memory from its (predicate IRI, object lexical value) pairs, or None when it is not a
         readable Cortex memory (no content, or a malformed value)."""
         raw: dict[str, str] = {}
+        tags: list[str] = []
+        author = replaced_by = None
         for predicate, value in pairs:
             f = self._by_predicate.get(predicate)
             if f is not None:
                 raw[f.attr] = value
+            elif predicate == self.p_tag.value:
+                tags.append(value)
+            elif predicate == self.agent_predicate.value:
+                author = value
+            elif predicate == self.p_replaced_by.value:
+                replaced_by = value
         if "content" not in raw:
             return None
         values: dict[str, Any] = {}
@@ -120,8 +208,14 @@ class MemoryCodec:
                     values[f.attr] = f.default(values)
         except (ValueError, OverflowError):
             return None  # not written by Cortex; an index rebuild must not fail on foreign data
+        agent_prefix = f"{self.vocab.ns}:agent:"
+        writer = author[len(agent_prefix):] if author is not None and author.startswith(agent_prefix) else None
+        if replaced_by is not None:
+            values["superseded_by"] = self.vocab.memory_id(scope, replaced_by)
         # model_construct: the values come from our own typed literals, converted right here
-        return Memory.model_construct(id=memory_id, agent=scope.name, **values)
+        return Memory.model_construct(
+            id=memory_id, agent=scope.name if scope.kind == "agent" else (writer or ""), tags=tuple(sorted(tags)),
+            scope=scope.relative, author=writer if writer is not None else (scope.name or None), **values)
 
     # -- the change log --------------------------------------------------------------------------
 
@@ -187,12 +281,43 @@ class MemoryCodec:
         )
 
     def delete_update(self, scope: Scope, memory_ids: Sequence[str]) -> str:
-        """Remove every triple of the memories, in one operation."""
+        """Remove every triple of the memories and of their earlier versions, in one operation."""
         g = self.vocab.graph(scope)
+        values = self._values(scope, memory_ids)
         return (
+            f"DELETE {{ GRAPH {g} {{ ?v ?p ?o }} }} "
+            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?v {self.p_version_of} ?m . ?v ?p ?o }} }} ; "
             f"DELETE {{ GRAPH {g} {{ ?m ?p ?o }} }} "
-            f"WHERE {{ VALUES ?m {{ {self._values(scope, memory_ids)} }} GRAPH {g} {{ ?m ?p ?o }} }}"
+            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?m ?p ?o }} }}"
         )
+
+    @staticmethod
+    def _triples(quads: Iterable[Quad]) -> str:
+        return " ".join(f"{q.subject} {q.predicate} {q.object} ." for q in quads)
+
+    def insert_data(self, scope: Scope, memories: Sequence[Memory]) -> str:
+        """New memories as one ``INSERT DATA`` operation."""
+        quads = [q for m in memories for q in self.quads(scope, m)]
+        return f"INSERT DATA {{ GRAPH {self.vocab.graph(scope)} {{ {self._triples(quads)} }} }}"
+
+    def replace_update(self, scope: Scope, old: Memory, new: Memory, archive: bool) -> str:
+        """Replace every triple of ``old`` by those of ``new`` (and keep ``old`` as a version when ``archive``),
+        in one operation that applies only while the store still holds ``old.version``: a concurrent update
+        (another process on a shared store) makes it match nothing rather than lose that update."""
+        g = self.vocab.graph(scope)
+        m = self.vocab.memory(scope, old.id)
+        quads = self.quads(scope, new) + (self.version_quads(scope, old) if archive else [])
+        return (
+            f"DELETE {{ GRAPH {g} {{ {m} ?p ?o }} }} INSERT {{ GRAPH {g} {{ {self._triples(quads)} }} }} "
+            f"WHERE {{ GRAPH {g} {{ {m} ?p ?o . OPTIONAL {{ {m} {self.p_version} ?current }} }} "
+            f"FILTER(COALESCE(?current, 1) = {int(old.version)}) }}"
+        )
+
+    def versions_query(self, scope: Scope, memory_id: str) -> str:
+        """Every triple of the memory's earlier versions: ``?v ?p ?o``."""
+        g = self.vocab.graph(scope)
+        return (f"SELECT ?v ?p ?o WHERE {{ GRAPH {g} {{ ?v {self.p_version_of} {self.vocab.memory(scope, memory_id)} ."
+                f" ?v ?p ?o }} }}")
 
     def count_query(self, scope: Scope) -> str:
         """How many memory subjects the scope's graph holds (``?n``)."""
