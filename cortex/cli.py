@@ -115,12 +115,64 @@ def _show_memories(memories: list[Memory], fmt: str) -> None:
         if block:
             click.echo(block)
     else:
-        rows = [
-            (m.id, m.type.value, m.project, f"{m.confidence:.2f}", str(m.usage_count),
-             m.content if len(m.content) <= 60 else m.content[:59] + "…")
-            for m in memories
-        ]
-        click.echo(_table(rows, ["id", "type", "project", "conf", "uses", "content"]))
+        click.echo(_memory_table(memories))
+
+
+def _short(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _memory_table(memories: Sequence[Memory], *, lifecycle: bool = False) -> str:
+    """Memories as a table for a terminal; ``lifecycle`` adds scope, source, version, tags and state."""
+    rows: list[tuple[str, ...]]
+    if not lifecycle:
+        rows = [(m.id, m.type.value, m.project, f"{m.confidence:.2f}", str(m.usage_count), _short(m.content))
+                for m in memories]
+        return _table(rows, ["id", "type", "project", "conf", "uses", "content"])
+    from cortex.model import utcnow
+
+    now = utcnow()
+    rows = [(m.id, m.created_at.strftime("%Y-%m-%d %H:%M"), m.scope, m.type.value, m.source.value, str(m.version),
+             ",".join(m.tags), "superseded" if m.superseded else "expired" if m.expired(now) else "current",
+             _short(m.content, 50)) for m in memories]
+    return _table(rows, ["id", "created", "scope", "type", "source", "v", "tags", "state", "content"])
+
+
+def _read_content(content: str) -> str:
+    """CONTENT as given, or stdin for '-' (without the newline `echo` and editors add)."""
+    if content == "-":
+        return sys.stdin.read().removesuffix("\n").removesuffix("\r")
+    return content
+
+
+def _metadata(text: str | None) -> Any:
+    """``--metadata`` JSON text as a value (Cortex says what is wrong with it)."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InvalidInputError("metadata", f"is not JSON: {exc}") from None
+
+
+def read_filters(function: Any) -> Any:
+    """The options every read takes: tags, scope, source, and time."""
+    for decorator in reversed([
+        click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeat: all of them)."),
+        click.option("--scope", default=None, help="Only this scope: agent, team:NAME or swarm (default: all the "
+                                                   "agent reads)."),
+        click.option("--source", default=None, help="Only memories from this source (manual, agent_end, ...)."),
+        click.option("--include-expired", is_flag=True, help="Also memories whose time to live ran out."),
+        click.option("--include-superseded", is_flag=True, help="Also memories replaced by newer ones."),
+    ]):
+        function = decorator(function)
+    return function
+
+
+def _filters(tags: tuple[str, ...], scope: str | None, source: str | None, include_expired: bool,
+             include_superseded: bool) -> dict[str, Any]:
+    return {"tags": list(tags) or None, "scope": scope, "source": source, "include_expired": include_expired,
+            "include_superseded": include_superseded}
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -153,12 +205,21 @@ pass_state = click.make_pass_decorator(_State)
 @click.option("--type", "type_", default=config.DEFAULT_TYPE, show_default=True, help=TYPE_HELP)
 @click.option("--project", default=config.DEFAULT_PROJECT, show_default=True, help=PROJECT_HELP)
 @click.option("--confidence", type=float, default=config.DEFAULT_CONFIDENCE, show_default=True)
+@click.option("--tag", "tags", multiple=True, help="A tag (lowercase slug; repeatable).")
+@click.option("--metadata", default=None, help="A JSON object kept with the memory (at most 8 KiB).")
+@click.option("--source", default="manual", show_default=True,
+              help="Where it comes from: manual, agent_end, task_completion (expires in 7d), session_summary "
+                   "(3d), file_index (30d), import, injected.")
+@click.option("--ttl", default=None, help="Time to live (12h, 7d, ...) or 'never' (default: the source's).")
+@click.option("--scope", default="agent", show_default=True,
+              help="agent (its own), team:NAME (a team it is in) or swarm (leads only).")
 @pass_state
-def store(state: _State, agent: str, content: str, type_: str, project: str, confidence: float) -> None:
+def store(state: _State, agent: str, content: str, type_: str, project: str, confidence: float,
+          tags: tuple[str, ...], metadata: str | None, source: str, ttl: str | None, scope: str) -> None:
     """Store a memory (CONTENT '-' reads it from stdin)."""
-    if content == "-":
-        content = sys.stdin.read().removesuffix("\n").removesuffix("\r")  # what `echo` and editors add
-    _emit(_memory_json(state.cortex().store(agent, content, type=type_, project=project, confidence=confidence)))
+    _emit(_memory_json(state.cortex().store(agent, _read_content(content), type=type_, project=project,
+                                            confidence=confidence, tags=tags, metadata=_metadata(metadata),
+                                            source=source, ttl=ttl, scope=scope)))
 
 
 @cli.command()
@@ -167,12 +228,19 @@ def store(state: _State, agent: str, content: str, type_: str, project: str, con
 @click.option("--type", "type_", default=None, help=TYPE_HELP)
 @click.option("--project", default=None, help="Only memories of this project.")
 @click.option("--limit", type=click.IntRange(1, config.MAX_LIMIT), default=config.DEFAULT_LIMIT, show_default=True)
+@click.option("--as-of", default=None, help="What was recorded and valid at this moment (ISO 8601).")
+@read_filters
 @click.option("--format", "fmt", type=FORMATS, default="json", show_default=True)
 @pass_state
 def recall(state: _State, agent: str, query: str | None, type_: str | None, project: str | None,
-           limit: int, fmt: str) -> None:
-    """Memories containing every word of QUERY (all memories without one)."""
-    _show_memories(state.cortex(read_only=True).recall(agent, query, type=type_, project=project, limit=limit), fmt)
+           limit: int, as_of: str | None, tags: tuple[str, ...], scope: str | None, source: str | None,
+           include_expired: bool, include_superseded: bool, fmt: str) -> None:
+    """Memories containing every word of QUERY (all memories without one), from the agent's own memory, its
+    teams' and the swarm's; current ones unless widened."""
+    found = state.cortex(read_only=True).recall(
+        agent, query, type=type_, project=project, limit=limit, as_of=as_of,
+        **_filters(tags, scope, source, include_expired, include_superseded))
+    _show_memories(found, fmt)
 
 
 @cli.command()
@@ -183,14 +251,18 @@ def recall(state: _State, agent: str, query: str | None, type_: str | None, proj
 @click.option("--project", default=None, help="Only memories of this project.")
 @click.option("--limit", type=click.IntRange(1, config.MAX_LIMIT), default=config.DEFAULT_LIMIT, show_default=True)
 @click.option("--explain", is_flag=True, help="Include each hit's score components.")
+@click.option("--as-of", default=None, help="What was recorded and valid at this moment (ISO 8601).")
+@read_filters
 @click.option("--format", "fmt", type=FORMATS, default="json", show_default=True)
 @pass_state
 def search(state: _State, agent: str, query: str, mode: str, type_: str | None, project: str | None, limit: int,
-           explain: bool, fmt: str) -> None:
+           explain: bool, as_of: str | None, tags: tuple[str, ...], scope: str | None, source: str | None,
+           include_expired: bool, include_superseded: bool, fmt: str) -> None:
     """Ranked search: all (AND-token), bm25, semantic or hybrid (semantic modes fall back to bm25, with a
     note on stderr, when they cannot run)."""
     result = state.cortex(read_only=True).search(agent, query, mode=mode, type=type_, project=project, limit=limit,
-                                   explain=explain)
+                                                 explain=explain, as_of=as_of,
+                                                 **_filters(tags, scope, source, include_expired, include_superseded))
     if result.note:
         click.echo(f"cortex: note: {result.note}", err=True)
     if fmt == "json":
@@ -240,16 +312,150 @@ def stats(state: _State, agent: str) -> None:
 
 
 @cli.command()
-@click.argument("agent")
+@click.argument("agent", required=False)
 @click.option("--min-confidence", type=float, default=config.DEFAULT_MIN_CONFIDENCE, show_default=True,
               help="Delete memories with confidence strictly below this.")
 @click.option("--max-age", default=None, help="Also delete memories unused for longer than this (30d, 12h, 90m).")
 @click.option("--dry-run", is_flag=True, help="Only report what would be deleted.")
+@click.option("--expired", is_flag=True,
+              help="Instead: delete the memories whose time to live has run out (AGENT's own; without AGENT, "
+                   "every agent's and every shared scope's).")
 @pass_state
-def prune(state: _State, agent: str, min_confidence: float, max_age: str | None, dry_run: bool) -> None:
-    """Delete low-confidence or long-unused memories."""
+def prune(state: _State, agent: str | None, min_confidence: float, max_age: str | None, dry_run: bool,
+          expired: bool) -> None:
+    """Delete low-confidence or long-unused memories (or, with --expired, expired ones)."""
+    if expired:
+        if dry_run:
+            raise click.UsageError("--expired deletes at once; list them with `cortex list AGENT "
+                                   "--include-expired` first")
+        _emit({"count": state.cortex().purge_expired(agent), "expired": True})
+        return
+    if agent is None:
+        raise click.UsageError("missing AGENT (only --expired works on every agent)")
     ids = state.cortex().prune_candidates(agent, min_confidence, max_age, delete=not dry_run)
     _emit({"count": len(ids), "ids": ids, "dry_run": dry_run})  # the same answer as the HTTP route
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("memory_id")
+@click.option("--content", default=None, help="The corrected content ('-': read it from stdin).")
+@click.option("--type", "type_", default=None, help=TYPE_HELP)
+@click.option("--project", default=None, help=PROJECT_HELP)
+@click.option("--confidence", type=float, default=None)
+@click.option("--tag", "tags", multiple=True, help="The new tags (repeatable; replace the old ones).")
+@click.option("--clear-tags", is_flag=True, help="Remove every tag.")
+@click.option("--metadata", default=None, help="The new metadata, a JSON object ('{}' clears it).")
+@click.option("--expected-version", type=int, default=None,
+              help="Only if the memory is still at this version (else an error, nothing changed).")
+@pass_state
+def update(state: _State, agent: str, memory_id: str, content: str | None, type_: str | None, project: str | None,
+           confidence: float | None, tags: tuple[str, ...], clear_tags: bool, metadata: str | None,
+           expected_version: int | None) -> None:
+    """Correct a memory in place: version + 1, the earlier version kept (see `cortex history`)."""
+    if clear_tags and tags:
+        raise click.UsageError("give --tag or --clear-tags, not both")
+    new_tags = [] if clear_tags else (list(tags) or None)
+    _emit(_memory_json(state.cortex().update(
+        agent, memory_id, content=_read_content(content) if content is not None else None, type=type_,
+        project=project, confidence=confidence, tags=new_tags, metadata=_metadata(metadata),
+        expected_version=expected_version)))
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("memory_id")
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
+@pass_state
+def history(state: _State, agent: str, memory_id: str, fmt: str) -> None:
+    """Every version of a memory, oldest first (the last one is current)."""
+    versions = state.cortex(read_only=True).history(agent, memory_id)
+    if fmt == "json":
+        _emit([_memory_json(m) for m in versions])
+    else:
+        rows = [(str(m.version), (m.updated_at or m.created_at).strftime("%Y-%m-%d %H:%M"), m.type.value,
+                 f"{m.confidence:.2f}", _short(m.content)) for m in versions]
+        click.echo(_table(rows, ["v", "updated", "type", "conf", "content"]))
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("memory_id")
+@click.argument("content", required=False)
+@click.option("--by", default=None, help="Instead of CONTENT: the id of an existing memory that replaces it.")
+@click.option("--reason", default=None, help="Why the old memory no longer holds.")
+@click.option("--type", "type_", default=None, help="Type of the new memory (default: the old one's).")
+@click.option("--tag", "tags", multiple=True, help="Tags of the new memory (default: the old one's).")
+@click.option("--source", default=None, help="Source of the new memory (default: manual).")
+@click.option("--ttl", default=None, help="Time to live of the new memory.")
+@pass_state
+def supersede(state: _State, agent: str, memory_id: str, content: str | None, by: str | None, reason: str | None,
+              type_: str | None, tags: tuple[str, ...], source: str | None, ttl: str | None) -> None:
+    """Replace memory MEMORY_ID by CONTENT ('-': stdin) or by --by ID; the old one is kept, no longer current.
+    Prints the replacing memory."""
+    fields = {k: v for k, v in (("type", type_), ("tags", list(tags) or None), ("source", source), ("ttl", ttl))
+              if v is not None}
+    _emit(_memory_json(state.cortex().supersede(agent, memory_id, _read_content(content) if content is not None
+                                                else None, by=by, reason=reason, **fields)))
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("memory_id")
+@pass_state
+def validate(state: _State, agent: str, memory_id: str) -> None:
+    """Confirm a memory is still right: its decay clock restarts, confidence + 0.05."""
+    _emit(_memory_json(state.cortex().validate(agent, memory_id)))
+
+
+@cli.command()
+@click.argument("lead")
+@click.argument("content")
+@click.option("--category", required=True,
+              type=click.Choice(["mistake-pattern", "best-practice", "codebase-knowledge", "preference"]))
+@click.option("--team", default=None, help="Into this team's memory (one LEAD leads; default: the swarm).")
+@click.option("--to", "to", default=None, help="Into this worker's own memory.")
+@click.option("--confidence", type=float, default=0.9, show_default=True)
+@click.option("--project", default=config.DEFAULT_PROJECT, show_default=True, help=PROJECT_HELP)
+@pass_state
+def inject(state: _State, lead: str, content: str, category: str, team: str | None, to: str | None,
+           confidence: float, project: str) -> None:
+    """A lead shares a learning (CONTENT '-': stdin) with the swarm, one team or one worker."""
+    _emit(_memory_json(state.cortex().inject_learning(lead, _read_content(content), category, team=team, to=to,
+                                                      confidence=confidence, project=project)))
+
+
+@cli.command("list")
+@click.argument("agent")
+@click.option("--type", "type_", default=None, help=TYPE_HELP)
+@click.option("--project", default=None, help="Only memories of this project.")
+@click.option("--limit", type=click.IntRange(1, config.MAX_LIMIT), default=50, show_default=True,
+              help="Memories per page.")
+@click.option("--cursor", default=None, help="Continue after the page that printed this next_cursor.")
+@click.option("--all", "every", is_flag=True, help="Every page, one after the other.")
+@read_filters
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
+@pass_state
+def list_(state: _State, agent: str, type_: str | None, project: str | None, limit: int, cursor: str | None,
+          every: bool, tags: tuple[str, ...], scope: str | None, source: str | None, include_expired: bool,
+          include_superseded: bool, fmt: str) -> None:
+    """Everything AGENT can see (its own, its teams', the swarm's memories), newest first, a page at a time."""
+    cx = state.cortex(read_only=True)
+    items: list[Memory] = []
+    while True:
+        page = cx.list_memories(agent, type=type_, project=project, limit=limit, cursor=cursor,
+                                **_filters(tags, scope, None if source is None else source, include_expired,
+                                           include_superseded))
+        items.extend(page.items)
+        cursor = page.next_cursor
+        if not every or cursor is None:
+            break
+    if fmt == "json":
+        _emit({"items": [_memory_json(m) for m in items], "next_cursor": cursor})
+    else:
+        click.echo(_memory_table(items, lifecycle=True))
+        if cursor is not None:
+            click.echo(f"cortex: more: cortex list {agent} --cursor {cursor}", err=True)
 
 
 @cli.command()
@@ -258,11 +464,14 @@ def prune(state: _State, agent: str, min_confidence: float, max_age: str | None,
 @click.option("--project", default=None, help="Project of the task: its memories and the global ones (default: the agent's cortex.project, else all).")
 @click.option("--limit", type=click.IntRange(1, 1000), default=None)
 @click.option("--max-chars", type=click.IntRange(1), default=None)
+@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeat: all of them).")
+@click.option("--scope", default=None, help="Only this scope: agent, team:NAME or swarm.")
 @pass_state
 def start(state: _State, agent: str, task: str | None, project: str | None, limit: int | None,
-          max_chars: int | None) -> None:
+          max_chars: int | None, tags: tuple[str, ...], scope: str | None) -> None:
     """Print the <agent-memory> block for an agent starting on TASK (touches what it shows)."""
-    block = state.cortex().agent_start(agent, task=task, project=project, limit=limit, max_chars=max_chars)
+    block = state.cortex().agent_start(agent, task=task, project=project, limit=limit, max_chars=max_chars,
+                                       tags=list(tags) or None, scope=scope)
     if block:
         click.echo(block)
 
