@@ -221,6 +221,10 @@ class MemoryAPI(Protocol):
         """The declared agents with their memory counts."""
         ...
 
+    def stored_scopes(self) -> list[str]:
+        """Every scope with memories in the store: agent names, ``team:NAME``, ``swarm``."""
+        ...
+
     def stored_agents(self) -> list[str]:
         """Names of the agents that have memories in the store."""
         ...

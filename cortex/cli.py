@@ -498,9 +498,9 @@ def agents() -> None:
 @pass_state
 def reindex(state: _State, agent_names: tuple[str, ...], force: bool) -> None:
     """Rebuild indexes from the store and embed what lacks a vector of the current model (default: every
-    agent with memories in the store)."""
+    agent and shared scope with memories in the store; team:NAME and swarm name a shared one)."""
     cx = state.cortex()
-    names = list(agent_names) or cx.stored_agents()
+    names = list(agent_names) or cx.stored_scopes()
     if cx.info().get("embeddings") is None:
         click.echo("cortex: note: no embedding provider: rebuilding the lexical indexes only", err=True)
     report = {}

@@ -45,6 +45,7 @@ from cortex.validation import (
     check_limit,
     check_project,
     check_query_text,
+    check_scope,
     check_tags,
     check_text,
     check_version,
@@ -464,17 +465,23 @@ class Cortex:
         """Rebuild the agent's indexes from the store: the lexical index from a full scan, then the
         vectors of every memory that has none from the current provider (all of them when the model
         changed, or with ``force``). ``progress(done, total)`` is called after each embedded batch. Returns
-        ``{"memories": n, "embedded": k}``. Works on agents that are stored but not declared too."""
-        check_agent_name(agent)
+        ``{"memories": n, "embedded": k}``. Works on agents that are stored but not declared too; ``team:NAME``
+        and ``swarm`` name a shared scope."""
         self._check_open()
-        return self._memories.reindex(self._scope(agent), force=force, progress=progress)
+        return self._memories.reindex(_named_scope(agent), force=force, progress=progress)
 
     def embed_missing(self, agent: str | None = None) -> int:
-        """Embed the memories that have no vector of the current model (every stored agent when ``agent`` is
-        None); returns how many. A server runs this once its model has loaded in the background."""
+        """Embed the memories that have no vector of the current model (every scope of the store when ``agent``
+        is None); returns how many. A server runs this once its model has loaded in the background."""
         self._check_open()
-        names = [check_agent_name(agent)] if agent is not None else self.stored_agents()
-        return sum(self._memories.embed_missing(self._scope(name)) for name in names)
+        scopes = [_named_scope(agent)] if agent is not None else self._memories.scopes()
+        return sum(self._memories.embed_missing(scope) for scope in scopes)
+
+    def stored_scopes(self) -> list[str]:
+        """Every scope with memories in the store, as :meth:`reindex` takes them: agent names, ``team:NAME``,
+        ``swarm``."""
+        self._check_open()
+        return [s.name if s.kind == "agent" else s.key for s in self._memories.scopes()]
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -710,6 +717,15 @@ class Cortex:
             ]
             self._memories.delete(scope, doomed)
             return result
+
+
+def _named_scope(name: str) -> Scope:
+    """An agent's own scope by the agent's name, or a shared one by ``team:NAME`` / ``swarm``."""
+    if name == "swarm":
+        return Scope.swarm()
+    if isinstance(name, str) and name.startswith("team:"):
+        return Scope.team(check_scope(name, "agent")[5:])
+    return Scope.agent(check_agent_name(name))
 
 
 def _by_scope(memories: Sequence[Memory], scopes: Sequence[Scope]) -> dict[Scope, list[str]]:

@@ -74,8 +74,10 @@ class Vocabulary:
         if not iri.startswith(prefix):
             return None
         kind, _, name = iri[len(prefix):].partition(":")
-        if kind == "agent" and _SCOPE_NAME.fullmatch(name):
+        if kind in ("agent", "team") and _SCOPE_NAME.fullmatch(name):
             return Scope(kind, name)
+        if kind == "swarm" and not name:
+            return Scope.swarm()
         return None
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from cortex.files import private_dir
-from cortex.index.memory_index import MemoryIndex, content_hash
+from cortex.index.memory_index import CarriedVectors, MemoryIndex, content_hash
 from cortex.index.vectors import VectorLog
 from cortex.model import Scope
 from cortex.store.base import Change, MemoryStore
@@ -93,19 +93,21 @@ class IndexManager:
             return self._rebuild(scope, persist=False)
         index = self._read_snapshot(scope)
         if index is None:
+            path = self._dir(scope) / "snapshot.npz"
+            carried = MemoryIndex.read_vectors(path) if path.is_file() else None  # an older format's vectors
             if self.store.count(scope) == 0:
                 index = MemoryIndex()
                 self._follow(index, self.store.last_change(scope))
                 self._checkpoint(scope, index)  # an empty snapshot: later loads apply the log onto it
                 return index
-            return self._rebuild(scope)
+            return self._rebuild(scope, carry=carried)
         if not self._catch_up(scope, index):
-            return self._rebuild(scope, carry=index)
+            return self._rebuild(scope, carry=index.carried_vectors())
         self._apply_vector_log(scope, index)
         stored = self.store.count(scope)
         if stored != len(index) + index.foreign:
             log.warning("index of %s has %d memories, store has %d: rebuilding", scope.label, len(index), stored)
-            return self._rebuild(scope, carry=index)
+            return self._rebuild(scope, carry=index.carried_vectors())
         return index
 
     def _read_snapshot(self, scope: Scope) -> MemoryIndex | None:
@@ -153,7 +155,7 @@ class IndexManager:
         process on a shared store)."""
         index = self.get(scope)
         if not self._catch_up(scope, index):
-            index = self._indexes[scope] = self._rebuild(scope, carry=index)
+            index = self._indexes[scope] = self._rebuild(scope, carry=index.carried_vectors())
         return index
 
     def _vector_log(self, scope: Scope) -> VectorLog:
@@ -203,16 +205,14 @@ class IndexManager:
             else:
                 index.upsert(memory)
 
-    def _rebuild(self, scope: Scope, persist: bool = True, carry: MemoryIndex | None = None) -> MemoryIndex:
+    def _rebuild(self, scope: Scope, persist: bool = True, carry: CarriedVectors | None = None) -> MemoryIndex:
         index = MemoryIndex()
         self._follow(index, self.store.last_change(scope))  # read first: the scan sees every change up to it
         # in id order, which is creation order: rankings break their last ties the same way as before the rebuild
         index.add_many(sorted(self.store.iter_memories(scope), key=lambda m: m.id))
         index.merge()
-        if carry is not None and carry.vector_model is not None:  # vectors are costly: keep the ones we had
-            kept = [(i, v) for i in index.ids if (v := carry.vector_of(i)) is not None]
-            if kept:
-                index.set_vectors(carry.vector_model, [i for i, _ in kept], np.stack([v for _, v in kept]))
+        if carry is not None:  # vectors are costly: keep the ones we had, for memories whose content is the same
+            carry.apply(index)
         if persist and self.root is not None:
             self._apply_vector_log(scope, index)
         index.foreign = self.store.count(scope) - len(index)
@@ -262,7 +262,7 @@ class IndexManager:
 
     def rebuild(self, scope: Scope) -> MemoryIndex:
         """Rebuild the scope's index from a full scan of the store, keeping the vectors it had."""
-        index = self._rebuild(scope, carry=self.get(scope))
+        index = self._rebuild(scope, carry=self.get(scope).carried_vectors())
         self._indexes[scope] = index
         return index
 

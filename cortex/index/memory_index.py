@@ -21,6 +21,7 @@ import json
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,25 @@ def _micros_or(moment: datetime | None, default: int) -> int:
 def _time_or_none(micros: Any) -> datetime | None:
     value = int(micros)
     return None if value in (NEVER, NONE) else from_micros(value)
+
+
+@dataclass(frozen=True)
+class CarriedVectors:
+    """Vectors kept across a rebuild: each one is reused only for a memory whose content has the same digest."""
+
+    model: str
+    ids: list[str]
+    digests: np.ndarray
+    rows: np.ndarray
+
+    def apply(self, index: "MemoryIndex") -> int:
+        """Attach the vectors whose memory is in ``index`` with the same content; returns how many."""
+        position = {memory_id: k for k, memory_id in enumerate(self.ids)}
+        keep = [(memory_id, k) for memory_id in index.ids if (k := position.get(memory_id)) is not None
+                and index.has_digest(memory_id, int(self.digests[k]))]
+        if keep:
+            index.set_vectors(self.model, [i for i, _ in keep], self.rows[[k for _, k in keep]])
+        return len(keep)
 
 
 def content_hash(content: str) -> int:
@@ -537,6 +557,32 @@ class MemoryIndex:
             return {}
         return {"vector_model": _text_array([self.vector_model]), "vectors": self.vectors.view,
                 "has_vector": self.has_vector.view}
+
+    def carried_vectors(self) -> "CarriedVectors | None":
+        """This index's vectors with the content digest of each memory, to keep across a rebuild."""
+        if self.vectors is None or self.vector_model is None:
+            return None
+        docs = np.flatnonzero(self.has_vector.view & self.alive.view)
+        return CarriedVectors(self.vector_model, [self.ids[d] for d in docs],
+                              self.col("content_hash")[docs].copy(), self.vectors.view[docs].copy())
+
+    @staticmethod
+    def read_vectors(path: Path) -> "CarriedVectors | None":
+        """The vectors of a snapshot of any format version that holds them with the content digests (an index
+        of an older Cortex is rebuilt, but its vectors, costly to compute, are kept); None when there are none."""
+        try:
+            with np.load(io.BytesIO(read_regular(path)), allow_pickle=False) as data:
+                if "vectors" not in data.files or "col_content_hash" not in data.files:
+                    return None
+                ids, digests = _strings(data["ids"]), data["col_content_hash"]
+                vectors, has = data["vectors"], data["has_vector"].astype(bool)
+                model = _strings(data["vector_model"])[0]
+        except Exception:  # noqa: BLE001 - an unreadable file has nothing to carry
+            return None
+        if not (len(ids) == len(digests) == len(vectors) == len(has)) or not np.isfinite(vectors).all():
+            return None
+        docs = np.flatnonzero(has)
+        return CarriedVectors(model, [ids[d] for d in docs], digests[docs], vectors[docs])
 
     @classmethod
     def load(cls, path: Path) -> "MemoryIndex | None":

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from cortex import config, errors
 from cortex.model import IndexStatus, Memory, MemoryType, Page, SearchResult, Source
@@ -372,7 +372,11 @@ class RemoteCortex:
     def reindex(
         self, agent: str, *, force: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> dict[str, int]:
-        return dict(self._call("POST", f"/agents/{_agent(agent)}/reindex", params={"force": str(force).lower()}))
+        name = agent if agent == "swarm" or agent.startswith("team:") else _agent(agent)
+        return dict(self._call("POST", f"/agents/{quote(name)}/reindex", params={"force": str(force).lower()}))
+
+    def stored_scopes(self) -> list[str]:
+        return [str(s) for s in self._call("GET", "/scopes")]
 
     def index_status(self, agent: str) -> IndexStatus:
         return IndexStatus(**self._call("GET", f"/agents/{_agent(agent)}/index"))

@@ -451,6 +451,13 @@ def create_app(
         """What the agent's derived index holds, against the store."""
         return cx.index_status(scoped(caller, agent))
 
+    @app.get(f"{v1}/scopes", tags=["service"])
+    def stored_scopes(caller: Caller) -> list[str]:
+        """Every scope with memories in the store (agent names, team:NAME, swarm); admin only."""
+        if not caller.admin:
+            raise PermissionDeniedError("listing every scope needs an admin token")
+        return cx.stored_scopes()
+
     @app.post(f"{v1}/agents/{{agent}}/reindex", tags=["service"])
     def reindex(agent: str, caller: Caller, force: bool = False) -> dict[str, int]:
         scoped(caller, agent)
