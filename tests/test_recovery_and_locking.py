@@ -38,7 +38,8 @@ def assert_index_matches_store(cx: Cortex, agent: str = "a") -> None:
     """What recall lists (from the index) is exactly what the store holds, field by field."""
     from_store = stored_memories(cx, agent)
     assert cx.count(agent) == len(from_store)
-    listed = {m.id: m for m in cx.recall(agent, limit=10_000)}
+    listed = {m.id: m for m in cx.recall(agent, limit=10_000, scope="agent", include_superseded=True,
+                                         include_expired=True)}
     assert set(listed) == set(from_store)
     for memory_id, fields in from_store.items():
         m = listed[memory_id]
@@ -304,5 +305,66 @@ def test_a_touch_after_a_snapshot_survives_a_restart_without_checkpoint(store_pa
     cx = open_agent(store_path)
     try:
         assert cx.recall("a")[0].usage_count == 1 and cx.index_status("a").rebuilds == 0
+    finally:
+        cx.close()
+
+
+def test_kill_9_during_updates_and_supersessions_leaves_old_or_new_state(store_path):
+    """Updates, supersessions and injections are one store write each: after a kill -9 every memory is at a
+    version whose history is complete, every supersession has both halves, and the index agrees with the
+    store."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(
+            """
+            import sys
+            from cortex import Cortex
+            from cortex.agents import AgentSettings
+            cx = Cortex.open(sys.argv[1], embeddings="hash")
+            cx.agents.register("a", settings=AgentSettings(teams=("t",), lead=True))
+            base = cx.store_many("a", [{"content": f"base {j}"} for j in range(200)])
+            i = 0
+            while True:
+                m = base[i % 200]
+                current = cx.get("a", m.id)
+                if current.superseded_by is None:
+                    cx.update("a", m.id, content=f"base {i % 200} v{current.version + 1}",
+                              expected_version=current.version)
+                    if i % 3 == 0:
+                        base[i % 200] = cx.supersede("a", m.id, f"replacement {i}")
+                cx.inject_learning("a", f"learning {i}", "best-practice", team="t")
+                print(i, flush=True)
+                i += 1
+            """
+        ), str(store_path)],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    done = 0
+    deadline = time.monotonic() + 60
+    while done < 60 and time.monotonic() < deadline:
+        writer.stdout.readline()
+        done += 1
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+    assert done == 60
+    from cortex.agents import AgentSettings
+
+    cx = Cortex.open(store_path, embeddings="hash")
+    cx.agents.register("a", settings=AgentSettings(teams=("t",), lead=True))
+    try:
+        assert cx.index_status("a").rebuilds == 0
+        assert_index_matches_store(cx)
+        everything = cx.recall("a", limit=10_000, include_superseded=True, scope="agent")
+        by_id = {m.id: m for m in everything}
+        assert len(everything) >= 200
+        for m in everything:
+            versions = cx.history("a", m.id)
+            assert [v.version for v in versions] == list(range(1, m.version + 1))
+            if m.superseded_by is not None:
+                assert m.superseded_by in by_id and m.valid_until == by_id[m.superseded_by].valid_from
+        assert cx.index_status("a").vectors == cx.count("a")  # vectors of the current contents
+        for m in everything[:50]:
+            hit = cx.search("a", m.content, mode="semantic", limit=1, explain=True, include_superseded=True)[0]
+            assert hit.explain["semantic"] > 0.99  # each memory's vector is its current content's
+        assert len(cx.recall("a", "learning", scope="team:t", limit=1000)) >= 60
     finally:
         cx.close()
