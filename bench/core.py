@@ -1,12 +1,16 @@
-"""Core benchmark: store_many throughput, single store / touch latency, AND-token recall latency at 10k and
-100k memories for one agent (beside 100k memories of other agents), against a SPARQL ``FILTER(CONTAINS)``
-scan doing the same work (all matches, ranked, top 10, memories loaded) in the same run, and a cold open.
+"""Core benchmark: store_many throughput, single store / touch latency, AND-token recall and bm25 search
+latency at 10k and 100k memories for one agent (beside 100k memories of other agents, and a 20k-memory team
+graph the agent also reads), against a SPARQL ``FILTER(CONTAINS)`` scan doing the same work (all matches,
+ranked, top 10, memories loaded) in the same run, the lifecycle operations (update, supersede, validate), and
+a cold open.
 
-    python bench/core.py                 # full run (~3-5 minutes on 2 cores)
+    python bench/core.py                 # full run (~4-6 minutes on 2 cores)
     python bench/core.py --quick         # small sizes, for a smoke check
+    PYTHONPATH=<older checkout> python bench/core.py --json old.json   # the same run on an older Cortex
 
-Embeddings are off: this measures the engine; bench/retrieval.py measures stores and searches with them.
-Prints a table and writes bench/results/core.json.
+On a Cortex without shared scopes or the lifecycle the team graph and the lifecycle rows are left out, so the
+same script measures the code before and after a change. Embeddings are off: this measures the engine;
+bench/retrieval.py measures stores and searches with them. Prints a table and writes bench/results/core.json.
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ from _common import Corpus, percentiles, print_table, timed, write_json  # noqa:
 from cortex import Cortex  # noqa: E402
 
 AGENT = "bench"
+TEAM = "core"
+TEAMMATE = "teammate"
+#: Whether the Cortex measured has shared scopes and the lifecycle (an older checkout has neither).
+LIFECYCLE = hasattr(Cortex, "supersede")
 
 
 def make_queries(contents: list[str], ntokens: int, count: int, rng: random.Random) -> list[str]:
@@ -91,12 +99,18 @@ def measure_size(cx: Cortex, contents: list[str], size: int, args: argparse.Name
         result[f"recall_{ntok}tok"] = percentiles(samples)
         recall_all += samples
     result["recall"] = percentiles(recall_all)
+    bm25_all: list[float] = []
+    for ntok in (1, 2, 3):
+        samples = [timed(cx.search, AGENT, q, mode="bm25")[0] for q in make_queries(contents, ntok, args.queries, rng)]
+        result[f"bm25_{ntok}tok"] = percentiles(samples)
+        bm25_all += samples
+    result["bm25"] = percentiles(bm25_all)
     base_samples = []
     for ntok in (1, 2, 3):
         for q in make_queries(contents, ntok, args.baseline_queries, rng):
             dt, hits = timed(baseline_recall, cx, AGENT, q)
             base_samples.append(dt)
-            ours = cx.recall(AGENT, q)
+            ours = cx.recall(AGENT, q, scope="agent") if LIFECYCLE else cx.recall(AGENT, q)
             # ties (same occurrences, usage and lastUsedAt) may come in any order: compare the ranking keys
             assert [rank_key(m, q) for m in hits] == [rank_key(m, q) for m in ours], f"disagree on {q!r}"
     result["baseline_sparql_scan"] = percentiles(base_samples)
@@ -113,6 +127,16 @@ def measure_size(cx: Cortex, contents: list[str], size: int, args: argparse.Name
 
     flushed = [timed(store_and_flush, c)[0] for c in Corpus(seed=size + 1).contents(max(20, args.singles // 5))]
     result["store_single_flushed"] = percentiles(flushed)
+    if LIFECYCLE:
+        own = [m.id for m in cx.recall(AGENT, limit=1000, scope="agent")]
+        rng.shuffle(own)
+        fresh = Corpus(seed=size + 2).contents(3 * args.singles)
+        updated = own[: args.singles]
+        result["update"] = percentiles([timed(cx.update, AGENT, i, content=c)[0] for i, c in zip(updated, fresh)])
+        result["validate"] = percentiles([timed(cx.validate, AGENT, i)[0] for i in updated])
+        old = own[args.singles : 2 * args.singles]
+        result["supersede"] = percentiles([timed(cx.supersede, AGENT, i, c)[0]
+                                           for i, c in zip(old, fresh[args.singles:])])
     return result
 
 
@@ -120,6 +144,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000", help="memories of the measured agent")
     parser.add_argument("--others", type=int, default=100_000, help="memories of other agents in the same store")
+    parser.add_argument("--team", type=int, default=20_000, help="memories of the team graph the agent also reads")
     parser.add_argument("--batch", type=int, default=5000, help="store_many batch size")
     parser.add_argument("--queries", type=int, default=300, help="recall queries per token count")
     parser.add_argument("--baseline-queries", type=int, default=10, help="SPARQL-scan queries per token count")
@@ -129,6 +154,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.others, args.queries, args.baseline_queries = "2000,10000", 10_000, 100, 5
+        args.team, args.singles = 2000, 100
     sizes = sorted(int(s) for s in args.sizes.split(","))
     rng = random.Random(42)
     corpus = Corpus()
@@ -137,14 +163,26 @@ def main(argv: list[str] | None = None) -> dict:
         path = Path(tmp) / "store"
         cx = Cortex.open(path, embeddings=None)  # the engine alone: bench/retrieval.py measures embeddings
         others = [f"other{i}" for i in range(10)]
-        for name in [AGENT, *others]:
+        for name in others:
             cx.agents.register(name)
+        if LIFECYCLE:
+            from cortex.agents import AgentSettings
+
+            for name in (AGENT, TEAMMATE):
+                cx.agents.register(name, settings=AgentSettings(teams=(TEAM,)))
+        else:
+            cx.agents.register(AGENT)
         t0 = time.perf_counter()
         per_other = args.others // len(others)
         for name in others:
             for start in range(0, per_other, args.batch):
                 cx.store_many(name, [{"content": c} for c in corpus.contents(min(args.batch, per_other - start))])
         results["others_build_s"] = time.perf_counter() - t0
+        results["team_memories"] = args.team if LIFECYCLE else 0
+        if LIFECYCLE:  # the team graph the measured agent reads beside its own
+            for start in range(0, args.team, args.batch):
+                cx.store_many(TEAMMATE, [{"content": c, "scope": f"team:{TEAM}"}
+                                         for c in corpus.contents(min(args.batch, args.team - start))])
         contents: list[str] = []
         build_time = 0.0
         for size in sizes:
@@ -174,12 +212,18 @@ def main(argv: list[str] | None = None) -> dict:
         b = r["baseline_sparql_scan"]
         rows.append((size, "baseline SPARQL CONTAINS scan", f"{b['p50_ms']:.1f}", f"{b['p99_ms']:.1f}"))
         rows.append((size, "  recall speedup vs baseline (p50)", f"{r['speedup_p50']:.0f}x", ""))
+        rows.append((size, "bm25 search (1-3 tokens)", f"{r['bm25']['p50_ms']:.3f}", f"{r['bm25']['p99_ms']:.3f}"))
         rows.append((size, "touch", f"{r['touch']['p50_ms']:.3f}", f"{r['touch']['p99_ms']:.3f}"))
+        for op in ("update", "supersede", "validate"):
+            if op in r:
+                rows.append((size, op, f"{r[op]['p50_ms']:.3f}", f"{r[op]['p99_ms']:.3f}"))
         rows.append((size, "store (single, committed)", f"{r['store_single']['p50_ms']:.3f}",
                      f"{r['store_single']['p99_ms']:.3f}"))
         rows.append((size, "store + flush (fsync)", f"{r['store_single_flushed']['p50_ms']:.3f}",
                      f"{r['store_single_flushed']['p99_ms']:.3f}"))
-    print_table("Cortex core benchmark (latencies in ms)", rows, ("memories", "operation", "p50", "p99"))
+    title = "Cortex core benchmark (latencies in ms"
+    title += f"; the agent also reads a {args.team}-memory team graph)" if LIFECYCLE else ")"
+    print_table(title, rows, ("memories", "operation", "p50", "p99"))
     cold = results["cold_open_first_recall"]
     print(f"\nstore_many throughput: {results['store_many_per_s']:.0f} memories/s (batches of {args.batch})")
     print(f"cold open + first recall at {sizes[-1]}: {cold['open_first_recall_s']:.3f} s "

@@ -196,3 +196,21 @@ def test_the_log_is_not_a_memory_graph(store):
     assert store.count(A) == 0 and list(store.iter_memories(A)) == []
     rows = store.query("SELECT ?s WHERE { GRAPH ?g { ?s ?p <urn:cortex:agent:a:memory:m0001> } }")
     assert list(rows) == []  # the log names ids as strings: no edge to a forgotten memory
+
+
+def test_write_replaces_only_while_the_store_holds_the_version_read(store):
+    m = memory(1)
+    store.add(A, [m])
+    v2 = m.model_copy(update={"content": "second", "version": 2})
+    store.write(A, [], [(m, v2, True)])
+    assert store.get_many(A, [m.id])[0].content == "second"
+    assert [v.content for v in store.versions(A, m.id)] == ["content 1"]
+    # a writer that read version 1 (another process on a shared store) changes nothing now
+    stale = m.model_copy(update={"content": "stale", "version": 2})
+    before = store.last_change(A)
+    change = store.write(A, [memory(2)], [(m, stale, True)])
+    assert change.seq == before.seq + 1
+    assert set(store.changes(A, before.seq)[0].ids) == {m.id, "m0002"}  # logged: readers re-read both
+    assert store.get_many(A, [m.id])[0].content == "second"
+    assert store.get_many(A, ["m0002"])[0] is not None  # the additions of the same write went in
+    assert len(store.versions(A, m.id)) == 1

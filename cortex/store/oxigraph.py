@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
-from pyoxigraph import Literal, NamedNode, QuerySolutions, Triple, Variable
+from pyoxigraph import Literal, NamedNode, Quad, QuerySolutions, Triple, Variable
 
 from cortex.errors import InvalidInputError, StoreError, StoreLockedError
 from cortex.files import private_dir, read_regular
@@ -179,10 +179,29 @@ class OxigraphStore:
 
     def write(self, scope: Scope, adds: Sequence[Memory],
               replaces: Sequence[tuple[Memory, Memory, bool]]) -> Change:
-        operations = [self.codec.insert_data(scope, adds)] if adds else []
-        operations += [self.codec.replace_update(scope, old, new, archive) for old, new, archive in replaces]
-        ids = [m.id for m in adds] + [old.id for old, _, _ in replaces]
-        return self._update(scope, ids, " ; ".join(operations))
+        # The conditional DELETE/INSERT of rdf.replace_update, done the cheap way this store allows: under the
+        # write lock (one writing process) read the memory's triples, check its version, and send exactly the
+        # difference as DELETE DATA + INSERT DATA in one update (~10x faster than matching patterns).
+        with self._write_lock:
+            graph = self.vocab.graph(scope)
+            removes: list[Quad] = []
+            inserts = [q for m in adds for q in self.codec.quads(scope, m)]
+            for old, new, archive in replaces:
+                subject = self.vocab.memory(scope, old.id)
+                current = list(self._store.quads_for_pattern(subject, None, None, graph))
+                if not current or self.codec.stored_version(current) != old.version:
+                    continue  # forgotten or changed meanwhile: the store keeps what it has
+                wanted = self.codec.quads(scope, new) + (self.codec.version_quads(scope, old) if archive else [])
+                have, want = set(current), set(wanted)
+                removes += [q for q in current if q not in want]
+                inserts += [q for q in wanted if q not in have]
+            operations = []
+            if removes:
+                operations.append(f"DELETE DATA {{ GRAPH {graph} {{ {self.codec.triples(removes)} }} }}")
+            if inserts:
+                operations.append(f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(inserts)} }} }}")
+            ids = [m.id for m in adds] + [old.id for old, _, _ in replaces]
+            return self._update_locked(scope, ids, " ; ".join(operations))
 
     def versions(self, scope: Scope, memory_id: str) -> list[Memory]:
         rows = _solutions(self._store.query(self.codec.versions_query(scope, memory_id)))
@@ -201,14 +220,18 @@ class OxigraphStore:
     def _update(self, scope: Scope, memory_ids: Sequence[str], operation: str) -> Change:
         """Run ``operation`` and the change's log record as one update (one transaction)."""
         with self._write_lock:
-            change = self._next(scope)
-            log = self.codec.change_data(scope, change.seq, change.token, memory_ids)
-            try:
-                self._store.update(f"{operation} ; {log}")
-            except OSError as exc:
-                raise StoreError(f"store update failed: {exc}") from exc
-            self._last[scope] = change
-            return change
+            return self._update_locked(scope, memory_ids, operation)
+
+    def _update_locked(self, scope: Scope, memory_ids: Sequence[str], operation: str) -> Change:
+        """:meth:`_update` for a caller that holds the write lock."""
+        change = self._next(scope)
+        log = self.codec.change_data(scope, change.seq, change.token, memory_ids)
+        try:
+            self._store.update(f"{operation} ; {log}" if operation else log)
+        except OSError as exc:
+            raise StoreError(f"store update failed: {exc}") from exc
+        self._last[scope] = change
+        return change
 
     def compact(self, scope: Scope, below: int) -> None:
         with self._write_lock:

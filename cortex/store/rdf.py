@@ -292,13 +292,24 @@ class MemoryCodec:
         )
 
     @staticmethod
-    def _triples(quads: Iterable[Quad]) -> str:
+    def triples(quads: Iterable[Quad]) -> str:
+        """Quads as the triples of a ``GRAPH`` block (terms serialised by pyoxigraph)."""
         return " ".join(f"{q.subject} {q.predicate} {q.object} ." for q in quads)
+
+    def stored_version(self, quads: Iterable[Quad]) -> int:
+        """The version a memory's stored quads say it is at (1 when they do not say)."""
+        for q in quads:
+            if q.predicate == self.p_version:
+                try:
+                    return int(q.object.value) if isinstance(q.object, Literal) else -1
+                except ValueError:
+                    return -1
+        return 1
 
     def insert_data(self, scope: Scope, memories: Sequence[Memory]) -> str:
         """New memories as one ``INSERT DATA`` operation."""
         quads = [q for m in memories for q in self.quads(scope, m)]
-        return f"INSERT DATA {{ GRAPH {self.vocab.graph(scope)} {{ {self._triples(quads)} }} }}"
+        return f"INSERT DATA {{ GRAPH {self.vocab.graph(scope)} {{ {self.triples(quads)} }} }}"
 
     def replace_update(self, scope: Scope, old: Memory, new: Memory, archive: bool) -> str:
         """Replace every triple of ``old`` by those of ``new`` (and keep ``old`` as a version when ``archive``),
@@ -308,7 +319,7 @@ class MemoryCodec:
         m = self.vocab.memory(scope, old.id)
         quads = self.quads(scope, new) + (self.version_quads(scope, old) if archive else [])
         return (
-            f"DELETE {{ GRAPH {g} {{ {m} ?p ?o }} }} INSERT {{ GRAPH {g} {{ {self._triples(quads)} }} }} "
+            f"DELETE {{ GRAPH {g} {{ {m} ?p ?o }} }} INSERT {{ GRAPH {g} {{ {self.triples(quads)} }} }} "
             f"WHERE {{ GRAPH {g} {{ {m} ?p ?o . OPTIONAL {{ {m} {self.p_version} ?current }} }} "
             f"FILTER(COALESCE(?current, 1) = {int(old.version)}) }}"
         )
