@@ -13,8 +13,10 @@ LoCoMo: one agent per conversation, each dialog turn one memory ``[{session date
 (normalised with ``D:?(\\d+):(\\d+)``). LongMemEval (S subset): one agent per question, the user turns of
 every haystack session as memories (session date as createdAt); ``_abs`` questions skipped; gold at session
 level (answer sessions) and turn level (``has_answer`` turns). Recall@k = share of gold items in the top k;
-NDCG@10 with binary gains. Reranking is off (the data is historical) unless ``--rerank``.
-Prints a table and writes bench/results/retrieval.json.
+NDCG@10 with binary gains. Reranking is off (the data is historical) unless ``--rerank``; with it, each
+question is asked at its own moment (LongMemEval's question date, the last session of a LoCoMo conversation), so
+recency and the per-source decay see the ages an agent would see, and ``--no-decay`` measures the same run
+without the decay factor. Prints a table and writes bench/results/retrieval.json.
 """
 
 from __future__ import annotations
@@ -33,8 +35,23 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import percentiles, print_table, write_json  # noqa: E402
 
-from cortex import Cortex  # noqa: E402
+from cortex import Cortex, Reranking  # noqa: E402
 from cortex.search import Fusion  # noqa: E402
+
+
+class Clock:
+    """The benchmark's clock: set to the moment each question is asked."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(timezone.utc)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+CLOCK = Clock()
+#: When each agent's questions are asked (set by the loaders).
+ASKED_AT: dict[str, datetime] = {}
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "data"
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
@@ -71,9 +88,11 @@ def variants(modes: list[str], fusions: list[str]) -> list[tuple[str, str, Fusio
     return out
 
 
-def search(cx: Cortex, fusion: Fusion | None, agent: str, query: str, mode: str, limit: int, rerank: bool):
+def search(cx: Cortex, fusion: Fusion | None, agent: str, query: str, mode: str, limit: int,
+           rerank: Reranking | bool):
     default = cx.fusion
     cx.fusion = fusion or default
+    CLOCK.now = ASKED_AT.get(agent, CLOCK.now)
     try:
         return cx.search(agent, query, mode=mode, limit=limit, rerank=rerank)
     finally:
@@ -105,6 +124,7 @@ def load_locomo(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[str], 
                 entries.append({"content": text, "created_at": _locomo_date(date_text)})
                 dia_ids.append(turn["dia_id"])
             n += 1
+        ASKED_AT[agent] = max(e["created_at"] for e in entries)  # questions come after the conversation
         t0 = time.perf_counter()
         stored = cx.store_many(agent, entries)
         build += time.perf_counter() - t0
@@ -136,7 +156,7 @@ OFF_TOPIC = [
 ]
 
 
-def run_locomo(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion | None]], rerank: bool) -> dict:
+def run_locomo(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion | None]], rerank: Reranking | bool) -> dict:
     questions, build = load_locomo(cx, path)
     memories = sum(cx.count(a) for a in {q[0] for q in questions})
     results: dict = {"memories": memories, "questions": len(questions), "build_s": build,
@@ -190,6 +210,7 @@ def load_longmemeval(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[s
                     entries.append({"content": turn["content"][:60_000], "created_at": _lme_date(date)})
                     sessions.append(sid)
                     answer_turn.append(bool(turn.get("has_answer")))
+        ASKED_AT[agent] = max(_lme_date(inst["question_date"]), max(e["created_at"] for e in entries))
         t0 = time.perf_counter()
         stored = cx.store_many(agent, entries)
         build += time.perf_counter() - t0
@@ -200,7 +221,8 @@ def load_longmemeval(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[s
     return questions, build
 
 
-def run_longmemeval(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion | None]], rerank: bool) -> dict:
+def run_longmemeval(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion | None]],
+                    rerank: Reranking | bool) -> dict:
     questions, build = load_longmemeval(cx, path)
     memories = sum(len(q[4]) for q in questions)
     results: dict = {"questions": len(questions), "memories": memories, "build_s": build,
@@ -263,20 +285,25 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--modes", default="all,bm25,semantic,hybrid")
     parser.add_argument("--fusions", default="", help="extra hybrid fusion variants, e.g. linear:0.3,rrf:60,dbsf:0.5")
     parser.add_argument("--embeddings", default="local", choices=["local", "none"])
-    parser.add_argument("--rerank", action="store_true", help="keep recency/usage/confidence reranking on")
+    parser.add_argument("--rerank", action="store_true",
+                        help="keep reranking on (recency, usage, confidence, decay), each question asked at its moment")
+    parser.add_argument("--no-decay", action="store_true", help="with --rerank: without the per-source decay")
     parser.add_argument("--skip-longmemeval", action="store_true")
     parser.add_argument("--latency", action="store_true", help="also measure search latency at 10k memories")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     todo = variants(args.modes.split(","), [f for f in args.fusions.split(",") if f])
-    results: dict = {"rerank": args.rerank, "embeddings": args.embeddings}
-    with tempfile.TemporaryDirectory() as tmp, Cortex.open(Path(tmp) / "store", embeddings=args.embeddings) as cx:
+    rerank: Reranking | bool = Reranking(decay=not args.no_decay) if args.rerank else False
+    results: dict = {"rerank": args.rerank, "decay": args.rerank and not args.no_decay, "embeddings": args.embeddings}
+    with tempfile.TemporaryDirectory() as tmp, Cortex.open(Path(tmp) / "store", embeddings=args.embeddings,
+                                                           clock=CLOCK) as cx:
         results["model"] = cx.embeddings.model if cx.embeddings else None
         results["default_fusion"] = vars(cx.fusion)
-        results["locomo"] = run_locomo(cx, args.data / "locomo10.json", todo, args.rerank)
+        results["locomo"] = run_locomo(cx, args.data / "locomo10.json", todo, rerank)
         if not args.skip_longmemeval:
             results["longmemeval_s_subset"] = run_longmemeval(cx, args.data / "longmemeval_s_subset101.json",
-                                                              todo, args.rerank)
+                                                              todo, rerank)
+        CLOCK.now = datetime.now(timezone.utc)
         if args.latency:
             results["latency_10k"] = run_latency(cx, args.data / "longmemeval_s_subset101.json")
     rows = []
@@ -291,7 +318,8 @@ def main(argv: list[str] | None = None) -> dict:
     for mode, r in results.get("latency_10k", {}).get("modes", {}).items():
         rows.append(("10k memories, limit 10", mode, r["mode_used"], "", "", "",
                      f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
-    print_table(f"Retrieval (rerank {'on' if args.rerank else 'off'}, embeddings {results['model']})", rows,
+    setting = ("on, decay " + ("off" if args.no_decay else "on")) if args.rerank else "off"
+    print_table(f"Retrieval (rerank {setting}, embeddings {results['model']})", rows,
                 ("data", "mode", "used", "R@5", "R@10", "NDCG@10", "p50 ms", "p95 ms"))
     for mode, r in results["locomo"]["modes"].items():
         cats = ", ".join(f"cat {c}: R@10 {v['R@10']:.3f}" for c, v in r["per_category"].items())
