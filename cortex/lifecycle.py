@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+import numpy as np
+
 from cortex.errors import InvalidInputError
-from cortex.index.memory_index import NEVER, MemoryIndex, to_micros
+from cortex.index.memory_index import NEVER, SOURCES, MemoryIndex, to_micros
 from cortex.model import Memory, Scope, Source
 from cortex.validation import (
     NEVER_EXPIRES,
@@ -85,13 +87,15 @@ class Policy:
         except OverflowError:
             return None  # beyond the calendar: never, in practice
 
-    def decay(self, memory: Memory, now: datetime) -> float:
-        """``0.5 ** (age_days / half_life_days)``, the age counted from the latest of creation, update and
-        validation (a validation restarts the clock)."""
-        start = max(t for t in (memory.created_at, memory.updated_at, memory.validated_at) if t is not None)
-        days = max(0.0, (now - start).total_seconds() / 86400)
-        half = self.half_life.get(memory.source, DEFAULT_HALF_LIFE[Source.MANUAL]).total_seconds() / 86400
-        return float(0.5 ** (days / half))
+    def decay(self, start: np.ndarray, source_codes: np.ndarray, now: int) -> np.ndarray:
+        """``0.5 ** (age_days / half_life_days)`` for memories whose decay clock started at ``start`` (the
+        latest of creation, update and validation, in microseconds) with these source codes, at ``now``
+        (microseconds). A validation restarts the clock."""
+        halves = np.array([self.half_life.get(s, DEFAULT_HALF_LIFE[Source.MANUAL]).total_seconds() / 86400
+                           for s in SOURCES])
+        days = np.maximum(0.0, (now - start) / 86_400e6)
+        decayed: np.ndarray = 0.5 ** (days / halves[source_codes])
+        return decayed
 
 
 def prune_candidates(

@@ -14,12 +14,15 @@ bounded range, so a strongly relevant old memory still beats a barely relevant f
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
+
 from cortex.errors import InvalidInputError
+from cortex.index.memory_index import to_micros
 from cortex.lifecycle import Policy
-from cortex.model import Memory
 
 
 @dataclass(frozen=True)
@@ -62,20 +65,29 @@ class Reranking:
     def enabled(self) -> bool:
         return self.recency or self.usage or self.confidence or self.decay
 
-    def factors(self, memory: Memory, now: datetime, policy: Policy | None = None) -> dict[str, float]:
-        """The multiplicative factors for one memory (1.0 for a switched-off factor; decay by ``policy``, the
-        defaults when None)."""
-        recency = usage = confidence = decay = 1.0
+    #: The index columns :meth:`factors` reads.
+    COLUMNS = ("last_used", "usage", "confidence", "source", "created", "updated", "validated")
+
+    def factors(self, columns: Mapping[str, np.ndarray], now: datetime,
+                policy: Policy | None = None) -> dict[str, np.ndarray]:
+        """The multiplicative factors of candidates, from their index columns (:data:`COLUMNS`, one value per
+        candidate); 1.0 for a switched-off factor, decay by ``policy`` (the defaults when None). Computed before
+        any memory is loaded, so only the hits that survive are read from the store."""
+        n = len(columns["usage"])
+        ones = np.ones(n, dtype=np.float64)
+        recency = usage = confidence = decay = ones
+        now_us = to_micros(now)
         if self.recency:
-            days = max(0.0, (now - memory.last_used_at).total_seconds() / 86400)
+            days = np.maximum(0.0, (now_us - columns["last_used"]) / 86_400e6)
             recency = self.recency_floor + (1 - self.recency_floor) * 0.5 ** (days / self.half_life_days)
         if self.usage:
-            share = min(1.0, math.log1p(memory.usage_count) / math.log1p(self.usage_saturation))
+            share = np.minimum(1.0, np.log1p(columns["usage"]) / math.log1p(self.usage_saturation))
             usage = 1 + (self.max_usage_boost - 1) * share
         if self.confidence:
-            confidence = 0.5 + 0.5 * memory.confidence
+            confidence = 0.5 + 0.5 * columns["confidence"].astype(np.float64)
         if self.decay:
-            decay = (policy or DEFAULT_POLICY).decay(memory, now)
+            start = np.maximum(np.maximum(columns["created"], columns["updated"]), columns["validated"])
+            decay = (policy or DEFAULT_POLICY).decay(start, columns["source"], now_us)
         return {"recency": recency, "usage": usage, "confidence": confidence, "decay": decay}
 
 

@@ -228,28 +228,44 @@ def search(
     with memories.lock:
         parts = [Part(s, memories.index(s)) for s in scopes]
         ranked = rank(parts, replace(query, limit=fetch), used, query_vector=query_vector, fusion=fusion)
-        loaded = {(m.scope, m.id): m for m in memories.load_many([(r.scope, r.id) for r in ranked])}
-    top = max((r.score for r in ranked), default=0.0) or 1.0
+        scores = np.array([r.score for r in ranked], dtype=np.float64)
+        if reranked and ranked:
+            # relevance relative to the best candidate, so the factors' bounded ranges mean the same thing in
+            # every mode (a cosine of 0.3 and a BM25 of 12 are not comparable); factors from the index columns,
+            # so only the hits kept are loaded
+            top = float(scores.max())
+            fused = np.maximum(scores, 0.0) / top if top > 0 else np.zeros(len(scores))
+            factors = reranking.factors(_columns(parts, ranked), now, policy)
+            scores = fused * factors["recency"] * factors["usage"] * factors["confidence"] * factors["decay"]
+            order = np.argsort(-scores, kind="stable")[: query.limit]
+        else:
+            fused, factors = scores, {}
+            order = np.arange(min(len(ranked), query.limit))
+        chosen = [ranked[k] for k in order]
+        loaded = {(m.scope, m.id): m for m in memories.load_many([(r.scope, r.id) for r in chosen])}
     hits = []
-    for r in ranked:
+    for k, r in zip(order, chosen):
         memory = loaded.get((r.scope.relative, r.id))
         if memory is None:
             continue
-        components = {"lexical": 0.0, "semantic": 0.0, **r.components, "fused": r.score}
-        score = r.score
-        if reranked:
-            # relevance relative to the best candidate, so the factors' bounded ranges mean the same
-            # thing in every mode (a cosine of 0.3 and a BM25 of 12 are not comparable)
-            components["fused"] = max(r.score, 0.0) / top if top > 0 else 0.0
-            factors = reranking.factors(memory, now, policy)
-            components.update(factors)
-            score = components["fused"]
-            for factor in factors.values():
-                score *= factor
-        else:
-            components.update({"recency": 1.0, "usage": 1.0, "confidence": 1.0, "decay": 1.0})
-        hits.append(Hit.model_construct(memory=memory, score=score, explain=components if explain else None))
-    if reranked:
-        hits.sort(key=lambda h: -h.score)
-    return SearchResult.model_construct(hits=hits[: query.limit], mode=used.value, requested_mode=requested.value,
-                                        note=note)
+        components = None
+        if explain:
+            components = {"lexical": 0.0, "semantic": 0.0, **r.components, "fused": float(fused[k])}
+            for name in ("recency", "usage", "confidence", "decay"):
+                components[name] = float(factors[name][k]) if name in factors else 1.0
+        hits.append(Hit.model_construct(memory=memory, score=float(scores[k]), explain=components))
+    return SearchResult.model_construct(hits=hits, mode=used.value, requested_mode=requested.value, note=note)
+
+
+def _columns(parts: Sequence[Part], ranked: Sequence[Ranked]) -> dict[str, np.ndarray]:
+    """The reranking columns of the ranked candidates, in order, across their scopes."""
+    if len(parts) == 1:
+        return parts[0].index.columns([r.id for r in ranked], Reranking.COLUMNS)
+    out: dict[str, np.ndarray] = {}
+    for part in parts:
+        positions = [k for k, r in enumerate(ranked) if r.scope == part.scope]
+        if positions:
+            values = part.index.columns([ranked[k].id for k in positions], Reranking.COLUMNS)
+            for name, column in values.items():
+                out.setdefault(name, np.zeros(len(ranked), dtype=column.dtype))[positions] = column
+    return out

@@ -163,6 +163,11 @@ class PostingLists:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return np.concatenate(docs_parts), np.concatenate(weight_parts)
 
+    def df(self, tid: int) -> int:
+        """How many postings (documents, forgotten ones until the next merge) term ``tid`` has."""
+        count = int(self.base_off[tid + 1] - self.base_off[tid]) if tid < self.base_terms else 0
+        return count + len(self.delta.get(tid, ())) // 2
+
     def ids_of(self, terms: list[str]) -> np.ndarray:
         """Ids of the terms present in the vocabulary (exact match)."""
         return np.array([t for t in (self.term_id.get(x) for x in terms) if t is not None], dtype=np.int64)

@@ -40,7 +40,8 @@ FORMAT_VERSION = 8
 TYPE_CODES = {t: i for i, t in enumerate(MemoryType)}
 _TYPES = list(MemoryType)
 SOURCE_CODES = {s: i for i, s in enumerate(Source)}
-_SOURCES = list(Source)
+#: The sources by code (the ``source`` column).
+SOURCES = list(Source)
 #: Time sentinels of the columns: "never" (no expiry, still valid) and "none" (not updated, never validated).
 NEVER = np.iinfo(np.int64).max
 NONE = np.iinfo(np.int64).min
@@ -153,6 +154,7 @@ class MemoryIndex:
         #: The number and token of the store's latest change (of this scope) that the index reflects.
         self.seq = 0
         self.token = ""
+        self._lengths: tuple[float, int] | None = None  # BM25: total analysed length and count of live docs
 
     def col(self, name: str) -> np.ndarray:
         """The live view of a column (one value per document, dead ones included)."""
@@ -201,6 +203,7 @@ class MemoryIndex:
 
     def add(self, memory: Memory) -> None:
         """Index a memory; an id already present is replaced."""
+        self._lengths = None
         normalized = normalize(memory.content)
         counts = Counter(content_words(normalized))
         terms = analyze_normalized(normalized)
@@ -235,6 +238,7 @@ class MemoryIndex:
         if doc is None:
             return False
         self.alive.a[doc] = False
+        self._lengths = None
         self.extras.pop(memory_id, None)
         return True
 
@@ -278,7 +282,7 @@ class MemoryIndex:
             "usage_count": int(c["usage"].a[doc]),
             "created_at": from_micros(created),
             "last_used_at": from_micros(c["last_used"].a[doc]),
-            "source": _SOURCES[c["source"].a[doc]],
+            "source": SOURCES[c["source"].a[doc]],
             "expires_at": _time_or_none(c["expires"].a[doc]),
             "valid_from": from_micros(valid_from),
             "valid_until": _time_or_none(c["valid_until"].a[doc]),
@@ -302,6 +306,7 @@ class MemoryIndex:
 
     def merge(self) -> None:
         """Fold the deltas into the CSR bases, dropping forgotten memories and renumbering documents."""
+        self._lengths = None
         alive = self.alive.view.copy()
         new_doc = np.cumsum(alive, dtype=np.int64) - 1
         self.raw.merge(alive, new_doc)
@@ -418,9 +423,15 @@ class MemoryIndex:
         for term in dict.fromkeys(terms):
             tid = self.terms.term_id.get(term)
             if tid is not None:
-                df[term] = len(self.terms.lookup(np.array([tid]))[0])
-        alive = self.alive.view
-        return len(self.ids), float(self.col("doc_len")[alive].sum()), len(self.doc_of), df
+                df[term] = self.terms.df(tid)
+        total, live = self.length_totals()
+        return len(self.ids), total, live, df
+
+    def length_totals(self) -> tuple[float, int]:
+        """The analysed length of the live documents, summed, and their number (cached between writes)."""
+        if self._lengths is None:
+            self._lengths = (float(self.col("doc_len")[self.alive.view].sum()), len(self.doc_of))
+        return self._lengths
 
     def bm25_scores(self, terms: Sequence[str], *, k1: float = 1.2, b: float = 0.4,
                     stats: tuple[int, float, dict[str, int]] | None = None) -> np.ndarray:
@@ -440,7 +451,8 @@ class MemoryIndex:
             return scores
         lengths = self.col("doc_len")
         if stats is None:  # this index alone is the collection
-            n_docs, avgdl, global_df = len(self.ids), max(float(lengths[self.alive.view].mean()), 1e-9), None
+            total, live = self.length_totals()
+            n_docs, avgdl, global_df = len(self.ids), max(total / max(live, 1), 1e-9), None
         else:  # several indexes scored as one collection (an agent's own, its teams', the swarm)
             n_docs, avgdl, global_df = stats[0], max(stats[1], 1e-9), stats[2]
         for term in unique:
@@ -520,6 +532,11 @@ class MemoryIndex:
             return np.zeros(len(self.ids), dtype=np.float64)
         scores = self.vectors.view @ np.asarray(query, dtype=np.float32)
         return scores.astype(np.float64)
+
+    def columns(self, memory_ids: Sequence[str], names: Sequence[str]) -> dict[str, np.ndarray]:
+        """The values of the named columns for these (live) memories, in order."""
+        docs = np.fromiter((self.doc_of[i] for i in memory_ids), dtype=np.int64, count=len(memory_ids))
+        return {name: self.cols[name].view[docs] for name in names}
 
     def select(self, mask: np.ndarray) -> list[str]:
         """Ids of the live documents where ``mask`` holds."""
