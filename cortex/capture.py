@@ -43,7 +43,7 @@ def capture(memories: MemoryRepository, scope: Scope, output: str, project: str,
             except InvalidInputError as exc:
                 log.warning("%s: skipped a marker line: %s", scope, exc)
                 continue
-            existing = memories.find_content(scope, text, project)
+            existing = memories.find_content(scope, text, project, now)
             if existing:
                 order.append((existing[0], None))
             else:

@@ -176,6 +176,10 @@ class Cortex:
         settings = self._agent(agent).settings
         return Member(agent, settings.teams, settings.lead)
 
+    def _delete(self, scope: Scope, memory_ids: Sequence[str]) -> list[str]:
+        """Delete memories; the ones they had superseded are current again (docs/lifecycle.md)."""
+        return self._memories.delete(scope, memory_ids, reinstate=lifecycle.reinstated)
+
     def _teams(self) -> set[str]:
         """Every team some declared agent with memory belongs to."""
         return {t for d in self.agents.list() if d.memory_enabled for t in d.settings.teams}
@@ -341,6 +345,7 @@ class Cortex:
                     raise MemoryNotFoundError(agent, rule.by)
                 by_scope, new = located
                 lifecycle.check_replacement(old, scope, new, by_scope)
+                lifecycle.check_successor(new, now)
                 adds = []
             else:
                 entry = lifecycle.successor_entry(old, rule)
@@ -407,7 +412,7 @@ class Cortex:
                 return False
             scope, memory = located
             member.may_change(scope, memory, "forget")
-            return bool(self._memories.delete(scope, [memory.id]))
+            return bool(self._delete(scope, [memory.id]))
 
     def purge_expired(self, agent: str | None = None) -> int:
         """Delete the memories whose time to live has run out: the agent's own (every scope of the store,
@@ -418,7 +423,7 @@ class Cortex:
         with self._memories.lock:
             targets = [self._scope(agent)] if agent is not None else self._memories.scopes()
             now = self._clock()
-            return sum(len(self._memories.delete(s, lifecycle.expired(self._memories.index(s), now)))
+            return sum(len(self._delete(s, lifecycle.expired(self._memories.index(s), now)))
                        for s in targets)
 
     def prune(
@@ -452,7 +457,7 @@ class Cortex:
             ids = lifecycle.prune_candidates(self._memories.index(scope), min_confidence=min_confidence,
                                              max_age=age, now=self._clock())
             if delete and ids:
-                self._memories.delete(scope, ids)
+                self._delete(scope, ids)
             return ids
 
     def reindex(
@@ -524,7 +529,7 @@ class Cortex:
                         source=source, include_expired=include_expired, include_superseded=include_superseded,
                         as_of=as_of)
         with self._memories.lock:
-            return self._memories.load_many(recall_ids(self._parts(q.scopes), q))
+            return self._as_of(self._memories.load_many(recall_ids(self._parts(q.scopes), q)), q)
 
     def search(
         self,
@@ -558,8 +563,22 @@ class Cortex:
                         include_superseded=include_superseded, as_of=as_of)
         requested = check_mode(mode)
         settings = rerank if isinstance(rerank, Reranking) else (Reranking() if rerank else NO_RERANKING)
-        return run_search(self._memories, q.scopes, q, requested, reranking=settings, explain=explain,
-                          fusion=self.fusion, now=self._clock(), policy=self._policy(agent))
+        result = run_search(self._memories, q.scopes, q, requested, reranking=settings, explain=explain,
+                            fusion=self.fusion, now=self._clock(), policy=self._policy(agent))
+        if q.filters.as_of is not None:
+            then = self._as_of([h.memory for h in result.hits], q)
+            result.hits = [h.model_copy(update={"memory": m}) for h, m in zip(result.hits, then)]
+        return result
+
+    def _as_of(self, memories: list[Memory], q: Query) -> list[Memory]:
+        """With ``as_of``, each memory as it was then (the version current at that moment; matching was on
+        the current content)."""
+        moment = q.filters.as_of
+        if moment is None:
+            return memories
+        scopes = {s.relative: s for s in q.scopes}
+        return [lifecycle.version_at(self._memories.history(scopes[m.scope], m.id) or [m], moment)
+                if m.version > 1 and (m.updated_at or m.created_at) > moment else m for m in memories]
 
     def list_memories(
         self,
@@ -594,11 +613,12 @@ class Cortex:
         return resolved if definition is not None and definition.memory_enabled else None
 
     def describe_agents(self) -> list[dict[str, Any]]:
-        """The declared agents: name, description, whether memory is enabled, project, and memory count."""
+        """The declared agents: name, description, whether memory is enabled, project, memory count, teams and
+        whether it leads."""
         self._check_open()
         return [
             {"name": d.name, "description": d.description, "memory_enabled": d.memory_enabled,
-             "project": d.settings.project,
+             "project": d.settings.project, "teams": list(d.settings.teams), "lead": d.settings.lead,
              "memories": len(self._memories.index(self._scope(d.name))) if d.memory_enabled else 0}
             for d in self.agents.list()
         ]
@@ -715,7 +735,7 @@ class Cortex:
                                                       max_age=settings.prune_max_age, now=now)
                 if i not in captured
             ]
-            self._memories.delete(scope, doomed)
+            self._delete(scope, doomed)
             return result
 
 

@@ -113,8 +113,8 @@ class VersionConflictError(CortexError):
     def __init__(self, memory_id: str, expected: int, actual: int) -> None:
         self.field = "expected_version"
         self.memory_id, self.expected, self.actual = memory_id, expected, actual
-        super().__init__(f"expected_version: memory {memory_id!r} is at version {actual}, not {expected}: "
-                         "read it again and retry")
+        state = "no longer exists" if actual == 0 else f"is at version {actual}, not {expected}"
+        super().__init__(f"expected_version: memory {memory_id!r} {state}: read it again and retry")
 
 
 class ServiceError(CortexError):

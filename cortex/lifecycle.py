@@ -16,7 +16,7 @@ Defaults, overridable per agent (``cortex: {ttl: {...}, decay: {...}}``) and by 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -131,7 +131,7 @@ def changes(**given: Any) -> dict[str, Any]:
     """The validated fields an ``update`` changes (those given, not None); at least one."""
     checks: dict[str, Callable[[Any], Any]] = {
         "content": check_content, "type": check_type, "project": check_project, "confidence": check_confidence,
-        "tags": check_tags, "metadata": lambda v: check_metadata(v) or None,
+        "tags": check_tags, "metadata": check_metadata,
     }
     out = {name: checks[name](value) for name, value in given.items() if value is not None}
     if not out:
@@ -164,6 +164,7 @@ def supersession(content: Any, by: Any, reason: Any, fields: Mapping[str, Any]) 
     unknown = sorted(set(fields) - SUCCESSOR_FIELDS)
     if unknown:
         raise InvalidInputError(unknown[0], f"unknown field; supersede takes {', '.join(sorted(SUCCESSOR_FIELDS))}")
+    fields = {name: value for name, value in fields.items() if value is not None}  # None: not given
     if by is not None and fields:
         raise InvalidInputError(sorted(fields)[0], "fields describe new content; with by= the memory exists already")
     if reason is not None:
@@ -189,6 +190,16 @@ def check_replacement(old: Memory, old_scope: Scope, new: Memory, new_scope: Sco
                                       f"{old_scope.relative}: a memory is superseded by one of its own scope")
 
 
+def check_successor(new: Memory, now: datetime) -> None:
+    """Raise unless the existing memory ``new`` is current and so can replace another (which also rules out
+    cycles: a memory in a chain of supersession is superseded already)."""
+    if new.superseded_by is not None:
+        raise InvalidInputError("by", f"memory {new.id!r} is itself superseded by {new.superseded_by!r}; "
+                                      f"supersede by the current one")
+    if new.expired(now):
+        raise InvalidInputError("by", f"memory {new.id!r} has expired; it cannot replace another")
+
+
 def successor_entry(old: Memory, rule: Supersession) -> dict[str, Any]:
     """The ``store`` entry of the memory replacing ``old``: its type, project and tags unless given."""
     return {"type": old.type, "project": old.project, "tags": old.tags, **rule.fields, "content": rule.content}
@@ -201,6 +212,23 @@ def superseded(old: Memory, by: Memory, reason: str | None = None) -> Memory:
                                   "superseded_by": by.id, "superseded_reason": reason})
 
 
+def version_at(versions: Sequence[Memory], moment: datetime) -> Memory:
+    """The version of a memory (``versions``: its history, oldest first, current last) that was the latest
+    at ``moment``: what ``as_of`` returns. Times of use and the supersession stay the current ones'."""
+    current = versions[-1]
+    then = [v for v in versions if (v.updated_at or v.created_at) <= moment] or versions[:1]
+    chosen = then[-1]
+    if chosen is current:
+        return current
+    return chosen.model_copy(update={"valid_until": current.valid_until, "superseded_by": current.superseded_by,
+                                     "superseded_reason": current.superseded_reason})
+
+
+def reinstated(memory: Memory) -> Memory:
+    """``memory`` current again (its successor is forgotten or purged)."""
+    return memory.model_copy(update={"valid_until": None, "superseded_by": None, "superseded_reason": None})
+
+
 def validated(memory: Memory, now: datetime) -> Memory:
     """``memory`` after ``validate``: the decay clock restarts, confidence + 0.05 (at most 1)."""
     return memory.model_copy(update={"validated_at": now,
@@ -208,5 +236,5 @@ def validated(memory: Memory, now: datetime) -> Memory:
 
 
 __all__ = ["DEFAULT_HALF_LIFE", "DEFAULT_MIN_CONFIDENCE", "DEFAULT_TTL", "NEVER_EXPIRES", "Policy", "Supersession",
-           "changes", "check_replacement", "check_supersedable", "expired", "prune_candidates", "successor_entry",
+           "changes", "check_replacement", "check_successor", "check_supersedable", "expired", "prune_candidates", "reinstated", "successor_entry", "version_at",
            "superseded", "supersession", "updated", "validated"]

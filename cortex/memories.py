@@ -26,10 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from cortex.embeddings import EmbeddingError, EmbeddingProvider
-from cortex.errors import VersionConflictError
 from cortex.index.manager import IndexManager
 from cortex.index.memory_index import MemoryIndex
-from cortex.model import IndexStatus, Memory, Scope
+from cortex.model import Filters, IndexStatus, Memory, Scope
 from cortex.state import index_root
 from cortex.store.base import Change, MemoryStore
 
@@ -114,10 +113,16 @@ class MemoryRepository:
                        if v.version < current.version]
             return [*earlier, current]
 
-    def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
-        """Ids of the scope's memories with exactly this content in this project."""
+    def find_content(self, scope: Scope, content: str, project: str, now: datetime) -> list[str]:
+        """Ids of the scope's current memories (not expired at ``now``, not superseded) with exactly this
+        content in this project."""
         with self.lock:
-            return self.store.find_content(scope, content, project)
+            index = self._indexes.get(scope)
+            found = [i for i in self.store.find_content(scope, content, project) if i in index]
+            if not found:
+                return []
+            keep = index.keep(np.array([index.doc_of[i] for i in found], dtype=np.int64), Filters(now=now))
+            return [i for i, kept in zip(found, keep) if kept]
 
     def scopes(self) -> list[Scope]:
         """The scopes that have data in the store."""
@@ -171,30 +176,25 @@ class MemoryRepository:
         """In one atomic write: add new memories and replace existing ones (``(old, new, archive)``: ``old`` as
         the caller read it, kept as an earlier version when ``archive``). Used by update, supersession,
         validation and injection. Content that changed is embedded again. Returns the replaced memories as
-        the store now has them; raises :class:`VersionConflictError` when one changed in between (another
-        process on a shared store): the store kept that change, and the index follows the store."""
+        the store now has them, in the order given; raises :class:`VersionConflictError` and writes nothing
+        when one changed or went in between (another process on a shared store)."""
         if not adds and not replaces:
             return []
         with self.lock:
             changed = [*adds, *(new for old, new, _ in replaces if new.content != old.content)]
             vectors = self._embed_new(scope, changed) if changed else None
             ids = [m.id for m in adds] + [old.id for old, _, _ in replaces]
-            stored: list[Memory] = []
+            stored: dict[str, Memory] = {}
 
             def apply(index: MemoryIndex) -> None:
                 index.add_many(adds)
-                now_stored = self.store.get_many(scope, [old.id for old, _, _ in replaces])
-                for memory in now_stored:
+                for memory in self.store.get_many(scope, [old.id for old, _, _ in replaces]):
                     if memory is not None:
                         index.upsert(memory)
-                        stored.append(memory)
-                    # (a memory forgotten in between stays forgotten: the replacement matched nothing)
+                        stored[memory.id] = memory
 
             self._commit(scope, ids, lambda: self.store.write(scope, adds, replaces), apply, vectors, embedded=changed)
-            for (old, new, _), memory in zip(replaces, stored):
-                if memory.version != new.version:
-                    raise VersionConflictError(old.id, old.version, memory.version)
-            return stored
+            return [stored[old.id] for old, _, _ in replaces if old.id in stored]
 
     def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> list[Memory]:
         """usageCount + 1 and lastUsedAt = ``now`` for each existing memory, in one atomic update; returns
@@ -214,17 +214,32 @@ class MemoryRepository:
             self._commit(scope, ids, lambda: self.store.touch(scope, ids, now), apply)
             return touched
 
-    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> list[str]:
-        """Remove every triple of the existing ones of these memories, in one atomic update; returns their ids."""
+    def delete(self, scope: Scope, memory_ids: Sequence[str],
+               reinstate: Callable[[Memory], Memory] | None = None) -> list[str]:
+        """Remove every triple of the existing ones of these memories, in one atomic update; returns their ids.
+        With ``reinstate``, each memory they had superseded (and that stays) is replaced by ``reinstate(it)``
+        in the same update (the lifecycle makes it current again)."""
         with self.lock:
             index = self._indexes.get(scope)
             ids = [i for i in dict.fromkeys(memory_ids) if i in index]
+            if not ids:
+                return ids
+            gone = set(ids)
+            kept = [p for p in index.predecessors(ids) if p not in gone] if reinstate is not None else []
+            restored = [(m, reinstate(m)) for m in self.store.get_many(scope, kept) if m is not None] \
+                if reinstate is not None and kept else []
 
             def apply(index: MemoryIndex) -> None:
                 for memory_id in ids:
                     index.remove(memory_id)
+                for _, memory in restored:
+                    index.upsert(memory)
 
-            if ids:
+            if restored:
+                self._commit(scope, ids + [m.id for m, _ in restored],
+                             lambda: self.store.write(scope, [], [(old, new, False) for old, new in restored],
+                                                      deletes=ids), apply)
+            else:
                 self._commit(scope, ids, lambda: self.store.delete(scope, ids), apply)
             return ids
 

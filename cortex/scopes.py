@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from cortex.errors import InvalidInputError, PermissionDeniedError
 from cortex.model import Memory, MemoryType, Scope
-from cortex.validation import check_agent_name, check_scope
+from cortex.validation import check_agent_name, check_scope, check_team_name
 
 #: What ``inject_learning`` takes as ``category`` (kept as a tag of the memory), and the memory type of each.
 CATEGORY_TYPES = {"mistake-pattern": MemoryType.PATTERN, "best-practice": MemoryType.CONVENTION,
@@ -97,12 +97,18 @@ def injection_target(lead: Member, *, team: str | None, to: str | None, known_te
     if team is not None and to is not None:
         raise InvalidInputError("to", "give team or to, not both")
     if team is not None:
-        target = lead.resolve(f"team:{team}", known_teams)
+        name = check_team_name(team)
+        if name not in set(known_teams) and name not in lead.teams:
+            raise InvalidInputError("team", f"unknown team {name!r}: no agent declares it in cortex: teams")
+        target = Scope.team(name)
         if not lead.leads(target):
             raise PermissionDeniedError(f"agent {lead.agent!r} does not lead team {team!r}", "team")
         return target
     if to is not None:
-        worker = check_agent_name(to)
+        try:
+            worker = check_agent_name(to)
+        except InvalidInputError as exc:
+            raise InvalidInputError("to", exc.reason) from None
         if worker not in set(declared):
             raise InvalidInputError("to", f"agent {worker!r} is not declared with memory")
         return Scope.agent(worker)

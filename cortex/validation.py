@@ -190,7 +190,7 @@ def check_tags(value: Any, field: str = "tags") -> tuple[str, ...]:
 
 
 def check_metadata(value: Any, field: str = "metadata") -> dict[str, Any] | None:
-    """Metadata: a JSON object (string keys, JSON values), at most 8 KiB serialised; None for none."""
+    """Metadata: a JSON object (string keys, JSON values), at most 8 KiB serialised; None for none (or {})."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -205,7 +205,7 @@ def check_metadata(value: Any, field: str = "metadata") -> dict[str, Any] | None
     if size > MAX_METADATA_BYTES:
         raise InvalidInputError(field, f"is {size} bytes as JSON; the limit is {MAX_METADATA_BYTES} bytes (8 KiB)")
     copied: dict[str, Any] = json.loads(text)  # a copy: later changes to the caller's dict change nothing
-    return copied
+    return copied or None  # {} is no metadata: stored and returned as None
 
 
 def check_team_name(value: Any, field: str = "team") -> str:

@@ -271,6 +271,85 @@ def test_supersede_errors_change_nothing(disk_cx):
     assert disk_cx.count(A) == 3
 
 
+def test_as_of_returns_each_memory_as_it_was_then(disk_cx, clock):
+    m = disk_cx.store(A, "the linter is flake8 with defaults")
+    t1 = clock.now
+    clock.advance(days=2)
+    disk_cx.update(A, m.id, content="the linter is ruff with defaults")
+    clock.advance(days=2)
+    disk_cx.update(A, m.id, tags=["lint"])
+    then = disk_cx.recall(A, "linter", as_of=t1 + timedelta(days=1))
+    assert [(x.content, x.version) for x in then] == [("the linter is flake8 with defaults", 1)]
+    middle = disk_cx.search(A, "linter defaults", mode="bm25", as_of=t1 + timedelta(days=3))
+    assert [(h.memory.content, h.memory.version, h.memory.tags) for h in middle] == [
+        ("the linter is ruff with defaults", 2, ())]
+    assert disk_cx.recall(A, "linter", as_of=clock.now)[0].version == 3
+    assert disk_cx.recall(A, "linter")[0].content == "the linter is ruff with defaults"
+
+
+def test_supersede_by_refuses_a_superseded_or_expired_memory_so_no_cycle_forms(disk_cx, clock):
+    a, b = disk_cx.store(A, "v1 of the fact"), disk_cx.store(A, "v2 of the fact")
+    disk_cx.supersede(A, a.id, by=b.id)
+    with pytest.raises(InvalidInputError) as err:
+        disk_cx.supersede(A, b.id, by=a.id)  # a cycle: a is superseded already
+    assert err.value.field == "by" and "superseded" in str(err.value)
+    gone = disk_cx.store(A, "a scratch note", ttl="1h")
+    clock.advance(hours=2)
+    with pytest.raises(InvalidInputError, match="expired") as err:
+        disk_cx.supersede(A, b.id, by=gone.id)
+    assert err.value.field == "by"
+    assert disk_cx.get(A, b.id).superseded_by is None and ids(disk_cx.recall(A, "fact")) == [b.id]
+
+
+def test_a_successor_valid_from_later_leaves_its_predecessor_current_until_then(disk_cx, clock):
+    old = disk_cx.store(A, "the office is in paris")
+    new = disk_cx.supersede(A, old.id, "the office is in lyon", valid_from=clock.now + timedelta(days=30))
+    assert disk_cx.get(A, old.id).valid_until == new.valid_from
+    assert ids(disk_cx.recall(A, "office")) == [old.id]  # the move has not happened yet
+    assert ids(h.memory for h in disk_cx.search(A, "office", mode="bm25")) == [old.id]
+    clock.advance(days=31)
+    assert ids(disk_cx.recall(A, "office")) == [new.id]
+    assert ids(disk_cx.list_memories(A).items) == [new.id]
+
+
+def test_supersede_ignores_fields_given_as_none(disk_cx):
+    old = disk_cx.store(A, "x is 1", type="decision", tags=["x"])
+    new = disk_cx.supersede(A, old.id, "x is 2", type=None, tags=None, project=None)
+    assert (new.type.value, new.tags) == ("decision", ("x",))
+
+
+def test_forgetting_or_purging_a_successor_reinstates_what_it_superseded(disk_cx, clock, store_path):
+    old = disk_cx.store(A, "builds use make")
+    new = disk_cx.supersede(A, old.id, "builds use bazel")
+    assert disk_cx.forget(A, new.id) is True
+    back = disk_cx.get(A, old.id)
+    assert (back.superseded_by, back.valid_until, back.superseded_reason) == (None, None, None)
+    assert not [p for p, _ in triples_of(disk_cx, A, old.id) if p.endswith("isReplacedBy")]
+    assert ids(disk_cx.recall(A, "builds")) == [old.id]
+    # an expiring successor: purged, the fact it replaced stands again (and the index agrees after a restart)
+    temp = disk_cx.supersede(A, old.id, "builds use ninja this week", source="task_completion")
+    clock.advance(days=8)
+    assert disk_cx.purge_expired(A) == 1 and disk_cx.get(A, temp.id) is None
+    assert ids(disk_cx.recall(A, "builds")) == [old.id]
+    cx = reopen(disk_cx, store_path, A, clock=clock)
+    assert ids(cx.recall(A, "builds")) == [old.id] and cx.get(A, old.id).superseded_by is None
+
+
+def test_capture_does_not_dedupe_against_a_superseded_or_expired_memory(disk_cx, clock):
+    old = disk_cx.store(A, "cache ttl is 60s", type="insight", source="agent_end")
+    disk_cx.supersede(A, old.id, "cache ttl is 300s")
+    captured = disk_cx.agent_end(A, "LEARNED: cache ttl is 60s")  # true again: a new current memory
+    assert len(captured) == 1 and captured[0].id != old.id and captured[0].usage_count == 0
+    assert disk_cx.get(A, old.id).usage_count == 0
+    assert "cache ttl is 60s" in [m.content for m in disk_cx.recall(A, "cache ttl")]
+
+
+def test_empty_metadata_is_no_metadata(disk_cx):
+    m = disk_cx.store(A, "x", metadata={})
+    assert m.metadata is None and disk_cx.get(A, m.id).metadata is None
+    assert not [p for p, _ in triples_of(disk_cx, A, m.id) if p.endswith("metadata")]
+
+
 def test_supersedes_lines_at_agent_end(disk_cx):
     old = disk_cx.store(A, "the api uses basic auth")
     captured = disk_cx.agent_end(A, f"Done.\nSUPERSEDES {old.id}: the api uses oauth2\n- SUPERSEDES <nope>: x\n"

@@ -12,9 +12,9 @@ import httpx
 import pytest
 from mcp import Client
 
-from cortex import Cortex, PermissionDeniedError, VersionConflictError
+from cortex import Cortex, InvalidInputError, PermissionDeniedError, VersionConflictError
 from cortex.agents import AgentSettings
-from cortex.service.auth import ADMIN, TokenStore
+from cortex.service.auth import ADMIN, Principal, TokenStore
 from cortex.service.client import RemoteCortex
 from cortex.service.http import create_app
 from cortex.service.mcp import build_mcp
@@ -170,6 +170,54 @@ def test_mcp_tools_of_the_lifecycle(team_cx):
     asyncio.run(main())
 
 
+def test_mcp_filters_fields_and_rights_of_the_lifecycle(team_cx, clock):
+    old = team_cx.store("api", "the queue is rabbitmq", source="file_index", tags=["infra"])
+    t_old = clock.now
+    clock.advance(days=1)
+    team_cx.store("api", "the queue dashboard is grafana")
+    team_cx.store("lead", "deploy on tuesdays", scope="swarm")
+    agent = {"api"}
+
+    async def main() -> None:
+        async with Client(build_mcp(lambda: team_cx, lambda request: ADMIN if not agent else
+                                    Principal(agent=next(iter(agent))))) as client:
+            async def call(tool: str, **arguments):
+                return await client.call_tool(tool, arguments)
+
+            replaced = await call("supersede_memory", agent="api", memory_id=old.id, content="the queue is kafka",
+                                  project="infra", confidence=0.7, source="task_completion", ttl="2d",
+                                  metadata={"ticket": 42}, valid_from=clock.now.isoformat(), tags=["infra", "mq"])
+            new = replaced.structured_content
+            assert (new["project"], new["confidence"], new["source"], new["metadata"], new["tags"]) == (
+                "infra", 0.7, "task_completion", {"ticket": 42}, ["infra", "mq"])
+            then = await call("recall", agent="api", query="queue", as_of=(t_old + timedelta(hours=1)).isoformat())
+            assert [m["id"] for m in then.structured_content["memories"]] == [old.id]
+            by_source = await call("recall", agent="api", query="queue", source="manual")
+            assert [m["content"] for m in by_source.structured_content["memories"]] == ["the queue dashboard is grafana"]
+            clock.advance(days=3)  # the kafka note has expired
+            found = await call("search_memories", agent="api", query="queue kafka", mode="bm25")
+            assert "the queue is kafka" not in [h["summary"] for h in found.structured_content["hits"]]
+            found = await call("search_memories", agent="api", query="queue kafka", mode="bm25", include_expired=True)
+            assert "the queue is kafka" in [h["summary"] for h in found.structured_content["hits"]]
+            block = await call("agent_start", agent="api", task="deploy queue", scope="swarm")
+            assert "deploy on tuesdays" in block.structured_content["block"] and "grafana" not in \
+                block.structured_content["block"]
+            # a worker cannot write to the swarm, even content that is there already
+            dup = await call("add_memory", agent="api", content="deploy on tuesdays", scope="swarm")
+            assert dup.is_error and "lead" in dup.content[0].text
+            denied = await call("purge_expired")
+            assert denied.is_error and "admin" in denied.content[0].text
+            agent.clear()  # admin from here on
+            learned = await call("inject_learning", agent="lead", content="pin versions", category="best-practice",
+                                 project="infra", tags=["deps"])
+            assert (learned.structured_content["project"], learned.structured_content["tags"]) == (
+                "infra", ["best-practice", "deps"])
+            purged = await call("purge_expired")
+            assert purged.structured_content["count"] == 1
+
+    asyncio.run(main())
+
+
 def test_cli_verbs_of_the_lifecycle(tmp_path):
     project = make_project(tmp_path / "proj")
     write_agents(project / "agent_defs", DEFINITIONS)
@@ -227,8 +275,12 @@ def test_remote_client_against_a_real_server(tmp_path):
             m = cx.store("api", "queue is rabbitmq", tags=("infra",), metadata={"v": 3}, scope="team:backend",
                          source="file_index")
             assert m.expires_at is not None and m.tags == ("infra",)
-            with pytest.raises(VersionConflictError):
+            with pytest.raises(VersionConflictError) as conflict:
                 cx.update("api", m.id, content="x", expected_version=7)
+            assert (conflict.value.memory_id, conflict.value.expected, conflict.value.actual) == (m.id, 7, 1)
+            with pytest.raises(InvalidInputError) as bad:  # a body's tags are a JSON list: never split on commas
+                cx.update("api", m.id, tags=["infra,db"])
+            assert bad.value.field == "tags"
             v2 = cx.update("api", m.id, content="queue is kafka", tags=[])
             assert v2.version == 2 and v2.tags == ()
             assert [h.content for h in cx.history("api", m.id)] == ["queue is rabbitmq", "queue is kafka"]

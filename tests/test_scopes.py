@@ -10,6 +10,7 @@ import pytest
 
 from cortex import Cortex, InvalidInputError, PermissionDeniedError
 from cortex.agents import check_dirs
+from tests.conftest import triples_of
 
 DEFINITIONS = {
     "lead": "teams: [backend, frontend]\n  lead: true",
@@ -113,6 +114,10 @@ def test_only_the_author_or_a_lead_changes_a_shared_memory(team):
     assert new.scope == "team:backend" and new.author == "lead"
     assert team.validate("db", new.id).validated_at is not None  # any reader may confirm
     assert team.forget("lead", new.id) is True
+    # the correction is gone: the fact it corrected stands again (current, no dangling successor)
+    again = team.get("api", m.id)
+    assert (again.superseded_by, again.valid_until, again.version) == (None, None, 2)
+    assert [x.id for x in team.recall("db", "orm")] == [m.id]
     # a memory outside what the agent reads does not exist for it
     assert team.forget("ui", m.id) is False
 
@@ -134,10 +139,23 @@ def test_inject_learning_reaches_the_swarm_a_team_or_one_worker(team):
     assert team.list_memories("ui", tags=["preference"]).items[0].id == worker.id
 
 
+def test_a_learning_injected_into_a_worker_is_owned_by_it_and_attributed_to_the_lead(team, tmp_path, clock):
+    m = team.inject_learning("lead", "ui prefers small commits", "preference", to="ui")
+    triples = set(triples_of(team, "ui", m.id))
+    assert ("urn:cortex:agentmem:agent", "urn:cortex:agent:ui") in triples
+    assert ("http://www.w3.org/ns/prov#wasAttributedTo", "urn:cortex:agent:lead") in triples
+    got = team.get("ui", m.id)
+    assert (got.agent, got.author) == ("ui", "lead")
+    updated = team.update("ui", m.id, tags=["preference", "git"])  # its owner may change it
+    assert (updated.agent, updated.author) == ("ui", "lead")
+
+
 @pytest.mark.parametrize("agent, kwargs, error, field", [
     ("api", {}, PermissionDeniedError, "agent"),  # a worker acting as lead
     ("lead", {"category": "gossip"}, InvalidInputError, "category"),
-    ("lead", {"team": "nobody"}, InvalidInputError, "scope"),
+    ("lead", {"team": "nobody"}, InvalidInputError, "team"),
+    ("lead", {"team": "Not A Team"}, InvalidInputError, "team"),
+    ("lead", {"to": "Not An Agent!"}, InvalidInputError, "to"),
     ("lead", {"to": "ghost"}, InvalidInputError, "to"),
     ("lead", {"team": "backend", "to": "api"}, InvalidInputError, "to"),
     ("lead", {"confidence": 3}, InvalidInputError, "confidence"),

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 
-from cortex.errors import InvalidInputError
+from cortex.errors import InvalidInputError, VersionConflictError
 from cortex.model import Memory, MemoryType, Scope
 from cortex.store import open_store
 from cortex.store.base import MemoryStore
@@ -205,12 +205,17 @@ def test_write_replaces_only_while_the_store_holds_the_version_read(store):
     store.write(A, [], [(m, v2, True)])
     assert store.get_many(A, [m.id])[0].content == "second"
     assert [v.content for v in store.versions(A, m.id)] == ["content 1"]
-    # a writer that read version 1 (another process on a shared store) changes nothing now
+    # a writer that read version 1 (another process on a shared store) changes nothing now: the whole write
+    # is refused, its additions and deletions included, and nothing is logged
     stale = m.model_copy(update={"content": "stale", "version": 2})
     before = store.last_change(A)
-    change = store.write(A, [memory(2)], [(m, stale, True)])
-    assert change.seq == before.seq + 1
-    assert set(store.changes(A, before.seq)[0].ids) == {m.id, "m0002"}  # logged: readers re-read both
+    with pytest.raises(VersionConflictError) as err:
+        store.write(A, [memory(2)], [(m, stale, True)])
+    assert (err.value.memory_id, err.value.expected, err.value.actual) == (m.id, 1, 2)
+    with pytest.raises(VersionConflictError) as err:
+        store.write(A, [], [(memory(3), memory(3), False)], deletes=[m.id])  # gone: version 0
+    assert err.value.actual == 0 and "no longer exists" in str(err.value)
+    assert store.last_change(A) == before
+    assert store.get_many(A, [m.id, "m0002"]) == [store.get_many(A, [m.id])[0], None]
     assert store.get_many(A, [m.id])[0].content == "second"
-    assert store.get_many(A, ["m0002"])[0] is not None  # the additions of the same write went in
     assert len(store.versions(A, m.id)) == 1

@@ -155,6 +155,7 @@ class MemoryIndex:
         self.seq = 0
         self.token = ""
         self._lengths: tuple[float, int] | None = None  # BM25: total analysed length and count of live docs
+        self._replaced: dict[str, set[str]] | None = None  # successor id -> ids it superseded (built lazily)
 
     def col(self, name: str) -> np.ndarray:
         """The live view of a column (one value per document, dead ones included)."""
@@ -192,7 +193,16 @@ class MemoryIndex:
             "validated": _micros_or(memory.validated_at, NONE),
         }
 
+    def _unlink(self, memory_id: str) -> None:
+        """Drop ``memory_id`` from the successor map (before its extras change or go)."""
+        successor = self.extras.get(memory_id, {}).get("superseded_by")
+        if successor is not None and self._replaced is not None:
+            self._replaced.get(successor, set()).discard(memory_id)
+
     def _set_extras(self, memory: Memory) -> None:
+        self._unlink(memory.id)
+        if memory.superseded_by is not None and self._replaced is not None:
+            self._replaced.setdefault(memory.superseded_by, set()).add(memory.id)
         extra = {name: value for name in _EXTRAS if (value := getattr(memory, name))}
         if memory.scope == "agent" and memory.author in (None, memory.agent):
             extra.pop("author", None)  # the default: an agent's own memory is written by the agent
@@ -239,6 +249,7 @@ class MemoryIndex:
             return False
         self.alive.a[doc] = False
         self._lengths = None
+        self._unlink(memory_id)
         self.extras.pop(memory_id, None)
         return True
 
@@ -257,6 +268,15 @@ class MemoryIndex:
         for name, value in self._row(memory, int(self.cols["doc_len"].a[doc])).items():
             self.cols[name].a[doc] = value
         self._set_extras(memory)
+
+    def predecessors(self, memory_ids: Iterable[str]) -> list[str]:
+        """The live memories superseded by any of ``memory_ids``."""
+        if self._replaced is None:
+            self._replaced = {}
+            for mid, extra in self.extras.items():
+                if (successor := extra.get("superseded_by")) is not None:
+                    self._replaced.setdefault(successor, set()).add(mid)
+        return sorted({p for i in memory_ids for p in self._replaced.get(i, ()) if p in self.doc_of})
 
     def set_usage(self, memory: Memory) -> None:
         """Record a touch (the memory as the store now has it)."""
@@ -360,11 +380,20 @@ class MemoryIndex:
             moment = to_micros(filters.as_of)
             keep &= (self.col("created")[docs] <= moment) & (self.col("valid_from")[docs] <= moment)
             keep &= (self.col("valid_until")[docs] > moment) & (self.col("expires")[docs] > moment)
-        else:
+        elif filters.now is None:
             if not filters.include_superseded:
                 keep &= self.col("valid_until")[docs] == NEVER
-            if not filters.include_expired and filters.now is not None:
-                keep &= self.col("expires")[docs] > to_micros(filters.now)
+        else:
+            # current: valid now (a successor given a future valid_from leaves its predecessor current until
+            # then, and is not current itself before it; without a valid_from of its own a memory is current
+            # once stored, whatever created_at an import gave it), and not expired
+            now = to_micros(filters.now)
+            valid_from = self.col("valid_from")[docs]
+            keep &= (valid_from <= now) | (valid_from == self.col("created")[docs])
+            if not filters.include_superseded:
+                keep &= self.col("valid_until")[docs] > now
+            if not filters.include_expired:
+                keep &= self.col("expires")[docs] > now
         kept: np.ndarray = keep
         return kept
 
@@ -652,6 +681,7 @@ class MemoryIndex:
         if not isinstance(extras, dict) or not set(extras) <= set(index.doc_of):
             return None
         index.extras = extras
+        index._replaced = None
         return index
 
     def _consistent(self) -> bool:

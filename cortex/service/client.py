@@ -52,6 +52,10 @@ def _check_text(value: Any, path: str) -> None:
 _IDEMPOTENT = frozenset({"GET", "HEAD"})
 
 
+#: The error attributes the server sends in ``error.details`` (cortex.service.http.ERROR_DETAILS).
+_DETAILS = frozenset({"agent", "memory_id", "expected", "actual"})
+
+
 def _raise(status: int, body: bytes) -> None:
     try:
         error = _json.loads(body)["error"]
@@ -65,6 +69,10 @@ def _raise(status: int, body: bytes) -> None:
     exc = cls.__new__(cls)
     Exception.__init__(exc, message)  # keep the server's wording; the subclass keeps except clauses working
     exc.field = field  # type: ignore[attr-defined]
+    details = error.get("details")
+    for name, value in (details.items() if isinstance(details, dict) else ()):
+        if name in _DETAILS and isinstance(value, (str, int)):
+            setattr(exc, name, value)
     raise exc
 
 

@@ -41,6 +41,8 @@ from cortex.service.auth import ADMIN, Principal, TokenStore, token_id
 from cortex.service.guard import Guard, Limits
 
 API_PREFIX = "/v1"
+#: Attributes of Cortex errors sent in ``error.details`` (and set again on the exception by RemoteCortex).
+ERROR_DETAILS = ("agent", "memory_id", "expected", "actual")
 
 
 class _Body(BaseModel):
@@ -157,8 +159,11 @@ def _printable(text: str | None) -> str | None:
 def _error(status: int, exc: Exception, kind: str | None = None, field: str | None = None,
            reason: str | None = None) -> JSONResponse:
     reason = reason if reason is not None else getattr(exc, "reason", None)
-    body = {"error": {"type": kind or type(exc).__name__, "message": _printable(str(exc)), "field": _printable(field),
-                      "reason": _printable(reason)}}
+    body: dict[str, Any] = {"error": {"type": kind or type(exc).__name__, "message": _printable(str(exc)),
+                                      "field": _printable(field), "reason": _printable(reason)}}
+    details = {name: getattr(exc, name) for name in ERROR_DETAILS if isinstance(getattr(exc, name, None), (str, int))}
+    if details:  # what a client needs to act (e.g. retry from the current version), as the exception has it
+        body["error"]["details"] = details
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return JSONResponse(body, status_code=status, headers=headers)
 
@@ -305,7 +310,7 @@ def create_app(
     def store(agent: str, body: StoreBody, caller: Caller) -> Memory:
         """Store one memory."""
         return cx.store(scoped(caller, agent), body.content, type=body.type, project=body.project,
-                        confidence=body.confidence, source=body.source, ttl=body.ttl, tags=_tag_list(body.tags),
+                        confidence=body.confidence, source=body.source, ttl=body.ttl, tags=body.tags,
                         metadata=body.metadata, scope=body.scope)
 
     @app.post(f"{v1}/agents/{{agent}}/memories/batch", status_code=201, tags=["memories"])
@@ -346,7 +351,7 @@ def create_app(
     def update(agent: str, memory_id: str, body: UpdateBody, caller: Caller) -> Memory:
         """Change fields in place: version + 1, the earlier version kept (history)."""
         return cx.update(scoped(caller, agent), memory_id, content=body.content, type=body.type,
-                         project=body.project, confidence=body.confidence, tags=_tag_list(body.tags),
+                         project=body.project, confidence=body.confidence, tags=body.tags,
                          metadata=body.metadata, expected_version=body.expected_version)
 
     @app.get(f"{v1}/agents/{{agent}}/memories/{{memory_id}}/history", tags=["lifecycle"])
@@ -358,8 +363,6 @@ def create_app(
     def supersede(agent: str, memory_id: str, body: SupersedeBody, caller: Caller) -> Memory:
         """Replace the memory by new content (or by an existing memory): returns the replacing memory."""
         fields = body.model_dump(exclude_none=True, exclude={"content", "by", "reason"})
-        if "tags" in fields:
-            fields["tags"] = _tag_list(fields["tags"])
         return cx.supersede(scoped(caller, agent), memory_id, body.content, by=body.by, reason=body.reason,
                             **fields)
 
@@ -372,7 +375,7 @@ def create_app(
     def inject(lead: str, body: InjectBody, caller: Caller) -> Memory:
         """A lead's learning for the swarm (default), one of its teams, or one worker."""
         return cx.inject_learning(scoped(caller, lead), body.content, body.category, team=body.team, to=body.to,
-                                  confidence=body.confidence, project=body.project, tags=_tag_list(body.tags))
+                                  confidence=body.confidence, project=body.project, tags=body.tags)
 
     @app.post(f"{v1}/purge-expired", tags=["lifecycle"])
     def purge_expired(caller: Caller, body: Annotated[PurgeBody, Body()] = PurgeBody()) -> PurgeResult:
@@ -411,7 +414,7 @@ def create_app(
     def start(agent: str, caller: Caller, body: Annotated[StartBody, Body()] = StartBody()) -> Block:
         """The <agent-memory> block to inject at agent start (touches what it shows)."""
         return Block(block=cx.agent_start(scoped(caller, agent), body.task, body.project, body.limit, body.max_chars,
-                                          tags=_tag_list(body.tags), scope=body.scope))
+                                          tags=body.tags, scope=body.scope))
 
     @app.post(f"{v1}/agents/{{agent}}/end", tags=["prompt"])
     def end(agent: str, body: EndBody, caller: Caller) -> list[Memory]:
@@ -511,7 +514,7 @@ class ReadFilters:
 
 
 def _tag_list(tags: Any) -> Any:
-    """Tags from a query string or a body: comma-separated values split (anything else is Cortex's to judge)."""
+    """Tags from a query string: comma-separated values split (a body gives a JSON list, as it is)."""
     if isinstance(tags, str):
         tags = [tags]
     if isinstance(tags, list) and all(isinstance(t, str) for t in tags):

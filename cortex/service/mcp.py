@@ -21,8 +21,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from cortex import config
 from cortex.api import MemoryAPI
-from cortex.errors import AgentNotFoundError, CortexError
+from cortex.errors import AgentNotFoundError, CortexError, PermissionDeniedError
 from cortex.model import Memory, Page
+from cortex.scopes import Member
 from cortex.service.auth import Principal
 
 SUMMARY_CHARS = 200
@@ -36,7 +37,10 @@ ScopeFilter = Annotated[str | None, Field(
     description="Only this scope: 'agent' (the agent's own), 'team:NAME' or 'swarm' (default: all it can see)")]
 IncludeSuperseded = Annotated[bool, Field(description="Also memories replaced by newer ones (default: current only)")]
 IncludeExpired = Annotated[bool, Field(description="Also memories whose time to live has run out")]
+AsOf = Annotated[str | None, Field(description="An ISO 8601 moment, e.g. 2026-01-31T12:00:00Z: answer with the "
+                                               "memories recorded and valid then (superseded ones included)")]
 SourceName = Literal["manual", "agent_end", "task_completion", "session_summary", "file_index", "import", "injected"]
+SourceFilter = Annotated[SourceName | None, Field(description="Only memories from this source")]
 
 
 class SearchHit(BaseModel):
@@ -78,6 +82,10 @@ class DeleteOutput(BaseModel):
     id: str
 
 
+class PurgeOutput(BaseModel):
+    count: int = Field(description="How many expired memories were deleted")
+
+
 class StatsOutput(BaseModel):
     agent: str
     total: int
@@ -90,6 +98,8 @@ class AgentInfo(BaseModel):
     memory_enabled: bool
     project: str | None
     memories: int
+    teams: list[str] = Field(default_factory=list, description="The teams it belongs to (it reads their memories)")
+    lead: bool = Field(False, description="Whether it leads its teams and the swarm (may inject learnings)")
 
 
 class AgentsOutput(BaseModel):
@@ -199,6 +209,12 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         """Store a memory for the agent. Adding exactly the same content for the same project and scope again
         returns the memory already stored (created: false) instead of a duplicate."""
         with calling(ctx, agent) as cx:
+            if scope != "agent":  # the same refusal as store's, before answering with an existing memory
+                described = cx.describe_agents()
+                info = next((a for a in described if a["name"] == agent), None)
+                if info is not None:
+                    Member(agent, tuple(info.get("teams", ())), bool(info.get("lead"))).writable(
+                        scope, {t for a in described for t in a.get("teams", ())})
             # every word of an identical memory occurs in it: AND-token recall finds the candidates cheaply
             existing = [m for m in cx.recall(agent, content, project=project, limit=50, scope=scope)
                         if m.content == content]
@@ -221,14 +237,18 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         type: Annotated[TypeName | None, Field(description="Only memories of this type")] = None,
         tags: Tags = None,
         scope: ScopeFilter = None,
+        source: SourceFilter = None,
         include_superseded: IncludeSuperseded = False,
+        include_expired: IncludeExpired = False,
+        as_of: AsOf = None,
     ) -> SearchOutput:
         """Ranked search of the memories the agent can see (its own, its teams', the swarm's): summaries with ids,
         best first (get_memory reads one in full). Memories unrelated to the query are not returned, so there
         may be fewer than `limit`."""
         with calling(ctx, agent) as cx:
             result = cx.search(agent, query, mode=mode, limit=limit, project=project, type=type, tags=tags,
-                               scope=scope, include_superseded=include_superseded)
+                               scope=scope, source=source, include_superseded=include_superseded,
+                               include_expired=include_expired, as_of=as_of)
             hits = [SearchHit(id=h.memory.id, summary=_summary(h.memory.content), type=h.memory.type.value,
                               project=h.memory.project, scope=h.memory.scope, tags=list(h.memory.tags),
                               score=h.score) for h in result.hits]
@@ -245,15 +265,18 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         type: Annotated[TypeName | None, Field(description="Only memories of this type")] = None,
         tags: Tags = None,
         scope: ScopeFilter = None,
+        source: SourceFilter = None,
         include_superseded: IncludeSuperseded = False,
         include_expired: IncludeExpired = False,
+        as_of: AsOf = None,
     ) -> MemoriesOutput:
         """AND-token recall: the memories containing every word of the query, most occurrences first, then the
         most used (search_memories ranks by meaning instead)."""
         with calling(ctx, agent) as cx:
             return MemoriesOutput(memories=cx.recall(agent, query, type=type, project=project, limit=limit, tags=tags,
-                                                     scope=scope, include_superseded=include_superseded,
-                                                     include_expired=include_expired))
+                                                     scope=scope, source=source,
+                                                     include_superseded=include_superseded,
+                                                     include_expired=include_expired, as_of=as_of))
 
     @server.tool(annotations=readonly)
     def list_memories(
@@ -266,7 +289,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         tags: Tags = None,
         type: Annotated[TypeName | None, Field(description="Only memories of this type")] = None,
         project: Project = None,
-        source: Annotated[SourceName | None, Field(description="Only memories from this source")] = None,
+        source: SourceFilter = None,
         include_expired: IncludeExpired = False,
         include_superseded: IncludeSuperseded = False,
     ) -> Page:
@@ -314,12 +337,24 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         by: Annotated[str | None, Field(description="Or: the id of an existing memory that replaces it")] = None,
         reason: Annotated[str | None, Field(description="Why the old memory no longer holds")] = None,
         type: Annotated[TypeName | None, Field(description="Type of the new memory (default: the old one's)")] = None,
+        project: Annotated[str | None, Field(description="Project of the new memory (default: the old one's)")]
+        = None,
         tags: Annotated[list[str] | None, Field(description="Tags of the new memory (default: the old one's)")] = None,
+        confidence: Annotated[float | None, Field(description="Confidence of the new memory, 0..1", ge=0, le=1)]
+        = None,
+        source: Annotated[SourceName | None, Field(description="Source of the new memory (default: manual)")] = None,
+        ttl: Annotated[str | None, Field(description="Time to live of the new memory, e.g. '7d' or 'never'")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="Metadata of the new memory (a JSON object)")]
+        = None,
+        valid_from: Annotated[str | None, Field(description="When the new fact became true (ISO 8601; default: "
+                                                            "now); the old one is valid until then")] = None,
     ) -> Memory:
         """Replace an outdated memory: the old one stays in history, valid until now and pointing to its
         replacement, and no longer appears in searches. Give `content` (a new memory) or `by`. Returns the
         replacing memory."""
-        fields: dict[str, Any] = {k: v for k, v in (("type", type), ("tags", tags)) if v is not None}
+        given = {"type": type, "project": project, "tags": tags, "confidence": confidence, "source": source,
+                 "ttl": ttl, "metadata": metadata, "valid_from": valid_from}
+        fields: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         with calling(ctx, agent) as cx:
             return cx.supersede(agent, memory_id, content, by=by, reason=reason, **fields)
 
@@ -340,11 +375,28 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         team: Annotated[str | None, Field(description="Only for this team (one the lead leads)")] = None,
         to: Annotated[str | None, Field(description="Only for this worker (into its own memory)")] = None,
         confidence: Annotated[float, Field(description="How sure, 0..1", ge=0, le=1)] = 0.9,
+        project: Annotated[str, Field(description="Project it applies to; 'global' for everywhere")]
+        = config.DEFAULT_PROJECT,
+        tags: Annotated[list[str] | None, Field(description="More tags besides the category")] = None,
     ) -> Memory:
         """A lead shares a learning: with every agent (default), with one team, or with one worker. Only leads
         may; the memory is tagged with its category."""
         with calling(ctx, agent) as cx:
-            return cx.inject_learning(agent, content, category, team=team, to=to, confidence=confidence)
+            return cx.inject_learning(agent, content, category, team=team, to=to, confidence=confidence,
+                                      project=project, tags=tags or ())
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                             open_world_hint=False))
+    def purge_expired(
+        ctx: Context,
+        agent: Annotated[str | None, Field(description="Only this agent's own memories (none: every scope)")] = None,
+    ) -> PurgeOutput:
+        """Delete for good the memories whose time to live has run out (they are already hidden from searches).
+        Admin only, like POST /v1/purge-expired."""
+        with tool_errors():
+            if not caller_of(ctx).admin:
+                raise PermissionDeniedError("purge_expired needs an admin token")
+            return PurgeOutput(count=backend().purge_expired(agent))
 
     @server.tool(annotations=readonly)
     def get_memory(agent: Agent, memory_id: MemoryId, ctx: Context) -> Memory:
@@ -383,11 +435,12 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         project: Annotated[str | None, Field(description="Project scope (global memories are included)")] = None,
         limit: Annotated[int | None, Field(description="How many memories at most", ge=1, le=100)] = None,
         tags: Tags = None,
+        scope: ScopeFilter = None,
     ) -> BlockOutput:
         """The <agent-memory> block of the current memories most relevant to the task (its own, its teams', the
         swarm's; shared ones marked with their scope), to put in the agent's prompt (marks them used)."""
         with calling(ctx, agent) as cx:
-            return BlockOutput(block=cx.agent_start(agent, task, project, limit, tags=tags))
+            return BlockOutput(block=cx.agent_start(agent, task, project, limit, tags=tags, scope=scope))
 
     @server.tool(annotations=writes)
     def agent_end(

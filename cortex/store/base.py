@@ -57,12 +57,14 @@ class MemoryStore(Protocol):
     def count(self, scope: Scope) -> int:
         """How many memory subjects the scope's graph holds (readable or not)."""
 
-    def write(self, scope: Scope, adds: Sequence[Memory],
-              replaces: Sequence[tuple[Memory, Memory, bool]]) -> Change:
-        """In one atomic operation: add ``adds`` and, for each ``(old, new, archive)``, replace every triple of
-        ``old`` by those of ``new`` (keeping ``old`` as an earlier version when ``archive``), each only while the
-        store still holds ``old.version`` (see :meth:`versions` and ``cortex.store.rdf.replace_update``). Used by
-        update, supersession, validation and injection."""
+    def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
+              deletes: Sequence[str] = ()) -> Change:
+        """In one atomic operation: add ``adds``, for each ``(old, new, archive)`` replace every triple of
+        ``old`` by those of ``new`` (keeping ``old`` as an earlier version when ``archive``), and remove the
+        memories ``deletes``. Every replacement requires the store to still hold ``old.version`` (see
+        :meth:`versions`): otherwise raises :class:`~cortex.errors.VersionConflictError` (actual version 0 when
+        the memory is gone) and writes nothing. Used by update, supersession, validation, injection and by a
+        forget that reinstates the memories its victims had superseded."""
 
     def versions(self, scope: Scope, memory_id: str) -> list[Memory]:
         """The earlier versions of a memory (kept by updates), oldest first."""

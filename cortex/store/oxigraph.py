@@ -23,7 +23,7 @@ from typing import Any
 import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad, QuerySolutions, Triple, Variable
 
-from cortex.errors import InvalidInputError, StoreError, StoreLockedError
+from cortex.errors import InvalidInputError, StoreError, StoreLockedError, VersionConflictError
 from cortex.files import private_dir, read_regular
 from cortex.model import Memory, Scope
 from cortex.store.base import Change
@@ -177,8 +177,8 @@ class OxigraphStore:
             self._last[scope] = change
             return change
 
-    def write(self, scope: Scope, adds: Sequence[Memory],
-              replaces: Sequence[tuple[Memory, Memory, bool]]) -> Change:
+    def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
+              deletes: Sequence[str] = ()) -> Change:
         # The conditional DELETE/INSERT of rdf.replace_update, done the cheap way this store allows: under the
         # write lock (one writing process) read the memory's triples, check its version, and send exactly the
         # difference as DELETE DATA + INSERT DATA in one update (~10x faster than matching patterns).
@@ -189,18 +189,21 @@ class OxigraphStore:
             for old, new, archive in replaces:
                 subject = self.vocab.memory(scope, old.id)
                 current = list(self._store.quads_for_pattern(subject, None, None, graph))
-                if not current or self.codec.stored_version(current) != old.version:
-                    continue  # forgotten or changed meanwhile: the store keeps what it has
+                stored = self.codec.stored_version(current) if current else 0
+                if stored != old.version:
+                    raise VersionConflictError(old.id, old.version, stored)  # nothing written
                 wanted = self.codec.quads(scope, new) + (self.codec.version_quads(scope, old) if archive else [])
                 have, want = set(current), set(wanted)
                 removes += [q for q in current if q not in want]
                 inserts += [q for q in wanted if q not in have]
             operations = []
+            if deletes:
+                operations.append(self.codec.delete_update(scope, deletes))
             if removes:
                 operations.append(f"DELETE DATA {{ GRAPH {graph} {{ {self.codec.triples(removes)} }} }}")
             if inserts:
                 operations.append(f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(inserts)} }} }}")
-            ids = [m.id for m in adds] + [old.id for old, _, _ in replaces]
+            ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
             return self._update_locked(scope, ids, " ; ".join(operations))
 
     def versions(self, scope: Scope, memory_id: str) -> list[Memory]:

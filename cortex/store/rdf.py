@@ -111,6 +111,7 @@ class MemoryCodec:
         self.p_replaced_by = NamedNode(DCTERMS + "isReplacedBy")
         self.p_version_of = NamedNode(DCTERMS + "isVersionOf")
         self.p_revision_of = NamedNode(PROV + "wasRevisionOf")
+        self.p_attributed = NamedNode(PROV + "wasAttributedTo")
         self.version_class = vocab.predicate("MemoryVersion")
         self.p_version = vocab.predicate("version")
         self.log_graph = NamedNode(f"{vocab.ns}:graph:log")
@@ -152,9 +153,11 @@ class MemoryCodec:
         subject = v.memory(scope, memory.id)
         out = [
             Quad(subject, RDF_TYPE, v.memory_class, graph),
-            Quad(subject, self.agent_predicate, v.agent(memory.author or memory.agent), graph),
+            Quad(subject, self.agent_predicate, v.agent(memory.agent or memory.author or ""), graph),
             *self._field_quads(subject, graph, memory, None, cache),
         ]
+        if memory.author is not None and memory.agent and memory.author != memory.agent:
+            out.append(Quad(subject, self.p_attributed, v.agent(memory.author), graph))  # e.g. a lead's injection
         if memory.superseded_by is not None:
             out.append(Quad(subject, self.p_replaced_by, v.memory(scope, memory.superseded_by), graph))
         if memory.version > 1:
@@ -169,9 +172,11 @@ class MemoryCodec:
         out = [
             Quad(subject, RDF_TYPE, self.version_class, graph),
             Quad(subject, self.p_version_of, self.vocab.memory(scope, old.id), graph),
-            Quad(subject, self.agent_predicate, self.vocab.agent(old.author or old.agent), graph),
+            Quad(subject, self.agent_predicate, self.vocab.agent(old.agent or old.author or ""), graph),
             *self._field_quads(subject, graph, old, VERSION_FIELDS, None),
         ]
+        if old.author is not None and old.agent and old.author != old.agent:
+            out.append(Quad(subject, self.p_attributed, self.vocab.agent(old.author), graph))
         if old.version == 1:
             out.append(Quad(subject, self.p_version, integer(1), graph))  # skipped as the default elsewhere
         else:
@@ -183,7 +188,7 @@ class MemoryCodec:
         readable Cortex memory (no content, or a malformed value)."""
         raw: dict[str, str] = {}
         tags: list[str] = []
-        author = replaced_by = None
+        author = attributed = replaced_by = None
         for predicate, value in pairs:
             f = self._by_predicate.get(predicate)
             if f is not None:
@@ -192,6 +197,8 @@ class MemoryCodec:
                 tags.append(value)
             elif predicate == self.agent_predicate.value:
                 author = value
+            elif predicate == self.p_attributed.value:
+                attributed = value
             elif predicate == self.p_replaced_by.value:
                 replaced_by = value
         if "content" not in raw:
@@ -209,7 +216,9 @@ class MemoryCodec:
         except (ValueError, OverflowError):
             return None  # not written by Cortex; an index rebuild must not fail on foreign data
         agent_prefix = f"{self.vocab.ns}:agent:"
-        writer = author[len(agent_prefix):] if author is not None and author.startswith(agent_prefix) else None
+        owner = author[len(agent_prefix):] if author is not None and author.startswith(agent_prefix) else None
+        writer = attributed[len(agent_prefix):] if attributed is not None and attributed.startswith(agent_prefix) \
+            else owner
         if replaced_by is not None:
             values["superseded_by"] = self.vocab.memory_id(scope, replaced_by)
         # model_construct: the values come from our own typed literals, converted right here
