@@ -394,10 +394,10 @@ class Cortex:
 
     def touch(self, agent: str, memory_id: str) -> Memory:
         """Record a use: usageCount + 1 and lastUsedAt = now, in one atomic update. Returns the memory."""
-        self._agent(agent)
+        scopes = self._read_scopes(agent, None)
         with self._memories.lock:
-            scope, memory = self._require(agent, memory_id)
-            touched = self._memories.touch(scope, [memory.id], self._clock())
+            scope = self._memories.locate(scopes, memory_id) if is_memory_id(memory_id) else None
+            touched = self._memories.touch(scope, [memory_id], self._clock()) if scope is not None else []
             if not touched:
                 raise MemoryNotFoundError(agent, str(memory_id))
             return touched[0]
@@ -504,7 +504,9 @@ class Cortex:
         return replace(q, scopes=self._read_scopes(agent, scope))
 
     def _parts(self, scopes: Sequence[Scope]) -> list[Part]:
-        return [Part(s, self._memories.index(s)) for s in scopes]
+        """The indexes of the scopes a query reads (empty shared scopes left out: nothing to match)."""
+        parts = [Part(s, self._memories.index(s)) for s in scopes]
+        return [p for p in parts if len(p.index) or p is parts[0]]
 
     def recall(
         self,

@@ -81,10 +81,10 @@ class MemoryRepository:
             for memory_id, content in zip(memory_ids, self.store.contents(scope, memory_ids)):
                 record = index.record(memory_id)
                 if record is not None and content is not None:
-                    author = record.pop("author") or scope.name
-                    memories.append(Memory.model_construct(
-                        agent=scope.name if scope.kind == "agent" else author, author=author, scope=scope.relative,
-                        content=content, **record))
+                    author = record["author"] or scope.name
+                    record.update(agent=scope.name if scope.kind == "agent" else author, author=author,
+                                  scope=scope.relative, content=content)
+                    memories.append(Memory.trusted(record))
             return memories
 
     def load_many(self, wanted: Sequence[tuple[Scope, str]]) -> list[Memory]:

@@ -89,6 +89,17 @@ class Memory(BaseModel):
                     data[name] = data.get(default)
         return data
 
+    @classmethod
+    def trusted(cls, values: dict[str, Any]) -> "Memory":
+        """A memory from values that are already typed and complete (every field, e.g. from the index and
+        the store): no validation, ~5x cheaper than ``model_construct``, which a read pays per hit."""
+        memory = cls.__new__(cls)
+        object.__setattr__(memory, "__dict__", values)
+        object.__setattr__(memory, "__pydantic_fields_set__", set(values))
+        object.__setattr__(memory, "__pydantic_extra__", None)
+        object.__setattr__(memory, "__pydantic_private__", None)
+        return memory
+
     def expired(self, now: datetime) -> bool:
         """Whether the memory's time to live has run out at ``now``."""
         return self.expires_at is not None and self.expires_at <= now

@@ -227,6 +227,7 @@ def search(
     fetch = min(query.limit * reranking.overfetch, 10_000) if reranked else query.limit
     with memories.lock:
         parts = [Part(s, memories.index(s)) for s in scopes]
+        parts = [p for p in parts if len(p.index) or p is parts[0]]  # an empty shared scope has nothing to rank
         ranked = rank(parts, replace(query, limit=fetch), used, query_vector=query_vector, fusion=fusion)
         scores = np.array([r.score for r in ranked], dtype=np.float64)
         if reranked and ranked:

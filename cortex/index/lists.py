@@ -7,12 +7,14 @@ decides when forgotten documents are dropped (:meth:`merge` with a renumbering).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 _TAIL_REBUILD = 2048
+_CACHED_TOKENS = 4096  # substring matches kept per posting list (a few MB at most)
 
 
 class Vec:
@@ -56,6 +58,9 @@ class PostingLists:
         self.blob_terms = 0
         self.blob_starts = np.zeros(0, dtype=np.int64)
         self._blob_stale = False
+        # token -> (vocabulary size it was computed for, term ids, multiplicities): the vocabulary only grows
+        # (terms keep their ids), so a cached answer is extended by scanning the newer terms alone
+        self._matches: OrderedDict[str, tuple[int, np.ndarray, np.ndarray]] = OrderedDict()
 
     @property
     def postings(self) -> int:
@@ -120,7 +125,28 @@ class PostingLists:
 
     def containing(self, token: str) -> tuple[np.ndarray, np.ndarray]:
         """Term ids containing ``token`` and how many times each contains it (non-overlapping, as
-        ``str.count``). Terms must not contain newlines."""
+        ``str.count``). Terms must not contain newlines. Recent tokens' answers are cached (agents repeat
+        their words: the scan of the whole vocabulary is the costly part of a recall)."""
+        cached = self._matches.get(token)
+        n = len(self.terms)
+        if cached is not None:
+            seen, tids, mult = cached
+            if seen < n:
+                tail = [(i, c) for i in range(seen, n) if (c := self.terms[i].count(token))]
+                if tail:
+                    tids = np.concatenate([tids, np.array([i for i, _ in tail], dtype=np.int64)])
+                    mult = np.concatenate([mult, np.array([c for _, c in tail], dtype=np.int64)])
+                self._matches[token] = (n, tids, mult)
+            self._matches.move_to_end(token)
+            return tids, mult
+        tids, mult = self._scan(token)
+        self._matches[token] = (n, tids, mult)
+        if len(self._matches) > _CACHED_TOKENS:
+            self._matches.popitem(last=False)
+        return tids, mult
+
+    def _scan(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`containing`, computed: a substring search of the joined vocabulary (and of its tail)."""
         if self._blob_stale or len(self.terms) - self.blob_terms > _TAIL_REBUILD:
             self._refresh_blob()
         positions = []
@@ -143,6 +169,9 @@ class PostingLists:
         """Documents (with repeats) and tf (times ``mult`` per term) for the union of the given terms."""
         if mult is None:
             mult = np.ones(len(tids), dtype=np.int64)
+        if len(tids) == 1 and tids[0] < self.base_terms and not self.has_delta.view[tids[0]]:
+            start, end = self.base_off[tids[0]], self.base_off[tids[0] + 1]  # one term: its slice, as it is
+            return self.base_docs[start:end].astype(np.int64), self.base_tf[start:end] * mult[0]
         base = tids < self.base_terms
         bt, bm = tids[base], mult[base]
         starts = self.base_off[bt]

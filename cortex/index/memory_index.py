@@ -350,6 +350,8 @@ class MemoryIndex:
         if len(wids) == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         docs, weights = self.raw.lookup(wids, mult)
+        if len(wids) == 1:  # one term's postings: already distinct and in document order
+            return docs, weights.astype(np.float64)
         n = len(self.ids)
         if len(docs) * 8 > n:  # dense: one pass over all documents beats sorting many postings
             occ = np.bincount(docs, weights=weights, minlength=n)
@@ -417,8 +419,10 @@ class MemoryIndex:
             if docs is None or occ is None:
                 docs, occ = hit, count
             else:
-                docs, left, right = np.intersect1d(docs, hit, assume_unique=True, return_indices=True)
-                occ = occ[left] + count[right]
+                # both sorted and distinct: a binary search of one in the other beats intersect1d's sort
+                at = np.minimum(np.searchsorted(hit, docs), max(len(hit) - 1, 0))
+                both = hit[at] == docs if len(hit) else np.zeros(len(docs), dtype=bool)
+                docs, occ = docs[both], occ[both] + count[at[both]]
             if len(docs) == 0:
                 return []
         assert docs is not None and occ is not None
