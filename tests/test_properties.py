@@ -9,7 +9,7 @@ import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 
@@ -127,3 +127,41 @@ class Lifecycle(RuleBasedStateMachine):
 TestLifecycle = Lifecycle.TestCase
 TestLifecycle.settings = settings(max_examples=40, stateful_step_count=25, deadline=None,
                                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+WORDS = ["null", "pointer", "nullable", "annul", "check", "checks", "é", "café", "cafe", "aa", "aaa", "x"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(contents=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join), min_size=1,
+                         max_size=60),
+       query=st.lists(st.sampled_from(WORDS + ["ul", "ll", "ck", "af"]), min_size=1, max_size=3).map(" ".join),
+       forget=st.integers(min_value=0, max_value=5))
+def test_and_recall_agrees_with_a_brute_force_count(tmp_path_factory, contents, query, forget):
+    """Every token occurs (inside words too); ranked by total occurrences (str.count), whatever path the index
+    takes (rarest token first, frequent ones checked on the candidates, postings merged or pending)."""
+    from cortex.text import normalize, query_tokens
+
+    path = tmp_path_factory.mktemp("recall")
+    cx = Cortex.open(path, embeddings=None)
+    try:
+        cx.agents.register("a")
+        stored = cx.store_many("a", [{"content": c} for c in contents])
+        for m in stored[:forget]:
+            cx.forget("a", m.id)
+        alive = stored[forget:]
+        tokens = query_tokens(query)
+        expected = {m.id: sum(normalize(m.content).count(t) for t in tokens) for m in alive
+                    if all(t in normalize(m.content) for t in tokens)}
+        for _ in ("pending postings", "merged postings of a reopened store"):
+            got = cx.recall("a", query, limit=1000)
+            assert {m.id for m in got} == set(expected)
+            occurrences = [expected[m.id] for m in got]
+            assert occurrences == sorted(occurrences, reverse=True)
+            scored = cx.search("a", query, mode="all", limit=1000)
+            assert {h.memory.id: h.score for h in scored} == expected
+            cx.close()
+            cx = Cortex.open(path, embeddings=None)
+            cx.agents.register("a")
+    finally:
+        cx.close()

@@ -54,9 +54,13 @@ class PostingLists:
         self.base_tf = np.zeros(0, dtype=np.int32)
         self.delta: dict[int, list[int]] = {}  # term id -> [doc, tf, doc, tf, ...]
         self.delta_postings = 0
-        self.blob = ""  # terms [0, blob_terms) joined by newlines, for substring search
+        # substring search: terms [0, blob_terms) as UTF-8 joined by newlines, where each term starts, and
+        # the positions of every byte pair (sorted by pair; pair_off: CSR offsets over the 65536 pairs)
+        self.blob = np.zeros(0, dtype=np.uint8)
         self.blob_terms = 0
         self.blob_starts = np.zeros(0, dtype=np.int64)
+        self.pair_positions = np.zeros(0, dtype=np.int64)
+        self.pair_off = np.zeros(65537, dtype=np.int64)
         self._blob_stale = False
         # token -> (vocabulary size it was computed for, term ids, multiplicities): the vocabulary only grows
         # (terms keep their ids), so a cached answer is extended by scanning the newer terms alone
@@ -117,11 +121,38 @@ class PostingLists:
         self.has_delta = Vec(np.bool_, np.zeros(n, dtype=bool))
 
     def _refresh_blob(self) -> None:
-        self.blob = "\n".join(self.terms)
-        lengths = np.fromiter((len(w) + 1 for w in self.terms), dtype=np.int64, count=len(self.terms))
+        """Join the terms as UTF-8 (newline-separated) and sort the positions of every byte pair, so a
+        substring search starts from the token's rarest pair instead of scanning the whole vocabulary."""
+        encoded = [w.encode("utf-8", "surrogatepass") for w in self.terms]
+        data = b"\n".join(encoded) + b"\n"
+        self.blob = np.frombuffer(data, dtype=np.uint8)
+        lengths = np.fromiter((len(w) + 1 for w in encoded), dtype=np.int64, count=len(encoded))
         self.blob_starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]) if len(lengths) else lengths
+        pairs = self.blob[:-1].astype(np.int32) * 256 + self.blob[1:] if len(self.blob) > 1 \
+            else np.zeros(0, dtype=np.int32)
+        self.pair_positions = np.argsort(pairs, kind="stable").astype(np.int64)
+        self.pair_off = np.zeros(65537, dtype=np.int64)
+        np.cumsum(np.bincount(pairs, minlength=65536), out=self.pair_off[1:])
         self.blob_terms = len(self.terms)
         self._blob_stale = False
+
+    def _positions(self, needle: bytes) -> np.ndarray:
+        """Sorted start positions of ``needle`` (no newline in it) in the joined vocabulary."""
+        blob = self.blob
+        if len(needle) == 1:
+            return np.flatnonzero(blob == needle[0])
+        codes = [needle[i] * 256 + needle[i + 1] for i in range(len(needle) - 1)]
+        counts = [int(self.pair_off[c + 1] - self.pair_off[c]) for c in codes]
+        anchor = min(range(len(codes)), key=counts.__getitem__)
+        code = codes[anchor]
+        starts = self.pair_positions[self.pair_off[code]:self.pair_off[code + 1]] - anchor
+        starts = starts[(starts >= 0) & (starts + len(needle) <= len(blob))]
+        for k, byte in enumerate(needle):
+            if len(starts) == 0:
+                break
+            if k not in (anchor, anchor + 1):
+                starts = starts[blob[starts + k] == byte]
+        return np.sort(starts)
 
     def containing(self, token: str) -> tuple[np.ndarray, np.ndarray]:
         """Term ids containing ``token`` and how many times each contains it (non-overlapping, as
@@ -146,19 +177,19 @@ class PostingLists:
         return tids, mult
 
     def _scan(self, token: str) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`containing`, computed: a substring search of the joined vocabulary (and of its tail)."""
+        """:meth:`containing`, computed: a search of the joined vocabulary (and a scan of its tail)."""
         if self._blob_stale or len(self.terms) - self.blob_terms > _TAIL_REBUILD:
             self._refresh_blob()
-        positions = []
-        find, step = self.blob.find, len(token)
-        at = find(token)
-        while at != -1:
-            positions.append(at)
-            at = find(token, at + step)
-        if positions:
-            tids, mult = np.unique(np.searchsorted(self.blob_starts, positions, side="right") - 1, return_counts=True)
-        else:
-            tids = mult = np.zeros(0, dtype=np.int64)
+        tids = mult = np.zeros(0, dtype=np.int64)
+        needle = token.encode("utf-8", "surrogatepass")
+        if needle and self.blob_terms:
+            positions = self._positions(needle)
+            if len(positions):
+                tids, mult = np.unique(np.searchsorted(self.blob_starts, positions, side="right") - 1,
+                                       return_counts=True)
+                if len(needle) > 1 and (mult > 1).any():  # overlapping matches count once, as str.count does
+                    mult = np.array([self.terms[t].count(token) if m > 1 else 1 for t, m in zip(tids, mult)],
+                                    dtype=np.int64)
         tail = [(i, c) for i in range(self.blob_terms, len(self.terms)) if (c := self.terms[i].count(token))]
         if tail:
             tids = np.concatenate([tids, np.array([i for i, _ in tail], dtype=np.int64)])
@@ -191,6 +222,31 @@ class PostingLists:
         if not docs_parts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return np.concatenate(docs_parts), np.concatenate(weight_parts)
+
+    def counts_in(self, tids: np.ndarray, mult: np.ndarray, docs: np.ndarray) -> np.ndarray:
+        """For sorted distinct ``docs``: the sum over the terms ``tids`` of each one's tf times ``mult`` (0 where
+        none occurs). Binary searches in the terms' postings (each sorted by document), so the cost follows
+        ``len(docs)``, not the length of the postings: the cheap way to check a few candidates against a
+        frequent term."""
+        total = np.zeros(len(docs), dtype=np.float64)
+        for tid, m in zip(tids.tolist(), mult.tolist()):
+            slices: list[tuple[np.ndarray, np.ndarray]] = []
+            if tid < self.base_terms:
+                start, end = int(self.base_off[tid]), int(self.base_off[tid + 1])
+                slices.append((self.base_docs[start:end], self.base_tf[start:end]))
+            pending = self.delta.get(tid)
+            if pending:
+                pairs = np.array(pending, dtype=np.int64)
+                slices.append((pairs[0::2], pairs[1::2]))
+            for posting_docs, tfs in slices:
+                if len(posting_docs) == 0:
+                    continue
+                at = np.searchsorted(posting_docs, docs)
+                inside = at < len(posting_docs)
+                hit = np.zeros(len(docs), dtype=bool)
+                hit[inside] = posting_docs[at[inside]] == docs[inside]
+                total[hit] += tfs[at[hit]] * m
+        return total
 
     def df(self, tid: int) -> int:
         """How many postings (documents, forgotten ones until the next merge) term ``tid`` has."""

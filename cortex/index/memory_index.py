@@ -344,9 +344,11 @@ class MemoryIndex:
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def _token_hits(self, token: str) -> tuple[np.ndarray, np.ndarray]:
-        """Sorted distinct documents containing ``token`` and its occurrences in each (dead ones included)."""
-        wids, mult = self.raw.containing(token)
+    def _token_hits(self, token: str, matched: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted distinct documents containing ``token`` and its occurrences in each (dead ones included);
+        ``matched``: the terms containing it, when known."""
+        wids, mult = matched if matched is not None else self.raw.containing(token)
         if len(wids) == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         docs, weights = self.raw.lookup(wids, mult)
@@ -412,13 +414,22 @@ class MemoryIndex:
             every = np.arange(len(self.ids))
             every = every[self.keep(every, filters)]
             return [(self.ids[every[i]], 0.0) for i in self._rank(every, [], limit)]
+        # rarest token first; a token far more frequent than the candidates left is checked on them alone
+        matched = [self.raw.containing(token) for token in tokens]
+        sizes = [sum(self.raw.df(t) for t in tids.tolist()) for tids, _ in matched]
         docs: np.ndarray | None = None
         occ: np.ndarray | None = None
-        for token in tokens:
-            hit, count = self._token_hits(token)
+        for k in sorted(range(len(tokens)), key=sizes.__getitem__):
             if docs is None or occ is None:
-                docs, occ = hit, count
+                docs, occ = self._token_hits(tokens[k], matched[k])
+                keep = self.keep(docs, filters)
+                docs, occ = docs[keep], occ[keep]
+            elif sizes[k] > 4 * len(docs):
+                counts = self.raw.counts_in(*matched[k], docs)
+                found = counts > 0
+                docs, occ = docs[found], occ[found] + counts[found]
             else:
+                hit, count = self._token_hits(tokens[k], matched[k])
                 # both sorted and distinct: a binary search of one in the other beats intersect1d's sort
                 at = np.minimum(np.searchsorted(hit, docs), max(len(hit) - 1, 0))
                 both = hit[at] == docs if len(hit) else np.zeros(len(docs), dtype=bool)
@@ -426,8 +437,6 @@ class MemoryIndex:
             if len(docs) == 0:
                 return []
         assert docs is not None and occ is not None
-        keep = self.keep(docs, filters)
-        docs, occ = docs[keep], occ[keep]
         return [(self.ids[docs[i]], float(occ[i])) for i in self._rank(docs, [occ], limit)]
 
     def newest(self, filters: Filters, before: tuple[int, str] | None, limit: int) -> list[tuple[int, str]]:
