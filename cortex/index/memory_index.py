@@ -156,6 +156,9 @@ class MemoryIndex:
         self.token = ""
         self._lengths: tuple[float, int] | None = None  # BM25: total analysed length and count of live docs
         self._replaced: dict[str, set[str]] | None = None  # successor id -> ids it superseded (built lazily)
+        # which documents are current (valid, not superseded, not expired) for any moment in [from, until):
+        # one gather per read instead of five column checks on every candidate; any write drops it
+        self._current: tuple[int, int, np.ndarray] | None = None
 
     def col(self, name: str) -> np.ndarray:
         """The live view of a column (one value per document, dead ones included)."""
@@ -214,6 +217,7 @@ class MemoryIndex:
     def add(self, memory: Memory) -> None:
         """Index a memory; an id already present is replaced."""
         self._lengths = None
+        self._current = None
         normalized = normalize(memory.content)
         counts = Counter(content_words(normalized))
         terms = analyze_normalized(normalized)
@@ -249,6 +253,7 @@ class MemoryIndex:
             return False
         self.alive.a[doc] = False
         self._lengths = None
+        self._current = None
         self._unlink(memory_id)
         self.extras.pop(memory_id, None)
         return True
@@ -265,6 +270,7 @@ class MemoryIndex:
             if vector is not None and self.vector_model is not None:  # only the tags changed: the vector holds
                 self.set_vectors(self.vector_model, [memory.id], vector[None, :])
             return
+        self._current = None
         for name, value in self._row(memory, int(self.cols["doc_len"].a[doc])).items():
             self.cols[name].a[doc] = value
         self._set_extras(memory)
@@ -327,6 +333,7 @@ class MemoryIndex:
     def merge(self) -> None:
         """Fold the deltas into the CSR bases, dropping forgotten memories and renumbering documents."""
         self._lengths = None
+        self._current = None
         alive = self.alive.view.copy()
         new_doc = np.cumsum(alive, dtype=np.int64) - 1
         self.raw.merge(alive, new_doc)
@@ -387,19 +394,39 @@ class MemoryIndex:
         elif filters.now is None:
             if not filters.include_superseded:
                 keep &= self.col("valid_until")[docs] == NEVER
+        elif not filters.include_superseded and not filters.include_expired:
+            keep &= self.current_mask(to_micros(filters.now))[docs]
         else:
-            # current: valid now (a successor given a future valid_from leaves its predecessor current until
-            # then, and is not current itself before it; without a valid_from of its own a memory is current
-            # once stored, whatever created_at an import gave it), and not expired
             now = to_micros(filters.now)
-            valid_from = self.col("valid_from")[docs]
-            keep &= (valid_from <= now) | (valid_from == self.col("created")[docs])
+            keep &= self._valid_since(self.col("valid_from")[docs], self.col("created")[docs], now)
             if not filters.include_superseded:
                 keep &= self.col("valid_until")[docs] > now
             if not filters.include_expired:
                 keep &= self.col("expires")[docs] > now
         kept: np.ndarray = keep
         return kept
+
+    @staticmethod
+    def _valid_since(valid_from: np.ndarray, created: np.ndarray, now: int) -> np.ndarray:
+        """Valid by ``now``: a memory given a future valid_from is not current before it; without a
+        valid_from of its own (it equals created_at) a memory is current once stored, whatever created_at an
+        import gave it."""
+        mask: np.ndarray = (valid_from <= now) | (valid_from == created)
+        return mask
+
+    def current_mask(self, now: int) -> np.ndarray:
+        """Per document: current at ``now`` (microseconds): valid (valid_from <= now < valid_until) and not
+        expired. Cached until the next write or the next moment a memory's state changes."""
+        cached = self._current
+        if cached is not None and cached[0] <= now < cached[1] and len(cached[2]) == len(self.ids):
+            return cached[2]
+        valid_from, created = self.col("valid_from"), self.col("created")
+        until, expires = self.col("valid_until"), self.col("expires")
+        mask = self._valid_since(valid_from, created, now) & (until > now) & (expires > now)
+        boundaries = [b[b > now] for b in (valid_from[valid_from != created], until, expires)]
+        upcoming = [int(b.min()) for b in boundaries if len(b)]
+        self._current = (now, min(upcoming) if upcoming else NEVER, mask)
+        return mask
 
     def _rank(self, docs: np.ndarray, primary: list[np.ndarray], limit: int) -> np.ndarray:
         """Positions in ``docs`` of the best ``limit``: by the ``primary`` keys (aligned with ``docs``), then
