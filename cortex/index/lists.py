@@ -53,6 +53,7 @@ class PostingLists:
         self.base_docs = np.zeros(0, dtype=np.int32)
         self.base_tf = np.zeros(0, dtype=np.int32)
         self.delta: dict[int, list[int]] = {}  # term id -> [doc, tf, doc, tf, ...]
+        self._delta_arrays: dict[int, np.ndarray] = {}  # a read's copy of a delta list (valid while as long)
         self.delta_postings = 0
         # substring search: terms [0, blob_terms) as UTF-8 joined by newlines, where each term starts, and
         # the positions of every byte pair (sorted by pair; pair_off: CSR offsets over the 65536 pairs)
@@ -117,6 +118,7 @@ class PostingLists:
         self.base_tf = tfs.astype(np.int32)
         self.base_terms = n
         self.delta = {}
+        self._delta_arrays = {}
         self.delta_postings = 0
         self.has_delta = Vec(np.bool_, np.zeros(n, dtype=bool))
 
@@ -185,8 +187,9 @@ class PostingLists:
         if needle and self.blob_terms:
             positions = self._positions(needle)
             if len(positions):
-                tids, mult = np.unique(np.searchsorted(self.blob_starts, positions, side="right") - 1,
-                                       return_counts=True)
+                owners = np.searchsorted(self.blob_starts, positions, side="right") - 1  # sorted
+                first = np.flatnonzero(np.diff(owners, prepend=-1))
+                tids, mult = owners[first], np.diff(np.append(first, len(owners)))
                 if len(needle) > 1 and (mult > 1).any():  # overlapping matches count once, as str.count does
                     mult = np.array([self.terms[t].count(token) if m > 1 else 1 for t, m in zip(tids, mult)],
                                     dtype=np.int64)
@@ -216,7 +219,7 @@ class PostingLists:
             weight_parts.append(self.base_tf[idx] * np.repeat(bm, lens))
         if self.delta and len(tids):
             for j in np.flatnonzero(self.has_delta.view[tids]):
-                pairs = np.array(self.delta[int(tids[j])], dtype=np.int64)
+                pairs = self._pending(int(tids[j]))
                 docs_parts.append(pairs[0::2])
                 weight_parts.append(pairs[1::2] * mult[j])
         if not docs_parts:
@@ -234,9 +237,8 @@ class PostingLists:
             if tid < self.base_terms:
                 start, end = int(self.base_off[tid]), int(self.base_off[tid + 1])
                 slices.append((self.base_docs[start:end], self.base_tf[start:end]))
-            pending = self.delta.get(tid)
-            if pending:
-                pairs = np.array(pending, dtype=np.int64)
+            if tid in self.delta:
+                pairs = self._pending(tid)
                 slices.append((pairs[0::2], pairs[1::2]))
             for posting_docs, tfs in slices:
                 if len(posting_docs) == 0:
@@ -247,6 +249,15 @@ class PostingLists:
                 hit[inside] = posting_docs[at[inside]] == docs[inside]
                 total[hit] += tfs[at[hit]] * m
         return total
+
+    def _pending(self, tid: int) -> np.ndarray:
+        """Term ``tid``'s delta postings as an array [doc, tf, doc, tf, ...] (kept until the list grows: the
+        lists of frequent terms are long, and reads would otherwise convert them every time)."""
+        pending = self.delta[tid]
+        cached = self._delta_arrays.get(tid)
+        if cached is None or len(cached) != len(pending):
+            cached = self._delta_arrays[tid] = np.array(pending, dtype=np.int64)
+        return cached
 
     def df(self, tid: int) -> int:
         """How many postings (documents, forgotten ones until the next merge) term ``tid`` has."""
