@@ -8,11 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cortex import config
 from cortex.model import IndexStatus, Memory, MemoryType, Page, SearchResult, Source
 from cortex.rerank import Reranking
+
+if TYPE_CHECKING:
+    from cortex.sparql import SparqlResult
 
 
 @runtime_checkable
@@ -227,6 +230,18 @@ class MemoryAPI(Protocol):
 
     def stored_agents(self) -> list[str]:
         """Names of the agents that have memories in the store."""
+        ...
+
+    def sparql(
+        self,
+        query: str,
+        substitutions: Mapping[str, Any] | None = None,
+        *,
+        agent: str | None = None,
+        limit: int | None = None,
+        timeout: float | None = None,
+    ) -> SparqlResult:
+        """A read-only SPARQL query over the store, or over the graphs ``agent`` reads (docs/sparql.md)."""
         ...
 
     def reindex(

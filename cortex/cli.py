@@ -425,6 +425,49 @@ def inject(state: _State, lead: str, content: str, category: str, team: str | No
                                                       confidence=confidence, project=project)))
 
 
+@cli.command("sparql")
+@click.argument("query", required=False)
+@click.option("-f", "--file", "path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Read the query from this file ('-': stdin) instead of QUERY.")
+@click.option("--agent", default=None, help="See only the graphs this agent reads (default: the whole store).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv", "xml", "turtle", "ntriples"]),
+              default="table", show_default=True, help="table and the SPARQL result formats; turtle/ntriples "
+                                                        "for CONSTRUCT and DESCRIBE.")
+@click.option("--limit", type=int, default=None, help="Rows at most (default: CORTEX_SPARQL_LIMIT or 10000).")
+@click.option("--timeout", type=float, default=None, help="Seconds at most (default: CORTEX_SPARQL_TIMEOUT or 30).")
+@pass_state
+def sparql_command(state: _State, query: str | None, path: Path | None, agent: str | None, fmt: str,
+                   limit: int | None, timeout: float | None) -> None:
+    """Run a read-only SPARQL QUERY over the store (docs/sparql.md has useful ones). Updates are refused."""
+    from cortex import sparql
+
+    if (query is None) == (path is None):
+        raise InvalidInputError("query", "give the query as QUERY or with -f FILE (one of them)")
+    text = _read_content(query) if query is not None else (
+        sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8"))  # type: ignore[arg-type]
+    result = state.cortex(read_only=True).sparql(
+        text, agent=agent, limit=limit if limit is not None else sparql.configured_limit(),
+        timeout=timeout if timeout is not None else sparql.configured_timeout())
+    if fmt != "table":
+        if fmt == "json" and result.kind == "graph":
+            fmt = "ntriples"
+        sys.stdout.write(result.serialize(fmt).decode("utf-8"))
+    elif result.kind == "boolean":
+        click.echo("true" if result.boolean else "false")
+    elif result.kind == "graph":
+        sys.stdout.write(result.serialize("turtle").decode("utf-8"))
+    else:
+        rows = [[_term_text(row.get(v)) for v in result.variables] for row in result.rows]
+        click.echo(_table(rows, result.variables))
+    if result.truncated:
+        click.echo(f"cortex: note: the result was cut at {len(result)} rows (--limit)", err=True)
+
+
+def _term_text(term: Any) -> str:
+    """A term for a terminal: a literal's text, an IRI, or '' for an unbound variable."""
+    return "" if term is None else str(getattr(term, "value", term))
+
+
 @cli.command("list")
 @click.argument("agent")
 @click.option("--type", "type_", default=None, help=TYPE_HELP)

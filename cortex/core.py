@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -16,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from cortex import capture, config, lifecycle, listing, scopes
+from cortex import capture, config, lifecycle, listing, scopes, sparql
 from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.embeddings import EmbeddingProvider, make_provider
 from cortex.errors import (
@@ -36,6 +37,7 @@ from cortex.rerank import NO_RERANKING, Reranking
 from cortex.scopes import Member
 from cortex.search import Fusion, SearchMode, check_mode
 from cortex.search import search as run_search
+from cortex.sparql import SparqlResult
 from cortex.store import Location, open_store
 from cortex.store.base import MemoryStore
 from cortex.validation import (
@@ -647,12 +649,30 @@ class Cortex:
         self._check_open()
         return self._memories.status(self._scope(agent))
 
-    def sparql(self, query: str, substitutions: Mapping[str, Any] | None = None) -> Any:
-        """Run a read-only SPARQL query over the whole store (every agent's graph); ``substitutions`` binds
-        variables (by name) to pyoxigraph terms. Returns pyoxigraph's result object."""
+    def sparql(
+        self,
+        query: str,
+        substitutions: Mapping[str, Any] | None = None,
+        *,
+        agent: str | None = None,
+        limit: int | None = None,
+        timeout: float | None = None,
+    ) -> SparqlResult:
+        """Run a read-only SPARQL query (docs/sparql.md). Without ``agent`` it sees the whole store (every
+        named graph, and their union as the default graph); with ``agent`` exactly the graphs that agent reads
+        (its own, its teams', the swarm), whatever ``FROM`` or ``GRAPH`` the query names. ``substitutions``
+        binds variables (by name) to pyoxigraph terms. At most ``limit`` rows (``result.truncated`` says when
+        there were more); ``timeout`` seconds, else :class:`QueryTimeoutError`. Updates and ``SERVICE`` are
+        refused (:class:`InvalidInputError`, field ``query``)."""
         self._check_open()
-        with self._memories.lock:
-            return self._memories.store.query(check_text(query, "query"), substitutions)
+        text = sparql.check_query(query)
+        rows = check_limit(limit, "limit", 10**12) if limit is not None else None
+        store = self._memories.store
+        dataset = sparql.graphs_clause([store.vocab.graph(s) for s in self._read_scopes(agent, None)]) \
+            if agent is not None else {"use_default_graph_as_union": True}
+        started = time.monotonic()
+        return sparql.run(lambda: sparql.collect(store.query(text, substitutions, **dataset), rows or 2**62,
+                                                 timeout, started), timeout)
 
     # -- prompt integration ----------------------------------------------------------------------
 

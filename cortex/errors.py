@@ -117,5 +117,13 @@ class VersionConflictError(CortexError):
         super().__init__(f"expected_version: memory {memory_id!r} {state}: read it again and retry")
 
 
+class QueryTimeoutError(CortexError):
+    """A SPARQL query ran longer than its time-out (nothing was changed: queries are read-only)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.field = "timeout"
+        super().__init__(f"timeout: the query ran longer than {seconds:g} s; narrow it or raise the time-out")
+
+
 class ServiceError(CortexError):
     """The Cortex server could not be reached or answered something unexpected."""

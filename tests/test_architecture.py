@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("surfaces", ["cortex.cli", "cortex.__main__", "cortex.service"]),
     ("facade", ["cortex.core", "cortex.api"]),
     ("engine", ["cortex.recall", "cortex.search", "cortex.rerank", "cortex.render", "cortex.capture",
-                "cortex.lifecycle", "cortex.scopes", "cortex.listing"]),
+                "cortex.lifecycle", "cortex.scopes", "cortex.listing", "cortex.sparql"]),
     ("repository", ["cortex.memories"]),
     ("derived", ["cortex.index", "cortex.embeddings"]),
     ("storage", ["cortex.store", "cortex.vocab"]),

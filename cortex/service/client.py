@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from enum import Enum
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from cortex import config, errors
@@ -22,6 +22,9 @@ from cortex.model import IndexStatus, Memory, MemoryType, Page, SearchResult, So
 from cortex.render import render as render_block
 from cortex.rerank import Reranking
 from cortex.validation import check_agent_name, is_memory_id
+
+if TYPE_CHECKING:
+    from cortex.sparql import SparqlResult
 
 _ERRORS: dict[str, type[errors.CortexError]] = {
     cls.__name__: cls
@@ -376,6 +379,22 @@ class RemoteCortex:
 
     def stored_agents(self) -> list[str]:
         return [a["name"] for a in self.describe_agents() if a["memories"]]
+
+    def sparql(
+        self,
+        query: str,
+        substitutions: Mapping[str, Any] | None = None,
+        *,
+        agent: str | None = None,
+        limit: int | None = None,
+        timeout: float | None = None,
+    ) -> SparqlResult:
+        from cortex.sparql import from_json
+
+        if substitutions:
+            raise errors.InvalidInputError("substitutions", "are for in-process queries; a remote query is text")
+        return from_json(self._call("POST", "/sparql", json=_jsonable(
+            {"query": query, "agent": agent, "limit": limit, "timeout": timeout}, drop_none=True)))
 
     def reindex(
         self, agent: str, *, force: bool = False, progress: Callable[[int, int], None] | None = None

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import json
 import os
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
+from urllib.parse import parse_qs
 
 from fastapi import Body, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from cortex import config
+from cortex import config, sparql
 from cortex.core import Cortex
 from cortex.errors import (
     AgentNotFoundError,
@@ -31,6 +34,7 @@ from cortex.errors import (
     MemoryDisabledError,
     MemoryNotFoundError,
     PermissionDeniedError,
+    QueryTimeoutError,
     StoreLockedError,
     TokenFileError,
     VersionConflictError,
@@ -191,6 +195,8 @@ def status_of(exc: CortexError) -> int:
         return 404
     if isinstance(exc, (MemoryDisabledError, StoreLockedError, VersionConflictError)):
         return 409
+    if isinstance(exc, QueryTimeoutError):
+        return 503
     return 500
 
 
@@ -461,6 +467,66 @@ def create_app(
             raise PermissionDeniedError("listing every scope needs an admin token")
         return cx.stored_scopes()
 
+    async def sparql_request(request: Request, caller: Principal) -> Response:
+        """The SPARQL protocol's query operation (GET ?query=, POST form query=, POST
+        application/sparql-query, or a JSON body {query, agent, limit, timeout})."""
+        params: dict[str, Any] = dict(request.query_params)
+        if request.method == "POST":
+            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            body = await request.body()
+            try:
+                text = body.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidInputError("query", "the request body is not UTF-8") from None
+            if kind == "application/sparql-query":
+                params["query"] = text
+            elif kind == "application/x-www-form-urlencoded":
+                params.update({k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()})
+            elif kind == "application/json":
+                try:
+                    doc = json.loads(text) if text else {}
+                except ValueError:
+                    return _error(400, ValueError("request body is not valid JSON"), "InvalidJSON")
+                if not isinstance(doc, dict):
+                    raise InvalidInputError("body", "must be a JSON object {query, agent, limit, timeout}")
+                params.update(doc)
+            else:
+                raise InvalidInputError("content-type", f"send the query as application/sparql-query, a form "
+                                                        f"(query=...) or JSON, not {kind or 'nothing'}")
+        unknown = sorted(set(params) - {"query", "agent", "limit", "timeout", "format"})
+        if unknown:
+            raise InvalidInputError(unknown[0], "unknown parameter; the query route takes query, agent, limit, "
+                                                "timeout and format")
+        agent = caller.agent if caller.agent is not None else params.get("agent") or None
+        if caller.agent is not None and params.get("agent") not in (None, "", caller.agent):
+            raise AgentNotFoundError(str(params["agent"]))  # 404, as for any agent the token may not use
+        limit = _bounded(params.get("limit"), "limit", sparql.configured_limit(), int)
+        timeout = _bounded(params.get("timeout"), "timeout", sparql.configured_timeout(), float)
+        result = await run_in_threadpool(cx.sparql, params.get("query", ""), agent=agent, limit=limit,
+                                         timeout=timeout)
+        headers = {"Cortex-Truncated": "true" if result.truncated else "false"}
+        wanted = params.get("format") or request.headers.get("accept")
+        if params.get("format") is None and (not wanted or wanted.strip() == "application/json"):
+            return JSONResponse(result.to_json(), headers=headers)  # Cortex's clients: the result and truncated
+        kinds = ("graph",) if result.kind == "graph" else ("solutions",)
+        name = sparql.check_format(params["format"]) if params.get("format") is not None \
+            else sparql.negotiate(wanted, kinds) or result.default_format()
+        return Response(result.serialize(name), media_type=sparql.media_type(name), headers=headers)
+
+    @app.get(f"{v1}/sparql", tags=["sparql"])
+    async def sparql_get(request: Request, caller: Caller) -> Response:
+        """A read-only SPARQL query (`query=`), scoped to the graphs an agent token's agent reads (an admin
+        token sees the whole store, or names `agent=`); results by `Accept` (SPARQL JSON/XML/CSV/TSV, Turtle,
+        N-Triples) or `format=`; at most `limit` rows and `timeout` seconds (the server's caps)."""
+        return await sparql_request(request, caller)
+
+    @app.post(f"{v1}/sparql", tags=["sparql"])
+    async def sparql_post(request: Request, caller: Caller) -> Response:
+        """The same query as GET, in the body: `application/sparql-query`, a form (`query=`), or JSON
+        `{query, agent, limit, timeout}` (answered as `{head, results|boolean, truncated}` or
+        `{ntriples, truncated}` when the client accepts application/json)."""
+        return await sparql_request(request, caller)
+
     @app.post(f"{v1}/agents/{{agent}}/reindex", tags=["service"])
     def reindex(agent: str, caller: Caller, force: bool = False) -> dict[str, int]:
         scoped(caller, agent)
@@ -511,6 +577,19 @@ class ReadFilters:
 
     def given(self) -> dict[str, Any]:
         return self.values
+
+
+def _bounded(value: Any, field: str, cap: float, kind: type) -> Any:
+    """A query's limit or timeout: the server's cap unless the request asks for less."""
+    if value is None or value == "":
+        return kind(cap)
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(field, f"must be a number, not {value!r}") from None
+    if not 0 < number <= cap:
+        raise InvalidInputError(field, f"must be above 0 and at most {cap:g} (the server's cap)")
+    return number
 
 
 def _tag_list(tags: Any) -> Any:

@@ -20,6 +20,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from cortex import config
+from cortex import sparql as sparql_limits
 from cortex.api import MemoryAPI
 from cortex.errors import AgentNotFoundError, CortexError, PermissionDeniedError
 from cortex.model import Memory, Page
@@ -80,6 +81,15 @@ class BlockOutput(BaseModel):
 class DeleteOutput(BaseModel):
     deleted: bool = Field(description="False when there was no such memory (deleting twice is harmless)")
     id: str
+
+
+class SparqlOutput(BaseModel):
+    kind: Literal["solutions", "boolean", "graph"] = Field(description="SELECT rows, an ASK answer, or triples")
+    variables: list[str] = Field(default_factory=list)
+    rows: list[dict[str, str]] = Field(default_factory=list, description="One object per solution")
+    boolean: bool | None = None
+    ntriples: str | None = Field(default=None, description="A CONSTRUCT/DESCRIBE result as N-Triples")
+    truncated: bool = Field(default=False, description="True when the row limit cut the result short")
 
 
 class PurgeOutput(BaseModel):
@@ -419,6 +429,33 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         """Delete a memory for good. Deleting one that is not there answers deleted: false."""
         with calling(ctx, agent) as cx:
             return DeleteOutput(deleted=cx.forget(agent, memory_id), id=memory_id)
+
+    @server.tool(annotations=readonly)
+    def sparql_query(
+        agent: Agent,
+        query: Annotated[str, Field(description=(
+            "A read-only SPARQL 1.1 query (SELECT, ASK, CONSTRUCT or DESCRIBE). Memories are resources with "
+            "<urn:cortex:agentmem:content>, <urn:cortex:agentmem:type>, <urn:cortex:agentmem:tag>, "
+            "<urn:cortex:agentmem:createdAt>, <urn:cortex:agentmem:usageCount>, "
+            "<http://purl.org/dc/terms/isReplacedBy>, ... (docs/sparql.md); each scope is a named graph"))],
+        ctx: Context,
+        limit: Annotated[int, Field(description="How many rows at most", ge=1, le=10_000)] = 100,
+    ) -> SparqlOutput:
+        """Query the agent's memory graph with SPARQL: it sees the graphs the agent reads (its own, its teams',
+        the swarm's) and nothing else. Rows come back as variable -> value (IRIs and literals as text);
+        CONSTRUCT results as N-Triples. Updates are refused."""
+        with calling(ctx, agent) as cx:
+            result = cx.sparql(query, agent=agent, limit=min(limit, sparql_limits.configured_limit()),
+                               timeout=sparql_limits.configured_timeout())
+            if result.kind == "graph":
+                return SparqlOutput(kind="graph", ntriples=result.serialize("ntriples").decode("utf-8"),
+                                    truncated=result.truncated)
+            if result.kind == "boolean":
+                return SparqlOutput(kind="boolean", boolean=result.boolean)
+            rows = [{k: v.value if hasattr(v, "value") else str(v) for k, v in row.items() if v is not None}
+                    for row in result.rows]
+            return SparqlOutput(kind="solutions", variables=result.variables, rows=rows,
+                                truncated=result.truncated)
 
     @server.tool(annotations=readonly)
     def memory_stats(agent: Agent, ctx: Context) -> StatsOutput:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from cortex.model import Memory, Scope
+from cortex.vocab import Vocabulary
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,10 @@ class MemoryStore(Protocol):
     @property
     def location(self) -> str:
         """Where the store is, fit to print (never with credentials)."""
+
+    @property
+    def vocab(self) -> Vocabulary:
+        """The IRIs the store writes (graphs, memories, predicates)."""
 
     @property
     def local_path(self) -> Path | None:
@@ -93,9 +98,11 @@ class MemoryStore(Protocol):
     def scopes(self) -> list[Scope]:
         """The scopes whose graphs hold data."""
 
-    def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None) -> Any:
+    def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None, **dataset: Any) -> Any:
         """Run a read-only SPARQL query; ``substitutions`` binds variables (by name, without ``?``) to
-        pyoxigraph terms. Returns pyoxigraph's result object (solutions, boolean or triples)."""
+        pyoxigraph terms; ``dataset``: ``default_graph`` and ``named_graphs`` (the graphs the query may see,
+        overriding its FROM clauses) or ``use_default_graph_as_union``. Returns pyoxigraph's result object
+        (solutions, boolean or triples)."""
 
     def flush(self) -> None:
         """Push buffered writes to durable storage."""

@@ -323,10 +323,10 @@ class OxigraphStore:
         found = (self.vocab.scope_of_graph(g.value) for g in self._store.named_graphs() if isinstance(g, NamedNode))
         return sorted(s for s in found if s is not None)
 
-    def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None) -> Any:
+    def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None, **dataset: Any) -> Any:
         subs = {Variable(k): v for k, v in (substitutions or {}).items()}
         try:
-            return self._store.query(sparql, substitutions=subs or None)
+            return self._store.query(sparql, substitutions=subs or None, **dataset)
         except SyntaxError as exc:
             raise InvalidInputError("query", f"is not valid SPARQL: {exc}") from None
         except OSError as exc:

@@ -1,0 +1,290 @@
+"""The read-only SPARQL surface (docs/sparql.md): what a query may do, and its results in the formats the
+SPARQL protocol names.
+
+* Read-only: an update (``INSERT``, ``DELETE``, ``LOAD``, ``CLEAR``, ...) is refused with an error naming
+  ``query``; so is ``SERVICE`` (a query never makes the store call out to another endpoint).
+* Scoped: the caller names the graphs the query may see; the engine runs it with exactly those as the default
+  graph and the named graphs, whatever ``FROM``, ``FROM NAMED`` or ``GRAPH`` it names.
+* Bounded: at most ``limit`` rows (``truncated`` says when there were more) and ``timeout`` seconds.
+
+Results are kept as pyoxigraph terms in a :class:`SparqlResult`, serialised on demand: SPARQL JSON, CSV, TSV
+and XML for ``SELECT``/``ASK`` (pyoxigraph's writers), Turtle, N-Triples, N-Quads, RDF/XML and JSON-LD-free
+text formats for ``CONSTRUCT``/``DESCRIBE``; a remote client rebuilds the same object from the JSON or N-Triples
+answer.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyoxigraph as ox
+
+from cortex.errors import InvalidInputError, QueryTimeoutError
+
+#: What ``Cortex.sparql`` returns at most, unless told otherwise (``CORTEX_SPARQL_LIMIT``).
+DEFAULT_ROW_LIMIT = 10_000
+#: Seconds a query may run, unless told otherwise (``CORTEX_SPARQL_TIMEOUT``).
+DEFAULT_TIMEOUT = 30.0
+MAX_QUERY_BYTES = 64 * 1024
+
+#: Result formats by short name: (media type, kind of result it is for).
+FORMATS: dict[str, tuple[str, str]] = {
+    "json": ("application/sparql-results+json", "solutions"),
+    "xml": ("application/sparql-results+xml", "solutions"),
+    "csv": ("text/csv", "solutions"),
+    "tsv": ("text/tab-separated-values", "solutions"),
+    "turtle": ("text/turtle", "graph"),
+    "ntriples": ("application/n-triples", "graph"),
+    "rdfxml": ("application/rdf+xml", "graph"),
+}
+_RESULT_FORMATS = {"json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFormat.XML,
+                   "csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV}
+_GRAPH_FORMATS = {"turtle": ox.RdfFormat.TURTLE, "ntriples": ox.RdfFormat.N_TRIPLES,
+                  "rdfxml": ox.RdfFormat.RDF_XML}
+
+# strings, IRIs and comments: what to blank out before looking for a keyword
+_OPAQUE = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\''
+                     r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|<[^<>"{}|^`\\\s]*>|#[^\n]*')
+_UPDATE = re.compile(r"^\s*(?:(?:PREFIX\s+\S*\s*|BASE\s+)\S*\s*)*(INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|"
+                     r"COPY|WITH)\b", re.IGNORECASE)
+_SERVICE = re.compile(r"\bSERVICE\b", re.IGNORECASE)
+
+
+def configured_limit() -> int:
+    """The row limit of the surfaces (``CORTEX_SPARQL_LIMIT``, default 10,000)."""
+    return int(_positive("CORTEX_SPARQL_LIMIT", DEFAULT_ROW_LIMIT, int))
+
+
+def configured_timeout() -> float:
+    """The time-out of the surfaces in seconds (``CORTEX_SPARQL_TIMEOUT``, default 30)."""
+    return float(_positive("CORTEX_SPARQL_TIMEOUT", DEFAULT_TIMEOUT, float))
+
+
+def _positive(name: str, default: Any, kind: type) -> Any:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise InvalidInputError(name, f"must be a number, not {raw!r}") from None
+    if value <= 0:
+        raise InvalidInputError(name, f"must be above 0, not {raw!r}")
+    return value
+
+
+def check_query(query: Any) -> str:
+    """A query the surface runs: text, not too long, read-only, calling no other endpoint."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("query", "must be a non-empty SPARQL query")
+    if len(query.encode("utf-8", "surrogatepass")) > MAX_QUERY_BYTES:
+        raise InvalidInputError("query", f"is longer than {MAX_QUERY_BYTES} bytes")
+    bare = _OPAQUE.sub(" ", query)
+    if _UPDATE.match(bare):
+        raise InvalidInputError("query", "updates are refused: the SPARQL surface is read-only (use the Cortex "
+                                         "API, CLI or HTTP routes to change memories)")
+    if _SERVICE.search(bare):
+        raise InvalidInputError("query", "SERVICE is refused: a query runs on this store only")
+    return query
+
+
+def check_format(name: Any) -> str:
+    """A result format's short name (or its media type)."""
+    if isinstance(name, str):
+        key = name.strip().lower()
+        if key in FORMATS:
+            return key
+        for short, (media, _) in FORMATS.items():
+            if key == media:
+                return short
+    raise InvalidInputError("format", f"unknown format {name!r}; use one of {', '.join(FORMATS)}")
+
+
+@dataclass
+class SparqlResult:
+    """The answer to a query: ``kind`` is ``solutions`` (SELECT: ``variables`` and ``rows``), ``boolean``
+    (ASK) or ``graph`` (CONSTRUCT/DESCRIBE: ``triples``). ``truncated``: the row limit cut it short."""
+
+    kind: str
+    variables: list[str] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    boolean: bool | None = None
+    triples: list[ox.Triple] = field(default_factory=list)
+    truncated: bool = False
+
+    def __len__(self) -> int:
+        return len(self.rows) if self.kind == "solutions" else len(self.triples)
+
+    def __iter__(self) -> Iterator[Any]:
+        """The rows (a SELECT) or the triples (a CONSTRUCT)."""
+        return iter(self.rows if self.kind != "graph" else self.triples)
+
+    def default_format(self) -> str:
+        return "turtle" if self.kind == "graph" else "json"
+
+    def serialize(self, format: str | None = None) -> bytes:
+        """The result in ``format`` (default: SPARQL JSON, or Turtle for a graph)."""
+        name = check_format(format) if format is not None else self.default_format()
+        wanted = FORMATS[name][1]
+        if (self.kind == "graph") != (wanted == "graph"):
+            kinds = [k for k, (_, w) in FORMATS.items() if (w == "graph") == (self.kind == "graph")]
+            raise InvalidInputError("format", f"a {self.kind} result cannot be written as {name}; use one of "
+                                              f"{', '.join(kinds)}")
+        if self.kind == "graph":
+            out = io.BytesIO()
+            ox.serialize(self.triples, out, _GRAPH_FORMATS[name])
+            return out.getvalue()
+        return _write_results(self, _RESULT_FORMATS[name])
+
+    def to_json(self) -> dict[str, Any]:
+        """The SPARQL 1.1 JSON results object (a graph as N-Triples text under ``ntriples``)."""
+        import json
+
+        if self.kind == "graph":
+            return {"ntriples": self.serialize("ntriples").decode("utf-8"), "truncated": self.truncated}
+        doc: dict[str, Any] = json.loads(self.serialize("json"))
+        doc["truncated"] = self.truncated
+        return doc
+
+
+def _write_results(result: SparqlResult, fmt: ox.QueryResultsFormat) -> bytes:
+    """SELECT/ASK results through pyoxigraph's own writers (a boolean or the rows kept)."""
+    if result.kind == "boolean":
+        text = "true" if result.boolean else "false"
+        parsed = ox.parse_query_results(f'{{"head":{{}},"boolean":{text}}}', format=ox.QueryResultsFormat.JSON)
+        return bytes(parsed.serialize(format=fmt) or b"")
+    json_rows = [{k: _json_term(v) for k, v in row.items() if v is not None} for row in result.rows]
+    import json
+
+    text = json.dumps({"head": {"vars": result.variables}, "results": {"bindings": json_rows}})
+    parsed = ox.parse_query_results(text, format=ox.QueryResultsFormat.JSON)
+    return bytes(parsed.serialize(format=fmt) or b"")
+
+
+def _json_term(term: Any) -> dict[str, str]:
+    """A term as a SPARQL JSON results binding."""
+    if isinstance(term, ox.NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, ox.BlankNode):
+        return {"type": "bnode", "value": term.value}
+    if isinstance(term, ox.Literal):
+        out = {"type": "literal", "value": term.value}
+        if term.language:
+            out["xml:lang"] = term.language
+        elif term.datatype.value != "http://www.w3.org/2001/XMLSchema#string":
+            out["datatype"] = term.datatype.value
+        return out
+    return {"type": "literal", "value": str(term)}  # a quoted triple: Cortex never writes one
+
+
+def collect(raw: Any, limit: int, timeout: float | None = None, started: float = 0.0) -> SparqlResult:
+    """Read at most ``limit`` rows (or triples) of pyoxigraph's answer; ``timeout`` seconds after ``started``
+    (``time.monotonic()``), stop with :class:`QueryTimeoutError` (a streaming query stops there)."""
+    deadline = (timeout, started + timeout) if timeout is not None else None
+    if isinstance(raw, ox.QueryBoolean):
+        return SparqlResult("boolean", boolean=bool(raw))
+    if isinstance(raw, ox.QuerySolutions):
+        variables = [v.value for v in raw.variables]
+        rows: list[dict[str, Any]] = []
+        truncated = False
+        for solution in raw:
+            if len(rows) == limit:
+                truncated = True
+                break
+            rows.append({name: solution[name] for name in variables})
+            _check_deadline(deadline, len(rows))
+        return SparqlResult("solutions", variables=variables, rows=rows, truncated=truncated)
+    triples: list[ox.Triple] = []
+    truncated = False
+    for triple in raw:
+        if len(triples) == limit:
+            truncated = True
+            break
+        triples.append(triple)
+        _check_deadline(deadline, len(triples))
+    return SparqlResult("graph", triples=triples, truncated=truncated)
+
+
+def _check_deadline(deadline: tuple[float, float] | None, count: int) -> None:
+    if deadline is not None and count % 256 == 0 and time.monotonic() > deadline[1]:
+        raise QueryTimeoutError(deadline[0])
+
+
+def from_json(doc: dict[str, Any]) -> SparqlResult:
+    """A result back from :meth:`SparqlResult.to_json` (what a remote client receives)."""
+    truncated = bool(doc.get("truncated"))
+    if "ntriples" in doc:
+        triples = [q.triple for q in ox.parse(doc["ntriples"].encode("utf-8"), ox.RdfFormat.N_TRIPLES)] \
+            if doc["ntriples"] else []
+        return SparqlResult("graph", triples=triples, truncated=truncated)
+    import json
+
+    parsed = ox.parse_query_results(json.dumps({k: v for k, v in doc.items() if k != "truncated"}),
+                                    format=ox.QueryResultsFormat.JSON)
+    result = collect(parsed, 2**62)
+    result.truncated = truncated
+    return result
+
+
+def run(work: Callable[[], SparqlResult], timeout: float | None) -> SparqlResult:
+    """``work()``, in a worker thread when there is a ``timeout``: past it, :class:`QueryTimeoutError`. A
+    streaming query stops at its next row (:func:`collect` checks the clock); one the engine computes before
+    its first row (an aggregate over a large join) cannot be cancelled by pyoxigraph: its daemon thread
+    finishes it in the background and the result is dropped (docs/sparql.md)."""
+    if timeout is None:
+        return work()
+    if not (isinstance(timeout, (int, float)) and 0 < timeout <= 3600):
+        raise InvalidInputError("timeout", f"must be a number of seconds in (0, 3600], not {timeout!r}")
+    outcome: list[Any] = []
+
+    def target() -> None:
+        try:
+            outcome.append(work())
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=target, name="cortex-sparql", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not outcome:
+        raise QueryTimeoutError(timeout)
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    result: SparqlResult = outcome[0]
+    return result
+
+
+def graphs_clause(graphs: Sequence[ox.NamedNode]) -> dict[str, Any]:
+    """The dataset options that confine a query to ``graphs`` (as default graph and as named graphs)."""
+    return {"default_graph": list(graphs) or [ox.DefaultGraph()], "named_graphs": list(graphs)}
+
+
+def media_type(name: str) -> str:
+    """The media type of a format."""
+    return FORMATS[check_format(name)][0]
+
+
+def negotiate(accept: str | None, kinds: Iterable[str] = ("solutions", "graph")) -> str | None:
+    """The first format of an HTTP ``Accept`` header this surface writes (None: no preference)."""
+    if not accept:
+        return None
+    for part in accept.split(","):
+        media = part.split(";")[0].strip().lower()
+        for short, (mt, kind) in FORMATS.items():
+            if media == mt and kind in kinds:
+                return short
+        if media in ("application/json",):
+            return "json"
+    return None
+
+
+__all__ = ["DEFAULT_ROW_LIMIT", "DEFAULT_TIMEOUT", "FORMATS", "SparqlResult", "check_format", "check_query",
+           "configured_limit", "configured_timeout",
+           "collect", "from_json", "graphs_clause", "media_type", "negotiate", "run"]
