@@ -99,6 +99,10 @@ def measure_size(cx: Cortex, contents: list[str], size: int, args: argparse.Name
         result[f"recall_{ntok}tok"] = percentiles(samples)
         recall_all += samples
     result["recall"] = percentiles(recall_all)
+    if LIFECYCLE:  # the same queries on the agent's own graph alone: what reading the team graph costs
+        own = [timed(cx.recall, AGENT, q, scope="agent")[0] for ntok in (1, 2, 3)
+               for q in make_queries(contents, ntok, args.queries, random.Random(size + ntok))]
+        result["recall_own_scope"] = percentiles(own)
     bm25_all: list[float] = []
     for ntok in (1, 2, 3):
         samples = [timed(cx.search, AGENT, q, mode="bm25")[0] for q in make_queries(contents, ntok, args.queries, rng)]
@@ -209,6 +213,9 @@ def main(argv: list[str] | None = None) -> dict:
         for ntok in (1, 2, 3):
             x = r[f"recall_{ntok}tok"]
             rows.append((size, f"  recall {ntok} token(s)", f"{x['p50_ms']:.3f}", f"{x['p99_ms']:.3f}"))
+        if "recall_own_scope" in r:
+            x = r["recall_own_scope"]
+            rows.append((size, "  recall, own graph only (scope=agent)", f"{x['p50_ms']:.3f}", f"{x['p99_ms']:.3f}"))
         b = r["baseline_sparql_scan"]
         rows.append((size, "baseline SPARQL CONTAINS scan", f"{b['p50_ms']:.1f}", f"{b['p99_ms']:.1f}"))
         rows.append((size, "  recall speedup vs baseline (p50)", f"{r['speedup_p50']:.0f}x", ""))
