@@ -5,10 +5,11 @@ the same with a store opened here or with a running server; a test keeps both si
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cortex import config
 from cortex.model import IndexStatus, Memory, MemoryType, Page, SearchResult, Source
@@ -230,6 +231,16 @@ class MemoryAPI(Protocol):
 
     def stored_agents(self) -> list[str]:
         """Names of the agents that have memories in the store."""
+        ...
+
+    def export(self, out: IO[bytes], *, agent: str | None = None, team: str | None = None, all: bool = False,
+               format: str = "trig") -> int:
+        """Write one agent's, one team's or every scope's graph to ``out`` as RDF; returns the quads written."""
+        ...
+
+    def import_rdf(self, source: str | os.PathLike[str] | bytes | IO[bytes], *, format: str | None = None,
+                   agent: str | None = None, team: str | None = None) -> dict[str, int]:
+        """Import an export (all or nothing); returns the memories imported per scope."""
         ...
 
     def sparql(

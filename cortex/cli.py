@@ -425,6 +425,47 @@ def inject(state: _State, lead: str, content: str, category: str, team: str | No
                                                       confidence=confidence, project=project)))
 
 
+@cli.command("export")
+@click.option("--agent", default=None, help="Export this agent's own memories.")
+@click.option("--team", default=None, help="Export this team's memories.")
+@click.option("--all", "everything", is_flag=True, help="Export every scope of the store.")
+@click.option("--format", "fmt", type=click.Choice(["trig", "nquads", "turtle", "jsonld"]), default=None,
+              help="Default: from the -o file's extension, else trig.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file (default: stdout).")
+@pass_state
+def export_command(state: _State, agent: str | None, team: str | None, everything: bool, fmt: str | None,
+                   output: Path | None) -> None:
+    """Export memories as RDF, exactly as stored (versions, supersession, tags, metadata, scopes): one agent,
+    one team, or --all. `cortex import` of the file into an empty store gives the same dataset."""
+    from cortex.transfer import EXTENSIONS
+
+    name = fmt or (EXTENSIONS.get(output.suffix.lower()) if output is not None else None) or "trig"
+    cx = state.cortex(read_only=True)
+    if output is None:
+        count = cx.export(sys.stdout.buffer, agent=agent, team=team, all=everything, format=name)
+    else:
+        partial = output.with_name(output.name + ".partial")
+        with open(partial, "wb") as out:  # a file is complete or absent
+            count = cx.export(out, agent=agent, team=team, all=everything, format=name)
+        partial.replace(output)
+    click.echo(f"cortex: exported {count} triples ({name})", err=True)
+
+
+@cli.command("import")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["trig", "nquads", "turtle", "jsonld"]), default=None,
+              help="Default: from the file's extension.")
+@click.option("--agent", default=None, help="For a Turtle file (one graph): the agent whose memories it holds.")
+@click.option("--team", default=None, help="For a Turtle file (one graph): the team whose memories it holds.")
+@pass_state
+def import_command(state: _State, path: Path, fmt: str | None, agent: str | None, team: str | None) -> None:
+    """Import an export: the whole file is checked first and written in one transaction, or nothing is
+    (each problem named: the memory, the property, what is wrong). PATH '-' reads stdin (give --format)."""
+    source: Any = sys.stdin.buffer.read() if str(path) == "-" else path
+    _emit({"imported": state.cortex().import_rdf(source, format=fmt, agent=agent, team=team)})
+
+
 @cli.command("sparql")
 @click.argument("query", required=False)
 @click.option("-f", "--file", "path", type=click.Path(dir_okay=False, path_type=Path), default=None,

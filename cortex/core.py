@@ -15,9 +15,9 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
-from cortex import capture, config, lifecycle, listing, scopes, sparql
+from cortex import capture, config, lifecycle, listing, scopes, sparql, transfer
 from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.embeddings import EmbeddingProvider, make_provider
 from cortex.errors import (
@@ -49,6 +49,7 @@ from cortex.validation import (
     check_query_text,
     check_scope,
     check_tags,
+    check_team_name,
     check_text,
     check_version,
     is_memory_id,
@@ -673,6 +674,44 @@ class Cortex:
         started = time.monotonic()
         return sparql.run(lambda: sparql.collect(store.query(text, substitutions, **dataset), rows or 2**62,
                                                  timeout, started), timeout)
+
+    def export(self, out: IO[bytes], *, agent: str | None = None, team: str | None = None, all: bool = False,
+               format: str = "trig") -> int:
+        """Write the graph of one agent's own memories (``agent``), of a team (``team``) or of every scope
+        (``all``) to ``out`` as RDF (``trig``, ``nquads``, ``turtle`` for one scope, ``jsonld``), streaming,
+        exactly as stored (versions, supersession, tags, metadata, authors; not the change log). Returns how
+        many quads were written. ``import_rdf`` of the file into an empty store gives the same dataset."""
+        self._check_open()
+        fmt = transfer.format_of(format)
+        targets = self._export_scopes(agent, team, all)
+        quads = (q for scope in targets for q in self._memories.export(scope))
+        return transfer.write(quads, out, fmt, self._memories.store.vocab, graphs=len(targets))
+
+    def _export_scopes(self, agent: str | None, team: str | None, all: bool) -> list[Scope]:
+        if sum((agent is not None, team is not None, bool(all))) != 1:
+            raise InvalidInputError("scope", "export one agent (agent=), one team (team=) or everything (all=True)")
+        if all:
+            return self._memories.scopes()
+        return [Scope.agent(check_agent_name(agent)) if agent is not None
+                else Scope.team(check_team_name(team))]
+
+    def import_rdf(self, source: str | os.PathLike[str] | bytes | IO[bytes], *, format: str | None = None,
+                   agent: str | None = None, team: str | None = None) -> dict[str, int]:
+        """Import memories exported by :meth:`export` (or written to the same vocabulary): the format from
+        ``format`` or the file's extension; a Turtle file (one graph) goes to ``agent``'s or ``team``'s scope.
+        The whole file is checked first (:class:`~cortex.transfer.InvalidDataError` names each focus node,
+        property and problem, and nothing is written), then written in one atomic transaction and indexed.
+        Returns the memories imported per scope (``agent:NAME``, ``team:NAME``, ``swarm``)."""
+        self._check_open()
+        name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
+        fmt = transfer.format_of(format, name if isinstance(name, str) else None)
+        graph = None if agent is None and team is None else self._export_scopes(agent, team, False)[0]
+        data: bytes | IO[bytes] = Path(source).read_bytes() if isinstance(source, (str, os.PathLike)) else source
+        with self._memories.lock:
+            batches = transfer.read(data, fmt, self._memories.store.vocab, graph=graph,
+                                    existing=self._memories.index)
+            self._memories.import_quads(batches)
+        return {scope.key: len(memories) for scope, (_, memories) in batches.items()}
 
     # -- prompt integration ----------------------------------------------------------------------
 

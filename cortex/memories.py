@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+from pyoxigraph import Quad
 
 from cortex.embeddings import EmbeddingError, EmbeddingProvider
 from cortex.index.manager import IndexManager
@@ -195,6 +196,21 @@ class MemoryRepository:
 
             self._commit(scope, ids, lambda: self.store.write(scope, adds, replaces), apply, vectors, embedded=changed)
             return [stored[old.id] for old, _, _ in replaces if old.id in stored]
+
+    def import_quads(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[Memory]]]) -> None:
+        """Import: add each scope's quads (memories with their versions, as an export wrote them) in one
+        atomic write, and index the memories they describe. Vectors are computed later (``reindex``, or a
+        server's background embedding): an import of 100k memories must not wait for a model."""
+        with self.lock:
+            changes = self.store.load({s: (q, [m.id for m in ms]) for s, (q, ms) in batches.items()})
+            for scope, (_, memories) in batches.items():
+                index = self._indexes.get(scope)
+                index.add_many(memories)
+                self._indexes.applied(scope, changes[scope], len(memories))
+
+    def export(self, scope: Scope) -> Iterator[Quad]:
+        """Every quad of the scope's graph, streamed from the store."""
+        return self.store.export(scope)
 
     def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> list[Memory]:
         """usageCount + 1 and lastUsedAt = ``now`` for each existing memory, in one atomic update; returns

@@ -10,11 +10,13 @@ from __future__ import annotations
 import dataclasses
 import http.client
 import json as _json
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from enum import Enum
+from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from cortex import config, errors
@@ -129,6 +131,23 @@ class RemoteCortex:
         if response.status >= 400:
             _raise(response.status, data)
         return _json.loads(data) if data else None
+
+    def _raw(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: bytes | None = None,
+             content_type: str | None = None) -> tuple[bytes, Mapping[str, str]]:
+        """A request whose answer (or body) is not JSON: the bytes and the response headers."""
+        target = f"{self._base}{path}" + ("?" + urlencode(dict(params), doseq=True) if params else "")
+        headers = self._headers | {"Accept": "*/*"} | ({"Content-Type": content_type} if content_type else {})
+        try:
+            conn = self._connection()
+            conn.request(method, target, body=body, headers=headers)
+            response = conn.getresponse()
+            data = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            self._drop()
+            raise errors.ServiceError(f"Cortex server at {self.url} did not answer: {exc}") from None
+        if response.status >= 400:
+            _raise(response.status, data)
+        return data, {k.lower(): v for k, v in response.getheaders()}
 
     def _drop(self) -> None:
         if self._conn is not None:
@@ -379,6 +398,27 @@ class RemoteCortex:
 
     def stored_agents(self) -> list[str]:
         return [a["name"] for a in self.describe_agents() if a["memories"]]
+
+    def export(self, out: IO[bytes], *, agent: str | None = None, team: str | None = None, all: bool = False,
+               format: str = "trig") -> int:
+        data, headers = self._raw("GET", "/export", params=self._params(agent=agent, team=team, all=all or None,
+                                                                          format=format))
+        out.write(data)
+        return int(headers.get("cortex-quads", "0"))
+
+    def import_rdf(self, source: str | os.PathLike[str] | bytes | IO[bytes], *, format: str | None = None,
+                   agent: str | None = None, team: str | None = None) -> dict[str, int]:
+        name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
+        if isinstance(source, (str, os.PathLike)):
+            data = Path(source).read_bytes()
+        else:
+            data = source if isinstance(source, bytes) else source.read()
+        if format is None and isinstance(name, str):
+            format = Path(name).suffix.lstrip(".") or None
+        body, _ = self._raw("POST", "/import", params=self._params(format=format, agent=agent, team=team),
+                            body=data, content_type="application/octet-stream")
+        counts: dict[str, int] = _json.loads(body)["imported"]
+        return counts
 
     def sparql(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import io
 import json
 import os
 from collections.abc import AsyncIterator
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from cortex import config, sparql
+from cortex import config, sparql, transfer
 from cortex.core import Cortex
 from cortex.errors import (
     AgentNotFoundError,
@@ -512,6 +513,39 @@ def create_app(
         name = sparql.check_format(params["format"]) if params.get("format") is not None \
             else sparql.negotiate(wanted, kinds) or result.default_format()
         return Response(result.serialize(name), media_type=sparql.media_type(name), headers=headers)
+
+    @app.get(f"{v1}/export", tags=["rdf"])
+    def export(caller: Caller, agent: str | None = None, team: str | None = None, all: bool = False,
+               format: str = "trig") -> Response:
+        """The graph of one agent (`agent=`), one team (`team=`) or every scope (`all=true`) as RDF: `trig`
+        (default), `nquads`, `turtle` (one scope) or `jsonld`; lossless (docs/export.md). An agent token may
+        export its own agent; the rest needs an admin token."""
+        if not caller.admin and (agent is None or agent != caller.agent):
+            raise PermissionDeniedError("an agent token exports its own agent only (agent=); the rest needs an "
+                                        "admin token", "agent")
+        out = io.BytesIO()
+        count = cx.export(out, agent=agent, team=team, all=all, format=format)
+        name = transfer.format_of(format)
+        media = {"trig": "application/trig", "nquads": "application/n-quads", "turtle": "text/turtle",
+                 "jsonld": "application/ld+json"}[name]
+        return Response(out.getvalue(), media_type=media, headers={"Cortex-Quads": str(count)})
+
+    @app.post(f"{v1}/import", tags=["rdf"], status_code=201)
+    async def import_rdf(request: Request, caller: Caller, format: str | None = None, agent: str | None = None,
+                         team: str | None = None) -> dict[str, Any]:
+        """Import an export (the body; `format=` or the Content-Type names its format): checked whole first,
+        then written in one transaction, or nothing with a report naming each focus node, property and problem
+        (422). Admin only."""
+        if not caller.admin:
+            raise PermissionDeniedError("import needs an admin token")
+        kinds = {"application/trig": "trig", "application/n-quads": "nquads", "text/turtle": "turtle",
+                 "application/ld+json": "jsonld"}
+        fmt = format or kinds.get(request.headers.get("content-type", "").split(";")[0].strip().lower())
+        if fmt is None:
+            raise InvalidInputError("format", "give format= (trig, nquads, turtle, jsonld) or its Content-Type")
+        body = await request.body()
+        counts = await run_in_threadpool(cx.import_rdf, body, format=fmt, agent=agent, team=team)
+        return {"imported": counts}
 
     @app.get(f"{v1}/sparql", tags=["sparql"])
     async def sparql_get(request: Request, caller: Caller) -> Response:

@@ -16,6 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from pyoxigraph import Quad
+
 from cortex.model import Memory, Scope
 from cortex.vocab import Vocabulary
 
@@ -70,6 +72,13 @@ class MemoryStore(Protocol):
         :meth:`versions`): otherwise raises :class:`~cortex.errors.VersionConflictError` (actual version 0 when
         the memory is gone) and writes nothing. Used by update, supersession, validation, injection and by a
         forget that reinstates the memories its victims had superseded."""
+
+    def load(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[str]]]) -> dict[Scope, Change]:
+        """Add the quads of each scope (``(quads, ids of the memories they describe)``) and one logged change
+        per scope, all in one atomic operation (an import: every scope of a file, or nothing)."""
+
+    def export(self, scope: Scope) -> Iterator[Quad]:
+        """Every quad of the scope's graph (memories and their earlier versions), streamed."""
 
     def versions(self, scope: Scope, memory_id: str) -> list[Memory]:
         """The earlier versions of a memory (kept by updates), oldest first."""

@@ -177,6 +177,24 @@ class OxigraphStore:
             self._last[scope] = change
             return change
 
+    def load(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[str]]]) -> dict[Scope, Change]:
+        with self._write_lock:
+            changes = {scope: self._next(scope) for scope in batches}
+            quads: list[Quad] = []
+            for scope, (data, ids) in batches.items():
+                change = changes[scope]
+                quads += self.codec.change_quads(scope, change.seq, change.token, ids)
+                quads += data
+            try:
+                self._store.extend(quads)  # one transaction: every scope of the file, or none
+            except OSError as exc:
+                raise StoreError(f"importing {len(quads)} quads failed: {exc}") from exc
+            self._last.update(changes)
+            return changes
+
+    def export(self, scope: Scope) -> Iterator[Quad]:
+        return self._store.quads_for_pattern(None, None, None, self.vocab.graph(scope))
+
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               deletes: Sequence[str] = ()) -> Change:
         # The conditional DELETE/INSERT of rdf.replace_update, done the cheap way this store allows: under the

@@ -1,0 +1,205 @@
+"""Export and import (docs/export.md): lossless in every format (the dataset of a store exported, imported into an
+empty store and exported again is the same), checked whole before anything is written, on the Python API, the
+CLI, HTTP with tokens and the remote client against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+
+import httpx
+import pyoxigraph as ox
+import pytest
+
+from cortex import Cortex, InvalidInputError
+from cortex.agents import AgentSettings
+from cortex.service.auth import TokenStore
+from cortex.service.client import RemoteCortex
+from cortex.service.http import create_app
+from cortex.transfer import InvalidDataError
+
+from .service_helpers import make_project, run_cli, start_server
+from .test_scopes import DEFINITIONS, write_agents
+
+HOSTILE = 'quotes " \' and } > <x> \n newline \\ backslash ; DELETE WHERE { ?s ?p ?o } \u00e9\u6587 \U0001f600'
+
+
+def _agents(cx: Cortex) -> Cortex:
+    cx.agents.register("lead", settings=AgentSettings(teams=("backend",), lead=True))
+    cx.agents.register("api", settings=AgentSettings(teams=("backend",)))
+    cx.agents.register("ui")
+    return cx
+
+
+def _populate(cx: Cortex, clock) -> dict[str, str]:
+    m = cx.store("api", HOSTILE, tags=["x", "y"], metadata={"nested": {"k": [1, "}"]}}, source="task_completion")
+    clock.advance(minutes=5)
+    cx.update("api", m.id, content="second version", expected_version=1)
+    new = cx.supersede("api", m.id, "third fact", reason="changed")
+    cx.validate("api", new.id)
+    cx.touch("api", new.id)
+    team = cx.store("api", "team convention", type="convention", scope="team:backend")
+    cx.inject_learning("lead", "learning for ui", "preference", to="ui")
+    cx.inject_learning("lead", "swarm learning", "mistake-pattern", project="web")
+    cx.store("ui", "ui only", ttl="never", confidence=0.3)
+    return {"old": m.id, "new": new.id, "team": team.id}
+
+
+def dataset(cx: Cortex) -> set[ox.Quad]:
+    """Every quad of every scope graph (what an export covers)."""
+    return {q for scope in cx._memories.scopes() for q in cx._memories.export(scope)}
+
+
+@pytest.mark.parametrize("fmt, ext", [("trig", "trig"), ("nquads", "nq"), ("jsonld", "jsonld")])
+def test_export_import_export_is_lossless(tmp_path, clock, fmt, ext):
+    with _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None)) as cx:
+        ids = _populate(cx, clock)
+        before = dataset(cx)
+        path = tmp_path / f"all.{ext}"
+        with open(path, "wb") as out:
+            assert cx.export(out, all=True, format=fmt) == len(before)
+        history = [(v.content, v.version) for v in cx.history("api", ids["old"])]
+    with _agents(Cortex.open(tmp_path / "b", clock=clock, embeddings=None)) as cx:
+        imported = cx.import_rdf(path)
+        assert imported == {"agent:api": 2, "agent:ui": 2, "team:backend": 1, "swarm": 1}
+        assert dataset(cx) == before  # no blank nodes: the same quads is an isomorphic dataset
+        again = io.BytesIO()
+        cx.export(again, all=True, format=fmt)
+        assert set(ox.parse(again.getvalue(), {"trig": ox.RdfFormat.TRIG, "nquads": ox.RdfFormat.N_QUADS,
+                                                "jsonld": ox.RdfFormat.JSON_LD}[fmt])) == before
+        # the indexes follow: current memories, versions, scopes, authors, filters
+        assert [m.content for m in cx.recall("api", "third")] == ["third fact"]
+        assert [(v.content, v.version) for v in cx.history("api", ids["old"])] == history
+        assert cx.get("api", ids["old"]).superseded_by == ids["new"]
+        assert cx.get("api", ids["new"]).validated_at is not None
+        assert {m.content for m in cx.recall("ui", None)} == {"learning for ui", "ui only", "swarm learning"}
+        assert cx.get("ui", [m for m in cx.recall("ui", "learning for")][0].id).author == "lead"
+        assert [h.memory.id for h in cx.search("api", "team convention", mode="bm25")][:1] == [ids["team"]]
+    with _agents(Cortex.open(tmp_path / "b", clock=clock, embeddings=None)) as cx:  # and after a restart
+        assert {m.content for m in cx.recall("api", None, limit=100)} == {"third fact", "team convention",
+                                                                          "swarm learning"}
+
+
+def test_one_scope_in_turtle_goes_where_it_is_told(tmp_path, clock):
+    with _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None)) as cx:
+        _populate(cx, clock)
+        out = io.BytesIO()
+        cx.export(out, agent="ui", format="turtle")
+        with pytest.raises(InvalidInputError) as err:
+            cx.export(io.BytesIO(), all=True, format="turtle")
+        assert err.value.field == "format"
+        with pytest.raises(InvalidInputError) as err:
+            cx.export(io.BytesIO(), agent="api", team="backend")
+        assert err.value.field == "scope"
+    with _agents(Cortex.open(tmp_path / "b", clock=clock, embeddings=None)) as cx:
+        with pytest.raises(InvalidDataError) as err:
+            cx.import_rdf(out.getvalue(), format="turtle")  # no graph, no scope named
+        assert "default graph" in str(err.value)
+        assert cx.import_rdf(out.getvalue(), format="turtle", agent="ui") == {"agent:ui": 2}
+        assert {m.content for m in cx.recall("ui", None, scope="agent")} == {"learning for ui", "ui only"}
+
+
+def test_a_bad_file_names_each_problem_and_imports_nothing(tmp_path, clock):
+    with _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None)) as cx:
+        ids = _populate(cx, clock)
+        good = io.BytesIO()
+        cx.export(good, all=True, format="nquads")
+        before = dataset(cx)
+        # importing into a store that has these memories: a conflict, nothing written
+        with pytest.raises(InvalidDataError) as err:
+            cx.import_rdf(good.getvalue(), format="nquads")
+        assert any(v.path == "@id" and ids["team"] in v.focus for v in err.value.violations)
+        assert dataset(cx) == before
+    lines = good.getvalue().decode().splitlines()
+    team_subject = f"<urn:cortex:team:backend:memory:{ids['team']}>"
+    broken = [line.replace('"convention"', '"gossip"') if line.startswith(team_subject) else line for line in lines]
+    broken.append('<urn:elsewhere:thing> <urn:p> "x" <urn:cortex:graph:agent:api> .')
+    broken.append('<urn:cortex:log:agent:api:1> <urn:p> "x" <urn:cortex:graph:log> .')
+    with _agents(Cortex.open(tmp_path / "b", clock=clock, embeddings=None)) as cx:
+        with pytest.raises(InvalidDataError) as err:
+            cx.import_rdf("\n".join(broken).encode(), format="nquads")
+        report = {(v.focus, v.path) for v in err.value.violations}
+        assert (team_subject[1:-1], "(fields)") in report
+        assert ("urn:elsewhere:thing", "@id") in report
+        assert any(v.path == "graph" and "change log" in v.message for v in err.value.violations)
+        assert err.value.field == "file" and "nothing imported" in str(err.value)
+        assert dataset(cx) == set() and cx.recall("api", None) == []
+        with pytest.raises(InvalidInputError) as err:
+            cx.import_rdf(b"<a> <b> ", format="nquads")
+        assert err.value.field == "file"
+        with pytest.raises(InvalidInputError) as err:
+            cx.import_rdf(tmp_path / "x.csv")
+        assert err.value.field == "format"
+
+
+def _request(app, method: str, path: str, token: str | None = None, **kwargs) -> httpx.Response:
+    async def go() -> httpx.Response:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            headers = {"Authorization": f"Bearer {token}"} if token else {}
+            headers |= kwargs.pop("headers", {})
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                return await client.request(method, path, headers=headers, **kwargs)
+
+    return asyncio.run(go())
+
+
+def test_http_export_and_import_with_tokens(tmp_path, clock):
+    with _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None)) as cx:
+        _populate(cx, clock)
+        before = dataset(cx)
+        tokens = TokenStore(tmp_path / "a")
+        admin, api = tokens.create(None), tokens.create("api")
+        app = create_app(cx, tokens=tokens, allowed_hosts=["127.0.0.1"], mcp=False)
+        r = _request(app, "GET", "/v1/export", admin, params={"all": "true", "format": "nquads"})
+        assert r.status_code == 200 and r.headers["content-type"].startswith("application/n-quads")
+        assert int(r.headers["cortex-quads"]) == len(before)
+        exported = r.content
+        r = _request(app, "GET", "/v1/export", api, params={"agent": "api", "format": "jsonld"})
+        assert r.status_code == 200 and json.loads(r.content)
+        assert _request(app, "GET", "/v1/export", api, params={"all": "true"}).status_code == 403
+        assert _request(app, "GET", "/v1/export", api, params={"agent": "ui"}).status_code == 403
+        assert _request(app, "POST", "/v1/import", api, content=exported,
+                        params={"format": "nquads"}).status_code == 403
+        r = _request(app, "POST", "/v1/import", admin, content=exported, params={"format": "nquads"})
+        assert r.status_code == 422 and r.json()["error"]["field"] == "file"  # the memories exist already
+    with _agents(Cortex.open(tmp_path / "b", clock=clock, embeddings=None)) as cx:
+        tokens = TokenStore(tmp_path / "b")
+        app = create_app(cx, tokens=tokens, allowed_hosts=["127.0.0.1"], mcp=False)
+        r = _request(app, "POST", "/v1/import", tokens.create(None), content=exported,
+                     headers={"Content-Type": "application/n-quads"})
+        assert r.status_code == 201 and sum(r.json()["imported"].values()) == 6
+        assert dataset(cx) == before
+
+
+def test_cli_and_remote_client(tmp_path):
+    project = make_project(tmp_path / "proj")
+    write_agents(project / "agent_defs", DEFINITIONS)
+    env = {"CORTEX_NO_SERVER": "1"}
+    assert run_cli(project, "store", "api", HOSTILE, "--tag", "t", env=env).returncode == 0
+    assert run_cli(project, "store", "api", "shared", "--scope", "team:backend", env=env).returncode == 0
+    ran = run_cli(project, "export", "--all", "-o", "all.trig", env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert "exported" in ran.stderr and not (project / "all.trig.partial").exists()
+    turtle = run_cli(project, "export", "--agent", "api", "--format", "turtle", env=env)
+    assert HOSTILE.split("\n")[0].split('"')[0] in turtle.stdout
+    other = make_project(tmp_path / "other")
+    write_agents(other / "agent_defs", DEFINITIONS)
+    ran = run_cli(other, "import", str(project / "all.trig"), env=env)
+    assert ran.returncode == 0 and json.loads(ran.stdout) == {"imported": {"agent:api": 1, "team:backend": 1}}
+    again = run_cli(other, "import", str(project / "all.trig"), env=env)
+    assert again.returncode == 1 and "nothing imported" in again.stderr
+    assert [m["content"] for m in json.loads(run_cli(other, "recall", "db", "shared", env=env).stdout)] == ["shared"]
+    third = make_project(tmp_path / "third")
+    write_agents(third / "agent_defs", DEFINITIONS)
+    server = start_server(third)
+    try:
+        with RemoteCortex(server.url, server.token) as cx:
+            assert cx.import_rdf(project / "all.trig") == {"agent:api": 1, "team:backend": 1}
+            out = io.BytesIO()
+            assert cx.export(out, all=True, format="nquads") > 0
+            assert HOSTILE.encode("unicode_escape")[:6] in out.getvalue() or "quotes".encode() in out.getvalue()
+            assert [m.content for m in cx.recall("api", "backslash")] == [HOSTILE]
+    finally:
+        server.stop()
