@@ -288,13 +288,17 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--rerank", action="store_true",
                         help="keep reranking on (recency, usage, confidence, decay), each question asked at its moment")
     parser.add_argument("--no-decay", action="store_true", help="with --rerank: without the per-source decay")
+    parser.add_argument("--decay-floor", type=float, default=None,
+                        help="with --rerank: the least weight decay gives (default: the library's)")
     parser.add_argument("--skip-longmemeval", action="store_true")
     parser.add_argument("--latency", action="store_true", help="also measure search latency at 10k memories")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     todo = variants(args.modes.split(","), [f for f in args.fusions.split(",") if f])
-    rerank: Reranking | bool = Reranking(decay=not args.no_decay) if args.rerank else False
-    results: dict = {"rerank": args.rerank, "decay": args.rerank and not args.no_decay, "embeddings": args.embeddings}
+    floor = {"decay_floor": args.decay_floor} if args.decay_floor is not None else {}
+    rerank: Reranking | bool = Reranking(decay=not args.no_decay, **floor) if args.rerank else False
+    results: dict = {"rerank": args.rerank, "decay": args.rerank and not args.no_decay, "embeddings": args.embeddings,
+                     "decay_floor": rerank.decay_floor if isinstance(rerank, Reranking) else None}
     with tempfile.TemporaryDirectory() as tmp, Cortex.open(Path(tmp) / "store", embeddings=args.embeddings,
                                                            clock=CLOCK) as cx:
         results["model"] = cx.embeddings.model if cx.embeddings else None
@@ -318,7 +322,8 @@ def main(argv: list[str] | None = None) -> dict:
     for mode, r in results.get("latency_10k", {}).get("modes", {}).items():
         rows.append(("10k memories, limit 10", mode, r["mode_used"], "", "", "",
                      f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
-    setting = ("on, decay " + ("off" if args.no_decay else "on")) if args.rerank else "off"
+    setting = ("on, decay " + ("off" if args.no_decay else f"on, floor {results['decay_floor']}")) \
+        if args.rerank else "off"
     print_table(f"Retrieval (rerank {setting}, embeddings {results['model']})", rows,
                 ("data", "mode", "used", "R@5", "R@10", "NDCG@10", "p50 ms", "p95 ms"))
     for mode, r in results["locomo"]["modes"].items():

@@ -214,7 +214,8 @@ def search(
 
     Ranked modes over-fetch ``reranking.overfetch`` times the limit; ``all`` keeps the contract's order.
     ``explain`` always gives ``lexical``, ``semantic``, ``fused``, ``recency``, ``usage``, ``confidence`` and
-    ``decay`` with ``score == fused * recency * usage * confidence * decay``.
+    ``decay`` (the factor) and ``decay_weight`` with ``score == fused * recency * usage * confidence *
+    decay_weight``.
     """
     used, note, query_vector = requested, None, None
     if requested in (SearchMode.SEMANTIC, SearchMode.HYBRID):
@@ -237,7 +238,7 @@ def search(
             top = float(scores.max())
             fused = np.maximum(scores, 0.0) / top if top > 0 else np.zeros(len(scores))
             factors = reranking.factors(_columns(parts, ranked), now, policy)
-            scores = fused * factors["recency"] * factors["usage"] * factors["confidence"] * factors["decay"]
+            scores = fused * factors["recency"] * factors["usage"] * factors["confidence"] * factors["decay_weight"]
             order = np.argsort(-scores, kind="stable")[: query.limit]
         else:
             fused, factors = scores, {}
@@ -252,7 +253,7 @@ def search(
         components = None
         if explain:
             components = {"lexical": 0.0, "semantic": 0.0, **r.components, "fused": float(fused[k])}
-            for name in ("recency", "usage", "confidence", "decay"):
+            for name in ("recency", "usage", "confidence", "decay", "decay_weight"):
                 components[name] = float(factors[name][k]) if name in factors else 1.0
         hits.append(Hit.model_construct(memory=memory, score=float(scores[k]), explain=components))
     return SearchResult.model_construct(hits=hits, mode=used.value, requested_mode=requested.value, note=note)

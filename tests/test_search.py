@@ -56,8 +56,8 @@ def test_all_mode_is_and_token_recall_with_occurrence_scores(cx):
     result = cx.search("reviewer", "cache invalid", mode="all", explain=True)
     assert [h.memory.id for h in result] == [a.id]
     assert result[0].score == 3.0
-    assert result[0].explain == {"lexical": 3.0, "semantic": 0.0, "fused": 3.0, "recency": 1.0, "usage": 1.0, "decay": 1.0,
-                                 "confidence": 1.0}
+    assert result[0].explain == {"lexical": 3.0, "semantic": 0.0, "fused": 3.0, "recency": 1.0, "usage": 1.0,
+                                 "decay": 1.0, "decay_weight": 1.0, "confidence": 1.0}
     assert cx.search("reviewer", "cache invalid", mode="all")[0].explain is None
 
 
