@@ -17,6 +17,7 @@ from cortex.rerank import Reranking
 
 if TYPE_CHECKING:
     from cortex.sparql import SparqlResult
+    from cortex.transfer import Violation
 
 
 @runtime_checkable
@@ -241,6 +242,11 @@ class MemoryAPI(Protocol):
     def import_rdf(self, source: str | os.PathLike[str] | bytes | IO[bytes], *, format: str | None = None,
                    agent: str | None = None, team: str | None = None) -> dict[str, int]:
         """Import an export (all or nothing); returns the memories imported per scope."""
+        ...
+
+    def validate_store(self, *, agent: str | None = None, team: str | None = None,
+                       all: bool = True) -> list[Violation]:
+        """The SHACL violations of one agent's, one team's or every scope's graph (none: it conforms)."""
         ...
 
     def sparql(

@@ -466,6 +466,21 @@ def import_command(state: _State, path: Path, fmt: str | None, agent: str | None
     _emit({"imported": state.cortex().import_rdf(source, format=fmt, agent=agent, team=team)})
 
 
+@cli.command("validate-store")
+@click.option("--agent", default=None, help="Only this agent's own memories.")
+@click.option("--team", default=None, help="Only this team's memories.")
+@pass_state
+def validate_store_command(state: _State, agent: str | None, team: str | None) -> None:
+    """Check the store against the SHACL shapes of what Cortex writes; each violation names the memory, the
+    property and the problem (exit 1 when there is one)."""
+    found = state.cortex(read_only=True).validate_store(agent=agent, team=team)
+    for violation in found:
+        click.echo(str(violation))
+    click.echo(f"cortex: {len(found)} violation(s)" if found else "cortex: the store conforms", err=True)
+    if found:
+        raise SystemExit(1)
+
+
 @cli.command("sparql")
 @click.argument("query", required=False)
 @click.option("-f", "--file", "path", type=click.Path(dir_okay=False, path_type=Path), default=None,

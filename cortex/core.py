@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from cortex import capture, config, lifecycle, listing, scopes, sparql, transfer
+from cortex import capture, config, lifecycle, listing, scopes, shapes, sparql, transfer
 from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.embeddings import EmbeddingProvider, make_provider
 from cortex.errors import (
@@ -40,6 +40,7 @@ from cortex.search import search as run_search
 from cortex.sparql import SparqlResult
 from cortex.store import Location, open_store
 from cortex.store.base import MemoryStore
+from cortex.transfer import Violation
 from cortex.validation import (
     check_agent_name,
     check_confidence,
@@ -695,6 +696,16 @@ class Cortex:
         return [Scope.agent(check_agent_name(agent)) if agent is not None
                 else Scope.team(check_team_name(team))]
 
+    def validate_store(self, *, agent: str | None = None, team: str | None = None,
+                       all: bool = True) -> list[Violation]:
+        """Check one agent's, one team's or (default) every scope's graph against the SHACL shapes of what
+        Cortex writes (``cortex/data/shapes.ttl``); returns the violations (none: the store conforms)."""
+        self._check_open()
+        targets = self._export_scopes(agent, team, all and agent is None and team is None)
+        with self._memories.lock:
+            quads = [q for scope in targets for q in self._memories.export(scope)]
+        return shapes.validate(quads, self._memories.store.vocab)
+
     def import_rdf(self, source: str | os.PathLike[str] | bytes | IO[bytes], *, format: str | None = None,
                    agent: str | None = None, team: str | None = None) -> dict[str, int]:
         """Import memories exported by :meth:`export` (or written to the same vocabulary): the format from
@@ -710,6 +721,10 @@ class Cortex:
         with self._memories.lock:
             batches = transfer.read(data, fmt, self._memories.store.vocab, graph=graph,
                                     existing=self._memories.index)
+            violations = shapes.validate((q for quads, _ in batches.values() for q in quads),
+                                         self._memories.store.vocab)
+            if violations:
+                raise transfer.InvalidDataError(violations)
             self._memories.import_quads(batches)
         return {scope.key: len(memories) for scope, (_, memories) in batches.items()}
 

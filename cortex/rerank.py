@@ -26,7 +26,6 @@ from cortex.errors import InvalidInputError
 from cortex.index.memory_index import to_micros
 from cortex.lifecycle import Policy
 
-
 #: Default of :attr:`Reranking.decay_floor`, chosen by measurement (docs/retrieval.md).
 DECAY_FLOOR = 0.85
 

@@ -203,3 +203,33 @@ def test_cli_and_remote_client(tmp_path):
             assert [m.content for m in cx.recall("api", "backslash")] == [HOSTILE]
     finally:
         server.stop()
+
+
+def test_shacl_shapes_check_imports_and_the_whole_store(tmp_path, clock):
+    with _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None)) as cx:
+        ids = _populate(cx, clock)
+        assert cx.validate_store() == []
+        good = io.BytesIO()
+        cx.export(good, agent="api", format="nquads")
+        # a value outside the shapes, written behind Cortex's back: reported with its focus node and path
+        subject = ox.NamedNode(f"urn:cortex:team:backend:memory:{ids['team']}")
+        graph = ox.NamedNode("urn:cortex:graph:team:backend")
+        raw = cx._memories.store._store
+        raw.add(ox.Quad(subject, ox.NamedNode("urn:cortex:agentmem:tag"), ox.Literal("Not A Slug"), graph))
+        found = cx.validate_store()
+        assert [(v.focus, v.path) for v in found] == [(subject.value, "urn:cortex:agentmem:tag")]
+        assert "slug" in found[0].message
+        assert cx.validate_store(agent="api") == []
+    # an import whose tag breaks the shapes: named, nothing imported
+    bad = good.getvalue().replace(b'"x"', b'"Upper Case"')
+    with _agents(Cortex.open(tmp_path / "b", clock=clock, embeddings=None)) as cx:
+        with pytest.raises(InvalidDataError) as err:
+            cx.import_rdf(bad, format="nquads")
+        assert any(v.path == "urn:cortex:agentmem:tag" for v in err.value.violations)
+        assert dataset(cx) == set()
+    project = make_project(tmp_path / "proj")
+    write_agents(project / "agent_defs", DEFINITIONS)
+    env = {"CORTEX_NO_SERVER": "1"}
+    run_cli(project, "store", "api", "fine", env=env)
+    ok = run_cli(project, "validate-store", env=env)
+    assert ok.returncode == 0 and "conforms" in ok.stderr

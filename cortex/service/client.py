@@ -27,6 +27,7 @@ from cortex.validation import check_agent_name, is_memory_id
 
 if TYPE_CHECKING:
     from cortex.sparql import SparqlResult
+    from cortex.transfer import Violation
 
 _ERRORS: dict[str, type[errors.CortexError]] = {
     cls.__name__: cls
@@ -419,6 +420,13 @@ class RemoteCortex:
                             body=data, content_type="application/octet-stream")
         counts: dict[str, int] = _json.loads(body)["imported"]
         return counts
+
+    def validate_store(self, *, agent: str | None = None, team: str | None = None,
+                       all: bool = True) -> list[Violation]:
+        from cortex.transfer import Violation
+
+        found = self._call("GET", "/validate-store", params=self._params(agent=agent, team=team))
+        return [Violation(v["focus"], v["path"], v["message"]) for v in found["violations"]]
 
     def sparql(
         self,

@@ -547,6 +547,16 @@ def create_app(
         counts = await run_in_threadpool(cx.import_rdf, body, format=fmt, agent=agent, team=team)
         return {"imported": counts}
 
+    @app.get(f"{v1}/validate-store", tags=["rdf"])
+    def validate_store(caller: Caller, agent: str | None = None, team: str | None = None) -> dict[str, Any]:
+        """Check the store (or one agent's or team's graph) against the SHACL shapes of what Cortex writes:
+        `{"conforms": bool, "violations": [{focus, path, message}]}`. Admin only."""
+        if not caller.admin:
+            raise PermissionDeniedError("validate-store needs an admin token")
+        found = cx.validate_store(agent=agent, team=team)
+        return {"conforms": not found,
+                "violations": [{"focus": v.focus, "path": v.path, "message": v.message} for v in found]}
+
     @app.get(f"{v1}/sparql", tags=["sparql"])
     async def sparql_get(request: Request, caller: Caller) -> Response:
         """A read-only SPARQL query (`query=`), scoped to the graphs an agent token's agent reads (an admin
