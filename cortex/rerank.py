@@ -9,7 +9,7 @@ bounded range, so a strongly relevant old memory still beats a barely relevant f
 * confidence: ``0.5 + 0.5 * confidence``;
 * decay: ``0.5 ** (age_days / half_life_days)`` by the memory's source, the age counted from its latest
   creation, update or validation (:meth:`cortex.lifecycle.Policy.decay`); it weighs the score as
-  ``decay_floor + (1 - decay_floor) * decay`` (``decay_weight``), bounded (default floor 0.85): measured on LoCoMo and
+  ``decay_floor + (1 - decay_floor) * decay`` (``decay_weight``), bounded (default floor 0.9): measured on LoCoMo and
   LongMemEval, the bare factor cost up to 0.21 of recall@10 on questions about old facts (docs/retrieval.md).
 """
 
@@ -27,7 +27,7 @@ from cortex.index.memory_index import to_micros
 from cortex.lifecycle import Policy
 
 #: Default of :attr:`Reranking.decay_floor`, chosen by measurement (docs/retrieval.md).
-DECAY_FLOOR = 0.85
+DECAY_FLOOR = 0.9
 
 
 @dataclass(frozen=True)

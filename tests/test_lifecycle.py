@@ -384,7 +384,7 @@ def test_decay_is_by_source_and_shown_in_explain(disk_cx, clock):
     assert hits[manual.id].explain["decay"] == pytest.approx(0.5 ** (7 / 90))
     for hit in hits.values():
         e = hit.explain
-        assert e["decay_weight"] == pytest.approx(0.85 + 0.15 * e["decay"])  # bounded: the default floor is 0.85
+        assert e["decay_weight"] == pytest.approx(0.9 + 0.1 * e["decay"])  # bounded: the default floor is 0.9
         assert hit.score == pytest.approx(e["fused"] * e["recency"] * e["usage"] * e["confidence"] * e["decay_weight"])
     bare = disk_cx.search(A, "cache bug", mode="bm25", explain=True, rerank=Reranking(decay_floor=0.0))
     assert {h.memory.id: h.explain["decay_weight"] for h in bare}[summary.id] == pytest.approx(0.5)
