@@ -673,8 +673,9 @@ class Cortex:
         dataset = sparql.graphs_clause([store.vocab.graph(s) for s in self._read_scopes(agent, None)]) \
             if agent is not None else {"use_default_graph_as_union": True}
         started = time.monotonic()
-        return sparql.run(lambda: sparql.collect(store.query(text, substitutions, **dataset), rows or 2**62,
-                                                 timeout, started), timeout)
+        bindings = sparql.check_substitutions(substitutions)
+        return sparql.run(sparql.guarded(lambda: sparql.collect(store.query(text, bindings, **dataset),
+                                                                rows or 2**62, timeout, started)), timeout)
 
     def export(self, out: IO[bytes], *, agent: str | None = None, team: str | None = None, all: bool = False,
                format: str = "trig") -> int:
@@ -717,7 +718,7 @@ class Cortex:
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
         fmt = transfer.format_of(format, name if isinstance(name, str) else None)
         graph = None if agent is None and team is None else self._export_scopes(agent, team, False)[0]
-        data: bytes | IO[bytes] = Path(source).read_bytes() if isinstance(source, (str, os.PathLike)) else source
+        data = _import_bytes(source)
         with self._memories.lock:
             batches = transfer.read(data, fmt, self._memories.store.vocab, graph=graph,
                                     existing=self._memories.index)
@@ -831,6 +832,20 @@ def _by_scope(memories: Sequence[Memory], scopes: Sequence[Scope]) -> dict[Scope
     for memory in memories:
         out.setdefault(by_name[memory.scope], []).append(memory.id)
     return out
+
+
+def _import_bytes(source: object) -> bytes | IO[bytes]:
+    """What ``import_rdf`` reads: a file's bytes (a path), bytes, or a binary stream."""
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            return Path(source).read_bytes()
+        except OSError as exc:
+            raise InvalidInputError("file", f"cannot read {os.fspath(source)!r}: {exc.strerror or exc}") from None
+    if isinstance(source, (bytes, bytearray)):
+        return bytes(source)
+    if hasattr(source, "read"):
+        return source  # type: ignore[return-value]
+    raise InvalidInputError("source", f"must be a path, bytes or a binary stream, not {type(source).__name__}")
 
 
 def _within(exc: InvalidInputError | PermissionDeniedError, prefix: str) -> CortexError:

@@ -20,7 +20,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,12 +49,7 @@ _RESULT_FORMATS = {"json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFor
 _GRAPH_FORMATS = {"turtle": ox.RdfFormat.TURTLE, "ntriples": ox.RdfFormat.N_TRIPLES,
                   "rdfxml": ox.RdfFormat.RDF_XML}
 
-# strings, IRIs and comments: what to blank out before looking for a keyword
-_OPAQUE = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\''
-                     r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|<[^<>"{}|^`\\\s]*>|#[^\n]*')
-_UPDATE = re.compile(r"^\s*(?:(?:PREFIX\s+\S*\s*|BASE\s+)\S*\s*)*(INSERT|DELETE|LOAD|CLEAR|DROP|CREATE|ADD|MOVE|"
-                     r"COPY|WITH)\b", re.IGNORECASE)
-_SERVICE = re.compile(r"\bSERVICE\b", re.IGNORECASE)
+_PARSE_LOCK = threading.Lock()  # rdflib's parser (pyparsing) is not known to be thread-safe
 
 
 def configured_limit() -> int:
@@ -81,18 +76,76 @@ def _positive(name: str, default: Any, kind: type) -> Any:
 
 
 def check_query(query: Any) -> str:
-    """A query the surface runs: text, not too long, read-only, calling no other endpoint."""
+    """A query the surface runs: text, not too long, a read-only SPARQL 1.1 query calling no other endpoint.
+
+    The query is parsed (rdflib's SPARQL 1.1 parser) and judged on its parse tree, never by matching text: an
+    update, a ``SERVICE`` anywhere, a query nested deeper than the parser allows (pyoxigraph's own parser
+    would overflow its stack on one) or anything the parser does not accept is refused, before the engine
+    sees it (it fails closed)."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("query", "must be a non-empty SPARQL query")
-    if len(query.encode("utf-8", "surrogatepass")) > MAX_QUERY_BYTES:
+    try:
+        size = len(query.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidInputError("query", "contains unpaired surrogate characters (not valid Unicode text)") from None
+    if size > MAX_QUERY_BYTES:
         raise InvalidInputError("query", f"is longer than {MAX_QUERY_BYTES} bytes")
-    bare = _OPAQUE.sub(" ", query)
-    if _UPDATE.match(bare):
-        raise InvalidInputError("query", "updates are refused: the SPARQL surface is read-only (use the Cortex "
-                                         "API, CLI or HTTP routes to change memories)")
-    if _SERVICE.search(bare):
+    from pyparsing import ParseException
+    from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
+
+    with _PARSE_LOCK:
+        try:
+            tree = parseQuery(query)
+        except RecursionError:
+            raise InvalidInputError("query", "is nested too deeply") from None
+        except ParseException as exc:
+            try:
+                parseUpdate(query)
+            except (ParseException, RecursionError):
+                raise InvalidInputError("query", f"is not a valid SPARQL 1.1 query: {exc.msg} at line "
+                                                 f"{exc.lineno}, column {exc.col}") from None
+            raise InvalidInputError("query", "updates are refused: the SPARQL surface is read-only (use the "
+                                             "Cortex API, CLI or HTTP routes to change memories)") from None
+    if _calls_service(tree):
         raise InvalidInputError("query", "SERVICE is refused: a query runs on this store only")
     return query
+
+
+def _calls_service(node: Any) -> bool:
+    """Whether a parse tree holds a ``SERVICE`` pattern anywhere."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, CompValue):
+            if item.name == "ServiceGraphPattern":
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)) or type(item).__name__ == "ParseResults":
+            stack.extend(item)
+    return False
+
+
+def check_substitutions(substitutions: Any) -> dict[str, Any]:
+    """Variable bindings: names (without ``?``) to pyoxigraph terms."""
+    if substitutions is None:
+        return {}
+    if not isinstance(substitutions, Mapping):
+        raise InvalidInputError("substitutions", f"must be a mapping of variable names to terms, not "
+                                                 f"{type(substitutions).__name__}")
+    terms = (ox.NamedNode, ox.BlankNode, ox.Literal, ox.Triple)
+    for name, value in substitutions.items():
+        if not isinstance(name, str) or not _VARIABLE.fullmatch(name):
+            raise InvalidInputError("substitutions", f"{name!r} is not a variable name")
+        if not isinstance(value, terms):
+            raise InvalidInputError("substitutions", f"?{name} must be a pyoxigraph term, not {type(value).__name__}")
+    return dict(substitutions)
+
+
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def check_format(name: Any) -> str:
@@ -233,6 +286,18 @@ def from_json(doc: dict[str, Any]) -> SparqlResult:
     return result
 
 
+def guarded(work: Callable[[], SparqlResult]) -> Callable[[], SparqlResult]:
+    """``work`` with the engine's evaluation errors (raised while results are read) as a Cortex error."""
+    def call() -> SparqlResult:
+        try:
+            return work()
+        except (RuntimeError, ValueError, TypeError) as exc:
+            if isinstance(exc, InvalidInputError):
+                raise
+            raise InvalidInputError("query", f"failed while it ran: {exc}") from None
+    return call
+
+
 def run(work: Callable[[], SparqlResult], timeout: float | None) -> SparqlResult:
     """``work()``, in a worker thread when there is a ``timeout``: past it, :class:`QueryTimeoutError`. A
     streaming query stops at its next row (:func:`collect` checks the clock); one the engine computes before
@@ -287,4 +352,4 @@ def negotiate(accept: str | None, kinds: Iterable[str] = ("solutions", "graph"))
 
 __all__ = ["DEFAULT_ROW_LIMIT", "DEFAULT_TIMEOUT", "FORMATS", "SparqlResult", "check_format", "check_query",
            "configured_limit", "configured_timeout",
-           "collect", "from_json", "graphs_clause", "media_type", "negotiate", "run"]
+           "check_substitutions", "collect", "from_json", "graphs_clause", "guarded", "media_type", "negotiate", "run"]

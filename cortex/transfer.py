@@ -22,6 +22,7 @@ import pyoxigraph as ox
 from cortex.errors import InvalidInputError
 from cortex.model import Memory, Scope
 from cortex.store.rdf import MemoryCodec
+from cortex.validation import check_confidence, check_content, check_metadata, check_tags
 from cortex.vocab import Vocabulary
 
 FORMATS: dict[str, ox.RdfFormat] = {"trig": ox.RdfFormat.TRIG, "nquads": ox.RdfFormat.N_QUADS,
@@ -30,6 +31,7 @@ EXTENSIONS = {".trig": "trig", ".nq": "nquads", ".nquads": "nquads", ".ttl": "tu
               ".jsonld": "jsonld", ".json": "jsonld"}
 #: How many problems an import report lists (the count says how many there were).
 MAX_REPORTED = 20
+MAX_COUNT = 2**53  # usage counts and versions: what store_many accepts (an increment never overflows)
 
 
 def prefixes(vocab: Vocabulary) -> dict[str, str]:
@@ -130,13 +132,18 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
         memories: list[Memory] = []
         quads: list[ox.Quad] = []
         stored = existing(scope) if existing is not None else None
+        memory_prefix = vocab.memory_prefix(scope)
         for subject, triples in subjects.items():
             quads += triples
-            if subject.startswith(version_prefix):
-                continue  # an earlier version: kept as it is, read by history
+            if subject.startswith(version_prefix):  # an earlier version: kept as it is, read by history
+                owner = subject[len(version_prefix):].rsplit(":", 1)[0]
+                if memory_prefix + owner not in subjects:
+                    problems.append(Violation(subject, "@id", f"a version of memory {owner!r}, which the file "
+                                                              f"does not hold in {scope.key}"))
+                continue
             memory_id = vocab.memory_id(scope, subject)
             if memory_id is None:
-                problems.append(Violation(subject, "@id", f"not a memory or a version of {scope.relative}"))
+                problems.append(Violation(subject, "@id", f"not a memory (or a version of one) of {scope.key}"))
                 continue
             memory = _decode(codec, scope, memory_id, subject, triples, problems)
             if memory is None:
@@ -170,7 +177,28 @@ def _decode(codec: MemoryCodec, scope: Scope, memory_id: str, subject: str, trip
     if memory is None:
         problems.append(Violation(subject, "(fields)", "a value is not of the type Cortex writes (a number, a "
                                                        "date, a known type or source)"))
+        return None
+    vocab = codec.vocab
+    checks: list[tuple[str, Callable[[], object]]] = [
+        (vocab.predicate("content").value, lambda: check_content(memory.content)),
+        (vocab.predicate("confidence").value, lambda: check_confidence(memory.confidence)),
+        (vocab.predicate("usageCount").value, lambda: _bounded(memory.usage_count, 0, "usage count")),
+        (vocab.predicate("version").value, lambda: _bounded(memory.version, 1, "version")),
+        (vocab.predicate("tag").value, lambda: check_tags(memory.tags)),
+        (vocab.predicate("metadata").value, lambda: check_metadata(memory.metadata)),
+    ]
+    for path, check in checks:
+        try:
+            check()
+        except InvalidInputError as exc:
+            problems.append(Violation(subject, path, exc.reason))
+            return None
     return memory
+
+
+def _bounded(value: int, least: int, what: str) -> None:
+    if not least <= value <= MAX_COUNT:
+        raise InvalidInputError(what, f"must be from {least} to 2**53, not {value}")
 
 
 def _lexical(term: Any) -> str:

@@ -233,3 +233,31 @@ def test_shacl_shapes_check_imports_and_the_whole_store(tmp_path, clock):
     run_cli(project, "store", "api", "fine", env=env)
     ok = run_cli(project, "validate-store", env=env)
     assert ok.returncode == 0 and "conforms" in ok.stderr
+
+
+def test_imports_outside_what_cortex_writes_are_refused_whole(tmp_path, clock):
+    with _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None)) as cx:
+        m = cx.store("api", "counted")
+        good = io.BytesIO()
+        cx.export(good, agent="api", format="nquads")
+    text = good.getvalue().decode()
+    subject = f"urn:cortex:agent:api:memory:{m.id}"
+    cases = {
+        "usageCount": text.replace('"0"^^<http://www.w3.org/2001/XMLSchema#integer>',
+                                   '"99999999999999999999999999"^^<http://www.w3.org/2001/XMLSchema#integer>'),
+        "content": text.replace('"counted"', '"' + "x" * 70_000 + '"'),
+        "@id": text + '<urn:cortex:version:agent:api:0123:1> <urn:cortex:agentmem:content> "orphan" '
+                      '<urn:cortex:graph:agent:api> .\n',
+    }
+    with _agents(Cortex.open(tmp_path / "b", clock=clock, embeddings=None)) as cx:
+        for path, data in cases.items():
+            with pytest.raises(InvalidDataError) as err:
+                cx.import_rdf(data.encode(), format="nquads")
+            assert any(v.path.endswith(path) for v in err.value.violations), (path, err.value.violations)
+            assert dataset(cx) == set() and cx.recall("api", None) == []
+        for source, field in ((tmp_path / "missing.trig", "file"), (tmp_path, "file"), (12345, "source")):
+            with pytest.raises(InvalidInputError) as err:
+                cx.import_rdf(source, format="trig")
+            assert err.value.field == field
+        assert [x.content for x in (cx.import_rdf(text.encode(), format="nquads") and cx.recall("api", None))] == [
+            "counted"]

@@ -245,3 +245,38 @@ def test_the_queries_of_docs_sparql_md_run(team_cx, clock):
         query = query.replace("2026-11-25T00:00:00Z", (clock.now + timedelta(days=1)).isoformat())
         assert len(team_cx.sparql(query)) > 0, query
         team_cx.sparql(query, agent="api")
+
+
+@pytest.mark.parametrize("query", [
+    # an escaped quote in a prefixed name must not hide what follows from the check
+    "PREFIX ex: <urn:x:> SELECT ?z WHERE { OPTIONAL { ?s ex:a\\' ?o } SERVICE <http://127.0.0.1:9/sparql> "
+    "{ ?x ?y ?z } FILTER(?z != 'x') }",
+    "select * where { service silent <http://127.0.0.1:9/> { ?s ?p ?o } }",
+    "SELECT * {" + "{" * 2500 + "}" * 2500 + "}",  # pyoxigraph's parser would overflow its stack
+    "SELECT * { ?s ?p '\ud800' }",
+])
+def test_hostile_queries_are_refused_before_the_engine_sees_them(team_cx, query):
+    with pytest.raises(InvalidInputError) as err:
+        team_cx.sparql(query, agent="api")
+    assert err.value.field == "query"
+
+
+@pytest.mark.parametrize("query", [
+    "PREFIX with: <urn:x:> SELECT * { ?s ?p ?o }",
+    "PREFIX delete: <urn:x:> SELECT * { ?s delete:p ?o }",
+    "SELECT ?service WHERE { ?service ?p ?o }",
+    "PREFIX service: <urn:x:> ASK { ?s service:p ?o }",
+    "ASK { ?s ?p 'x'@service }",
+])
+def test_read_queries_that_look_like_updates_run(team_cx, query):
+    team_cx.sparql(query, agent="api")
+
+
+def test_engine_and_binding_errors_are_cortex_errors(team_cx):
+    with pytest.raises(InvalidInputError) as err:
+        team_cx.sparql("SELECT ?s WHERE { ?s ?p ?o }", {"g": ox.NamedNode("urn:x")})  # ?g is not projected
+    assert err.value.field == "query"
+    for bad in ({"bad name": ox.Literal("x")}, {"c": "x"}, ["c"]):
+        with pytest.raises(InvalidInputError) as err:
+            team_cx.sparql(EVERY_CONTENT, bad)
+        assert err.value.field == "substitutions"
