@@ -165,10 +165,7 @@ class PostingLists:
         if cached is not None:
             seen, tids, mult = cached
             if seen < n:
-                tail = [(i, c) for i in range(seen, n) if (c := self.terms[i].count(token))]
-                if tail:
-                    tids = np.concatenate([tids, np.array([i for i, _ in tail], dtype=np.int64)])
-                    mult = np.concatenate([mult, np.array([c for _, c in tail], dtype=np.int64)])
+                tids, mult = self._with_tail(token, tids, mult, seen)
                 self._matches[token] = (n, tids, mult)
             self._matches.move_to_end(token)
             return tids, mult
@@ -193,11 +190,17 @@ class PostingLists:
                 if len(needle) > 1 and (mult > 1).any():  # overlapping matches count once, as str.count does
                     mult = np.array([self.terms[t].count(token) if m > 1 else 1 for t, m in zip(tids, mult)],
                                     dtype=np.int64)
-        tail = [(i, c) for i in range(self.blob_terms, len(self.terms)) if (c := self.terms[i].count(token))]
-        if tail:
-            tids = np.concatenate([tids, np.array([i for i, _ in tail], dtype=np.int64)])
-            mult = np.concatenate([mult, np.array([c for _, c in tail], dtype=np.int64)])
-        return tids, mult
+        return self._with_tail(token, tids, mult, self.blob_terms)
+
+    def _with_tail(self, token: str, tids: np.ndarray, mult: np.ndarray, start: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """``tids``/``mult`` extended by the terms from ``start`` on that contain ``token`` (counted as
+        ``str.count``), scanned one by one: the few terms added since the search structure was built."""
+        tail = [(i, c) for i in range(start, len(self.terms)) if (c := self.terms[i].count(token))]
+        if not tail:
+            return tids, mult
+        return (np.concatenate([tids, np.array([i for i, _ in tail], dtype=np.int64)]),
+                np.concatenate([mult, np.array([c for _, c in tail], dtype=np.int64)]))
 
     def lookup(self, tids: np.ndarray, mult: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Documents (with repeats) and tf (times ``mult`` per term) for the union of the given terms."""
