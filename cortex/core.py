@@ -30,7 +30,7 @@ from cortex.errors import (
 from cortex.lifecycle import Policy
 from cortex.memories import MemoryRepository
 from cortex.model import IndexStatus, Memory, MemoryType, Page, Query, Scope, SearchResult, Source, utcnow
-from cortex.recall import Part, recall_ids
+from cortex.recall import Part, parts_of, recall_ids
 from cortex.render import fit
 from cortex.render import render as render_block
 from cortex.rerank import NO_RERANKING, Reranking
@@ -508,9 +508,7 @@ class Cortex:
         return replace(q, scopes=self._read_scopes(agent, scope))
 
     def _parts(self, scopes: Sequence[Scope]) -> list[Part]:
-        """The indexes of the scopes a query reads (empty shared scopes left out: nothing to match)."""
-        parts = [Part(s, self._memories.index(s)) for s in scopes]
-        return [p for p in parts if len(p.index) or p is parts[0]]
+        return parts_of(self._memories.index, scopes)
 
     def recall(
         self,

@@ -7,7 +7,7 @@ every ranking reads several scopes as one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cortex.index.memory_index import MemoryIndex
@@ -21,6 +21,13 @@ class Part:
 
     scope: Scope
     index: MemoryIndex
+
+
+def parts_of(indexes: Callable[[Scope], MemoryIndex], scopes: Sequence[Scope]) -> list[Part]:
+    """The parts a query reads: each scope with its index (``indexes(scope)``), empty shared scopes left out
+    (nothing to match; the first scope, the agent's own or the one named, always stays)."""
+    parts = [Part(s, indexes(s)) for s in scopes]
+    return [p for p in parts if len(p.index) or p is parts[0]]
 
 
 def merge(results: Sequence[tuple[Part, Sequence[tuple[str, float]]]], limit: int) -> list[tuple[Part, str, float]]:

@@ -31,7 +31,7 @@ from cortex.index.memory_index import combined_stats
 from cortex.lifecycle import Policy
 from cortex.memories import MemoryRepository
 from cortex.model import Filters, Hit, Query, Scope, SearchResult
-from cortex.recall import Part, merge, recall_scored
+from cortex.recall import Part, merge, parts_of, recall_scored
 from cortex.rerank import Reranking
 
 
@@ -227,8 +227,7 @@ def search(
     reranked = used is not SearchMode.ALL and reranking.enabled
     fetch = min(query.limit * reranking.overfetch, 10_000) if reranked else query.limit
     with memories.lock:
-        parts = [Part(s, memories.index(s)) for s in scopes]
-        parts = [p for p in parts if len(p.index) or p is parts[0]]  # an empty shared scope has nothing to rank
+        parts = parts_of(memories.index, scopes)
         ranked = rank(parts, replace(query, limit=fetch), used, query_vector=query_vector, fusion=fusion)
         scores = np.array([r.score for r in ranked], dtype=np.float64)
         if reranked and ranked:
