@@ -1,7 +1,9 @@
-"""Helpers for the tests that run real processes: a project directory, `cortex` as a subprocess, a server."""
+"""Helpers for the tests that run real processes: a project directory, `cortex` as a subprocess, a server, and
+requests to the HTTP app in process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -107,3 +109,16 @@ def run_cli(cwd: Path, *args: str, stdin: str | bytes | None = None, env: dict[s
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def asgi_request(app, method: str, path: str, token: str | None = None, **kwargs) -> httpx.Response:
+    """One request to the HTTP app in this process (its lifespan run around it), with a bearer ``token``;
+    ``headers`` are added to the authorization header."""
+    async def go() -> httpx.Response:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            headers = ({"Authorization": f"Bearer {token}"} if token else {}) | kwargs.pop("headers", {})
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                return await client.request(method, path, headers=headers, **kwargs)
+
+    return asyncio.run(go())

@@ -4,11 +4,9 @@ CLI, HTTP with tokens and the remote client against a real server."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 
-import httpx
 import pyoxigraph as ox
 import pytest
 
@@ -19,7 +17,7 @@ from cortex.service.client import RemoteCortex
 from cortex.service.http import create_app
 from cortex.transfer import InvalidDataError
 
-from .service_helpers import make_project, run_cli, start_server
+from .service_helpers import asgi_request, make_project, run_cli, start_server
 from .test_scopes import DEFINITIONS, write_agents
 
 HOSTILE = 'quotes " \' and } > <x> \n newline \\ backslash ; DELETE WHERE { ?s ?p ?o } \u00e9\u6587 \U0001f600'
@@ -133,18 +131,6 @@ def test_a_bad_file_names_each_problem_and_imports_nothing(tmp_path, clock):
         assert err.value.field == "format"
 
 
-def _request(app, method: str, path: str, token: str | None = None, **kwargs) -> httpx.Response:
-    async def go() -> httpx.Response:
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            headers = {"Authorization": f"Bearer {token}"} if token else {}
-            headers |= kwargs.pop("headers", {})
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-                return await client.request(method, path, headers=headers, **kwargs)
-
-    return asyncio.run(go())
-
-
 def test_http_export_and_import_with_tokens(tmp_path, clock):
     with _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None)) as cx:
         _populate(cx, clock)
@@ -152,22 +138,22 @@ def test_http_export_and_import_with_tokens(tmp_path, clock):
         tokens = TokenStore(tmp_path / "a")
         admin, api = tokens.create(None), tokens.create("api")
         app = create_app(cx, tokens=tokens, allowed_hosts=["127.0.0.1"], mcp=False)
-        r = _request(app, "GET", "/v1/export", admin, params={"all": "true", "format": "nquads"})
+        r = asgi_request(app, "GET", "/v1/export", admin, params={"all": "true", "format": "nquads"})
         assert r.status_code == 200 and r.headers["content-type"].startswith("application/n-quads")
         assert int(r.headers["cortex-quads"]) == len(before)
         exported = r.content
-        r = _request(app, "GET", "/v1/export", api, params={"agent": "api", "format": "jsonld"})
+        r = asgi_request(app, "GET", "/v1/export", api, params={"agent": "api", "format": "jsonld"})
         assert r.status_code == 200 and json.loads(r.content)
-        assert _request(app, "GET", "/v1/export", api, params={"all": "true"}).status_code == 403
-        assert _request(app, "GET", "/v1/export", api, params={"agent": "ui"}).status_code == 403
-        assert _request(app, "POST", "/v1/import", api, content=exported,
+        assert asgi_request(app, "GET", "/v1/export", api, params={"all": "true"}).status_code == 403
+        assert asgi_request(app, "GET", "/v1/export", api, params={"agent": "ui"}).status_code == 403
+        assert asgi_request(app, "POST", "/v1/import", api, content=exported,
                         params={"format": "nquads"}).status_code == 403
-        r = _request(app, "POST", "/v1/import", admin, content=exported, params={"format": "nquads"})
+        r = asgi_request(app, "POST", "/v1/import", admin, content=exported, params={"format": "nquads"})
         assert r.status_code == 422 and r.json()["error"]["field"] == "file"  # the memories exist already
     with _agents(Cortex.open(tmp_path / "b", clock=clock, embeddings=None)) as cx:
         tokens = TokenStore(tmp_path / "b")
         app = create_app(cx, tokens=tokens, allowed_hosts=["127.0.0.1"], mcp=False)
-        r = _request(app, "POST", "/v1/import", tokens.create(None), content=exported,
+        r = asgi_request(app, "POST", "/v1/import", tokens.create(None), content=exported,
                      headers={"Content-Type": "application/n-quads"})
         assert r.status_code == 201 and sum(r.json()["imported"].values()) == 6
         assert dataset(cx) == before
@@ -237,11 +223,10 @@ def test_shacl_shapes_check_imports_and_the_whole_store(tmp_path, clock):
 
 def test_imports_outside_what_cortex_writes_are_refused_whole(tmp_path, clock):
     with _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None)) as cx:
-        m = cx.store("api", "counted")
+        cx.store("api", "counted")
         good = io.BytesIO()
         cx.export(good, agent="api", format="nquads")
     text = good.getvalue().decode()
-    subject = f"urn:cortex:agent:api:memory:{m.id}"
     cases = {
         "usageCount": text.replace('"0"^^<http://www.w3.org/2001/XMLSchema#integer>',
                                    '"99999999999999999999999999"^^<http://www.w3.org/2001/XMLSchema#integer>'),

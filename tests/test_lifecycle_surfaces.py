@@ -19,7 +19,7 @@ from cortex.service.client import RemoteCortex
 from cortex.service.http import create_app
 from cortex.service.mcp import build_mcp
 
-from .service_helpers import make_project, run_cli, start_server
+from .service_helpers import asgi_request, make_project, run_cli, start_server
 from .test_scopes import DEFINITIONS, write_agents
 
 
@@ -33,24 +33,13 @@ def team_cx(store_path: Path, clock) -> Cortex:
     cx.close()
 
 
-def _request(app, method: str, path: str, token: str | None = None, **kwargs) -> httpx.Response:
-    async def go() -> httpx.Response:
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            headers = {"Authorization": f"Bearer {token}"} if token else {}
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-                return await client.request(method, path, headers=headers, **kwargs)
-
-    return asyncio.run(go())
-
-
 def test_http_routes_of_the_lifecycle_with_agent_tokens(team_cx, store_path, clock):
     tokens = TokenStore(store_path)
     admin, api, ui, lead = tokens.create(None), tokens.create("api"), tokens.create("ui"), tokens.create("lead")
     app = create_app(team_cx, tokens=tokens, allowed_hosts=["127.0.0.1"], mcp=False)
 
     def call(method: str, path: str, token: str, **kwargs) -> httpx.Response:
-        return _request(app, method, path, token, **kwargs)
+        return asgi_request(app, method, path, token, **kwargs)
 
     r = call("POST", "/v1/agents/api/memories", api, json={
         "content": "migrations run before deploy", "tags": ["deploy", "db"], "metadata": {"ticket": "OPS-7"},

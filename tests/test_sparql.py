@@ -25,7 +25,7 @@ from cortex.service.client import RemoteCortex
 from cortex.service.http import create_app
 from cortex.service.mcp import build_mcp
 
-from .service_helpers import make_project, run_cli, start_server
+from .service_helpers import asgi_request, make_project, run_cli, start_server
 from .test_scopes import DEFINITIONS, write_agents
 
 CONTENT = "<urn:cortex:agentmem:content>"
@@ -127,25 +127,13 @@ def test_a_slow_query_times_out(tmp_path):
             cx.sparql("ASK {}", timeout=-1)
 
 
-def _request(app, method: str, path: str, token: str | None = None, **kwargs) -> httpx.Response:
-    async def go() -> httpx.Response:
-        async with app.router.lifespan_context(app):
-            transport = httpx.ASGITransport(app=app)
-            headers = {"Authorization": f"Bearer {token}"} if token else {}
-            headers |= kwargs.pop("headers", {})
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
-                return await client.request(method, path, headers=headers, **kwargs)
-
-    return asyncio.run(go())
-
-
 def test_http_speaks_the_sparql_protocol_with_scoped_tokens(team_cx, store_path):
     tokens = TokenStore(store_path)
     admin, api = tokens.create(None), tokens.create("api")
     app = create_app(team_cx, tokens=tokens, allowed_hosts=["127.0.0.1"], mcp=False)
 
     def call(method: str, token: str, **kwargs) -> httpx.Response:
-        return _request(app, method, "/v1/sparql", token, **kwargs)
+        return asgi_request(app, method, "/v1/sparql", token, **kwargs)
 
     sparql_json = {"Accept": "application/sparql-results+json"}
     r = call("GET", api, params={"query": EVERY_CONTENT}, headers=sparql_json)
@@ -173,7 +161,7 @@ def test_http_speaks_the_sparql_protocol_with_scoped_tokens(team_cx, store_path)
     assert call("POST", api, json={"query": "ASK {}", "colour": "red"}).json()["error"]["field"] == "colour"
     assert call("POST", api, content="ASK {}", headers={"Content-Type": "text/plain"}).status_code == 422
     assert call("GET", None, params={"query": "ASK {}"}).status_code == 401
-    assert "/v1/sparql" in _request(app, "GET", "/openapi.json", admin).json()["paths"]
+    assert "/v1/sparql" in asgi_request(app, "GET", "/openapi.json", admin).json()["paths"]
     assert len(team_cx.sparql(EVERY_CONTENT)) == 5  # nothing changed
 
 
