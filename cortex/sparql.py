@@ -8,14 +8,14 @@ SPARQL protocol names.
 * Bounded: at most ``limit`` rows (``truncated`` says when there were more) and ``timeout`` seconds.
 
 Results are kept as pyoxigraph terms in a :class:`SparqlResult`, serialised on demand: SPARQL JSON, CSV, TSV
-and XML for ``SELECT``/``ASK`` (pyoxigraph's writers), Turtle, N-Triples, N-Quads, RDF/XML and JSON-LD-free
-text formats for ``CONSTRUCT``/``DESCRIBE``; a remote client rebuilds the same object from the JSON or N-Triples
-answer.
+and XML for ``SELECT``/``ASK`` (pyoxigraph's writers), Turtle, N-Triples and RDF/XML for
+``CONSTRUCT``/``DESCRIBE``; a remote client rebuilds the same object from the JSON or N-Triples answer.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import threading
@@ -198,8 +198,6 @@ class SparqlResult:
 
     def to_json(self) -> dict[str, Any]:
         """The SPARQL 1.1 JSON results object (a graph as N-Triples text under ``ntriples``)."""
-        import json
-
         if self.kind == "graph":
             return {"ntriples": self.serialize("ntriples").decode("utf-8"), "truncated": self.truncated}
         doc: dict[str, Any] = json.loads(self.serialize("json"))
@@ -214,8 +212,6 @@ def _write_results(result: SparqlResult, fmt: ox.QueryResultsFormat) -> bytes:
         parsed = ox.parse_query_results(f'{{"head":{{}},"boolean":{text}}}', format=ox.QueryResultsFormat.JSON)
         return bytes(parsed.serialize(format=fmt) or b"")
     json_rows = [{k: _json_term(v) for k, v in row.items() if v is not None} for row in result.rows]
-    import json
-
     text = json.dumps({"head": {"vars": result.variables}, "results": {"bindings": json_rows}})
     parsed = ox.parse_query_results(text, format=ox.QueryResultsFormat.JSON)
     return bytes(parsed.serialize(format=fmt) or b"")
@@ -277,8 +273,6 @@ def from_json(doc: dict[str, Any]) -> SparqlResult:
         triples = [q.triple for q in ox.parse(doc["ntriples"].encode("utf-8"), ox.RdfFormat.N_TRIPLES)] \
             if doc["ntriples"] else []
         return SparqlResult("graph", triples=triples, truncated=truncated)
-    import json
-
     parsed = ox.parse_query_results(json.dumps({k: v for k, v in doc.items() if k != "truncated"}),
                                     format=ox.QueryResultsFormat.JSON)
     result = collect(parsed, 2**62)
