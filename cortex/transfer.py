@@ -27,6 +27,8 @@ from cortex.vocab import Vocabulary
 
 FORMATS: dict[str, ox.RdfFormat] = {"trig": ox.RdfFormat.TRIG, "nquads": ox.RdfFormat.N_QUADS,
                                      "turtle": ox.RdfFormat.TURTLE, "jsonld": ox.RdfFormat.JSON_LD}
+MEDIA_TYPES = {"trig": "application/trig", "nquads": "application/n-quads", "turtle": "text/turtle",
+               "jsonld": "application/ld+json"}
 EXTENSIONS = {".trig": "trig", ".nq": "nquads", ".nquads": "nquads", ".ttl": "turtle", ".turtle": "turtle",
               ".jsonld": "jsonld", ".json": "jsonld"}
 #: How many problems an import report lists (the count says how many there were).
@@ -205,4 +207,4 @@ def _lexical(term: Any) -> str:
     return str(term) if isinstance(term, ox.Triple) else str(term.value)
 
 
-__all__ = ["EXTENSIONS", "FORMATS", "InvalidDataError", "Violation", "format_of", "prefixes", "read", "write"]
+__all__ = ["EXTENSIONS", "FORMATS", "MEDIA_TYPES", "InvalidDataError", "Violation", "format_of", "prefixes", "read", "write"]

@@ -525,9 +525,7 @@ def create_app(
                                         "admin token", "agent")
         out = io.BytesIO()
         count = cx.export(out, agent=agent, team=team, all=all, format=format)
-        name = transfer.format_of(format)
-        media = {"trig": "application/trig", "nquads": "application/n-quads", "turtle": "text/turtle",
-                 "jsonld": "application/ld+json"}[name]
+        media = transfer.MEDIA_TYPES[transfer.format_of(format)]
         return Response(out.getvalue(), media_type=media, headers={"Cortex-Quads": str(count)})
 
     @app.post(f"{v1}/import", tags=["rdf"], status_code=201)
@@ -538,8 +536,7 @@ def create_app(
         (422). Admin only."""
         if not caller.admin:
             raise PermissionDeniedError("import needs an admin token")
-        kinds = {"application/trig": "trig", "application/n-quads": "nquads", "text/turtle": "turtle",
-                 "application/ld+json": "jsonld"}
+        kinds = {media: name for name, media in transfer.MEDIA_TYPES.items()}
         fmt = format or kinds.get(request.headers.get("content-type", "").split(";")[0].strip().lower())
         if fmt is None:
             raise InvalidInputError("format", "give format= (trig, nquads, turtle, jsonld) or its Content-Type")
