@@ -112,11 +112,18 @@ class RemoteCortex:
     def _call(self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None) -> Any:
         for value in (json, params):
             _check_text(value, "")  # the same field error as in process, not an encoding traceback
-        target = f"{self._base}{path}"
-        if params:
-            target += "?" + urlencode({k: v for k, v in params.items()}, doseq=True)
         body = _json.dumps(json).encode("utf-8") if json is not None else None
-        headers = self._headers | ({"Content-Type": "application/json"} if body is not None else {})
+        data, _ = self._raw(method, path, params=params, body=body,
+                            content_type="application/json" if body is not None else None, accept=None)
+        return _json.loads(data) if data else None
+
+    def _raw(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: bytes | None = None,
+             content_type: str | None = None, accept: str | None = "*/*") -> tuple[bytes, Mapping[str, str]]:
+        """One request: the answer's bytes and headers (names in lower case). Idempotent methods are sent again
+        once when the connection fails before an answer; an error status raises the Cortex error it names."""
+        target = f"{self._base}{path}" + ("?" + urlencode(dict(params), doseq=True) if params else "")
+        headers = self._headers | ({"Accept": accept} if accept else {}) | (
+            {"Content-Type": content_type} if content_type else {})
         attempts = 2 if method in _IDEMPOTENT else 1
         for attempt in range(attempts):
             try:
@@ -129,23 +136,6 @@ class RemoteCortex:
                 self._drop()
                 if attempt + 1 == attempts:
                     raise errors.ServiceError(f"Cortex server at {self.url} did not answer: {exc}") from None
-        if response.status >= 400:
-            _raise(response.status, data)
-        return _json.loads(data) if data else None
-
-    def _raw(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: bytes | None = None,
-             content_type: str | None = None) -> tuple[bytes, Mapping[str, str]]:
-        """A request whose answer (or body) is not JSON: the bytes and the response headers."""
-        target = f"{self._base}{path}" + ("?" + urlencode(dict(params), doseq=True) if params else "")
-        headers = self._headers | {"Accept": "*/*"} | ({"Content-Type": content_type} if content_type else {})
-        try:
-            conn = self._connection()
-            conn.request(method, target, body=body, headers=headers)
-            response = conn.getresponse()
-            data = response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            self._drop()
-            raise errors.ServiceError(f"Cortex server at {self.url} did not answer: {exc}") from None
         if response.status >= 400:
             _raise(response.status, data)
         return data, {k.lower(): v for k, v in response.getheaders()}
