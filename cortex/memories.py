@@ -43,6 +43,32 @@ REINDEX_BATCH = 256
 Vectors = tuple[str, np.ndarray]  # (model, one unit row per memory)
 
 
+class OperationLock:
+    """A re-entrant lock that calls ``on_begin`` each time a thread takes it from free: the start of one
+    operation, however many methods it then calls (a shared store is checked once per operation)."""
+
+    def __init__(self, on_begin: Callable[[], None]) -> None:
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._on_begin = on_begin
+
+    def __enter__(self) -> "OperationLock":
+        self._lock.acquire()
+        self._depth += 1
+        if self._depth == 1:
+            try:
+                self._on_begin()
+            except BaseException:
+                self._depth -= 1
+                self._lock.release()
+                raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        self._lock.release()
+
+
 class MemoryRepository:
     """Memories of every scope: reads through the derived indexes, writes in the protocol's order.
 
@@ -55,8 +81,8 @@ class MemoryRepository:
         self.state_dir = state_dir
         #: The embedding provider (None: lexical search only).
         self.embeddings = embeddings
-        self.lock = threading.RLock()
         self._indexes = IndexManager(store, index_root(state_dir))
+        self.lock = OperationLock(self._indexes.begin_operation)
 
     # -- reads -----------------------------------------------------------------------------------
 

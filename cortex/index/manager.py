@@ -41,6 +41,11 @@ CHECKPOINT_CHANGES = 1000
 RUNNING_CHECKPOINT_CHANGES = 100_000
 #: Without a state directory nothing is saved; the log is compacted after this many changed memories.
 COMPACT_IN_MEMORY = 10_000
+#: On a shared store: how many log numbers below its own an index keeps comparing (a writer whose update took
+#: so long that this many others committed meanwhile is not seen), and how many a compaction leaves behind
+#: the compacting process (a process further behind rebuilds its index).
+SHARED_WINDOW = 64
+SHARED_RETAIN = 2000
 
 
 def _discard(path: Path) -> None:
@@ -63,6 +68,15 @@ class IndexManager:
         self._vector_logs: dict[Scope, VectorLog] = {}
         #: how many full rebuilds from a store scan each scope had in this process
         self.rebuilds: dict[Scope, int] = {}
+        # shared store: the records each index has applied (token -> number, within the window), its own
+        # writes whose number the server has not told yet, and the scopes checked in this operation
+        self._known: dict[Scope, dict[str, int]] = {}
+        self._own: dict[Scope, set[str]] = {}
+        self._synced: set[Scope] = set()
+
+    def begin_operation(self) -> None:
+        """A new operation starts: on a shared store, each scope it uses is checked against the log once."""
+        self._synced.clear()
 
     def _dir(self, scope: Scope) -> Path:
         assert self.root is not None
@@ -81,12 +95,57 @@ class IndexManager:
         return self._pending.get(scope, 0)
 
     def get(self, scope: Scope) -> MemoryIndex:
-        """The scope's index, loaded (and repaired if needed) on first use."""
+        """The scope's index, loaded (and repaired if needed) on first use; on a shared store brought up to
+        date with other processes' writes once per operation (:meth:`begin_operation`)."""
         index = self._indexes.get(scope)
         if index is None:
             index = self._load(scope)
             self._indexes[scope] = index
+            self._synced.add(scope)
+        elif self.store.shared and scope not in self._synced:
+            self._synced.add(scope)
+            if not self._sync_shared(scope, index):
+                index = self._indexes[scope] = self._rebuild(scope, carry=index.carried_vectors())
         return index
+
+    def _sync_shared(self, scope: Scope, index: MemoryIndex) -> bool:
+        """Apply other processes' writes logged since the index last looked; False when that cannot be done
+        exactly (records it needs were compacted away, or a bulk write). One query when nothing changed."""
+        known = self._known.setdefault(scope, {})
+        own = self._own.setdefault(scope, set())
+        low = max(1, index.seq - SHARED_WINDOW + 1)
+        n, first, last = self.store.log_summary(scope, low)
+        mine = [s for s in known.values() if s >= low]
+        if n == len(mine) + len(own) and (not mine or first == min(mine)) and (own or last == index.seq) \
+                and len(own) < SHARED_WINDOW // 2:
+            return True
+        records = self.store.changes(scope, low - 1)
+        if index.seq >= low and not any(c.seq == low for c in records):
+            log.warning("the change log of %s no longer holds change %d (compacted by another process): "
+                        "rebuilding", scope.label, low)
+            return False
+        new = [c for c in records if c.token not in known and c.token not in own]
+        if any(c.ids is None for c in new):
+            return False
+        ids = [i for c in new for i in c.ids or ()]
+        self._reconcile(index, scope, ids)
+        self._pending[scope] = self._pending.get(scope, 0) + len(ids)
+        self._remember(scope, index, records)
+        return True
+
+    def _remember(self, scope: Scope, index: MemoryIndex, records: Sequence[Change]) -> None:
+        """The index now reflects ``records`` (a shared store's log, read from the window up)."""
+        if not records:
+            return
+        newest = max(records, key=lambda c: c.seq)
+        if newest.seq >= index.seq:
+            self._follow(index, newest)
+        known = self._known.setdefault(scope, {})
+        known.update((c.token, c.seq) for c in records)
+        self._own.setdefault(scope, set()).difference_update(c.token for c in records)
+        low = index.seq - SHARED_WINDOW + 1
+        for token in [t for t, s in known.items() if s < low]:
+            del known[token]
 
     def _load(self, scope: Scope) -> MemoryIndex:
         if self.root is None:
@@ -128,6 +187,8 @@ class IndexManager:
         """Apply the store's changes made after the index's; False when that cannot be done exactly: the
         index's own last change is not in the store (another store, or one restored from a backup), or the log
         has a gap or a bulk write."""
+        if self.store.shared:
+            return self._sync_shared(scope, index)
         last = self.store.last_change(scope)
         if last is not None and last.seq == index.seq and last.token == index.token:
             return True
@@ -208,6 +269,9 @@ class IndexManager:
     def _rebuild(self, scope: Scope, persist: bool = True, carry: CarriedVectors | None = None) -> MemoryIndex:
         index = MemoryIndex()
         self._follow(index, self.store.last_change(scope))  # read first: the scan sees every change up to it
+        if self.store.shared:
+            self._known[scope], self._own[scope] = {}, set()
+            self._remember(scope, index, self.store.changes(scope, max(0, index.seq - SHARED_WINDOW)))
         # in id order, which is creation order: rankings break their last ties the same way as before the rebuild
         index.add_many(sorted(self.store.iter_memories(scope), key=lambda m: m.id))
         index.merge()
@@ -227,12 +291,14 @@ class IndexManager:
         """Record that the scope's index now reflects ``change`` (its own write of ``changed`` memories, just
         applied)."""
         index = self._indexes[scope]
-        if change.seq > index.seq:
+        if self.store.shared:  # numbered by the server: learnt, with the others', at the next check
+            self._own.setdefault(scope, set()).add(change.token)
+        elif change.seq > index.seq:
             self._follow(index, change)
         self._pending[scope] = self._pending.get(scope, 0) + changed
         if self.root is None:
             if self._pending[scope] > COMPACT_IN_MEMORY:
-                self.store.compact(scope, index.seq)
+                self._compact(scope, index.seq)
                 self._pending[scope] = 0
         elif self._pending[scope] > RUNNING_CHECKPOINT_CHANGES:
             self._checkpoint(scope, index)
@@ -258,7 +324,11 @@ class IndexManager:
             _discard(vector_log.path)
         except OSError as exc:
             log.warning("cannot remove the vector log of %s: %s", scope.label, exc)
-        self.store.compact(scope, index.seq)  # the snapshot holds every change up to here
+        self._compact(scope, index.seq)  # the snapshot holds every change up to here
+
+    def _compact(self, scope: Scope, below: int) -> None:
+        # on a shared store other processes may still need the records this one has applied
+        self.store.compact(scope, below - SHARED_RETAIN if self.store.shared else below)
 
     def rebuild(self, scope: Scope) -> MemoryIndex:
         """Rebuild the scope's index from a full scan of the store, keeping the vectors it had."""

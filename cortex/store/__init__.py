@@ -16,16 +16,22 @@ Location = str | os.PathLike[str] | None
 
 def open_store(location: Location, vocabulary: Vocabulary) -> MemoryStore:
     """The backend for ``location``: None (or ``"memory"``) for an in-memory store, a directory path for the
-    embedded on-disk store (created if needed). Raises :class:`~cortex.errors.StoreLockedError` when
-    another process holds an on-disk store."""
+    embedded on-disk store (created if needed), ``sparql+http(s)://[user:password@]host:port/path[?update=
+    &gsp=&auth=digest|basic&timeout=]`` for a remote SPARQL 1.1 server (:mod:`cortex.store.remote`). Raises
+    :class:`~cortex.errors.StoreLockedError` when another process holds an on-disk store, and
+    :class:`~cortex.errors.StoreError` when a remote server cannot be reached or refuses."""
     from cortex.store.oxigraph import OxigraphStore
 
     if location is None or (isinstance(location, str) and location == "memory"):
         return OxigraphStore(None, vocabulary)
     text = os.fspath(location)
+    if "://" in text and text.split("://", 1)[0] in ("sparql+http", "sparql+https"):
+        from cortex.store.remote import RemoteStore
+
+        return RemoteStore(text, vocabulary)
     if "://" in text:
         scheme = text.split("://", 1)[0]
-        raise InvalidInputError("store", f"unknown store scheme {scheme!r}: give a directory, or None for memory")
+        raise InvalidInputError("store", f"unknown store scheme {scheme!r}: give a directory, sparql+http(s)://host:port/path, or None for memory")
     return OxigraphStore(Path(text).expanduser(), vocabulary)
 
 

@@ -37,6 +37,11 @@ class Change:
 class MemoryStore(Protocol):
     """What Cortex needs from an RDF store."""
 
+    #: Whether other processes may write to the store at the same time (a remote SPARQL server): then derived
+    #: indexes check the change log before every operation, and log records are numbered by the server, so
+    #: two racing writers may share a number (told apart by their tokens).
+    shared: bool
+
     @property
     def location(self) -> str:
         """Where the store is, fit to print (never with credentials)."""
@@ -96,7 +101,12 @@ class MemoryStore(Protocol):
         """The scope's logged change number ``seq`` (without its ids), or None when the log does not hold it."""
 
     def changes(self, scope: Scope, after: int) -> list[Change]:
-        """The scope's logged changes numbered above ``after``, in order, with their ids."""
+        """The scope's logged changes numbered above ``after``, in order, with their ids (one per record: on a
+        shared store two records may share a number)."""
+
+    def log_summary(self, scope: Scope, low: int) -> tuple[int, int, int]:
+        """How many of the scope's log records are numbered ``low`` or above, and their lowest and highest
+        numbers ((0, 0, 0) when none is): one cheap query that tells whether anything changed."""
 
     def compact(self, scope: Scope, below: int) -> None:
         """Forget the scope's log records numbered below ``below`` (their changes are in a saved snapshot)."""

@@ -87,6 +87,9 @@ def _solutions(result: Any) -> QuerySolutions:
 class OxigraphStore:
     """A :class:`~cortex.store.base.MemoryStore` on pyoxigraph: on disk at ``path``, or in memory (None)."""
 
+    #: One process holds the store (RocksDB's lock): it numbers the log itself.
+    shared = False
+
     def __init__(self, path: str | os.PathLike[str] | None, vocabulary: Vocabulary) -> None:
         self._path = Path(path).resolve() if path is not None else None
         self.vocab = vocabulary
@@ -319,6 +322,11 @@ class OxigraphStore:
                 ids.append(_value(row["m"]))
         return [Change(seq, tokens[seq], tuple(sorted(ids)) if ids is not None else None)
                 for seq, ids in sorted(found.items())]
+
+    def log_summary(self, scope: Scope, low: int) -> tuple[int, int, int]:
+        row = next(iter(_solutions(self._store.query(self.codec.log_summary_query(scope, low)))))
+        n = int(_value(row["n"]))
+        return (n, int(_value(row["lo"])), int(_value(row["hi"]))) if n else (0, 0, 0)
 
     def count(self, scope: Scope) -> int:
         return int(_value(next(iter(_solutions(self._store.query(self.codec.count_query(scope)))))["n"]))

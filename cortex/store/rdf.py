@@ -118,6 +118,7 @@ class MemoryCodec:
         self.p_scope, self.p_seq = vocab.predicate("scope"), vocab.predicate("seq")
         self.p_changed, self.p_bulk = vocab.predicate("changed"), vocab.predicate("bulk")
         self.p_token = vocab.predicate("token")
+        self.p_used = vocab.predicate("used")
 
     def version_iri(self, scope: Scope, memory_id: str, version: int) -> NamedNode:
         """The resource keeping version ``version`` of a memory once it was updated."""
@@ -189,6 +190,7 @@ class MemoryCodec:
         raw: dict[str, str] = {}
         tags: list[str] = []
         author = attributed = replaced_by = None
+        uses: list[str] = []
         for predicate, value in pairs:
             f = self._by_predicate.get(predicate)
             if f is not None:
@@ -201,6 +203,8 @@ class MemoryCodec:
                 attributed = value
             elif predicate == self.p_replaced_by.value:
                 replaced_by = value
+            elif predicate == self.p_used.value:
+                uses.append(value)
         if "content" not in raw:
             return None
         values: dict[str, Any] = {}
@@ -213,6 +217,10 @@ class MemoryCodec:
                 if f.attr not in values:
                     assert f.default is not None
                     values[f.attr] = f.default(values)
+            if uses:  # uses logged one triple each by a store shared by several writers (see use_literal)
+                values["usage_count"] += len(uses)
+                values["last_used_at"] = max(values["last_used_at"], *(parse_date_time(u.split(" ", 1)[0])
+                                                                       for u in uses))
         except (ValueError, OverflowError):
             return None  # not written by Cortex; an index rebuild must not fail on foreign data
         agent_prefix = f"{self.vocab.ns}:agent:"
@@ -226,14 +234,26 @@ class MemoryCodec:
             id=memory_id, agent=scope.name if scope.kind == "agent" else (writer or ""), tags=tuple(sorted(tags)),
             scope=scope.relative, author=writer if writer is not None else (scope.name or None), **values)
 
+    @staticmethod
+    def use_literal(now: datetime, token: str) -> Literal:
+        """One use of a memory as its own triple (``{ns}:agentmem:used "<time> <token>"``): what a store
+        shared by several writers records instead of rewriting ``usageCount``, since SPARQL servers such as
+        Oxigraph do not serialise read-modify-write updates; readers add the uses to the stored count."""
+        return Literal(f"{date_time(now).value} {token}")
+
     # -- the change log --------------------------------------------------------------------------
 
-    def change_quads(self, scope: Scope, seq: int, token: str, memory_ids: Sequence[str]) -> list[Quad]:
-        """The log record of write number ``seq`` of ``scope``, which changed ``memory_ids``."""
-        record = NamedNode(f"{self.vocab.ns}:log:{scope.key}:{seq}")
+    def change_quads(self, scope: Scope, seq: int | None, token: str, memory_ids: Sequence[str]) -> list[Quad]:
+        """The log record of write number ``seq`` of ``scope``, which changed ``memory_ids``. Without ``seq``
+        (a shared store, whose server numbers the record) the record is named by its token and has no number."""
         g = self.log_graph
-        out = [Quad(record, self.p_scope, self.vocab.graph(scope), g), Quad(record, self.p_seq, integer(seq), g),
-               Quad(record, self.p_token, Literal(token), g)]
+        if seq is None:
+            record = NamedNode(f"{self.vocab.ns}:log:{scope.key}:{token}")
+            out = [Quad(record, self.p_scope, self.vocab.graph(scope), g), Quad(record, self.p_token, Literal(token), g)]
+        else:
+            record = NamedNode(f"{self.vocab.ns}:log:{scope.key}:{seq}")
+            out = [Quad(record, self.p_scope, self.vocab.graph(scope), g), Quad(record, self.p_seq, integer(seq), g),
+                   Quad(record, self.p_token, Literal(token), g)]
         if len(memory_ids) > MAX_LOGGED_IDS:
             out.append(Quad(record, self.p_bulk, TRUE, g))
         else:
@@ -264,6 +284,23 @@ class MemoryCodec:
                 f"{self.p_seq} ?s ; {self.p_token} ?t . FILTER(?s > {int(after)}) OPTIONAL {{ ?r {self.p_changed} ?m }} "
                 f"OPTIONAL {{ ?r {self.p_bulk} ?b }} }} }}")
 
+    def numbered_change(self, scope: Scope, token: str, memory_ids: Sequence[str]) -> str:
+        """The log record as an update operation whose number the server computes (``MAX + 1`` of the scope's
+        records, in the same transaction): what a store shared by several writers sends. Two writers racing
+        may draw the same number; their records differ by token."""
+        g, p_seq = self.log_graph, self.p_seq
+        quads = self.change_quads(scope, None, token, memory_ids)
+        record = quads[0].subject
+        return (f"INSERT {{ GRAPH {g} {{ {self.triples(quads)} {record} {p_seq} ?n . }} }} WHERE {{ "
+                f"{{ SELECT (COALESCE(MAX(?s), 0) + 1 AS ?n) WHERE {{ GRAPH {g} {{ ?x {self.p_scope} "
+                f"{self.vocab.graph(scope)} ; {p_seq} ?s }} }} }} }}")
+
+    def log_summary_query(self, scope: Scope, low: int) -> str:
+        """How many of the scope's log records are numbered ``low`` or above (``?n``), their lowest and highest
+        numbers (``?lo``, ``?hi``)."""
+        return (f"SELECT (COUNT(?r) AS ?n) (MIN(?s) AS ?lo) (MAX(?s) AS ?hi) WHERE {{ GRAPH {self.log_graph} {{ "
+                f"?r {self.p_scope} {self.vocab.graph(scope)} ; {self.p_seq} ?s . FILTER(?s >= {int(low)}) }} }}")
+
     def compact_update(self, scope: Scope, below: int) -> str:
         """Drop the scope's log records numbered below ``below`` (the latest one always stays)."""
         return (f"DELETE {{ GRAPH {self.log_graph} {{ ?r ?p ?o }} }} WHERE {{ GRAPH {self.log_graph} {{ "
@@ -272,7 +309,8 @@ class MemoryCodec:
 
     # -- SPARQL texts ----------------------------------------------------------------------------
 
-    def _values(self, scope: Scope, memory_ids: Sequence[str]) -> str:
+    def values(self, scope: Scope, memory_ids: Sequence[str]) -> str:
+        """The memories' IRIs as the terms of a ``VALUES`` block."""
         return " ".join(str(self.vocab.memory(scope, i)) for i in memory_ids)
 
     def touch_update(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> str:
@@ -285,14 +323,14 @@ class MemoryCodec:
         return (
             f"DELETE {{ GRAPH {g} {{ ?m {uc} ?u . ?m {lu} ?l }} }} "
             f"INSERT {{ GRAPH {g} {{ ?m {uc} ?n . ?m {lu} {date_time(now)} }} }} "
-            f"WHERE {{ VALUES ?m {{ {self._values(scope, memory_ids)} }} "
+            f"WHERE {{ VALUES ?m {{ {self.values(scope, memory_ids)} }} "
             f"GRAPH {g} {{ ?m {uc} ?u . ?m {lu} ?l }} BIND(?u + 1 AS ?n) FILTER(BOUND(?n)) }}"
         )
 
     def delete_update(self, scope: Scope, memory_ids: Sequence[str]) -> str:
         """Remove every triple of the memories and of their earlier versions, in one operation."""
         g = self.vocab.graph(scope)
-        values = self._values(scope, memory_ids)
+        values = self.values(scope, memory_ids)
         return (
             f"DELETE {{ GRAPH {g} {{ ?v ?p ?o }} }} "
             f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?v {self.p_version_of} ?m . ?v ?p ?o }} }} ; "

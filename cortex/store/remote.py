@@ -1,0 +1,519 @@
+"""A backend on a remote SPARQL 1.1 server (Oxigraph server, Virtuoso, GraphDB, Fuseki...), shared by any number
+of Cortex processes.
+
+Selected by a store location ``sparql+http://[user:password@]host:port/path`` (or ``sparql+https``): ``path`` is
+the query endpoint; ``?update=`` and ``?gsp=`` name the update and Graph Store endpoints when they differ (a path
+on the same host, or a full URL); ``?auth=digest|basic`` the HTTP authentication (basic by default when there
+are credentials); ``?timeout=`` seconds. Credentials may also come from ``CORTEX_STORE_USER`` and
+``CORTEX_STORE_PASSWORD``; they are never part of :attr:`RemoteStore.location`, of an error or of a log line.
+
+What the servers do not give, and how this module copes (docs/scale-out.md):
+
+* **No serialised read-modify-write.** Oxigraph server runs concurrent updates on snapshots without conflict
+  detection (8 clients x 200 ``usageCount + 1`` updates lost increments, and left several values). So a touch
+  never rewrites a count: each use is one triple of its own (:meth:`MemoryCodec.use_literal`) that readers add
+  to the stored count; updates replace every triple but those, and check the version before and after.
+* **The change log is shared.** Each write appends a record whose number the server computes in the same
+  update (``MAX + 1``); two writers racing may draw the same number, so records are told apart by their token
+  and readers compare counts over a window of numbers (:mod:`cortex.index.manager`).
+* **Batches sized for real servers.** Virtuoso refuses an ``INSERT DATA`` of ~200 memories (SP031), so data
+  goes in operations of at most :data:`MEMORIES_PER_OPERATION` memories, several per request.
+* **Silent truncation.** Virtuoso caps result sets (``ResultSetMaxRows``); full reads compare what arrived with
+  a count and fail loudly instead of returning part of a graph.
+
+No user string is pasted into SPARQL: every term is serialised by pyoxigraph (``str(term)``) and ids are
+validated; query substitutions become a ``VALUES`` clause of serialised terms.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+import urllib.parse
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import httpx
+import pyoxigraph as ox
+from pyoxigraph import Literal, NamedNode, Quad
+
+from cortex.errors import InvalidInputError, StoreError, VersionConflictError
+from cortex.model import Memory, Scope
+from cortex.store.base import Change
+from cortex.store.rdf import MemoryCodec
+from cortex.vocab import Vocabulary, date_time
+
+log = logging.getLogger("cortex.store")
+
+SCHEMES = ("sparql+http", "sparql+https")
+#: Memories per ``INSERT DATA`` operation (Virtuoso fails near 200 with SP031), and ids per ``VALUES`` read.
+MEMORIES_PER_OPERATION = 100
+IDS_PER_READ = 500
+#: Operations sent in one update request (one transaction on the servers tested).
+OPERATIONS_PER_REQUEST = 20
+#: Attempts of an idempotent request (a query, or an update that never reached the server).
+ATTEMPTS = 3
+RETRY_STATUS = frozenset({502, 503, 504})
+DEFAULT_TIMEOUT = 30.0
+JSON_RESULTS = "application/sparql-results+json"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a remote store is and how to talk to it (parsed from a ``sparql+http(s)://`` location)."""
+
+    query_url: str
+    update_url: str
+    gsp_url: str | None
+    auth: str | None  # "basic" or "digest"
+    username: str | None
+    password: str | None
+    timeout: float
+
+    @property
+    def location(self) -> str:
+        """The query endpoint as ``sparql+http(s)://host:port/path``, without credentials."""
+        return "sparql+" + self.query_url
+
+    @classmethod
+    def parse(cls, text: str) -> "Endpoint":
+        """Read a store location; raises :class:`InvalidInputError` (field ``store``) naming what is wrong,
+        never echoing the credentials."""
+        scheme, sep, _ = text.partition("://")
+        if not sep or scheme not in SCHEMES:
+            raise InvalidInputError("store", f"a remote store location starts with sparql+http:// or sparql+https://"
+                                             f", not {scheme!r}")
+        try:
+            parts = urllib.parse.urlsplit(text[len("sparql+"):])
+            host, port = parts.hostname, parts.port
+        except ValueError as exc:
+            raise InvalidInputError("store", f"is not a valid URL ({str(exc).split(':')[0]})") from None
+        if not host:
+            raise InvalidInputError("store", "names no host")
+        base = f"{parts.scheme}://{host if ':' not in host else '[' + host + ']'}" + (f":{port}" if port else "")
+        params = urllib.parse.parse_qs(parts.query, keep_blank_values=True)
+        unknown = sorted(set(params) - {"update", "gsp", "auth", "timeout"})
+        if unknown:
+            raise InvalidInputError("store", f"unknown parameter {unknown[0]!r} (update, gsp, auth, timeout)")
+
+        def endpoint(value: str | None, default: str | None) -> str | None:
+            if value is None:
+                return default
+            if value.startswith(("http://", "https://")):
+                return value
+            return base + (value if value.startswith("/") else "/" + value)
+
+        def one(name: str) -> str | None:
+            values = params.get(name)
+            return values[-1] if values else None
+
+        auth = one("auth")
+        if auth is not None and auth not in ("basic", "digest"):
+            raise InvalidInputError("store", f"auth must be basic or digest, not {auth!r}")
+        try:
+            timeout = float(one("timeout") or DEFAULT_TIMEOUT)
+        except ValueError:
+            raise InvalidInputError("store", "timeout must be a number of seconds") from None
+        if not 0 < timeout <= 3600:
+            raise InvalidInputError("store", "timeout must be between 0 and 3600 seconds")
+        username = urllib.parse.unquote(parts.username) if parts.username else os.environ.get("CORTEX_STORE_USER")
+        password = urllib.parse.unquote(parts.password) if parts.password is not None \
+            else os.environ.get("CORTEX_STORE_PASSWORD")
+        query_url = base + (parts.path or "/sparql")
+        return cls(query_url=query_url, update_url=endpoint(one("update"), query_url) or query_url,
+                   gsp_url=endpoint(one("gsp"), None), auth=(auth or "basic") if username else None,
+                   username=username, password=password, timeout=timeout)
+
+
+def _auth(endpoint: Endpoint) -> httpx.Auth | None:
+    if endpoint.username is None:
+        return None
+    password = endpoint.password or ""
+    if endpoint.auth == "digest":
+        return httpx.DigestAuth(endpoint.username, password)
+    return httpx.BasicAuth(endpoint.username, password)
+
+
+def _term(value: str, kind: str, datatype: str | None, lang: str | None) -> Any:
+    if kind == "uri":
+        return NamedNode(value)
+    if kind == "bnode":
+        return ox.BlankNode(value)
+    if lang:
+        return Literal(value, language=lang)
+    return Literal(value, datatype=NamedNode(datatype)) if datatype else Literal(value)
+
+
+class RemoteStore:
+    """A :class:`~cortex.store.base.MemoryStore` on a SPARQL 1.1 server, safe to share between processes."""
+
+    #: Other processes write to this store: derived indexes check its change log before each operation.
+    shared = True
+
+    def __init__(self, location: str | Endpoint, vocabulary: Vocabulary, *,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.endpoint = location if isinstance(location, Endpoint) else Endpoint.parse(location)
+        self.vocab = vocabulary
+        self.codec = MemoryCodec(vocabulary)
+        self._client = httpx.Client(auth=_auth(self.endpoint), timeout=httpx.Timeout(self.endpoint.timeout,
+                                                                                       connect=min(5.0, self.endpoint.timeout)),
+                                    transport=transport, headers={"User-Agent": "cortex"})
+        self._closed = False
+        self.ping()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        return self.endpoint.location
+
+    @property
+    def local_path(self) -> None:
+        return None
+
+    def ping(self) -> None:
+        """One ``ASK {}``: raises :class:`StoreError` when the server cannot be reached or refuses."""
+        self._select("ASK {}")
+
+    def flush(self) -> None:
+        """Nothing to do: the server made each write durable before answering."""
+
+    def close(self, flush: bool = True) -> None:
+        if not self._closed:
+            self._closed = True
+            self._client.close()
+
+    # -- HTTP ------------------------------------------------------------------------------------
+
+    def _send(self, url: str, *, data: Mapping[str, Any] | None = None, content: bytes | None = None,
+              headers: Mapping[str, str] | None = None, params: Mapping[str, Any] | None = None,
+              idempotent: bool, what: str) -> httpx.Response:
+        """POST with bounded retries: an idempotent request also on a dropped connection or a 502/503/504, any
+        request when it never reached the server. Every failure is one :class:`StoreError` naming the server
+        (without credentials) and what it said."""
+        delay = 0.1
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                response = self._client.post(url, data=data, content=content, headers=headers, params=params)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                failure = f"cannot reach the SPARQL server at {self.location}: {exc.__class__.__name__}"
+                if attempt == ATTEMPTS:
+                    raise StoreError(failure) from None
+            except httpx.TransportError as exc:
+                failure = f"the SPARQL server at {self.location} did not answer {what}: {exc.__class__.__name__}"
+                if not idempotent or attempt == ATTEMPTS:
+                    raise StoreError(failure + ("" if idempotent else " (the write may or may not have been applied)")) \
+                        from None
+            else:
+                if response.status_code < 300:
+                    return response
+                if response.status_code in RETRY_STATUS and idempotent and attempt < ATTEMPTS:
+                    pass
+                else:
+                    raise StoreError(self._refusal(response, what))
+            time.sleep(delay * (1 + random.random()))
+            delay *= 3
+        raise AssertionError("unreachable")
+
+    def _refusal(self, response: httpx.Response, what: str) -> str:
+        body = " ".join(response.text.split())[:300] if response.content else ""
+        reason = {401: "refused the credentials", 403: "refused access"}.get(response.status_code, "refused")
+        return f"the SPARQL server at {self.location} {reason} {what} (HTTP {response.status_code}): {body}".rstrip(": ")
+
+    def _update(self, operations: Sequence[str], what: str) -> None:
+        """Send ``operations`` as one update request (one transaction)."""
+        if operations:
+            self._send(self.endpoint.update_url, data={"update": " ;\n".join(operations)}, idempotent=False, what=what)
+
+    def _select(self, sparql: str, dataset: Mapping[str, Sequence[str]] | None = None) -> Any:
+        response = self._send(self.endpoint.query_url, data={"query": sparql, **(dataset or {})},
+                              headers={"Accept": JSON_RESULTS}, idempotent=True, what="a query")
+        try:
+            return ox.parse_query_results(response.content, ox.QueryResultsFormat.JSON)
+        except (SyntaxError, ValueError) as exc:
+            raise StoreError(f"the SPARQL server at {self.location} sent unreadable results: {exc}") from None
+
+    def _rows(self, sparql: str) -> list[dict[str, Any]]:
+        result = self._select(sparql)
+        names = [v.value for v in result.variables]
+        return [{n: row[n] for n in names} for row in result]
+
+    def _graph(self, construct: str) -> list[ox.Triple]:
+        response = self._send(self.endpoint.query_url, data={"query": construct},
+                              headers={"Accept": "application/n-triples"}, idempotent=True, what="a query")
+        return self._parse_graph(response)
+
+    def _parse_graph(self, response: httpx.Response) -> list[ox.Triple]:
+        media = response.headers.get("content-type", "").split(";")[0].strip()
+        fmt = ox.RdfFormat.TURTLE if media in ("text/turtle", "application/x-turtle") else ox.RdfFormat.N_TRIPLES
+        try:
+            return [q.triple for q in ox.parse(response.content, fmt)]
+        except SyntaxError as exc:
+            raise StoreError(f"the SPARQL server at {self.location} sent an unreadable graph: {exc}") from None
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def _change(self, scope: Scope, memory_ids: Sequence[str], operations: list[str], what: str) -> Change:
+        token = os.urandom(8).hex()
+        self._update([*operations, self.codec.numbered_change(scope, token, memory_ids)], what)
+        return Change(0, token, tuple(memory_ids) if memory_ids else ())  # the number is the server's
+
+    def _insert_ops(self, scope: Scope, memories: Sequence[Memory]) -> list[str]:
+        graph = self.vocab.graph(scope)
+        cache: dict[Any, Literal] = {}
+        return [f"INSERT DATA {{ GRAPH {graph} {{ "
+                f"{self.codec.triples(q for m in memories[i:i + MEMORIES_PER_OPERATION] for q in self.codec.quads(scope, m, cache))}"
+                f" }} }}" for i in range(0, len(memories), MEMORIES_PER_OPERATION)]
+
+    def _quad_ops(self, quads: Sequence[Quad]) -> list[str]:
+        by_graph: dict[Any, list[Quad]] = {}
+        for q in quads:
+            by_graph.setdefault(q.graph_name, []).append(q)
+        ops = []
+        step = MEMORIES_PER_OPERATION * 10
+        for graph, group in by_graph.items():
+            ops += [f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(group[i:i + step])} }} }}"
+                    for i in range(0, len(group), step)]
+        return ops
+
+    def add(self, scope: Scope, memories: Sequence[Memory]) -> Change:
+        ops = self._insert_ops(scope, memories)
+        if len(ops) < OPERATIONS_PER_REQUEST:
+            return self._change(scope, [m.id for m in memories], ops, f"a write of {len(memories)} memories")
+        # more than one request: the data first, its log record last (a reader never sees a record before its
+        # data); a failure part way leaves earlier requests' memories, unlogged until a reader's count check
+        for start in range(0, len(ops), OPERATIONS_PER_REQUEST):
+            self._update(ops[start:start + OPERATIONS_PER_REQUEST], f"a write of {len(memories)} memories")
+        return self._change(scope, [m.id for m in memories], [], "a change record")
+
+    def load(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[str]]]) -> dict[Scope, Change]:
+        tokens = {scope: os.urandom(8).hex() for scope in batches}
+        ops = [op for data, _ in batches.values() for op in self._quad_ops(data)]
+        logs = [self.codec.numbered_change(scope, tokens[scope], ids) for scope, (_, ids) in batches.items()]
+        what = f"an import of {sum(len(ids) for _, ids in batches.values())} memories"
+        if len(ops) + len(logs) <= OPERATIONS_PER_REQUEST:
+            self._update([*ops, *logs], what)
+        else:
+            for start in range(0, len(ops), OPERATIONS_PER_REQUEST):
+                self._update(ops[start:start + OPERATIONS_PER_REQUEST], what)
+            self._update(logs, what)
+        return {scope: Change(0, tokens[scope], tuple(ids)) for scope, (_, ids) in batches.items()}
+
+    def export(self, scope: Scope) -> Iterator[Quad]:
+        graph = self.vocab.graph(scope)
+        triples = self._graph(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
+        self._check_complete(scope, len(triples))
+        return (Quad(t.subject, t.predicate, t.object, graph) for t in triples)
+
+    def _check_complete(self, scope: Scope, got: int) -> None:
+        rows = self._rows(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {self.vocab.graph(scope)} {{ ?s ?p ?o }} }}")
+        total = int(rows[0]["n"].value)
+        if got < total:
+            raise StoreError(f"the SPARQL server at {self.location} returned {got} of the {total} triples of "
+                             f"{scope.label}: it truncates results (Virtuoso: raise ResultSetMaxRows)")
+
+    def _current(self, scope: Scope, memory_ids: Sequence[str]) -> dict[str, list[tuple[Any, Any]]]:
+        """The (predicate, object) terms of each memory that exists, by id."""
+        found: dict[str, list[tuple[Any, Any]]] = {}
+        graph = self.vocab.graph(scope)
+        for start in range(0, len(memory_ids), IDS_PER_READ):
+            values = self.codec.values(scope, memory_ids[start:start + IDS_PER_READ])
+            for row in self._select(f"SELECT ?m ?p ?o WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m ?p ?o }} }}"):
+                mid = self.vocab.memory_id(scope, row["m"].value)
+                if mid is not None:
+                    found.setdefault(mid, []).append((row["p"], row["o"]))
+        return found
+
+    def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
+              deletes: Sequence[str] = ()) -> Change:
+        # Checked before (a conflict writes nothing) and, since the server does not serialise updates, after:
+        # each replacement is conditional on the version in the server, and one that lost a race is undone.
+        graph = self.vocab.graph(scope)
+        current = self._current(scope, [old.id for old, _, _ in replaces])
+        ops = [self.codec.delete_update(scope, deletes)] if deletes else []
+        for old, new, archive in replaces:
+            pairs = current.get(old.id, [])
+            stored = self.codec.stored_version(Quad(self.vocab.memory(scope, old.id), p, o, graph) for p, o in pairs) \
+                if pairs else 0
+            if stored != old.version:
+                raise VersionConflictError(old.id, old.version, stored)
+            ops.append(self._replace_op(scope, old, new, archive, pairs))
+        ops += self._insert_ops(scope, adds)
+        ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
+        change = self._change(scope, ids, ops, "an update")
+        bumped = [(old, new) for old, new, _ in replaces if new.version != old.version]
+        if bumped:
+            after = self._current(scope, [new.id for _, new in bumped])
+            for old, new in bumped:
+                pairs = after.get(new.id, [])
+                got = self.codec.stored_version(Quad(self.vocab.memory(scope, new.id), p, o, graph) for p, o in pairs) \
+                    if pairs else 0
+                if got != new.version:  # another writer's update won the race: ours matched nothing
+                    if adds:  # undo what went in with it
+                        self._change(scope, [m.id for m in adds],
+                                     [self.codec.delete_update(scope, [m.id for m in adds])], "an undo")
+                    raise VersionConflictError(old.id, old.version, got)
+        return change
+
+    def _replace_op(self, scope: Scope, old: Memory, new: Memory, archive: bool,
+                    pairs: Sequence[tuple[Any, Any]]) -> str:
+        """Replace ``old``'s triples by ``new``'s, keeping its use triples and its stored count and last use
+        (touches that race the update are never lost), while the server still holds ``old.version``."""
+        g, m, used = self.vocab.graph(scope), self.vocab.memory(scope, old.id), self.codec.p_used
+        uc, lu = self.vocab.predicate("usageCount"), self.vocab.predicate("lastUsedAt")
+        quads = [q for q in self.codec.quads(scope, new) if q.predicate not in (uc, lu)]
+        quads += [Quad(m, p, o, g) for p, o in pairs if p in (uc, lu)]
+        if archive:
+            quads += self.codec.version_quads(scope, old)
+        return (f"DELETE {{ GRAPH {g} {{ {m} ?p ?o }} }} INSERT {{ GRAPH {g} {{ {self.codec.triples(quads)} }} }} "
+                f"WHERE {{ GRAPH {g} {{ {m} ?p ?o . FILTER(?p != {used}) OPTIONAL {{ {m} {self.codec.p_version} ?current }} }} "
+                f"FILTER(COALESCE(?current, 1) = {int(old.version)}) }}")
+
+    def versions(self, scope: Scope, memory_id: str) -> list[Memory]:
+        by_version: dict[str, list[tuple[str, str]]] = {}
+        for row in self._select(self.codec.versions_query(scope, memory_id)):
+            by_version.setdefault(row["v"].value, []).append((row["p"].value, row["o"].value))
+        found = [self.codec.decode(scope, memory_id, pairs) for pairs in by_version.values()]
+        return sorted((m for m in found if m is not None), key=lambda m: m.version)
+
+    def touch(self, scope: Scope, memory_ids: Sequence[str], now: datetime) -> Change:
+        g = self.vocab.graph(scope)
+        rows = " ".join(f"({self.vocab.memory(scope, i)} {self.codec.use_literal(now, os.urandom(8).hex())})"
+                        for i in memory_ids)
+        op = (f"INSERT {{ GRAPH {g} {{ ?m {self.codec.p_used} ?u }} }} WHERE {{ VALUES (?m ?u) {{ {rows} }} "
+              f"GRAPH {g} {{ ?m {self.vocab.predicate('content')} ?c }} }}")
+        return self._change(scope, memory_ids, [op], "a touch")
+
+    def delete(self, scope: Scope, memory_ids: Sequence[str]) -> Change:
+        return self._change(scope, memory_ids, [self.codec.delete_update(scope, memory_ids)], "a delete")
+
+    def compact(self, scope: Scope, below: int) -> None:
+        self._update([self.codec.compact_update(scope, below)], "a log compaction")
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory | None]:
+        current = self._current(scope, list(dict.fromkeys(memory_ids)))
+        decode = self.codec.decode
+        out: list[Memory | None] = []
+        for memory_id in memory_ids:
+            pairs = current.get(memory_id)
+            out.append(decode(scope, memory_id, ((p.value, o.value) for p, o in pairs)) if pairs else None)
+        return out
+
+    def contents(self, scope: Scope, memory_ids: Sequence[str]) -> list[str | None]:
+        graph, predicate = self.vocab.graph(scope), self.vocab.predicate("content")
+        found: dict[str, str] = {}
+        for start in range(0, len(memory_ids), IDS_PER_READ):
+            values = self.codec.values(scope, memory_ids[start:start + IDS_PER_READ])
+            for row in self._select(f"SELECT ?m ?c WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {predicate} ?c }} }}"):
+                mid = self.vocab.memory_id(scope, row["m"].value)
+                if mid is not None:
+                    found[mid] = row["c"].value
+        return [found.get(i) for i in memory_ids]
+
+    def iter_memories(self, scope: Scope) -> Iterator[Memory]:
+        by_subject: dict[str, list[tuple[str, str]]] = {}
+        triples = self._graph(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {self.vocab.graph(scope)} {{ ?s ?p ?o }} }}")
+        self._check_complete(scope, len(triples))
+        for t in triples:
+            if isinstance(t.subject, NamedNode):
+                by_subject.setdefault(t.subject.value, []).append((t.predicate.value, str(t.object) if isinstance(t.object, ox.Triple) else t.object.value))
+        memory_id, decode = self.vocab.memory_id, self.codec.decode
+        for subject, pairs in by_subject.items():
+            mid = memory_id(scope, subject)
+            if mid is not None:
+                memory = decode(scope, mid, pairs)
+                if memory is not None:
+                    yield memory
+
+    def last_change(self, scope: Scope) -> Change | None:
+        rows = self._rows(self.codec.last_change_query(scope))
+        return Change(int(rows[0]["s"].value), rows[0]["t"].value, None) if rows else None
+
+    def change(self, scope: Scope, seq: int) -> Change | None:
+        rows = self._rows(self.codec.change_query(scope, seq))
+        return Change(seq, rows[0]["t"].value, None) if rows else None
+
+    def changes(self, scope: Scope, after: int) -> list[Change]:
+        records: dict[tuple[int, str], list[str] | None] = {}
+        for row in self._select(self.codec.changes_query(scope, after)):
+            key = (int(row["s"].value), row["t"].value)
+            ids = records.setdefault(key, [])
+            if row["b"] is not None:
+                records[key] = None
+            elif ids is not None and row["m"] is not None:
+                ids.append(row["m"].value)
+        return [Change(seq, token, tuple(sorted(ids)) if ids is not None else None)
+                for (seq, token), ids in sorted(records.items())]
+
+    def log_summary(self, scope: Scope, low: int) -> tuple[int, int, int]:
+        rows = self._rows(self.codec.log_summary_query(scope, low))
+        if not rows or rows[0]["n"] is None:
+            return (0, 0, 0)
+        n = int(rows[0]["n"].value)
+        return (n, int(rows[0]["lo"].value), int(rows[0]["hi"].value)) if n else (0, 0, 0)
+
+    def count(self, scope: Scope) -> int:
+        return int(self._rows(self.codec.count_query(scope))[0]["n"].value)
+
+    def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
+        g = self.vocab.graph(scope)
+        rows = self._select(f"SELECT ?m WHERE {{ GRAPH {g} {{ ?m {self.vocab.predicate('content')} {Literal(content)} ; "
+                            f"{self.vocab.predicate('project')} {Literal(project)} }} }}")
+        ids = (self.vocab.memory_id(scope, row["m"].value) for row in rows)
+        return [i for i in ids if i is not None]
+
+    def scopes(self) -> list[Scope]:
+        rows = self._select(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?m a {self.vocab.memory_class} }} }}")
+        found = (self.vocab.scope_of_graph(row["g"].value) for row in rows if isinstance(row["g"], NamedNode))
+        return sorted({s for s in found if s is not None})
+
+    def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None, **dataset: Any) -> Any:
+        text = sparql
+        if substitutions:
+            names = " ".join(f"?{name}" for name in substitutions)
+            terms = " ".join(str(term) for term in substitutions.values())
+            text = f"{sparql}\nVALUES ({names}) {{ ({terms}) }}"
+        params: dict[str, list[str]] = {}
+        if dataset.get("use_default_graph_as_union"):  # every graph, and their union as the default graph
+            graphs = [self.vocab.graph(s).value for s in self.scopes()] + [self.codec.log_graph.value]
+            params["default-graph-uri"] = params["named-graph-uri"] = graphs
+        else:
+            default = dataset.get("default_graph")
+            if default is not None:
+                params["default-graph-uri"] = [g.value for g in default if isinstance(g, NamedNode)] \
+                    or [f"{self.vocab.ns}:graph:none"]
+            named = dataset.get("named_graphs")
+            if named is not None:
+                params["named-graph-uri"] = [g.value for g in named] or [f"{self.vocab.ns}:graph:none"]
+        response = self._client_query(text, params)
+        media = response.headers.get("content-type", "").split(";")[0].strip()
+        if media in ("application/sparql-results+json", "application/json"):
+            try:
+                return ox.parse_query_results(response.content, ox.QueryResultsFormat.JSON)
+            except SyntaxError as exc:
+                raise StoreError(f"the SPARQL server at {self.location} sent unreadable results: {exc}") from None
+        return iter(self._parse_graph(response))
+
+    def _client_query(self, text: str, params: Mapping[str, list[str]]) -> httpx.Response:
+        try:
+            return self._send(self.endpoint.query_url, data={"query": text, **params},
+                              headers={"Accept": f"{JSON_RESULTS}, application/n-triples;q=0.9, text/turtle;q=0.8"},
+                              idempotent=True, what="a query")
+        except StoreError as exc:
+            if "(HTTP 400)" in str(exc):
+                raise InvalidInputError("query", f"was refused by the SPARQL server: {exc}") from None
+            raise
+
+
+def is_remote(location: str) -> bool:
+    """Whether a store location names a remote SPARQL server."""
+    return location.split("://", 1)[0] in SCHEMES
+
+
+__all__ = ["Endpoint", "RemoteStore", "is_remote", "date_time"]
