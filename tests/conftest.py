@@ -12,6 +12,15 @@ import pytest
 
 from cortex import Cortex
 from cortex.embeddings import HashEmbeddings
+from tests.remote_fixtures import *  # noqa: F403 - the real SPARQL servers' fixtures and the server marker
+from tests.sparql_servers import Server
+
+#: Modules whose ``cx`` tests are the facade's contract: they run on the embedded store and on every remote
+#: SPARQL server (a pytest parameter, ``backend``).
+CONTRACT_MODULES = {"test_memory_ops", "test_recall", "test_lifecycle", "test_search", "test_sparql", "test_export",
+                    "test_render_and_lifecycle"}
+BACKENDS = ["embedded", pytest.param("oxigraph", marks=pytest.mark.server),
+            pytest.param("virtuoso", marks=pytest.mark.server)]
 
 
 class Clock:
@@ -69,10 +78,29 @@ def _with_agents(cortex: Cortex, *agents: str) -> Cortex:
     return cortex
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames and metafunc.module.__name__.rsplit(".", 1)[-1] in CONTRACT_MODULES:
+        metafunc.parametrize("backend", BACKENDS, indirect=True)
+
+
 @pytest.fixture
-def cx(clock: Clock) -> Iterator[Cortex]:
-    """An in-memory Cortex with agents ``reviewer`` and ``planner``."""
-    with Cortex.open(None, clock=clock, embeddings=None) as cortex:
+def backend(request: pytest.FixtureRequest) -> str:
+    """Where ``cx`` keeps its memories: ``embedded`` (in memory), or an empty store on a real SPARQL server."""
+    return getattr(request, "param", "embedded")
+
+
+def remote_location(request: pytest.FixtureRequest, kind: str) -> str:
+    """The location of an empty store on the session's ``kind`` server (oxigraph, virtuoso)."""
+    server: Server = request.getfixturevalue(f"{kind}_server")
+    server.clear()
+    return server.url
+
+
+@pytest.fixture
+def cx(clock: Clock, backend: str, request: pytest.FixtureRequest) -> Iterator[Cortex]:
+    """A Cortex with agents ``reviewer`` and ``planner``: in memory, or (contract modules) on each server."""
+    location = None if backend == "embedded" else remote_location(request, backend)
+    with Cortex.open(location, clock=clock, embeddings=None) as cortex:
         yield _with_agents(cortex, "reviewer", "planner")
 
 

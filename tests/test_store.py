@@ -14,6 +14,7 @@ from cortex.model import Memory, MemoryType, Scope
 from cortex.store import open_store
 from cortex.store.base import MemoryStore
 from cortex.vocab import Vocabulary
+from tests.conftest import remote_location
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 A, B = Scope.agent("a"), Scope.agent("b")
@@ -26,11 +27,27 @@ def memory(i: int, agent: str = "a", **fields) -> Memory:
     return Memory(**values)
 
 
-@pytest.fixture(params=["memory", "disk"])
+@pytest.fixture(params=["memory", "disk", pytest.param("oxigraph", marks=pytest.mark.server),
+                        pytest.param("virtuoso", marks=pytest.mark.server)])
 def store(request, tmp_path):
-    backend = open_store(None if request.param == "memory" else tmp_path / "store", Vocabulary())
+    if request.param in ("oxigraph", "virtuoso"):
+        location = remote_location(request, request.param)
+    else:
+        location = None if request.param == "memory" else tmp_path / "store"
+    backend = open_store(location, Vocabulary())
     yield backend
     backend.close()
+
+
+def seqs(store, *changes) -> list[int]:
+    """The numbers of ``changes``: returned by the write, or on a shared store (numbered by the server) read
+    back from the log."""
+    if not store.shared:
+        return [c.seq for c in changes]
+    numbers = {}
+    for scope in (A, B):
+        numbers.update({c.token: c.seq for c in store.changes(scope, 0)})
+    return [numbers[c.token] for c in changes]
 
 
 def test_backends_satisfy_the_protocol(store):
@@ -77,7 +94,12 @@ def test_touch_is_atomic_under_threads(store):
     got = store.get_many(A, ["m0001"])[0]
     assert got.usage_count == 80 and got.last_used_at == later
     rows = store.query("SELECT ?u WHERE { GRAPH ?g { ?m <urn:cortex:agentmem:usageCount> ?u } }")
-    assert [r["u"].value for r in rows] == ["80"]
+    if not store.shared:
+        assert [r["u"].value for r in rows] == ["80"]
+    else:  # servers do not serialise read-modify-write: each use is a triple of its own, added to the count
+        assert [r["u"].value for r in rows] == ["0"]
+        uses = store.query("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?m <urn:cortex:agentmem:used> ?u } }")
+        assert [r["n"].value for r in uses] == ["80"]
 
 
 def plant(path, quads, remove=()) -> None:
@@ -171,7 +193,7 @@ def test_every_write_logs_a_numbered_change_with_its_ids(store):
     second = store.touch(A, ["m0001"], T0)
     third = store.delete(A, ["m0002"])
     other = store.add(B, [memory(1, agent="b")])
-    assert [c.seq for c in (first, second, third, other)] == [1, 2, 3, 1]
+    assert seqs(store, first, second, third, other) == [1, 2, 3, 1]
     assert len({first.token, second.token, third.token, other.token}) == 4
     assert store.changes(A, 0) == [first.__class__(1, first.token, ("m0001", "m0002")),
                                    first.__class__(2, second.token, ("m0001",)),
@@ -180,14 +202,14 @@ def test_every_write_logs_a_numbered_change_with_its_ids(store):
     assert store.last_change(A).seq == 3 and store.change(A, 2).token == second.token
     store.compact(A, 3)  # the records before 3 go, the latest stays
     assert [c.seq for c in store.changes(A, 0)] == [3] and store.change(A, 1) is None
-    assert store.add(A, [memory(3)]).seq == 4
+    assert seqs(store, store.add(A, [memory(3)])) == [4]
     assert store.scopes() == [A, B]
 
 
 def test_a_large_write_logs_bulk_instead_of_every_id(store, monkeypatch):
     monkeypatch.setattr("cortex.store.rdf.MAX_LOGGED_IDS", 10)
     change = store.add(A, [memory(i) for i in range(11)])
-    assert store.changes(A, 0) == [change.__class__(1, change.token, None)]
+    assert store.changes(A, 0) == [change.__class__(1, change.token, None)]  # one record, numbered 1
 
 
 def test_the_log_is_not_a_memory_graph(store):

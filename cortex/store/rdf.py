@@ -284,16 +284,21 @@ class MemoryCodec:
                 f"{self.p_seq} ?s ; {self.p_token} ?t . FILTER(?s > {int(after)}) OPTIONAL {{ ?r {self.p_changed} ?m }} "
                 f"OPTIONAL {{ ?r {self.p_bulk} ?b }} }} }}")
 
-    def numbered_change(self, scope: Scope, token: str, memory_ids: Sequence[str]) -> str:
-        """The log record as an update operation whose number the server computes (``MAX + 1`` of the scope's
+    def numbered_change(self, scope: Scope, token: str, memory_ids: Sequence[str], per_operation: int = 500) -> list[str]:
+        """The log record as update operations whose number the server computes (``MAX + 1`` of the scope's
         records, in the same transaction): what a store shared by several writers sends. Two writers racing
-        may draw the same number; their records differ by token."""
+        may draw the same number; their records differ by token. The ids go in operations of at most
+        ``per_operation`` triples (Virtuoso refuses long ones)."""
         g, p_seq = self.log_graph, self.p_seq
         quads = self.change_quads(scope, None, token, memory_ids)
         record = quads[0].subject
-        return (f"INSERT {{ GRAPH {g} {{ {self.triples(quads)} {record} {p_seq} ?n . }} }} WHERE {{ "
-                f"{{ SELECT (COALESCE(MAX(?s), 0) + 1 AS ?n) WHERE {{ GRAPH {g} {{ ?x {self.p_scope} "
-                f"{self.vocab.graph(scope)} ; {p_seq} ?s }} }} }} }}")
+        head, ids = quads[:2], quads[2:]
+        ops = [f"INSERT {{ GRAPH {g} {{ {self.triples(head)} {record} {p_seq} ?n . }} }} WHERE {{ "
+               f"{{ SELECT (MAX(?s) AS ?last) WHERE {{ GRAPH {g} {{ ?x {self.p_scope} {self.vocab.graph(scope)} ; "
+               f"{p_seq} ?s }} }} }} BIND(COALESCE(?last, 0) + 1 AS ?n) }}"]  # COALESCE inside: Virtuoso SQ156
+        ops += [f"INSERT DATA {{ GRAPH {g} {{ {self.triples(ids[i:i + per_operation])} }} }}"
+                for i in range(0, len(ids), per_operation)]
+        return ops
 
     def log_summary_query(self, scope: Scope, low: int) -> str:
         """How many of the scope's log records are numbered ``low`` or above (``?n``), their lowest and highest

@@ -229,18 +229,18 @@ class RemoteStore:
         if operations:
             self._send(self.endpoint.update_url, data={"update": " ;\n".join(operations)}, idempotent=False, what=what)
 
-    def _select(self, sparql: str, dataset: Mapping[str, Sequence[str]] | None = None) -> Any:
-        response = self._send(self.endpoint.query_url, data={"query": sparql, **(dataset or {})},
+    def _select(self, sparql: str) -> list[dict[str, Any]]:
+        """The solutions of a SELECT, read at once (pyoxigraph's result objects must not cross threads)."""
+        response = self._send(self.endpoint.query_url, data={"query": sparql},
                               headers={"Accept": JSON_RESULTS}, idempotent=True, what="a query")
         try:
-            return ox.parse_query_results(response.content, ox.QueryResultsFormat.JSON)
+            result = ox.parse_query_results(response.content, ox.QueryResultsFormat.JSON)
+            if isinstance(result, ox.QueryBoolean):
+                return [{"boolean": bool(result)}]
+            names = [v.value for v in result.variables]
+            return [{n: row[n] for n in names} for row in result]
         except (SyntaxError, ValueError) as exc:
             raise StoreError(f"the SPARQL server at {self.location} sent unreadable results: {exc}") from None
-
-    def _rows(self, sparql: str) -> list[dict[str, Any]]:
-        result = self._select(sparql)
-        names = [v.value for v in result.variables]
-        return [{n: row[n] for n in names} for row in result]
 
     def _graph(self, construct: str) -> list[ox.Triple]:
         response = self._send(self.endpoint.query_url, data={"query": construct},
@@ -259,7 +259,7 @@ class RemoteStore:
 
     def _change(self, scope: Scope, memory_ids: Sequence[str], operations: list[str], what: str) -> Change:
         token = os.urandom(8).hex()
-        self._update([*operations, self.codec.numbered_change(scope, token, memory_ids)], what)
+        self._update([*operations, *self.codec.numbered_change(scope, token, memory_ids)], what)
         return Change(0, token, tuple(memory_ids) if memory_ids else ())  # the number is the server's
 
     def _insert_ops(self, scope: Scope, memories: Sequence[Memory]) -> list[str]:
@@ -293,7 +293,7 @@ class RemoteStore:
     def load(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[str]]]) -> dict[Scope, Change]:
         tokens = {scope: os.urandom(8).hex() for scope in batches}
         ops = [op for data, _ in batches.values() for op in self._quad_ops(data)]
-        logs = [self.codec.numbered_change(scope, tokens[scope], ids) for scope, (_, ids) in batches.items()]
+        logs = [op for scope, (_, ids) in batches.items() for op in self.codec.numbered_change(scope, tokens[scope], ids)]
         what = f"an import of {sum(len(ids) for _, ids in batches.values())} memories"
         if len(ops) + len(logs) <= OPERATIONS_PER_REQUEST:
             self._update([*ops, *logs], what)
@@ -310,7 +310,7 @@ class RemoteStore:
         return (Quad(t.subject, t.predicate, t.object, graph) for t in triples)
 
     def _check_complete(self, scope: Scope, got: int) -> None:
-        rows = self._rows(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {self.vocab.graph(scope)} {{ ?s ?p ?o }} }}")
+        rows = self._select(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {self.vocab.graph(scope)} {{ ?s ?p ?o }} }}")
         total = int(rows[0]["n"].value)
         if got < total:
             raise StoreError(f"the SPARQL server at {self.location} returned {got} of the {total} triples of "
@@ -432,11 +432,11 @@ class RemoteStore:
                     yield memory
 
     def last_change(self, scope: Scope) -> Change | None:
-        rows = self._rows(self.codec.last_change_query(scope))
+        rows = self._select(self.codec.last_change_query(scope))
         return Change(int(rows[0]["s"].value), rows[0]["t"].value, None) if rows else None
 
     def change(self, scope: Scope, seq: int) -> Change | None:
-        rows = self._rows(self.codec.change_query(scope, seq))
+        rows = self._select(self.codec.change_query(scope, seq))
         return Change(seq, rows[0]["t"].value, None) if rows else None
 
     def changes(self, scope: Scope, after: int) -> list[Change]:
@@ -452,14 +452,14 @@ class RemoteStore:
                 for (seq, token), ids in sorted(records.items())]
 
     def log_summary(self, scope: Scope, low: int) -> tuple[int, int, int]:
-        rows = self._rows(self.codec.log_summary_query(scope, low))
+        rows = self._select(self.codec.log_summary_query(scope, low))
         if not rows or rows[0]["n"] is None:
             return (0, 0, 0)
         n = int(rows[0]["n"].value)
         return (n, int(rows[0]["lo"].value), int(rows[0]["hi"].value)) if n else (0, 0, 0)
 
     def count(self, scope: Scope) -> int:
-        return int(self._rows(self.codec.count_query(scope))[0]["n"].value)
+        return int(self._select(self.codec.count_query(scope))[0]["n"].value)
 
     def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
         g = self.vocab.graph(scope)
