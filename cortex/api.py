@@ -235,13 +235,16 @@ class MemoryAPI(Protocol):
         ...
 
     def export(self, out: IO[bytes], *, agent: str | None = None, team: str | None = None, all: bool = False,
-               format: str = "trig") -> int:
-        """Write one agent's, one team's or every scope's graph to ``out`` as RDF; returns the quads written."""
+               format: str = "trig", progress: Callable[[str, int, int | None], None] | None = None) -> int:
+        """Write one agent's, one team's or every scope's graph to ``out`` as RDF; returns the quads written.
+        ``progress(stage, done, total)`` hears how far it is."""
         ...
 
     def import_rdf(self, source: str | os.PathLike[str] | bytes | IO[bytes], *, format: str | None = None,
-                   agent: str | None = None, team: str | None = None) -> dict[str, int]:
-        """Import an export (all or nothing); returns the memories imported per scope."""
+                   agent: str | None = None, team: str | None = None,
+                   progress: Callable[[str, int, int | None], None] | None = None) -> dict[str, int]:
+        """Import an export (all or nothing); returns the memories imported per scope. ``progress(stage, done,
+        total)`` hears how far it is."""
         ...
 
     def validate_store(self, *, agent: str | None = None, team: str | None = None,

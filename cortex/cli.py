@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -93,6 +94,35 @@ class _Group(click.Group):
 
 def _emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+#: What each stage of an export or import is called on its progress bar.
+_STAGES = {"export": "exporting memories", "read": "reading quads", "check": "checking subjects",
+           "write": "writing quads", "index": "indexing memories"}
+PROGRESS_HELP = "Show a progress bar on stderr (default: when stderr is a terminal)."
+
+
+@contextmanager
+def _progress(wanted: bool | None) -> Iterator[Callable[[str, int, int | None], None] | None]:
+    """A rich progress bar on stderr (never stdout: an export may be writing its data there), one line per
+    stage; None when not ``wanted`` (by default: when stderr is not a terminal)."""
+    if not (wanted if wanted is not None else sys.stderr.isatty()):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+        tasks: dict[str, Any] = {}
+
+        def report(stage: str, done: int, total: int | None) -> None:
+            task = tasks.get(stage)
+            if task is None:
+                task = tasks[stage] = bar.add_task(_STAGES.get(stage, stage), total=total)
+            bar.update(task, completed=done, total=total)
+
+        yield report
 
 
 def _memory_json(memory: Memory) -> dict[str, Any]:
@@ -433,22 +463,25 @@ def inject(state: _State, lead: str, content: str, category: str, team: str | No
               help="Default: from the -o file's extension, else trig.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file (default: stdout).")
+@click.option("--progress/--no-progress", "progress", default=None, help=PROGRESS_HELP)
 @pass_state
 def export_command(state: _State, agent: str | None, team: str | None, everything: bool, fmt: str | None,
-                   output: Path | None) -> None:
+                   output: Path | None, progress: bool | None) -> None:
     """Export memories as RDF, exactly as stored (versions, supersession, tags, metadata, scopes): one agent,
     one team, or --all. `cortex import` of the file into an empty store gives the same dataset."""
     from cortex.transfer import EXTENSIONS
 
     name = fmt or (EXTENSIONS.get(output.suffix.lower()) if output is not None else None) or "trig"
     cx = state.cortex(read_only=True)
-    if output is None:
-        count = cx.export(sys.stdout.buffer, agent=agent, team=team, all=everything, format=name)
-    else:
-        partial = output.with_name(output.name + ".partial")
-        with open(partial, "wb") as out:  # a file is complete or absent
-            count = cx.export(out, agent=agent, team=team, all=everything, format=name)
-        partial.replace(output)
+    with _progress(progress) as report:
+        if output is None:
+            count = cx.export(sys.stdout.buffer, agent=agent, team=team, all=everything, format=name,
+                              progress=report)
+        else:
+            partial = output.with_name(output.name + ".partial")
+            with open(partial, "wb") as out:  # a file is complete or absent
+                count = cx.export(out, agent=agent, team=team, all=everything, format=name, progress=report)
+            partial.replace(output)
     click.echo(f"cortex: exported {count} triples ({name})", err=True)
 
 
@@ -458,12 +491,17 @@ def export_command(state: _State, agent: str | None, team: str | None, everythin
               help="Default: from the file's extension.")
 @click.option("--agent", default=None, help="For a Turtle file (one graph): the agent whose memories it holds.")
 @click.option("--team", default=None, help="For a Turtle file (one graph): the team whose memories it holds.")
+@click.option("--progress/--no-progress", "progress", default=None, help=PROGRESS_HELP)
 @pass_state
-def import_command(state: _State, path: Path, fmt: str | None, agent: str | None, team: str | None) -> None:
+def import_command(state: _State, path: Path, fmt: str | None, agent: str | None, team: str | None,
+                   progress: bool | None) -> None:
     """Import an export: the whole file is checked first and written in one transaction, or nothing is
     (each problem named: the memory, the property, what is wrong). PATH '-' reads stdin (give --format)."""
     source: Any = sys.stdin.buffer.read() if str(path) == "-" else path
-    _emit({"imported": state.cortex().import_rdf(source, format=fmt, agent=agent, team=team)})
+    cx = state.cortex()
+    with _progress(progress) as report:
+        imported = cx.import_rdf(source, format=fmt, agent=agent, team=team, progress=report)
+    _emit({"imported": imported})
 
 
 @cli.command("validate-store")

@@ -676,16 +676,19 @@ class Cortex:
                                                                 rows or 2**62, timeout, started)), timeout)
 
     def export(self, out: IO[bytes], *, agent: str | None = None, team: str | None = None, all: bool = False,
-               format: str = "trig") -> int:
+               format: str = "trig", progress: Callable[[str, int, int | None], None] | None = None) -> int:
         """Write the graph of one agent's own memories (``agent``), of a team (``team``) or of every scope
         (``all``) to ``out`` as RDF (``trig``, ``nquads``, ``turtle`` for one scope, ``jsonld``), streaming,
         exactly as stored (versions, supersession, tags, metadata, authors; not the change log). Returns how
-        many quads were written. ``import_rdf`` of the file into an empty store gives the same dataset."""
+        many quads were written. ``import_rdf`` of the file into an empty store gives the same dataset.
+        ``progress("export", memories written, memories in the scopes)`` hears how far it is."""
         self._check_open()
         fmt = transfer.format_of(format)
         targets = self._export_scopes(agent, team, all)
         quads = (q for scope in targets for q in self._memories.export(scope))
-        return transfer.write(quads, out, fmt, self._memories.store.vocab, graphs=len(targets))
+        total = sum(len(self._memories.index(scope)) for scope in targets) if progress is not None else None
+        return transfer.write(quads, out, fmt, self._memories.store.vocab, graphs=len(targets),
+                              progress=progress, total=total)
 
     def _export_scopes(self, agent: str | None, team: str | None, all: bool) -> list[Scope]:
         if sum((agent is not None, team is not None, bool(all))) != 1:
@@ -706,25 +709,29 @@ class Cortex:
         return shapes.validate(quads, self._memories.store.vocab)
 
     def import_rdf(self, source: str | os.PathLike[str] | bytes | IO[bytes], *, format: str | None = None,
-                   agent: str | None = None, team: str | None = None) -> dict[str, int]:
+                   agent: str | None = None, team: str | None = None,
+                   progress: Callable[[str, int, int | None], None] | None = None) -> dict[str, int]:
         """Import memories exported by :meth:`export` (or written to the same vocabulary): the format from
         ``format`` or the file's extension; a Turtle file (one graph) goes to ``agent``'s or ``team``'s scope.
-        The whole file is checked first (:class:`~cortex.transfer.InvalidDataError` names each focus node,
-        property and problem, and nothing is written), then written in one atomic transaction and indexed.
-        Returns the memories imported per scope (``agent:NAME``, ``team:NAME``, ``swarm``)."""
+        The whole file is checked first, against the SHACL shapes too (:class:`~cortex.transfer.InvalidDataError`
+        names each focus node, property and problem, and nothing is written), then written in one atomic bulk
+        load and indexed. ``progress(stage, done, total)`` hears how far it is. Returns the memories imported
+        per scope (``agent:NAME``, ``team:NAME``, ``swarm``)."""
         self._check_open()
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
         fmt = transfer.format_of(format, name if isinstance(name, str) else None)
         graph = None if agent is None and team is None else self._export_scopes(agent, team, False)[0]
         data = _import_bytes(source)
+        vocab = self._memories.store.vocab
+        native = shapes.native(vocab)  # the shapes checked in the reading pass; else pyshacl afterwards
         with self._memories.lock:
-            batches = transfer.read(data, fmt, self._memories.store.vocab, graph=graph,
-                                    existing=self._memories.index)
-            violations = shapes.validate((q for quads, _ in batches.values() for q in quads),
-                                         self._memories.store.vocab)
-            if violations:
-                raise transfer.InvalidDataError(violations)
-            self._memories.import_quads(batches)
+            batches = transfer.read(data, fmt, vocab, graph=graph, existing=self._memories.index,
+                                    shapes=native.check if native is not None else None, progress=progress)
+            if native is None:
+                violations = shapes.validate((q for quads, _ in batches.values() for q in quads), vocab)
+                if violations:
+                    raise transfer.InvalidDataError(violations)
+            self._memories.import_quads(batches, progress=progress)
         return {scope.key: len(memories) for scope, (_, memories) in batches.items()}
 
     # -- prompt integration ----------------------------------------------------------------------

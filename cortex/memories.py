@@ -223,15 +223,28 @@ class MemoryRepository:
             self._commit(scope, ids, lambda: self.store.write(scope, adds, replaces), apply, vectors, embedded=changed)
             return [stored[old.id] for old, _, _ in replaces if old.id in stored]
 
-    def import_quads(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[Memory]]]) -> None:
+    def import_quads(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[Memory]]],
+                     progress: Callable[[str, int, int | None], None] | None = None) -> None:
         """Import: add each scope's quads (memories with their versions, as an export wrote them) in one
         atomic write, and index the memories they describe. Vectors are computed later (``reindex``, or a
-        server's background embedding): an import of 100k memories must not wait for a model."""
+        server's background embedding): an import of 100k memories must not wait for a model.
+        ``progress(stage, done, total)``: ``write`` (quads), then ``index`` (memories)."""
+        quads = sum(len(q) for q, _ in batches.values())
+        total = sum(len(ms) for _, ms in batches.values())
         with self.lock:
+            if progress is not None:
+                progress("write", 0, quads)
             changes = self.store.load({s: (q, [m.id for m in ms]) for s, (q, ms) in batches.items()})
+            if progress is not None:
+                progress("write", quads, quads)
+            done = 0
             for scope, (_, memories) in batches.items():
                 index = self._indexes.get(scope)
-                index.add_many(memories)
+                for start in range(0, len(memories), 5000):
+                    index.add_many(memories[start:start + 5000])
+                    done += len(memories[start:start + 5000])
+                    if progress is not None:
+                        progress("index", done, total)
                 self._indexes.applied(scope, changes[scope], len(memories))
 
     def export(self, scope: Scope) -> Iterator[Quad]:

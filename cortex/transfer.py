@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import IO, Any
@@ -35,6 +35,14 @@ EXTENSIONS = {".trig": "trig", ".nq": "nquads", ".nquads": "nquads", ".ttl": "tu
 MAX_REPORTED = 20
 MAX_COUNT = 2**53  # usage counts and versions: what store_many accepts (an increment never overflows)
 
+#: How often (in quads) a reading import reports its progress.
+PROGRESS_EVERY = 50_000
+#: Problems collected before reading stops (the report lists :data:`MAX_REPORTED` of them).
+MAX_PROBLEMS = 10 * MAX_REPORTED
+
+#: ``progress(stage, done, total)``: what a long export or import has done (total None when unknown).
+Progress = Callable[[str, int, int | None], None]
+
 
 def prefixes(vocab: Vocabulary) -> dict[str, str]:
     """The prefixes an export declares (readable Turtle/TriG, the JSON-LD context)."""
@@ -56,20 +64,30 @@ def format_of(format: str | None, name: str | None = None) -> str:
                                       f"give one of {', '.join(FORMATS)}")
 
 
-def write(quads: Iterable[ox.Quad], out: IO[bytes], format: str, vocab: Vocabulary, *, graphs: int) -> int:
-    """Serialise ``quads`` (of ``graphs`` graphs) to ``out``, streaming; returns how many were written."""
+def write(quads: Iterable[ox.Quad], out: IO[bytes], format: str, vocab: Vocabulary, *, graphs: int,
+          progress: Progress | None = None, total: int | None = None) -> int:
+    """Serialise ``quads`` (of ``graphs`` graphs) to ``out``, streaming; returns how many were written.
+    ``progress("export", memories, total)`` every :data:`PROGRESS_EVERY` quads (memories: ``rdf:type
+    Memory`` subjects written so far)."""
     if format == "turtle" and graphs > 1:
         raise InvalidInputError("format", "turtle holds one graph; export one scope, or use trig, nquads or "
                                           "jsonld for several")
-    count = 0
+    count = memories = 0
+    memory_class = vocab.memory_class
 
     def counted() -> Iterator[Any]:
-        nonlocal count
+        nonlocal count, memories
         for quad in quads:
             count += 1
+            if progress is not None and count % PROGRESS_EVERY == 0:
+                progress("export", memories, total)
             yield quad.triple if format == "turtle" else quad
+            if progress is not None and quad.object == memory_class:
+                memories += 1
 
     ox.serialize(counted(), out, FORMATS[format], prefixes=prefixes(vocab))
+    if progress is not None:
+        progress("export", memories, memories)
     return count
 
 
@@ -95,48 +113,84 @@ class InvalidDataError(InvalidInputError):
         super().__init__("file", f"{len(violations)} problem(s), nothing imported: {shown}{more}")
 
 
+#: A shapes check over the file's subjects (each with its object terms by predicate IRI), e.g.
+#: :meth:`cortex.shapes.NativeShapes.check`.
+ShapesCheck = Callable[[Iterable[tuple[str, Mapping[str, Sequence[Any]]]]], list[Violation]]
+
+
 def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scope | None = None,
-         existing: Callable[[Scope], Container[str]] | None = None
-         ) -> dict[Scope, tuple[list[ox.Quad], list[Memory]]]:
+         existing: Callable[[Scope], Container[str]] | None = None, shapes: ShapesCheck | None = None,
+         progress: Progress | None = None) -> dict[Scope, tuple[list[ox.Quad], list[Memory]]]:
     """Parse and check an import: the quads of each scope and the memories they describe. ``graph``: the
     scope a Turtle file (triples, no graph) goes to. ``existing(scope)``: the memory ids the store holds
-    there (importing one again is a conflict). Raises :class:`InvalidDataError` listing the problems."""
+    there (importing one again is a conflict). ``shapes``: a SHACL check of every subject, run in the same
+    pass. Raises :class:`InvalidDataError` listing the problems; nothing is written here."""
     codec = MemoryCodec(vocab)
     log_graph = f"{vocab.ns}:graph:log"
     target = vocab.graph(graph) if graph is not None else None
+    problems: list[Violation] = []
+    # one pass over the parsed quads: each quad's terms are read once, grouped by graph and subject
+    scopes: dict[str | None, Scope | None] = {}
+    by_scope: dict[Scope, tuple[list[ox.Quad], dict[str, dict[str, list[Any]]]]] = {}
+    named, default = ox.NamedNode, ox.DefaultGraph
+    count = 0
     try:
-        parsed = [ox.Quad(q.subject, q.predicate, q.object, target)
-                  if target is not None and isinstance(q.graph_name, ox.DefaultGraph) else q
-                  for q in ox.parse(data, FORMATS[format])]
+        for quad in ox.parse(data, FORMATS[format]):
+            count += 1
+            if progress is not None and count % PROGRESS_EVERY == 0:
+                progress("read", count, None)
+            g = quad.graph_name
+            key = g.value if type(g) is named else None
+            if key is None and target is not None and type(g) is default:
+                quad = ox.Quad(quad.subject, quad.predicate, quad.object, target)
+                key = target.value
+            if key in scopes:
+                scope = scopes[key]
+            else:
+                scope = scopes[key] = vocab.scope_of_graph(key) if key is not None else None
+            if scope is None:
+                where = "the default graph" if type(g) is default else str(g)
+                hint = " (Turtle has no graphs: name the scope it goes to)" if type(g) is default else ""
+                reason = "the change log of another store is not imported" if key == log_graph \
+                    else f"{where} is not a Cortex scope graph{hint}"
+                problems.append(Violation(str(quad.subject), "graph", reason))
+                if len(problems) > MAX_PROBLEMS:
+                    break
+                continue
+            subject = quad.subject
+            if type(subject) is not named:
+                problems.append(Violation(str(subject), str(quad.predicate), "Cortex subjects are IRIs"))
+                if len(problems) > MAX_PROBLEMS:
+                    break
+                continue
+            entry = by_scope.get(scope)
+            if entry is None:
+                entry = by_scope[scope] = ([], {})
+            entry[0].append(quad)
+            props = entry[1].get(subject.value)
+            if props is None:
+                props = entry[1][subject.value] = {}
+            predicate = quad.predicate.value
+            values = props.get(predicate)
+            if values is None:
+                props[predicate] = [quad.object]
+            else:
+                values.append(quad.object)
     except SyntaxError as exc:
         raise InvalidInputError("file", f"is not valid {format}: {exc}") from None
-    problems: list[Violation] = []
-    by_scope: dict[Scope, dict[str, list[ox.Quad]]] = {}
-    for quad in parsed:
-        g = quad.graph_name
-        scope = vocab.scope_of_graph(g.value) if isinstance(g, ox.NamedNode) else None
-        if scope is None:
-            where = "the default graph" if isinstance(g, ox.DefaultGraph) else str(g)
-            hint = " (Turtle has no graphs: name the scope it goes to)" if isinstance(g, ox.DefaultGraph) else ""
-            reason = "the change log of another store is not imported" if getattr(g, "value", "") == log_graph \
-                else f"{where} is not a Cortex scope graph{hint}"
-            problems.append(Violation(str(quad.subject), "graph", reason))
-            continue
-        if not isinstance(quad.subject, ox.NamedNode):
-            problems.append(Violation(str(quad.subject), str(quad.predicate), "Cortex subjects are IRIs"))
-            continue
-        by_scope.setdefault(scope, {}).setdefault(quad.subject.value, []).append(quad)
-        if len(problems) > 10 * MAX_REPORTED:
-            break
+    if progress is not None:
+        progress("read", count, count)
     out: dict[Scope, tuple[list[ox.Quad], list[Memory]]] = {}
-    for scope, subjects in by_scope.items():
+    done, total = 0, sum(len(subjects) for _, subjects in by_scope.values())
+    for scope, (quads, subjects) in by_scope.items():
         version_prefix = f"{vocab.ns}:version:{scope.key}:"
         memories: list[Memory] = []
-        quads: list[ox.Quad] = []
         stored = existing(scope) if existing is not None else None
         memory_prefix = vocab.memory_prefix(scope)
-        for subject, triples in subjects.items():
-            quads += triples
+        for subject, props in subjects.items():
+            done += 1
+            if progress is not None and done % (PROGRESS_EVERY // 10) == 0:
+                progress("check", done, total)
             if subject.startswith(version_prefix):  # an earlier version: kept as it is, read by history
                 owner = subject[len(version_prefix):].rsplit(":", 1)[0]
                 if memory_prefix + owner not in subjects:
@@ -147,7 +201,7 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
             if memory_id is None:
                 problems.append(Violation(subject, "@id", f"not a memory (or a version of one) of {scope.key}"))
                 continue
-            memory = _decode(codec, scope, memory_id, subject, triples, problems)
+            memory = _decode(codec, scope, memory_id, subject, props, problems)
             if memory is None:
                 continue
             if stored is not None and memory_id in stored:
@@ -156,26 +210,30 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
                 continue
             memories.append(memory)
         out[scope] = (quads, memories)
+    if progress is not None:
+        progress("check", total, total)
+    if shapes is not None and len(problems) <= MAX_PROBLEMS:
+        problems += shapes(item for _, subjects in by_scope.values() for item in subjects.items())
     if problems:
         raise InvalidDataError(problems)
     return out
 
 
-def _decode(codec: MemoryCodec, scope: Scope, memory_id: str, subject: str, triples: list[ox.Quad],
+def _decode(codec: MemoryCodec, scope: Scope, memory_id: str, subject: str, props: Mapping[str, list[Any]],
             problems: list[Violation]) -> Memory | None:
-    """The memory the triples describe, or None with the problem recorded."""
-    content = [q for q in triples if q.predicate == codec.vocab.predicate("content")]
+    """The memory the subject's values (object terms by predicate IRI) describe, or None with the problem
+    recorded."""
+    content = props.get(codec.vocab.predicate("content").value, ())
     if len(content) != 1:
         problems.append(Violation(subject, str(codec.vocab.predicate("content")),
                                   f"a memory has exactly one content, not {len(content)}"))
         return None
-    single = {}
-    for q in triples:
-        if q.predicate.value in single and q.predicate != codec.p_tag:
-            problems.append(Violation(subject, str(q.predicate), "has more than one value"))
+    tag = codec.p_tag.value
+    for predicate, values in props.items():
+        if len(values) > 1 and predicate != tag:
+            problems.append(Violation(subject, f"<{predicate}>", "has more than one value"))
             return None
-        single[q.predicate.value] = q
-    memory = codec.decode(scope, memory_id, ((q.predicate.value, _lexical(q.object)) for q in triples))
+    memory = codec.decode(scope, memory_id, ((p, _lexical(o)) for p, values in props.items() for o in values))
     if memory is None:
         problems.append(Violation(subject, "(fields)", "a value is not of the type Cortex writes (a number, a "
                                                        "date, a known type or source)"))
@@ -207,4 +265,5 @@ def _lexical(term: Any) -> str:
     return str(term) if isinstance(term, ox.Triple) else str(term.value)
 
 
-__all__ = ["EXTENSIONS", "FORMATS", "MEDIA_TYPES", "InvalidDataError", "Violation", "format_of", "prefixes", "read", "write"]
+__all__ = ["EXTENSIONS", "FORMATS", "MEDIA_TYPES", "InvalidDataError", "Progress", "ShapesCheck", "Violation",
+           "format_of", "prefixes", "read", "write"]

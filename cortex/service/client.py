@@ -391,14 +391,18 @@ class RemoteCortex:
         return [a["name"] for a in self.describe_agents() if a["memories"]]
 
     def export(self, out: IO[bytes], *, agent: str | None = None, team: str | None = None, all: bool = False,
-               format: str = "trig") -> int:
+               format: str = "trig", progress: Callable[[str, int, int | None], None] | None = None) -> int:
         data, headers = self._raw("GET", "/export", params=self._params(agent=agent, team=team, all=all or None,
                                                                           format=format))
         out.write(data)
-        return int(headers.get("cortex-quads", "0"))
+        count = int(headers.get("cortex-quads", "0"))
+        if progress is not None:  # the server did the work: one report when it is done
+            progress("export", count, count)
+        return count
 
     def import_rdf(self, source: str | os.PathLike[str] | bytes | IO[bytes], *, format: str | None = None,
-                   agent: str | None = None, team: str | None = None) -> dict[str, int]:
+                   agent: str | None = None, team: str | None = None,
+                   progress: Callable[[str, int, int | None], None] | None = None) -> dict[str, int]:
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
         if isinstance(source, (str, os.PathLike)):
             data = Path(source).read_bytes()
@@ -409,6 +413,8 @@ class RemoteCortex:
         body, _ = self._raw("POST", "/import", params=self._params(format=format, agent=agent, team=team),
                             body=data, content_type="application/octet-stream")
         counts: dict[str, int] = _json.loads(body)["imported"]
+        if progress is not None:
+            progress("index", sum(counts.values()), sum(counts.values()))
         return counts
 
     def validate_store(self, *, agent: str | None = None, team: str | None = None,

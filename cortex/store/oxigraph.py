@@ -37,6 +37,10 @@ OWNER_FILE = "cortex-owner.json"
 BULK_THRESHOLD = 1000
 #: ``bulk_extend`` ingests each batch of up to 1,000,000 quads atomically; stay well below that.
 BULK_CHUNK = 50_000
+#: An import of at most this many quads (its log records included) is one ``bulk_extend`` call: oxigraph's bulk
+#: loader cuts batches of 1,000,000 quads, and one batch is one atomic multi-column-family SST ingestion. A
+#: larger file is one ``extend`` transaction instead (atomic, about 2.5x slower).
+BULK_IMPORT_MAX = 1_000_000
 
 
 def _lock_holder(lock_file: Path) -> int | None:
@@ -189,7 +193,11 @@ class OxigraphStore:
                 quads += self.codec.change_quads(scope, change.seq, change.token, ids)
                 quads += data
             try:
-                self._store.extend(quads)  # one transaction: every scope of the file, or none
+                # every scope of the file, or none: one atomic bulk batch, or one transaction when larger
+                if BULK_THRESHOLD <= len(quads) <= BULK_IMPORT_MAX:
+                    self._store.bulk_extend(quads)
+                else:
+                    self._store.extend(quads)
             except OSError as exc:
                 raise StoreError(f"importing {len(quads)} quads failed: {exc}") from exc
             self._last.update(changes)
