@@ -246,3 +246,140 @@ def test_imports_outside_what_cortex_writes_are_refused_whole(tmp_path, clock):
             assert err.value.field == field
         assert [x.content for x in (cx.import_rdf(text.encode(), format="nquads") and cx.recall("api", None))] == [
             "counted"]
+
+
+# -- bulk import: atomic at scale, the native shapes check against pyshacl, progress on stderr -------------------
+
+
+def _bulk_file(tmp_path, clock, n: int) -> tuple[bytes, set[ox.Quad]]:
+    """An N-Quads export of ``n`` memories of one agent (tags on some), and the dataset it holds."""
+    with _agents(Cortex.open(tmp_path / "src", clock=clock, embeddings=None)) as cx:
+        cx.store_many("api", [{"content": f"fact number {i} about the cache", "tags": ["bulk"] if i % 3 else []}
+                              for i in range(n)])
+        out = io.BytesIO()
+        cx.export(out, all=True, format="nquads")
+        return out.getvalue(), dataset(cx)
+
+
+def test_a_large_import_with_a_bad_memory_at_the_end_imports_nothing(tmp_path, clock):
+    from cortex.store import oxigraph
+
+    data, before = _bulk_file(tmp_path, clock, 6000)
+    assert oxigraph.BULK_THRESHOLD <= len(before) <= oxigraph.BULK_IMPORT_MAX  # the one-bulk-batch path
+    bad = ('<urn:cortex:agent:api:memory:zz-last> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> '
+           '<urn:cortex:agentmem:Memory> <urn:cortex:graph:agent:api> .\n'
+           '<urn:cortex:agent:api:memory:zz-last> <urn:cortex:agentmem:agent> <urn:cortex:agent:api> '
+           '<urn:cortex:graph:agent:api> .\n'
+           '<urn:cortex:agent:api:memory:zz-last> <urn:cortex:agentmem:content> "the last one" '
+           '<urn:cortex:graph:agent:api> .\n'
+           '<urn:cortex:agent:api:memory:zz-last> <urn:cortex:agentmem:createdAt> '
+           '"2024-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> <urn:cortex:graph:agent:api> .\n'
+           '<urn:cortex:agent:api:memory:zz-last> <urn:cortex:agentmem:tag> "Not A Slug" '
+           '<urn:cortex:graph:agent:api> .\n')
+    stages: list[str] = []
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        with pytest.raises(InvalidDataError) as err:
+            cx.import_rdf(data + bad.encode(), format="nquads", progress=lambda stage, *_: stages.append(stage))
+        # named by Cortex's own check and by the shapes: the focus node, the path, the message
+        assert {(v.focus, v.path) for v in err.value.violations} == {
+            ("urn:cortex:agent:api:memory:zz-last", "urn:cortex:agentmem:tag")}
+        assert any("slug" in v.message for v in err.value.violations) and "nothing imported" in str(err.value)
+        assert "write" not in stages and "index" not in stages  # checked whole before the first write
+        assert dataset(cx) == set() and cx.recall("api", None) == [] and cx.count("api") == 0
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:  # and after a restart
+        assert dataset(cx) == set() and cx.count("api") == 0
+        assert cx.import_rdf(data, format="nquads", progress=lambda *a: stages.append(a[0])) == {"agent:api": 6000}
+        assert dataset(cx) == before and cx.count("api") == 6000
+        assert {"read", "check", "write", "index"} <= set(stages)
+        assert len(cx.recall("api", "cache", limit=10_000, tags=["bulk"])) == 4000
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        assert cx.count("api") == 6000 and cx._memories.store.last_change(cx._scope("api")) is not None
+
+
+def _shacl_cases(good: str) -> dict[str, str]:
+    """Variants of an N-Quads export of the api agent breaking the shapes in each way they can be broken."""
+    xsd = "http://www.w3.org/2001/XMLSchema#"
+    first = next(line for line in good.splitlines() if "agentmem:content>" in line and "memory:" in line)
+    subject, graph = first.split(" ")[0], first.rsplit(" ", 2)[-2]
+
+    def add(*triples: str) -> str:
+        return good + "".join(f"{subject} {t} {graph} .\n" for t in triples)
+
+    def drop(predicate: str) -> str:
+        return "".join(line + "\n" for line in good.splitlines()
+                       if not (line.startswith(subject + " ") and f"agentmem:{predicate}>" in line))
+
+    def swap(predicate: str, value: str) -> str:
+        return drop(predicate) + f"{subject} <urn:cortex:agentmem:{predicate}> {value} {graph} .\n"
+
+    version = "<urn:cortex:version:agent:api:orphan:1>"
+    return {
+        "good": good,
+        "tag pattern": add('<urn:cortex:agentmem:tag> "Upper Case"'),
+        "type in": swap("type", '"gossip"'),
+        "confidence range": swap("confidence", f'"1.5"^^<{xsd}double>'),
+        "confidence datatype": swap("confidence", '"0.5"'),
+        "usage below 0": swap("usageCount", f'"-1"^^<{xsd}integer>'),
+        "ill-typed date": swap("createdAt", f'"yesterday"^^<{xsd}dateTime>'),
+        "no content": drop("content"),
+        "empty content": swap("content", '""'),
+        "two agents": add("<urn:cortex:agentmem:agent> <urn:cortex:agent:other>"),
+        "agent literal": swap("agent", '"api"'),
+        "replaced by a non-memory": add("<http://purl.org/dc/terms/isReplacedBy> <urn:cortex:agent:api:memory:nope>"),
+        "metadata datatype": add(f'<urn:cortex:agentmem:metadata> "{{}}"^^<{xsd}string>'),
+        "version 0": add(f'<urn:cortex:agentmem:version> "0"^^<{xsd}integer>'),
+        "lang-tagged date": swap("lastUsedAt", '"now"@en'),
+        "version without its memory": good + f"{version} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
+                                             f"<urn:cortex:agentmem:MemoryVersion> {graph} .\n",
+        "subclass": good + f"<urn:x:Sub> <http://www.w3.org/2000/01/rdf-schema#subClassOf> "
+                           f"<urn:cortex:agentmem:Memory> {graph} .\n<urn:x:thing> "
+                           f"<http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <urn:x:Sub> {graph} .\n",
+    }
+
+
+def test_native_shapes_check_agrees_with_pyshacl(tmp_path, clock):
+    from cortex import shapes
+    from cortex.vocab import Vocabulary
+
+    vocab = Vocabulary()
+    native = shapes.native(vocab)
+    assert native is not None  # shapes.ttl says only what the native checker implements
+    messages = {p.message for s in native.shapes for p in s.properties if p.message is not None}
+    with _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None)) as cx:
+        _populate(cx, clock)  # versions, supersession, tags, metadata, validation, authors
+        good = io.BytesIO()
+        cx.export(good, all=True, format="nquads")
+    for name, text in _shacl_cases(good.getvalue().decode()).items():
+        quads = list(ox.parse(text.encode(), ox.RdfFormat.N_QUADS))
+        subjects: dict[str, dict[str, list]] = {}
+        for q in quads:
+            subjects.setdefault(q.subject.value, {}).setdefault(q.predicate.value, []).append(q.object)
+        ours, reference = native.check(subjects.items()), shapes.validate(quads, vocab)
+        assert {(v.focus, v.path) for v in ours} == {(v.focus, v.path) for v in reference}, name
+        # where the shapes state the message, both give it
+        assert {(v.focus, v.path, v.message) for v in ours if v.message in messages} == \
+            {(v.focus, v.path, v.message) for v in reference if v.message in messages}, name
+        assert (name == "good") == (not ours), name
+    # a shapes file saying what the native checker does not implement falls back to pyshacl
+    assert shapes.NativeShapes.load(shapes.shapes_text(vocab).replace("sh:maxCount 1 ;", "sh:uniqueLang true ;", 1)) \
+        is None
+
+
+def test_progress_goes_to_stderr_never_stdout(tmp_path):
+    project = make_project(tmp_path / "proj")
+    write_agents(project / "agent_defs", DEFINITIONS)
+    env = {"CORTEX_NO_SERVER": "1"}
+    assert run_cli(project, "store", "api", "remember the progress bar", env=env).returncode == 0
+    exported = run_cli(project, "export", "--all", "--format", "nquads", "--progress", env=env)
+    assert exported.returncode == 0, exported.stderr
+    assert "exporting memories" in exported.stderr and "exporting" not in exported.stdout
+    assert len(list(ox.parse(exported.stdout.encode(), ox.RdfFormat.N_QUADS))) > 0  # stdout: the data alone
+    quiet = run_cli(project, "export", "--all", "--format", "nquads", env=env)  # stderr is not a terminal
+    assert "exporting memories" not in quiet.stderr and quiet.stdout == exported.stdout
+    (project / "all.nq").write_text(exported.stdout)
+    other = make_project(tmp_path / "other")
+    write_agents(other / "agent_defs", DEFINITIONS)
+    ran = run_cli(other, "import", str(project / "all.nq"), "--progress", env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout) == {"imported": {"agent:api": 1}}  # stdout: the JSON alone
+    assert "indexing memories" in ran.stderr and "checking subjects" in ran.stderr
