@@ -207,7 +207,12 @@ def _filters(tags: tuple[str, ...], scope: str | None, source: str | None, inclu
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--store", "store", default=None,
-              help="Store directory (default: $CORTEX_STORE, else .cortex/store at the project root).")
+              help="Store directory, or a remote SPARQL store sparql+http(s)://[user:password@]host:port/path"
+                   "[?update=&gsp=&auth=digest|basic] (default: $CORTEX_STORE, else .cortex/store at the project "
+                   "root).")
+@click.option("--state-dir", "state_dir", type=click.Path(path_type=Path), default=None, envvar="CORTEX_STATE_DIR",
+              help="Where this Cortex keeps tokens, its discovery file and index snapshots when the store is "
+                   "remote (default: $CORTEX_STATE_DIR; an embedded store keeps them in its directory).")
 @click.option("--agents-dir", "agents_dirs", type=click.Path(path_type=Path), multiple=True,
               help="Directory of agent definitions (repeatable; default: agent_defs/, .cortex/agents/, "
                    ".claude/agents/ at the project root).")
@@ -219,8 +224,11 @@ def _filters(tags: tuple[str, ...], scope: str | None, source: str | None, inclu
                    "($CORTEX_NO_SERVER=1: load it in each command instead).")
 @click.version_option(version=__version__, prog_name="cortex")
 @click.pass_context
-def cli(ctx: click.Context, store: str | None, agents_dirs: tuple[Path, ...], embeddings: str) -> None:
+def cli(ctx: click.Context, store: str | None, state_dir: Path | None, agents_dirs: tuple[Path, ...],
+        embeddings: str) -> None:
     """Persistent memory for AI agents."""
+    if state_dir is not None:
+        os.environ["CORTEX_STATE_DIR"] = str(state_dir)  # read where a store location's state is looked up
     state = _State(store, agents_dirs, embeddings)
     ctx.obj = state
     ctx.call_on_close(state.close)

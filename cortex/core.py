@@ -153,13 +153,18 @@ class Cortex:
         return self._memories.store.local_path
 
     @property
+    def store_shared(self) -> bool:
+        """Whether other processes may write the same store (a remote SPARQL server, docs/scale-out.md)."""
+        return self._memories.store.shared
+
+    @property
     def state_dir(self) -> Path | None:
         """Where derived indexes (and a server's tokens and discovery file) are kept, or None."""
         return self._memories.state_dir
 
     def info(self) -> dict[str, Any]:
         """The store's location and the embedding model (None without one)."""
-        return {"store": self._memories.store.location,
+        return {"store": self._memories.store.location, "shared": self._memories.store.shared,
                 "embeddings": self.embeddings.model if self.embeddings is not None else None}
 
     def _check_open(self) -> None:

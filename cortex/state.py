@@ -34,8 +34,17 @@ def server_log(state_dir: Path) -> Path:
     return state_dir / SERVER_LOG
 
 
+#: Where a Cortex server on a remote store keeps its own files.
+STATE_DIR_ENV = "CORTEX_STATE_DIR"
+
+
 def state_dir_of(location: str | os.PathLike[str] | None) -> Path | None:
-    """The state directory of a store location: an embedded store's own directory, else None."""
-    if location is None or "://" in os.fspath(location) or os.fspath(location) == "memory":
+    """The state directory of a store location: an embedded store's own directory; for a remote store
+    ``$CORTEX_STATE_DIR`` when set (tokens, the discovery file and index snapshots of this Cortex server);
+    else None."""
+    if location is None or os.fspath(location) == "memory":
         return None
+    if "://" in os.fspath(location):
+        env = os.environ.get(STATE_DIR_ENV)
+        return Path(env).expanduser() if env else None
     return Path(os.fspath(location)).expanduser()

@@ -62,9 +62,13 @@ class Server:
         return self.process.wait(timeout=timeout)
 
 
-def start_server(project: Path, *args: str, timeout: float = 30, **extra_env: str) -> Server:
-    """`cortex serve --port 0` in ``project``, once it answers /healthz."""
-    discovery = project / ".cortex" / "store" / "cortex-server.json"
+def start_server(project: Path, *args: str, timeout: float = 30, state_dir: Path | None = None,
+                 **extra_env: str) -> Server:
+    """`cortex serve --port 0` in ``project``, once it answers /healthz. With ``state_dir`` (a remote store in
+    ``CORTEX_STORE``) the server keeps its discovery file there."""
+    discovery = (state_dir or project / ".cortex" / "store") / "cortex-server.json"
+    if state_dir is not None:
+        extra_env = {"CORTEX_STATE_DIR": str(state_dir), **extra_env}
     process = subprocess.Popen([sys.executable, "-m", "cortex.cli", "serve", "--port", "0", *args], cwd=project,
                                env=env(**extra_env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + timeout

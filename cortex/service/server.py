@@ -111,7 +111,8 @@ def serve(
 
     state_dir = state_dir_of(location)
     if state_dir is None:
-        raise InvalidInputError("store", "a server needs a store directory (its tokens and discovery file live there)")
+        raise InvalidInputError("store", "a server needs a state directory for its tokens and discovery file: a "
+                                         "store directory, or --state-dir / $CORTEX_STATE_DIR with a remote store")
     tokens = TokenStore(state_dir)
     if not is_loopback(host) and not tokens.configured():
         raise AuthError(
@@ -130,7 +131,7 @@ def serve(
     except OSError as exc:
         sock.close()
         raise InvalidInputError("port", f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    cx = Cortex.open(location, agent_dirs=list(agent_dirs), embeddings=embeddings)
+    cx = Cortex.open(location, agent_dirs=list(agent_dirs), embeddings=embeddings, state_dir=state_dir)
     warm_up = getattr(cx.embeddings, "warm_up", None)
     if warm_up is not None:
         warm_up()  # requests never wait for the model: until it is loaded, writes skip vectors, searches use bm25

@@ -305,16 +305,20 @@ class RemoteStore:
 
     def export(self, scope: Scope) -> Iterator[Quad]:
         graph = self.vocab.graph(scope)
-        triples = self._graph(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
-        self._check_complete(scope, len(triples))
-        return (Quad(t.subject, t.predicate, t.object, graph) for t in triples)
+        return (Quad(t.subject, t.predicate, t.object, graph) for t in self._whole_graph(scope))
 
-    def _check_complete(self, scope: Scope, got: int) -> None:
-        rows = self._select(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {self.vocab.graph(scope)} {{ ?s ?p ?o }} }}")
-        total = int(rows[0]["n"].value)
-        if got < total:
-            raise StoreError(f"the SPARQL server at {self.location} returned {got} of the {total} triples of "
-                             f"{scope.label}: it truncates results (Virtuoso: raise ResultSetMaxRows)")
+    def _whole_graph(self, scope: Scope) -> list[ox.Triple]:
+        """Every triple of the scope's graph, checked against a count taken before and after: a server that
+        truncates results (Virtuoso's ResultSetMaxRows) is an error, never a silently partial graph."""
+        count = f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {self.vocab.graph(scope)} {{ ?s ?p ?o }} }}"
+        before = int(self._select(count)[0]["n"].value)
+        triples = self._graph(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {self.vocab.graph(scope)} {{ ?s ?p ?o }} }}")
+        if len(triples) < before:  # or writes removed some meanwhile: then the count after is lower too
+            after = int(self._select(count)[0]["n"].value)
+            if len(triples) < min(before, after):
+                raise StoreError(f"the SPARQL server at {self.location} returned {len(triples)} of the {after} "
+                                 f"triples of {scope.label}: it truncates results (Virtuoso: raise ResultSetMaxRows)")
+        return triples
 
     def _current(self, scope: Scope, memory_ids: Sequence[str]) -> dict[str, list[tuple[Any, Any]]]:
         """The (predicate, object) terms of each memory that exists, by id."""
@@ -418,9 +422,7 @@ class RemoteStore:
 
     def iter_memories(self, scope: Scope) -> Iterator[Memory]:
         by_subject: dict[str, list[tuple[str, str]]] = {}
-        triples = self._graph(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {self.vocab.graph(scope)} {{ ?s ?p ?o }} }}")
-        self._check_complete(scope, len(triples))
-        for t in triples:
+        for t in self._whole_graph(scope):
             if isinstance(t.subject, NamedNode):
                 by_subject.setdefault(t.subject.value, []).append((t.predicate.value, str(t.object) if isinstance(t.object, ox.Triple) else t.object.value))
         memory_id, decode = self.vocab.memory_id, self.codec.decode

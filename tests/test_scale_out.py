@@ -1,0 +1,79 @@
+"""Several Cortex servers on one remote SPARQL store (docs/scale-out.md): each keeps its derived indexes in its
+own process and learns the others' writes from the store's change log before each request."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.service_helpers import make_project, start_server
+
+pytestmark = pytest.mark.server
+
+
+@pytest.fixture
+def two_servers(tmp_path: Path, remote_store_url: str):
+    project = make_project(tmp_path / "project", "coder", "reviewer")
+    servers = []
+    try:
+        for name in ("a", "b"):
+            servers.append(start_server(project, state_dir=tmp_path / f"state-{name}", CORTEX_STORE=remote_store_url,
+                                        timeout=60))
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def client(server) -> httpx.Client:
+    return httpx.Client(base_url=f"{server.url}/v1", headers={"Authorization": f"Bearer {server.token}"}, timeout=60)
+
+
+def test_writes_through_one_server_are_read_through_the_other(two_servers):
+    a, b = (client(s) for s in two_servers)
+    assert b.get("/agents/coder/memories", params={"query": "fixtures"}).json() == []  # b's index is loaded
+    stored = a.post("/agents/coder/memories", json={"content": "pytest fixtures } \" > for the database"})
+    assert stored.status_code == 201, stored.text
+    memory_id = stored.json()["id"]
+    found = b.get("/agents/coder/memories", params={"query": "pytest fixtures"}).json()
+    assert [m["id"] for m in found] == [memory_id]  # on b's very next request
+    assert b.get("/agents/coder/search", params={"query": "database fixtures"}).json()["hits"][0]["memory"]["id"] \
+        == memory_id
+
+    updated = b.patch(f"/agents/coder/memories/{memory_id}", json={"content": "pytest fixtures for SQL",
+                                                                     "expected_version": 1})
+    assert updated.status_code == 200, updated.text
+    assert [m["content"] for m in a.get("/agents/coder/memories", params={"query": "SQL"}).json()] \
+        == ["pytest fixtures for SQL"]
+    stale = a.patch(f"/agents/coder/memories/{memory_id}", json={"content": "stale", "expected_version": 1})
+    assert stale.status_code == 409
+
+    assert a.delete(f"/agents/coder/memories/{memory_id}").status_code == 204
+    assert b.get("/agents/coder/memories", params={"query": "fixtures"}).json() == []
+    assert b.get(f"/agents/coder/memories/{memory_id}").status_code == 404
+
+
+def test_touches_through_two_servers_all_count(two_servers):
+    a, b = (client(s) for s in two_servers)
+    memory_id = a.post("/agents/coder/memories", json={"content": "a popular memory"}).json()["id"]
+    errors: list[str] = []
+
+    def touch(server) -> None:
+        with client(server) as c:
+            for _ in range(200):
+                r = c.post(f"/agents/coder/memories/{memory_id}/touch")
+                if r.status_code != 200:
+                    errors.append(r.text)
+
+    threads = [threading.Thread(target=touch, args=(server,)) for server in two_servers for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for c in (a, b):  # 2 servers x 4 clients x 200 touches, none lost
+        assert c.get(f"/agents/coder/memories/{memory_id}").json()["usage_count"] == 1600
+        assert c.get("/agents/coder/memories", params={"query": "popular"}).json()[0]["usage_count"] == 1600
