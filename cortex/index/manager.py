@@ -41,9 +41,14 @@ CHECKPOINT_CHANGES = 1000
 RUNNING_CHECKPOINT_CHANGES = 100_000
 #: Without a state directory nothing is saved; the log is compacted after this many changed memories.
 COMPACT_IN_MEMORY = 10_000
-#: On a shared store: how many log numbers below its own an index keeps comparing (a writer whose update took
-#: so long that this many others committed meanwhile is not seen), and how many a compaction leaves behind
-#: the compacting process (a process further behind rebuilds its index).
+#: On a shared store, the numbers around its own that an index checks before each operation (one indexed
+#: lookup each): a few below (a racing writer's record may carry a number already seen) and some above (more
+#: new records than that: one unbounded read).
+SHARED_CHECK_BELOW = 4
+SHARED_AHEAD = 16
+#: When something changed, the records read again below the index's number (a writer whose update took so
+#: long that more others committed meanwhile is not seen), and how many a compaction leaves behind the
+#: compacting process (a process further behind rebuilds its index).
 SHARED_WINDOW = 64
 SHARED_RETAIN = 2000
 
@@ -103,23 +108,36 @@ class IndexManager:
             self._indexes[scope] = index
             self._synced.add(scope)
         elif self.store.shared and scope not in self._synced:
-            self._synced.add(scope)
-            if not self._sync_shared(scope, index):
-                index = self._indexes[scope] = self._rebuild(scope, carry=index.carried_vectors())
+            # every loaded scope this operation has not checked yet, in one query: an operation reading an
+            # agent's own, team and swarm graphs pays one round trip
+            due = [s for s in self._indexes if s not in self._synced]
+            summaries = self.store.log_summaries({s: self._window(self._indexes[s]) for s in due})
+            for other in due:
+                self._synced.add(other)
+                if not self._sync_shared(other, self._indexes[other], summaries[other]):
+                    self._indexes[other] = self._rebuild(other, carry=self._indexes[other].carried_vectors())
+            index = self._indexes[scope]
         return index
 
-    def _sync_shared(self, scope: Scope, index: MemoryIndex) -> bool:
+    @staticmethod
+    def _window(index: MemoryIndex) -> tuple[int, int]:
+        return max(1, index.seq - SHARED_CHECK_BELOW + 1), index.seq + SHARED_AHEAD
+
+    def _sync_shared(self, scope: Scope, index: MemoryIndex,
+                     summary: tuple[int, int, int] | None = None) -> bool:
         """Apply other processes' writes logged since the index last looked; False when that cannot be done
-        exactly (records it needs were compacted away, or a bulk write). One query when nothing changed."""
+        exactly (records it needs were compacted away, or a bulk write). ``summary``: the log's numbers in the
+        index's window, when already read (else one query). Nothing more when nothing changed."""
         known = self._known.setdefault(scope, {})
         own = self._own.setdefault(scope, set())
-        low = max(1, index.seq - SHARED_WINDOW + 1)
-        n, first, last = self.store.log_summary(scope, low)
+        low, high = self._window(index)
+        n, first, last = summary if summary is not None else self.store.log_summaries({scope: (low, high)})[scope]
         mine = [s for s in known.values() if s >= low]
         if n == len(mine) + len(own) and (not mine or first == min(mine)) and (own or last == index.seq) \
-                and len(own) < SHARED_WINDOW // 2:
+                and len(own) < SHARED_AHEAD // 2:
             return True
-        records = self.store.changes(scope, low - 1)
+        low = max(1, index.seq - SHARED_WINDOW + 1)
+        records = self.store.changes(scope, low - 1, None if last >= high else high)
         if index.seq >= low and not any(c.seq == low for c in records):
             log.warning("the change log of %s no longer holds change %d (compacted by another process): "
                         "rebuilding", scope.label, low)
@@ -296,11 +314,15 @@ class IndexManager:
         elif change.seq > index.seq:
             self._follow(index, change)
         self._pending[scope] = self._pending.get(scope, 0) + changed
+        # a shared log is read by every process at each check: it is kept short
+        limit = SHARED_RETAIN if self.store.shared else COMPACT_IN_MEMORY if self.root is None \
+            else RUNNING_CHECKPOINT_CHANGES
+        if self._pending[scope] <= limit:
+            return
         if self.root is None:
-            if self._pending[scope] > COMPACT_IN_MEMORY:
-                self._compact(scope, index.seq)
-                self._pending[scope] = 0
-        elif self._pending[scope] > RUNNING_CHECKPOINT_CHANGES:
+            self._compact(scope, index.seq)
+            self._pending[scope] = 0
+        else:
             self._checkpoint(scope, index)
 
     def _checkpoint(self, scope: Scope, index: MemoryIndex) -> None:

@@ -100,13 +100,14 @@ class MemoryStore(Protocol):
     def change(self, scope: Scope, seq: int) -> Change | None:
         """The scope's logged change number ``seq`` (without its ids), or None when the log does not hold it."""
 
-    def changes(self, scope: Scope, after: int) -> list[Change]:
-        """The scope's logged changes numbered above ``after``, in order, with their ids (one per record: on a
-        shared store two records may share a number)."""
+    def changes(self, scope: Scope, after: int, upto: int | None = None) -> list[Change]:
+        """The scope's logged changes numbered above ``after`` (and up to ``upto``), in order, with their ids
+        (one per record: on a shared store two records may share a number)."""
 
-    def log_summary(self, scope: Scope, low: int) -> tuple[int, int, int]:
-        """How many of the scope's log records are numbered ``low`` or above, and their lowest and highest
-        numbers ((0, 0, 0) when none is): one cheap query that tells whether anything changed."""
+    def log_summaries(self, windows: Mapping[Scope, tuple[int, int]]) -> dict[Scope, tuple[int, int, int]]:
+        """For each scope's window of numbers (``low``, ``high``): how many of its log records are numbered in
+        it, and their lowest and highest numbers ((0, 0, 0) when none is). One cheap query for every scope an
+        operation reads, which tells whether anything changed."""
 
     def compact(self, scope: Scope, below: int) -> None:
         """Forget the scope's log records numbered below ``below`` (their changes are in a saved snapshot)."""

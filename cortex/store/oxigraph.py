@@ -317,24 +317,18 @@ class OxigraphStore:
         rows = list(_solutions(self._store.query(self.codec.change_query(scope, seq))))
         return Change(seq, _value(rows[0]["t"]), None) if rows else None
 
-    def changes(self, scope: Scope, after: int) -> list[Change]:
-        found: dict[int, list[str] | None] = {}
-        tokens: dict[int, str] = {}
-        for row in _solutions(self._store.query(self.codec.changes_query(scope, after))):
-            seq = int(_value(row["s"]))
-            tokens[seq] = _value(row["t"])
-            ids = found.setdefault(seq, [])
-            if row["b"] is not None:
-                found[seq] = None
-            elif ids is not None and row["m"] is not None:
-                ids.append(_value(row["m"]))
-        return [Change(seq, tokens[seq], tuple(sorted(ids)) if ids is not None else None)
-                for seq, ids in sorted(found.items())]
+    def changes(self, scope: Scope, after: int, upto: int | None = None) -> list[Change]:
+        rows = _solutions(self._store.query(self.codec.changes_query(scope, after, upto)))
+        return self.codec.read_changes((_value(r["r"]), _value(r["s"]), _value(r["p"]), _value(r["o"])) for r in rows)
 
-    def log_summary(self, scope: Scope, low: int) -> tuple[int, int, int]:
-        row = next(iter(_solutions(self._store.query(self.codec.log_summary_query(scope, low)))))
-        n = int(_value(row["n"]))
-        return (n, int(_value(row["lo"])), int(_value(row["hi"]))) if n else (0, 0, 0)
+    def log_summaries(self, windows: Mapping[Scope, tuple[int, int]]) -> dict[Scope, tuple[int, int, int]]:
+        found = {scope: (0, 0, 0) for scope in windows}
+        if windows:
+            for row in _solutions(self._store.query(self.codec.log_summary_query(windows))):
+                scope = self.vocab.scope_of_graph(_value(row["g"]))
+                if scope in found and row["n"] is not None and int(_value(row["n"])):
+                    found[scope] = (int(_value(row["n"])), int(_value(row["lo"])), int(_value(row["hi"])))
+        return found
 
     def count(self, scope: Scope) -> int:
         return int(_value(next(iter(_solutions(self._store.query(self.codec.count_query(scope)))))["n"]))

@@ -20,7 +20,7 @@ done by the library) and ids validated against ``[A-Za-z0-9_-]+``; user text nev
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -29,11 +29,14 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from cortex import config
 from cortex.model import Memory, MemoryType, Scope, Source
+from cortex.store.base import Change
 from cortex.vocab import RDF_TYPE, Vocabulary, date_time, double, integer, parse_date_time
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 #: A write that changes more memories than this logs ``bulk true`` instead of every id.
 MAX_LOGGED_IDS = 10_000
+#: How far past the latest number it has seen a writer on a shared store looks for the log's maximum.
+HINT_AHEAD = 64
 TRUE = Literal("true", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
 
 
@@ -184,9 +187,11 @@ class MemoryCodec:
             out.append(Quad(subject, self.p_revision_of, self.version_iri(scope, old.id, old.version - 1), graph))
         return out
 
-    def decode(self, scope: Scope, memory_id: str, pairs: Iterable[tuple[str, str]]) -> Memory | None:
+    def decode(self, scope: Scope, memory_id: str, pairs: Iterable[tuple[str, str]],
+               counted_uses: tuple[int, str] | None = None) -> Memory | None:
         """The memory from its (predicate IRI, object lexical value) pairs, or None when it is not a
-        readable Cortex memory (no content, or a malformed value)."""
+        readable Cortex memory (no content, or a malformed value). ``counted_uses``: its use triples counted by
+        the server (how many, the latest), when ``pairs`` leaves them out."""
         raw: dict[str, str] = {}
         tags: list[str] = []
         author = attributed = replaced_by = None
@@ -217,8 +222,11 @@ class MemoryCodec:
                 if f.attr not in values:
                     assert f.default is not None
                     values[f.attr] = f.default(values)
+            if counted_uses is not None and counted_uses[0]:
+                uses.append(counted_uses[1])
             if uses:  # uses logged one triple each by a store shared by several writers (see use_literal)
-                values["usage_count"] += len(uses)
+                values["usage_count"] += len(uses) - 1 + counted_uses[0] if counted_uses is not None \
+                    and counted_uses[0] else len(uses)
                 values["last_used_at"] = max(values["last_used_at"], *(parse_date_time(u.split(" ", 1)[0])
                                                                        for u in uses))
         except (ValueError, OverflowError):
@@ -239,7 +247,8 @@ class MemoryCodec:
         """One use of a memory as its own triple (``{ns}:agentmem:used "<time> <token>"``): what a store
         shared by several writers records instead of rewriting ``usageCount``, since SPARQL servers such as
         Oxigraph do not serialise read-modify-write updates; readers add the uses to the stored count."""
-        return Literal(f"{date_time(now).value} {token}")
+        # always with microseconds, so that the latest use is also the greatest string (a server's MAX)
+        return Literal(f"{now.astimezone(timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.%fZ')} {token}")
 
     # -- the change log --------------------------------------------------------------------------
 
@@ -277,34 +286,64 @@ class MemoryCodec:
         return (f"SELECT ?t WHERE {{ GRAPH {self.log_graph} {{ ?r {self.p_scope} {self.vocab.graph(scope)} ; "
                 f"{self.p_seq} {integer(seq)} ; {self.p_token} ?t }} }}")
 
-    def changes_query(self, scope: Scope, after: int) -> str:
-        """Every logged change of the scope after ``after``: ``?s``, ``?t`` with ``?m`` (a changed memory) or
-        ``?b``."""
-        return (f"SELECT ?s ?t ?m ?b WHERE {{ GRAPH {self.log_graph} {{ ?r {self.p_scope} {self.vocab.graph(scope)} ; "
-                f"{self.p_seq} ?s ; {self.p_token} ?t . FILTER(?s > {int(after)}) OPTIONAL {{ ?r {self.p_changed} ?m }} "
-                f"OPTIONAL {{ ?r {self.p_bulk} ?b }} }} }}")
+    def changes_query(self, scope: Scope, after: int, upto: int | None = None) -> str:
+        """Every triple (``?r ?p ?o``, numbered ``?s``) of the scope's log records after ``after`` (up to
+        ``upto``: then looked up number by number, which servers answer from an index instead of scanning the
+        log); read by :meth:`read_changes`. One plain pattern: OPTIONALs here made Oxigraph 500x slower."""
+        numbers = f"{self._numbers(after + 1, upto)} " if upto is not None else ""
+        window = "" if upto is not None else f"FILTER(?s > {int(after)}) "
+        return (f"SELECT ?r ?s ?p ?o WHERE {{ {numbers}GRAPH {self.log_graph} {{ ?r {self.p_seq} ?s ; "
+                f"{self.p_scope} {self.vocab.graph(scope)} ; ?p ?o . {window}}} }}")
 
-    def numbered_change(self, scope: Scope, token: str, memory_ids: Sequence[str], per_operation: int = 500) -> list[str]:
+    def read_changes(self, rows: Iterable[tuple[str, str, str, str]]) -> list[Change]:
+        """The changes in the (record, number, predicate, value) rows of :meth:`changes_query`, one per record,
+        ordered by number (then token)."""
+        records: dict[str, tuple[int, list[str]]] = {}
+        tokens: dict[str, str] = {}
+        bulk: set[str] = set()
+        token, changed, p_bulk = self.p_token.value, self.p_changed.value, self.p_bulk.value
+        for record, seq, predicate, value in rows:
+            ids = records.setdefault(record, (int(seq), []))[1]
+            if predicate == changed:
+                ids.append(value)
+            elif predicate == token:
+                tokens[record] = value
+            elif predicate == p_bulk:
+                bulk.add(record)
+        found = [Change(seq, tokens.get(r, ""), None if r in bulk else tuple(sorted(ids)))
+                 for r, (seq, ids) in records.items()]
+        return sorted(found, key=lambda c: (c.seq, c.token))
+
+    @staticmethod
+    def _numbers(low: int, high: int) -> str:
+        return f"VALUES ?s {{ {' '.join(str(n) for n in range(max(1, int(low)), int(high) + 1))} }}"
+
+    def numbered_change(self, scope: Scope, token: str, memory_ids: Sequence[str], hint: int | None = None,
+                        per_operation: int = 500) -> list[str]:
         """The log record as update operations whose number the server computes (``MAX + 1`` of the scope's
         records, in the same transaction): what a store shared by several writers sends. Two writers racing
-        may draw the same number; their records differ by token. The ids go in operations of at most
-        ``per_operation`` triples (Virtuoso refuses long ones)."""
+        may draw the same number; their records differ by token. With ``hint`` (the latest number the writer
+        has seen) the maximum is looked up among the numbers just around it, not by scanning the log. The ids go
+        in operations of at most ``per_operation`` triples (Virtuoso refuses long ones)."""
         g, p_seq = self.log_graph, self.p_seq
         quads = self.change_quads(scope, None, token, memory_ids)
         record = quads[0].subject
         head, ids = quads[:2], quads[2:]
+        numbers = f"{self._numbers(hint - 8, hint + HINT_AHEAD)} " if hint is not None else ""
         ops = [f"INSERT {{ GRAPH {g} {{ {self.triples(head)} {record} {p_seq} ?n . }} }} WHERE {{ "
-               f"{{ SELECT (MAX(?s) AS ?last) WHERE {{ GRAPH {g} {{ ?x {self.p_scope} {self.vocab.graph(scope)} ; "
-               f"{p_seq} ?s }} }} }} BIND(COALESCE(?last, 0) + 1 AS ?n) }}"]  # COALESCE inside: Virtuoso SQ156
+               f"{{ SELECT (MAX(?s) AS ?last) WHERE {{ {numbers}GRAPH {g} {{ ?x {p_seq} ?s ; {self.p_scope} "
+               f"{self.vocab.graph(scope)} }} }} }} BIND(COALESCE(?last, 0) + 1 AS ?n) }}"]  # Virtuoso: SQ156
         ops += [f"INSERT DATA {{ GRAPH {g} {{ {self.triples(ids[i:i + per_operation])} }} }}"
                 for i in range(0, len(ids), per_operation)]
         return ops
 
-    def log_summary_query(self, scope: Scope, low: int) -> str:
-        """How many of the scope's log records are numbered ``low`` or above (``?n``), their lowest and highest
-        numbers (``?lo``, ``?hi``)."""
-        return (f"SELECT (COUNT(?r) AS ?n) (MIN(?s) AS ?lo) (MAX(?s) AS ?hi) WHERE {{ GRAPH {self.log_graph} {{ "
-                f"?r {self.p_scope} {self.vocab.graph(scope)} ; {self.p_seq} ?s . FILTER(?s >= {int(low)}) }} }}")
+    def log_summary_query(self, windows: Mapping[Scope, tuple[int, int]]) -> str:
+        """For each scope's window (``low``, ``high``): how many of its log records are numbered in it (``?n``),
+        their lowest and highest numbers (``?lo``, ``?hi``), by graph ``?g``; looked up number by number."""
+        pairs = " ".join(f"({self.vocab.graph(scope)} {n})" for scope, (low, high) in windows.items()
+                         for n in range(max(1, int(low)), int(high) + 1))
+        return (f"SELECT ?g (COUNT(?r) AS ?n) (MIN(?s) AS ?lo) (MAX(?s) AS ?hi) WHERE {{ VALUES (?g ?s) {{ {pairs} }} "
+                f"GRAPH {self.log_graph} {{ ?r {self.p_seq} ?s ; {self.p_scope} ?g }} }} GROUP BY ?g")
 
     def compact_update(self, scope: Scope, below: int) -> str:
         """Drop the scope's log records numbered below ``below`` (the latest one always stays)."""

@@ -60,6 +60,8 @@ ATTEMPTS = 3
 RETRY_STATUS = frozenset({502, 503, 504})
 DEFAULT_TIMEOUT = 30.0
 JSON_RESULTS = "application/sparql-results+json"
+#: Contents kept in memory (about 100 bytes each beyond the text): recall's hits cost no round trip.
+CACHED_TEXTS = 500_000
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,11 @@ class RemoteStore:
                                                                                        connect=min(5.0, self.endpoint.timeout)),
                                     transport=transport, headers={"User-Agent": "cortex"})
         self._closed = False
+        #: per scope, the latest log number this process has read: where a write looks for the maximum
+        self._hints: dict[Scope, int] = {}
+        # contents read before: valid while the log names no change to them (the indexes read the log before
+        # every operation, through changes(), which drops what it names)
+        self._texts: dict[tuple[Scope, str], str] = {}
         self.ping()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -257,9 +264,12 @@ class RemoteStore:
 
     # -- writes ----------------------------------------------------------------------------------
 
-    def _change(self, scope: Scope, memory_ids: Sequence[str], operations: list[str], what: str) -> Change:
+    def _change(self, scope: Scope, memory_ids: Sequence[str], operations: list[str], what: str,
+                texts_stay: bool = False) -> Change:
+        if not texts_stay:
+            self._drop_texts(scope, memory_ids)
         token = os.urandom(8).hex()
-        self._update([*operations, *self.codec.numbered_change(scope, token, memory_ids)], what)
+        self._update([*operations, *self.codec.numbered_change(scope, token, memory_ids, self._hints.get(scope))], what)
         return Change(0, token, tuple(memory_ids) if memory_ids else ())  # the number is the server's
 
     def _insert_ops(self, scope: Scope, memories: Sequence[Memory]) -> list[str]:
@@ -292,8 +302,11 @@ class RemoteStore:
 
     def load(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[str]]]) -> dict[Scope, Change]:
         tokens = {scope: os.urandom(8).hex() for scope in batches}
+        for scope, (_, ids) in batches.items():
+            self._drop_texts(scope, ids)
         ops = [op for data, _ in batches.values() for op in self._quad_ops(data)]
-        logs = [op for scope, (_, ids) in batches.items() for op in self.codec.numbered_change(scope, tokens[scope], ids)]
+        logs = [op for scope, (_, ids) in batches.items()
+                for op in self.codec.numbered_change(scope, tokens[scope], ids, self._hints.get(scope))]
         what = f"an import of {sum(len(ids) for _, ids in batches.values())} memories"
         if len(ops) + len(logs) <= OPERATIONS_PER_REQUEST:
             self._update([*ops, *logs], what)
@@ -390,7 +403,7 @@ class RemoteStore:
                         for i in memory_ids)
         op = (f"INSERT {{ GRAPH {g} {{ ?m {self.codec.p_used} ?u }} }} WHERE {{ VALUES (?m ?u) {{ {rows} }} "
               f"GRAPH {g} {{ ?m {self.vocab.predicate('content')} ?c }} }}")
-        return self._change(scope, memory_ids, [op], "a touch")
+        return self._change(scope, memory_ids, [op], "a touch", texts_stay=True)
 
     def delete(self, scope: Scope, memory_ids: Sequence[str]) -> Change:
         return self._change(scope, memory_ids, [self.codec.delete_update(scope, memory_ids)], "a delete")
@@ -401,24 +414,43 @@ class RemoteStore:
     # -- reads -----------------------------------------------------------------------------------
 
     def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory | None]:
-        current = self._current(scope, list(dict.fromkeys(memory_ids)))
+        # the fields, and the use triples counted by the server (a popular memory has thousands)
+        graph, used = self.vocab.graph(scope), self.codec.p_used
+        wanted = list(dict.fromkeys(memory_ids))
+        pairs: dict[str, list[tuple[str, str]]] = {}
+        uses: dict[str, tuple[int, str]] = {}
+        for start in range(0, len(wanted), IDS_PER_READ):
+            values = self.codec.values(scope, wanted[start:start + IDS_PER_READ])
+            rows = self._select(
+                f"SELECT ?m ?p ?o ?n ?last WHERE {{ {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m ?p ?o }} "
+                f"FILTER(?p != {used}) }} UNION {{ SELECT ?m (COUNT(?u) AS ?n) (MAX(STR(?u)) AS ?last) WHERE {{ "
+                f"VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {used} ?u }} }} GROUP BY ?m }} }}")
+            for row in rows:
+                mid = self.vocab.memory_id(scope, row["m"].value)
+                if mid is None:
+                    continue
+                if row.get("p") is not None:
+                    pairs.setdefault(mid, []).append((row["p"].value, row["o"].value))
+                elif row.get("n") is not None and row.get("last") is not None:
+                    uses[mid] = (int(row["n"].value), row["last"].value)
         decode = self.codec.decode
-        out: list[Memory | None] = []
-        for memory_id in memory_ids:
-            pairs = current.get(memory_id)
-            out.append(decode(scope, memory_id, ((p.value, o.value) for p, o in pairs)) if pairs else None)
-        return out
+        return [decode(scope, i, pairs[i], uses.get(i)) if i in pairs else None for i in memory_ids]
 
     def contents(self, scope: Scope, memory_ids: Sequence[str]) -> list[str | None]:
         graph, predicate = self.vocab.graph(scope), self.vocab.predicate("content")
+        texts = self._texts
+        missing = [i for i in dict.fromkeys(memory_ids) if (scope, i) not in texts]
         found: dict[str, str] = {}
-        for start in range(0, len(memory_ids), IDS_PER_READ):
-            values = self.codec.values(scope, memory_ids[start:start + IDS_PER_READ])
+        for start in range(0, len(missing), IDS_PER_READ):
+            values = self.codec.values(scope, missing[start:start + IDS_PER_READ])
             for row in self._select(f"SELECT ?m ?c WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {predicate} ?c }} }}"):
                 mid = self.vocab.memory_id(scope, row["m"].value)
                 if mid is not None:
                     found[mid] = row["c"].value
-        return [found.get(i) for i in memory_ids]
+        if len(texts) + len(found) > CACHED_TEXTS:
+            texts.clear()
+        texts.update(((scope, i), text) for i, text in found.items())
+        return [found[i] if i in found else texts.get((scope, i)) for i in memory_ids]
 
     def iter_memories(self, scope: Scope) -> Iterator[Memory]:
         by_subject: dict[str, list[tuple[str, str]]] = {}
@@ -435,30 +467,44 @@ class RemoteStore:
 
     def last_change(self, scope: Scope) -> Change | None:
         rows = self._select(self.codec.last_change_query(scope))
-        return Change(int(rows[0]["s"].value), rows[0]["t"].value, None) if rows else None
+        if not rows:
+            return None
+        self._seen(scope, int(rows[0]["s"].value))
+        return Change(int(rows[0]["s"].value), rows[0]["t"].value, None)
 
     def change(self, scope: Scope, seq: int) -> Change | None:
         rows = self._select(self.codec.change_query(scope, seq))
         return Change(seq, rows[0]["t"].value, None) if rows else None
 
-    def changes(self, scope: Scope, after: int) -> list[Change]:
-        records: dict[tuple[int, str], list[str] | None] = {}
-        for row in self._select(self.codec.changes_query(scope, after)):
-            key = (int(row["s"].value), row["t"].value)
-            ids = records.setdefault(key, [])
-            if row["b"] is not None:
-                records[key] = None
-            elif ids is not None and row["m"] is not None:
-                ids.append(row["m"].value)
-        return [Change(seq, token, tuple(sorted(ids)) if ids is not None else None)
-                for (seq, token), ids in sorted(records.items())]
+    def changes(self, scope: Scope, after: int, upto: int | None = None) -> list[Change]:
+        rows = self._select(self.codec.changes_query(scope, after, upto))
+        found = self.codec.read_changes((r["r"].value, r["s"].value, r["p"].value, r["o"].value) for r in rows)
+        if found:
+            self._seen(scope, found[-1].seq)
+        for change in found:
+            if change.ids is None:
+                self._texts.clear()
+            else:
+                self._drop_texts(scope, change.ids)
+        return found
 
-    def log_summary(self, scope: Scope, low: int) -> tuple[int, int, int]:
-        rows = self._select(self.codec.log_summary_query(scope, low))
-        if not rows or rows[0]["n"] is None:
-            return (0, 0, 0)
-        n = int(rows[0]["n"].value)
-        return (n, int(rows[0]["lo"].value), int(rows[0]["hi"].value)) if n else (0, 0, 0)
+    def _drop_texts(self, scope: Scope, memory_ids: Sequence[str]) -> None:
+        for memory_id in memory_ids:
+            self._texts.pop((scope, memory_id), None)
+
+    def _seen(self, scope: Scope, seq: int) -> None:
+        if seq > self._hints.get(scope, 0):
+            self._hints[scope] = seq
+
+    def log_summaries(self, windows: Mapping[Scope, tuple[int, int]]) -> dict[Scope, tuple[int, int, int]]:
+        found = {scope: (0, 0, 0) for scope in windows}
+        if windows:
+            for row in self._select(self.codec.log_summary_query(windows)):
+                scope = self.vocab.scope_of_graph(row["g"].value) if row.get("g") is not None else None
+                if scope in found and row["n"] is not None and int(row["n"].value):
+                    found[scope] = (int(row["n"].value), int(row["lo"].value), int(row["hi"].value))
+                    self._seen(scope, found[scope][2])
+        return found
 
     def count(self, scope: Scope) -> int:
         return int(self._select(self.codec.count_query(scope))[0]["n"].value)
