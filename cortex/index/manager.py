@@ -50,7 +50,10 @@ SHARED_AHEAD = 16
 #: long that more others committed meanwhile is not seen), and how many a compaction leaves behind the
 #: compacting process (a process further behind rebuilds its index).
 SHARED_WINDOW = 64
-SHARED_RETAIN = 2000
+SHARED_RETAIN = 20_000
+#: On a shared store, changed memories between two compactions of its log (every check is an indexed lookup,
+#: so a long log costs nothing per operation; it lets a process that was idle catch up instead of rebuilding).
+SHARED_COMPACT_EVERY = 5000
 
 
 def _discard(path: Path) -> None:
@@ -315,7 +318,7 @@ class IndexManager:
             self._follow(index, change)
         self._pending[scope] = self._pending.get(scope, 0) + changed
         # a shared log is read by every process at each check: it is kept short
-        limit = SHARED_RETAIN if self.store.shared else COMPACT_IN_MEMORY if self.root is None \
+        limit = SHARED_COMPACT_EVERY if self.store.shared else COMPACT_IN_MEMORY if self.root is None \
             else RUNNING_CHECKPOINT_CHANGES
         if self._pending[scope] <= limit:
             return
