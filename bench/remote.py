@@ -61,9 +61,13 @@ def measure(name: str, location: str | Path, n: int, samples: int, shared: bool,
     out["bulk_write_per_s"] = n / (time.perf_counter() - t0)
     print(f"  {name}: bulk write {out['bulk_write_per_s']:.0f}/s", flush=True)
 
+    if not shared:  # one process holds an embedded store: reopen it (its index comes from the snapshot)
+        cx.close()
     opened, second = timed(open_cx, location)
-    t_index, _ = timed(second.recall, AGENT, "review")  # the first read builds the index from a scan
+    t_index, _ = timed(second.recall, AGENT, "review")  # a second server: its index built from a scan
     out["open_s"] = opened + t_index
+    if not shared:
+        cx = second
     rng = random.Random(5)
     queries = make_queries(contents, samples, rng)
     out["recall"] = percentiles([timed(cx.recall, AGENT, q, limit=10)[0] for q in queries])
@@ -101,10 +105,10 @@ def measure(name: str, location: str | Path, n: int, samples: int, shared: bool,
         out["foreign_writes_s"] = time.perf_counter() - t0
         t_catch, _ = timed(second.recall, AGENT, "review")
         out["catch_up_10k_s"] = t_catch
-        assert second.stats(AGENT)["count"] == cx.stats(AGENT)["count"] if hasattr(second, "stats") else True
         print(f"  {name}: propagation p50 {out['propagation']['p50_ms']:.2f} ms, catch-up after 10k writes "
               f"{t_catch:.2f} s", flush=True)
-    second.close()
+    if shared:
+        second.close()
     cx.close()
     fresh()
     return out
@@ -124,7 +128,7 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         results.append(measure("embedded", Path(tmp) / "store", args.memories, args.samples, False, lambda: None))
-        servers = [start_server(kind, Path(tmp) / kind) for kind in args.servers.split(",") if kind]
+        servers = [start_server(kind, tmp) for kind in args.servers.split(",") if kind]
         if args.store:
             servers.append(external_store(args.store))
         try:

@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cortex import config
-from cortex.model import IndexStatus, Memory, MemoryType, Page, SearchResult, Source
+from cortex.model import IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
 from cortex.rerank import Reranking
 
 if TYPE_CHECKING:
@@ -123,6 +123,10 @@ class MemoryAPI(Protocol):
 
     def history(self, agent: str, memory_id: str) -> list[Memory]:
         """Every version of a memory, oldest first."""
+        ...
+
+    def provenance(self, agent: str, memory_id: str) -> Provenance:
+        """Where a memory comes from (PROV-O): attribution, generating activity, derivations, versions."""
         ...
 
     def supersede(

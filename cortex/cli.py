@@ -229,6 +229,10 @@ def cli(ctx: click.Context, store: str | None, state_dir: Path | None, agents_di
     """Persistent memory for AI agents."""
     if state_dir is not None:
         os.environ["CORTEX_STATE_DIR"] = str(state_dir)  # read where a store location's state is looked up
+    from cortex import provenance
+
+    # recorded with what this command writes (PROV-O), until the command ends
+    ctx.with_resource(provenance.activity(surface="cli", tool=ctx.invoked_subcommand))
     state = _State(store, agents_dirs, embeddings)
     ctx.obj = state
     ctx.call_on_close(state.close)
@@ -414,6 +418,16 @@ def history(state: _State, agent: str, memory_id: str, fmt: str) -> None:
         rows = [(str(m.version), (m.updated_at or m.created_at).strftime("%Y-%m-%d %H:%M"), m.type.value,
                  f"{m.confidence:.2f}", _short(m.content)) for m in versions]
         click.echo(_table(rows, ["v", "updated", "type", "conf", "content"]))
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("memory_id")
+@pass_state
+def provenance(state: _State, agent: str, memory_id: str) -> None:
+    """Where a memory comes from (PROV-O): who wrote it, the activity that generated it (surface, hook event,
+    session, tool), the memories it was derived from, its earlier versions."""
+    _emit(state.cortex(read_only=True).provenance(agent, memory_id).model_dump(mode="json"))
 
 
 @cli.command()

@@ -29,7 +29,7 @@ from cortex.errors import (
 )
 from cortex.lifecycle import Policy
 from cortex.memories import MemoryRepository
-from cortex.model import IndexStatus, Memory, MemoryType, Page, Query, Scope, SearchResult, Source, utcnow
+from cortex.model import IndexStatus, Memory, MemoryType, Page, Provenance, Query, Scope, SearchResult, Source, utcnow
 from cortex.recall import Part, parts_of, recall_ids
 from cortex.render import fit
 from cortex.render import render as render_block
@@ -363,7 +363,8 @@ class Cortex:
                 if scope.kind == "agent":
                     new = new.model_copy(update={"agent": scope.name})
                 adds = [new]
-            self._memories.write(scope, adds, [(old, lifecycle.superseded(old, new, rule.reason), False)])
+            derived = [(new.id, old.id)] if adds or by_scope == scope else []
+            self._memories.write(scope, adds, [(old, lifecycle.superseded(old, new, rule.reason), False)], derived)
             return new
 
     def validate(self, agent: str, memory_id: str) -> Memory:
@@ -505,6 +506,17 @@ class Cortex:
         self._agent(agent)
         located = self._locate(agent, memory_id)
         return located[1] if located is not None else None
+
+    def provenance(self, agent: str, memory_id: str) -> Provenance:
+        """Where a memory comes from (PROV-O): the agent it is attributed to, the activity that generated it
+        (surface, hook event, session, tool, when, associated agent), the memories it was derived from, what
+        superseded it and its earlier versions. Any memory the agent reads; :class:`MemoryNotFoundError`
+        otherwise."""
+        self._check_open()
+        self._agent(agent)
+        with self._memories.lock:
+            scope, memory = self._require(agent, memory_id)
+            return self._memories.provenance(scope, memory)
 
     def _query(self, agent: str, text: str | None, *, text_required: bool = False, **given: Any) -> Query:
         """A validated query of ``agent`` over the scopes it reads (or the one ``scope`` names), judged now."""

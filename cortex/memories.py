@@ -22,16 +22,20 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pyoxigraph import Quad
 
+from cortex import provenance
 from cortex.embeddings import EmbeddingError, EmbeddingProvider
 from cortex.index.manager import IndexManager
 from cortex.index.memory_index import MemoryIndex
-from cortex.model import Filters, IndexStatus, Memory, Scope
+from cortex.model import Filters, GeneratedBy, IndexStatus, Memory, Provenance, Scope
 from cortex.state import index_root
 from cortex.store.base import Change, MemoryStore
+from cortex.store.rdf import MemoryCodec
+from cortex.vocab import parse_date_time
 
 log = logging.getLogger("cortex")
 
@@ -140,6 +144,35 @@ class MemoryRepository:
                        if v.version < current.version]
             return [*earlier, current]
 
+    def provenance(self, scope: Scope, memory: Memory) -> Provenance:
+        """The memory's PROV-O provenance as the store holds it."""
+        codec = MemoryCodec(self.store.vocab)
+        with self.lock:
+            rows = list(self.store.query(codec.provenance_query(scope, memory.id)))
+            versions = [v.version for v in self.store.versions(scope, memory.id)]
+        activity: dict[str, Any] = {}
+        derived: list[str] = []
+        names = {p.value: name for name, p in codec.activity_fields.items()}
+        for row in rows:
+            if row["d"] is not None:
+                found = self.store.vocab.memory_id(scope, row["d"].value)
+                if found is not None:
+                    derived.append(found)
+                continue
+            activity["activity"] = row["a"].value
+            predicate, value = row["p"].value, row["o"].value
+            if predicate in names:
+                activity[names[predicate]] = value
+            elif predicate == codec.p_started.value:
+                activity["started_at"] = parse_date_time(value)
+            elif predicate == codec.p_associated.value:
+                prefix = f"{self.store.vocab.ns}:agent:"
+                activity["associated_with"] = value[len(prefix):] if value.startswith(prefix) else value
+        return Provenance(memory_id=memory.id, scope=scope.relative, attributed_to=memory.author,
+                          generated_by=GeneratedBy(**activity) if activity else None,
+                          derived_from=sorted(set(derived)), superseded_by=memory.superseded_by,
+                          versions=sorted(versions))
+
     def find_content(self, scope: Scope, content: str, project: str, now: datetime) -> list[str]:
         """Ids of the scope's current memories (not expired at ``now``, not superseded) with exactly this
         content in this project."""
@@ -196,13 +229,16 @@ class MemoryRepository:
             return
         with self.lock:
             vectors = self._embed_new(scope, memories)
-            self._commit(scope, [m.id for m in memories], lambda: self.store.add(scope, memories),
+            activity = provenance.current()
+            self._commit(scope, [m.id for m in memories], lambda: self.store.add(scope, memories, activity),
                          lambda index: index.add_many(memories), vectors, embedded=memories)
 
-    def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]]) -> list[Memory]:
+    def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
+              derived: Sequence[tuple[str, str]] = ()) -> list[Memory]:
         """In one atomic write: add new memories and replace existing ones (``(old, new, archive)``: ``old`` as
-        the caller read it, kept as an earlier version when ``archive``). Used by update, supersession,
-        validation and injection. Content that changed is embedded again. Returns the replaced memories as
+        the caller read it, kept as an earlier version when ``archive``), and record ``derived`` ((memory, the
+        memory it was derived from) pairs, PROV-O). Used by update, supersession, validation and injection.
+        Content that changed is embedded again. Returns the replaced memories as
         the store now has them, in the order given; raises :class:`VersionConflictError` and writes nothing
         when one changed or went in between (another process on a shared store)."""
         if not adds and not replaces:
@@ -220,7 +256,9 @@ class MemoryRepository:
                         index.upsert(memory)
                         stored[memory.id] = memory
 
-            self._commit(scope, ids, lambda: self.store.write(scope, adds, replaces), apply, vectors, embedded=changed)
+            activity = provenance.current()
+            self._commit(scope, ids, lambda: self.store.write(scope, adds, replaces, activity=activity, derived=derived),
+                         apply, vectors, embedded=changed)
             return [stored[old.id] for old, _, _ in replaces if old.id in stored]
 
     def import_quads(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[Memory]]],

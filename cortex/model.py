@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cortex import config
 
@@ -267,6 +267,35 @@ class Page(BaseModel):
 
     items: list[Memory]
     next_cursor: str | None = None
+
+
+class GeneratedBy(BaseModel):
+    """The activity (PROV-O ``prov:Activity``) that created a memory: where the write came from."""
+
+    activity: str
+    surface: str | None = None
+    event: str | None = None
+    session: str | None = None
+    tool: str | None = None
+    started_at: datetime | None = None
+    associated_with: str | None = None
+
+
+class Provenance(BaseModel):
+    """Where a memory comes from, as its PROV-O triples say (:meth:`cortex.Cortex.provenance`)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    memory_id: str
+    scope: str
+    #: The agent that wrote it (``prov:wasAttributedTo``).
+    attributed_to: str | None
+    generated_by: GeneratedBy | None = None
+    #: Memories it was derived from (``prov:wasDerivedFrom``: the ones it superseded).
+    derived_from: list[str] = Field(default_factory=list)
+    superseded_by: str | None = None
+    #: Earlier versions kept by updates (``prov:wasRevisionOf``), oldest first.
+    versions: list[int] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,7 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
     done, total = 0, sum(len(subjects) for _, subjects in by_scope.values())
     for scope, (quads, subjects) in by_scope.items():
         version_prefix = f"{vocab.ns}:version:{scope.key}:"
+        activity_prefix = f"{vocab.ns}:activity:{scope.key}:"
         memories: list[Memory] = []
         stored = existing(scope) if existing is not None else None
         memory_prefix = vocab.memory_prefix(scope)
@@ -197,9 +198,12 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
                     problems.append(Violation(subject, "@id", f"a version of memory {owner!r}, which the file "
                                                               f"does not hold in {scope.key}"))
                 continue
+            if subject.startswith(activity_prefix):  # the activity of a write (PROV-O): checked by the shapes
+                continue
             memory_id = vocab.memory_id(scope, subject)
             if memory_id is None:
-                problems.append(Violation(subject, "@id", f"not a memory (or a version of one) of {scope.key}"))
+                problems.append(Violation(subject, "@id", f"not a memory, a version of one or an activity of "
+                                                          f"{scope.key}"))
                 continue
             memory = _decode(codec, scope, memory_id, subject, props, problems)
             if memory is None:

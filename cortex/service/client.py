@@ -19,8 +19,8 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from cortex import config, errors
-from cortex.model import IndexStatus, Memory, MemoryType, Page, SearchResult, Source
+from cortex import config, errors, provenance
+from cortex.model import IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
 from cortex.render import render as render_block
 from cortex.rerank import Reranking
 from cortex.validation import check_agent_name, is_memory_id
@@ -122,7 +122,7 @@ class RemoteCortex:
         """One request: the answer's bytes and headers (names in lower case). Idempotent methods are sent again
         once when the connection fails before an answer; an error status raises the Cortex error it names."""
         target = f"{self._base}{path}" + ("?" + urlencode(dict(params), doseq=True) if params else "")
-        headers = self._headers | ({"Accept": accept} if accept else {}) | (
+        headers = self._headers | provenance.current().headers() | ({"Accept": accept} if accept else {}) | (
             {"Content-Type": content_type} if content_type else {})
         attempts = 2 if method in _IDEMPOTENT else 1
         for attempt in range(attempts):
@@ -212,6 +212,9 @@ class RemoteCortex:
 
     def history(self, agent: str, memory_id: str) -> list[Memory]:
         return [Memory.model_validate(m) for m in self._call("GET", self._path(agent, memory_id, "/history"))]
+
+    def provenance(self, agent: str, memory_id: str) -> Provenance:
+        return Provenance.model_validate(self._call("GET", self._path(agent, memory_id, "/provenance")))
 
     def supersede(
         self,

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cortex import provenance
 from cortex.errors import AuthError, CortexError, TokenFileError
 
 log = logging.getLogger("cortex.serve")
@@ -139,8 +140,12 @@ class Guard:
                 started = True
             await send(message)
 
+        # the request's activity (PROV-O): what a hook, the MCP bridge or the CLI says it is, else plain HTTP
+        wanted = {name.lower().encode(): name for name in provenance.HEADERS.values()}
+        said = {wanted[k]: v.decode("latin-1") for k, v in headers.items() if k in wanted}
         try:
-            await self.app(scope, bounded_receive, tracking_send)
+            with provenance.activity(provenance.Activity.from_headers(said, "http")):
+                await self.app(scope, bounded_receive, tracking_send)
         except _TooLarge:
             if not started:
                 await send_error(send, 413, "PayloadTooLarge",

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from cortex import config
+from cortex import config, provenance
 
 EVENTS = ("SessionStart", "SubagentStart", "Stop", "SubagentStop")
 #: Claude Code truncates additionalContext beyond 10,000 characters; stay under it with the wrapper.
@@ -156,7 +156,8 @@ class _ServerHooks:
 
         request = urllib.request.Request(
             f"{self.url}/v1{path}", data=json.dumps(body).encode() if body is not None else None, method=method,
-            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.token}"})
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.token}",
+                     **provenance.current().headers()})
         try:
             with local_opener().open(request, timeout=30) as response:
                 return json.loads(response.read())
@@ -277,7 +278,19 @@ def _replay(root: Path, cx: Any, spool: Any) -> None:
 
 def run(event: str, raw: str, agent: str | None = None) -> str:
     """Handle one hook call; returns what to print on stdout ('' for nothing). Never raises. ``agent`` names the
-    main session's agent (the hook command's ``--agent``)."""
+    main session's agent (the hook command's ``--agent``). What it writes records the hook event and the
+    session as its activity (PROV-O)."""
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+        session = payload.get("session_id") if isinstance(payload, dict) else None
+    except ValueError:
+        session = None
+    with provenance.activity(surface="hook", event=event if isinstance(event, str) else None,
+                             session=session if isinstance(session, str) else None):
+        return _run(event, raw, agent)
+
+
+def _run(event: str, raw: str, agent: str | None) -> str:
     root = Path(os.getcwd())
     try:
         payload = json.loads(raw) if raw.strip() else {}

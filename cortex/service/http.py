@@ -40,7 +40,7 @@ from cortex.errors import (
     TokenFileError,
     VersionConflictError,
 )
-from cortex.model import IndexStatus, Memory, Page, SearchResult
+from cortex.model import IndexStatus, Memory, Page, Provenance, SearchResult
 from cortex.rerank import Reranking
 from cortex.service.auth import ADMIN, Principal, TokenStore, token_id
 from cortex.service.guard import Guard, Limits
@@ -365,6 +365,12 @@ def create_app(
     def history(agent: str, memory_id: str, caller: Caller) -> list[Memory]:
         """Every version of the memory, oldest first (the current one last)."""
         return cx.history(scoped(caller, agent), memory_id)
+
+    @app.get(f"{v1}/agents/{{agent}}/memories/{{memory_id}}/provenance", tags=["lifecycle"])
+    def provenance(agent: str, memory_id: str, caller: Caller) -> Provenance:
+        """Where a memory comes from (PROV-O): the agent it is attributed to, the activity that generated it
+        (surface, hook event, session, tool), the memories it was derived from, its earlier versions."""
+        return cx.provenance(scoped(caller, agent), memory_id)
 
     @app.post(f"{v1}/agents/{{agent}}/memories/{{memory_id}}/supersede", status_code=201, tags=["lifecycle"])
     def supersede(agent: str, memory_id: str, body: SupersedeBody, caller: Caller) -> Memory:

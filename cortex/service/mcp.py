@@ -19,11 +19,11 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from cortex import config
+from cortex import config, provenance
 from cortex import sparql as sparql_limits
 from cortex.api import MemoryAPI
 from cortex.errors import AgentNotFoundError, CortexError, PermissionDeniedError
-from cortex.model import Memory, Page
+from cortex.model import Memory, Page, Provenance
 from cortex.scopes import Member
 from cortex.service.auth import Principal
 
@@ -137,7 +137,8 @@ class _CortexMCP(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
-            return await super().call_tool(name, arguments, context)
+            with provenance.activity(surface="mcp", tool=name):  # what the tool writes records its activity
+                return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(argument_error(exc.__cause__)) from None
@@ -336,6 +337,13 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         """Every version of a memory, oldest first (the last one is current)."""
         with calling(ctx, agent) as cx:
             return HistoryOutput(versions=cx.history(agent, memory_id))
+
+    @server.tool(annotations=readonly)
+    def memory_provenance(agent: Agent, memory_id: MemoryId, ctx: Context) -> Provenance:
+        """Where a memory comes from (PROV-O): the agent it is attributed to, the activity that generated it
+        (surface, hook event, session, tool, when), the memories it was derived from, its earlier versions."""
+        with calling(ctx, agent) as cx:
+            return cx.provenance(agent, memory_id)
 
     @server.tool(annotations=writes)
     def supersede_memory(

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from cortex import provenance
 from cortex.core import Cortex
 from cortex.errors import AuthError, InvalidInputError
 from cortex.service import discovery
@@ -70,7 +71,8 @@ def _housekeeping(cx: Cortex, state_dir: Path) -> None:
         cx.agent_end(agent, output, project)
 
     try:
-        delivered = Spool(state_dir / SPOOL_DIR).replay(deliver)
+        with provenance.activity(surface="hook", event="spool-replay"):  # captures a hook could not deliver
+            delivered = Spool(state_dir / SPOOL_DIR).replay(deliver)
         if delivered:
             log.warning("delivered %d spooled capture(s)", delivered)
     except Exception as exc:  # noqa: BLE001 - the spool waits for the next chance

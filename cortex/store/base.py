@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from pyoxigraph import Quad
 
 from cortex.model import Memory, Scope
+from cortex.provenance import Activity
 from cortex.vocab import Vocabulary
 
 
@@ -54,8 +55,9 @@ class MemoryStore(Protocol):
     def local_path(self) -> Path | None:
         """The directory of an embedded on-disk store, or None (in memory, or remote)."""
 
-    def add(self, scope: Scope, memories: Sequence[Memory]) -> Change:
-        """Write every triple of ``memories`` into ``scope`` in one atomic operation; returns the change."""
+    def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None) -> Change:
+        """Write every triple of ``memories`` into ``scope`` in one atomic operation; returns the change. With
+        ``activity``, the write's ``prov:Activity`` and ``prov:wasGeneratedBy`` from each memory go with it."""
 
     def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory | None]:
         """Read memories of one scope, in the order asked (None where there is none)."""
@@ -70,13 +72,16 @@ class MemoryStore(Protocol):
         """How many memory subjects the scope's graph holds (readable or not)."""
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
-              deletes: Sequence[str] = ()) -> Change:
+              deletes: Sequence[str] = (), activity: Activity | None = None,
+              derived: Sequence[tuple[str, str]] = ()) -> Change:
         """In one atomic operation: add ``adds``, for each ``(old, new, archive)`` replace every triple of
         ``old`` by those of ``new`` (keeping ``old`` as an earlier version when ``archive``), and remove the
         memories ``deletes``. Every replacement requires the store to still hold ``old.version`` (see
         :meth:`versions`): otherwise raises :class:`~cortex.errors.VersionConflictError` (actual version 0 when
         the memory is gone) and writes nothing. Used by update, supersession, validation, injection and by a
-        forget that reinstates the memories its victims had superseded."""
+        forget that reinstates the memories its victims had superseded. ``activity``: as for :meth:`add`, for
+        ``adds``; ``derived``: (memory, the memory it was derived from) pairs, written as ``prov:wasDerivedFrom``.
+        A replacement keeps the memory's provenance links and uses (:attr:`MemoryCodec.kept`)."""
 
     def load(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[str]]]) -> dict[Scope, Change]:
         """Add the quads of each scope (``(quads, ids of the memories they describe)``) and one logged change

@@ -29,6 +29,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from cortex import config
 from cortex.model import Memory, MemoryType, Scope, Source
+from cortex.provenance import Activity
 from cortex.store.base import Change
 from cortex.vocab import RDF_TYPE, Vocabulary, date_time, double, integer, parse_date_time
 
@@ -122,6 +123,15 @@ class MemoryCodec:
         self.p_changed, self.p_bulk = vocab.predicate("changed"), vocab.predicate("bulk")
         self.p_token = vocab.predicate("token")
         self.p_used = vocab.predicate("used")
+        self.p_generated = NamedNode(PROV + "generated")  # activity -> memory: a memory keeps its own triples
+        self.p_derived = NamedNode(PROV + "wasDerivedFrom")
+        self.activity_class = NamedNode(PROV + "Activity")
+        self.p_started = NamedNode(PROV + "startedAtTime")
+        self.p_associated = NamedNode(PROV + "wasAssociatedWith")
+        self.activity_fields = {name: vocab.predicate(name) for name in ("surface", "event", "session", "tool")}
+        #: Links a replacement of a memory keeps (they are not fields of the memory): its uses and what it was
+        #: derived from (the activity that generated it links to it: not a triple of the memory).
+        self.kept = frozenset({self.p_used, self.p_derived})
 
     def version_iri(self, scope: Scope, memory_id: str, version: int) -> NamedNode:
         """The resource keeping version ``version`` of a memory once it was updated."""
@@ -241,6 +251,44 @@ class MemoryCodec:
         return Memory.model_construct(
             id=memory_id, agent=scope.name if scope.kind == "agent" else (writer or ""), tags=tuple(sorted(tags)),
             scope=scope.relative, author=writer if writer is not None else (scope.name or None), **values)
+
+    # -- provenance (PROV-O) -----------------------------------------------------------------------
+
+    def activity_iri(self, scope: Scope, token: str) -> NamedNode:
+        """The activity of one write in ``scope`` (a random token: one per write)."""
+        return NamedNode(f"{self.vocab.ns}:activity:{scope.key}:{token}")
+
+    def activity_quads(self, scope: Scope, activity: Activity, token: str, memories: Sequence[Memory]) -> list[Quad]:
+        """The write's activity (``prov:Activity`` with its surface, hook event, session and tool, when it
+        started and which agent it was associated with) and ``prov:generated`` (the inverse of
+        ``prov:wasGeneratedBy``) to each new memory."""
+        if not memories:
+            return []
+        g, node = self.vocab.graph(scope), self.activity_iri(scope, token)
+        first = memories[0]
+        out = [Quad(node, RDF_TYPE, self.activity_class, g),
+               Quad(node, self.p_started, date_time(min(m.created_at for m in memories)), g)]
+        writer = first.author or first.agent
+        if writer:
+            out.append(Quad(node, self.p_associated, self.vocab.agent(writer), g))
+        for name, predicate in self.activity_fields.items():
+            value = getattr(activity, name)
+            if value is not None:
+                out.append(Quad(node, predicate, Literal(value), g))
+        out.extend(Quad(node, self.p_generated, self.vocab.memory(scope, m.id), g) for m in memories)
+        return out
+
+    def derived_quads(self, scope: Scope, derived: Sequence[tuple[str, str]]) -> list[Quad]:
+        """``prov:wasDerivedFrom`` for each (memory, the memory it was derived from) of the scope."""
+        g = self.vocab.graph(scope)
+        return [Quad(self.vocab.memory(scope, new), self.p_derived, self.vocab.memory(scope, old), g)
+                for new, old in derived]
+
+    def provenance_query(self, scope: Scope, memory_id: str) -> str:
+        """The memory's activity (``?a`` with each ``?p ?o``) and what it was derived from (``?d``)."""
+        g, m = self.vocab.graph(scope), self.vocab.memory(scope, memory_id)
+        return (f"SELECT ?a ?p ?o ?d WHERE {{ GRAPH {g} {{ {{ ?a {self.p_generated} {m} . ?a ?p ?o }} UNION "
+                f"{{ {m} {self.p_derived} ?d }} }} }}")
 
     @staticmethod
     def use_literal(now: datetime, token: str) -> Literal:
@@ -372,10 +420,17 @@ class MemoryCodec:
         )
 
     def delete_update(self, scope: Scope, memory_ids: Sequence[str]) -> str:
-        """Remove every triple of the memories and of their earlier versions, in one operation."""
+        """Remove every triple of the memories, of their earlier versions and of the activities that generated
+        only them, in one update."""
         g = self.vocab.graph(scope)
         values = self.values(scope, memory_ids)
+        listed = ", ".join(str(self.vocab.memory(scope, i)) for i in memory_ids)
         return (
+            f"DELETE {{ GRAPH {g} {{ ?a ?p ?o }} }} "
+            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?a {self.p_generated} ?m . ?a ?p ?o "
+            f"FILTER NOT EXISTS {{ ?a {self.p_generated} ?x . FILTER(?x NOT IN ({listed})) }} }} }} ; "
+            f"DELETE {{ GRAPH {g} {{ ?a {self.p_generated} ?m }} }} "
+            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?a {self.p_generated} ?m }} }} ; "
             f"DELETE {{ GRAPH {g} {{ ?v ?p ?o }} }} "
             f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?v {self.p_version_of} ?m . ?v ?p ?o }} }} ; "
             f"DELETE {{ GRAPH {g} {{ ?m ?p ?o }} }} "
@@ -396,24 +451,6 @@ class MemoryCodec:
                 except ValueError:
                     return -1
         return 1
-
-    def insert_data(self, scope: Scope, memories: Sequence[Memory]) -> str:
-        """New memories as one ``INSERT DATA`` operation."""
-        quads = [q for m in memories for q in self.quads(scope, m)]
-        return f"INSERT DATA {{ GRAPH {self.vocab.graph(scope)} {{ {self.triples(quads)} }} }}"
-
-    def replace_update(self, scope: Scope, old: Memory, new: Memory, archive: bool) -> str:
-        """Replace every triple of ``old`` by those of ``new`` (and keep ``old`` as a version when ``archive``),
-        in one operation that applies only while the store still holds ``old.version``: a concurrent update
-        (another process on a shared store) makes it match nothing rather than lose that update."""
-        g = self.vocab.graph(scope)
-        m = self.vocab.memory(scope, old.id)
-        quads = self.quads(scope, new) + (self.version_quads(scope, old) if archive else [])
-        return (
-            f"DELETE {{ GRAPH {g} {{ {m} ?p ?o }} }} INSERT {{ GRAPH {g} {{ {self.triples(quads)} }} }} "
-            f"WHERE {{ GRAPH {g} {{ {m} ?p ?o . OPTIONAL {{ {m} {self.p_version} ?current }} }} "
-            f"FILTER(COALESCE(?current, 1) = {int(old.version)}) }}"
-        )
 
     def versions_query(self, scope: Scope, memory_id: str) -> str:
         """Every triple of the memory's earlier versions: ``?v ?p ?o``."""

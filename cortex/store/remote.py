@@ -43,6 +43,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from cortex.errors import InvalidInputError, StoreError, VersionConflictError
 from cortex.model import Memory, Scope
+from cortex.provenance import Activity
 from cortex.store.base import Change
 from cortex.store.rdf import MemoryCodec
 from cortex.vocab import Vocabulary, date_time
@@ -279,6 +280,13 @@ class RemoteStore:
                 f"{self.codec.triples(q for m in memories[i:i + MEMORIES_PER_OPERATION] for q in self.codec.quads(scope, m, cache))}"
                 f" }} }}" for i in range(0, len(memories), MEMORIES_PER_OPERATION)]
 
+    def _provenance_ops(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None,
+                        derived: Sequence[tuple[str, str]]) -> list[str]:
+        quads = self.codec.derived_quads(scope, derived)
+        if activity is not None:
+            quads += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
+        return self._quad_ops(quads) if quads else []
+
     def _quad_ops(self, quads: Sequence[Quad]) -> list[str]:
         by_graph: dict[Any, list[Quad]] = {}
         for q in quads:
@@ -290,8 +298,8 @@ class RemoteStore:
                     for i in range(0, len(group), step)]
         return ops
 
-    def add(self, scope: Scope, memories: Sequence[Memory]) -> Change:
-        ops = self._insert_ops(scope, memories)
+    def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None) -> Change:
+        ops = self._insert_ops(scope, memories) + self._provenance_ops(scope, memories, activity, ())
         if len(ops) < OPERATIONS_PER_REQUEST:
             return self._change(scope, [m.id for m in memories], ops, f"a write of {len(memories)} memories")
         # more than one request: the data first, its log record last (a reader never sees a record before its
@@ -346,7 +354,8 @@ class RemoteStore:
         return found
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
-              deletes: Sequence[str] = ()) -> Change:
+              deletes: Sequence[str] = (), activity: Activity | None = None,
+              derived: Sequence[tuple[str, str]] = ()) -> Change:
         # Checked before (a conflict writes nothing) and, since the server does not serialise updates, after:
         # each replacement is conditional on the version in the server, and one that lost a race is undone.
         graph = self.vocab.graph(scope)
@@ -359,7 +368,7 @@ class RemoteStore:
             if stored != old.version:
                 raise VersionConflictError(old.id, old.version, stored)
             ops.append(self._replace_op(scope, old, new, archive, pairs))
-        ops += self._insert_ops(scope, adds)
+        ops += self._insert_ops(scope, adds) + self._provenance_ops(scope, adds, activity, derived)
         ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
         change = self._change(scope, ids, ops, "an update")
         bumped = [(old, new) for old, new, _ in replaces if new.version != old.version]
@@ -379,15 +388,17 @@ class RemoteStore:
     def _replace_op(self, scope: Scope, old: Memory, new: Memory, archive: bool,
                     pairs: Sequence[tuple[Any, Any]]) -> str:
         """Replace ``old``'s triples by ``new``'s, keeping its use triples and its stored count and last use
-        (touches that race the update are never lost), while the server still holds ``old.version``."""
-        g, m, used = self.vocab.graph(scope), self.vocab.memory(scope, old.id), self.codec.p_used
+        (touches that race the update are never lost) and its provenance links, while the server still holds
+        ``old.version``."""
+        g, m = self.vocab.graph(scope), self.vocab.memory(scope, old.id)
+        kept = ", ".join(str(p) for p in sorted(self.codec.kept, key=str))
         uc, lu = self.vocab.predicate("usageCount"), self.vocab.predicate("lastUsedAt")
         quads = [q for q in self.codec.quads(scope, new) if q.predicate not in (uc, lu)]
         quads += [Quad(m, p, o, g) for p, o in pairs if p in (uc, lu)]
         if archive:
             quads += self.codec.version_quads(scope, old)
         return (f"DELETE {{ GRAPH {g} {{ {m} ?p ?o }} }} INSERT {{ GRAPH {g} {{ {self.codec.triples(quads)} }} }} "
-                f"WHERE {{ GRAPH {g} {{ {m} ?p ?o . FILTER(?p != {used}) OPTIONAL {{ {m} {self.codec.p_version} ?current }} }} "
+                f"WHERE {{ GRAPH {g} {{ {m} ?p ?o . FILTER(?p NOT IN ({kept})) OPTIONAL {{ {m} {self.codec.p_version} ?current }} }} "
                 f"FILTER(COALESCE(?current, 1) = {int(old.version)}) }}")
 
     def versions(self, scope: Scope, memory_id: str) -> list[Memory]:

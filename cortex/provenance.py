@@ -1,0 +1,69 @@
+"""The activity a write belongs to, recorded in PROV-O with every memory it creates (docs/architecture.md,
+"Provenance").
+
+Surfaces say what they are once, around the work they do: the CLI sets ``surface="cli"``, the HTTP server
+``http`` (or what the ``Cortex-Surface``, ``Cortex-Event``, ``Cortex-Session`` and ``Cortex-Tool`` request headers
+say: a hook or the MCP bridge calling through the server), MCP tools ``mcp`` with the tool's name, hooks ``hook``
+with the hook event and the session id. The repository reads :func:`current` when it writes new memories; the
+Python API's default is ``surface="python"``. Standard library only: hooks import this.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+#: Field values: short printable text (they are provenance, not content).
+_VALUE = re.compile(r"[\x21-\x7e][\x20-\x7e]{0,127}")
+#: The HTTP headers that carry an activity from a client to the server.
+HEADERS = {"surface": "Cortex-Surface", "event": "Cortex-Event", "session": "Cortex-Session", "tool": "Cortex-Tool"}
+
+
+@dataclass(frozen=True)
+class Activity:
+    """Where a write came from: the surface (python, cli, http, mcp, hook, import), the hook event, the agent
+    session id, and the tool (an MCP tool, or a CLI command)."""
+
+    surface: str = "python"
+    event: str | None = None
+    session: str | None = None
+    tool: str | None = None
+
+    def headers(self) -> dict[str, str]:
+        """The activity as request headers (what a client forwards to the server)."""
+        return {HEADERS[f.name]: value for f in fields(self) if (value := getattr(self, f.name)) is not None}
+
+    @classmethod
+    def from_headers(cls, headers: Mapping[str, str], default_surface: str) -> "Activity":
+        """The activity a request's headers describe; values that are not short printable text are ignored."""
+        values = {}
+        for name, header in HEADERS.items():
+            value = headers.get(header) or headers.get(header.lower())
+            if value is not None and _VALUE.fullmatch(value):
+                values[name] = value
+        values.setdefault("surface", default_surface)
+        return cls(**values)
+
+
+_current: contextvars.ContextVar[Activity] = contextvars.ContextVar("cortex_activity", default=Activity())
+
+
+def current() -> Activity:
+    """The activity of the code running now."""
+    return _current.get()
+
+
+@contextmanager
+def activity(base: Activity | None = None, **changes: str | None) -> Iterator[Activity]:
+    """Run the block as ``base`` (default: the current activity) with ``changes`` (values that are not short
+    printable text are dropped)."""
+    clean: dict[str, Any] = {k: v for k, v in changes.items() if v is None or (isinstance(v, str) and _VALUE.fullmatch(v))}
+    token = _current.set(replace(base if base is not None else _current.get(), **clean))
+    try:
+        yield _current.get()
+    finally:
+        _current.reset(token)
