@@ -685,6 +685,10 @@ class Cortex:
         text = sparql.check_query(query)
         rows = check_limit(limit, "limit", 10**12) if limit is not None else None
         store = self._memories.store
+        if agent is not None and store.shared and sparql.names_dataset(text):
+            # servers differ on whether the protocol's dataset overrides the query's (Virtuoso keeps FROM)
+            raise InvalidInputError("query", "names FROM or FROM NAMED: on a remote store an agent's query reads "
+                                             "exactly the graphs the agent may read; leave the dataset out")
         dataset = sparql.graphs_clause([store.vocab.graph(s) for s in self._read_scopes(agent, None)]) \
             if agent is not None else {"use_default_graph_as_union": True}
         started = time.monotonic()

@@ -111,6 +111,15 @@ def check_query(query: Any) -> str:
     return query
 
 
+def names_dataset(query: str) -> bool:
+    """Whether a (checked) query names its own dataset (``FROM`` or ``FROM NAMED``)."""
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    with _PARSE_LOCK:
+        tree = parseQuery(query)
+    return "datasetClause" in tree[1]  # (CompValue.get answers a missing key with its name)
+
+
 def _calls_service(node: Any) -> bool:
     """Whether a parse tree holds a ``SERVICE`` pattern anywhere."""
     from rdflib.plugins.sparql.parserutils import CompValue

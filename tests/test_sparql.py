@@ -25,6 +25,7 @@ from cortex.service.client import RemoteCortex
 from cortex.service.http import create_app
 from cortex.service.mcp import build_mcp
 
+from .conftest import remote_location
 from .service_helpers import asgi_request, make_project, run_cli, start_server
 from .test_scopes import DEFINITIONS, write_agents
 
@@ -33,8 +34,11 @@ EVERY_CONTENT = f"SELECT ?c WHERE {{ ?m {CONTENT} ?c }} ORDER BY ?c"
 
 
 @pytest.fixture
-def team_cx(store_path: Path, clock) -> Cortex:
-    cx = Cortex.open(store_path, clock=clock, embeddings=None)
+def team_cx(store_path: Path, clock, backend: str, request: pytest.FixtureRequest) -> Cortex:
+    """Three agents in two teams and the swarm: on the embedded store, and on each SPARQL server."""
+    location = store_path if backend == "embedded" else remote_location(request, backend)
+    store_path.mkdir(exist_ok=True)  # the state directory of the HTTP tests' tokens
+    cx = Cortex.open(location, clock=clock, embeddings=None)
     cx.agents.register("lead", settings=AgentSettings(teams=("backend",), lead=True))
     cx.agents.register("api", settings=AgentSettings(teams=("backend",)))
     cx.agents.register("ui", settings=AgentSettings(teams=("frontend",)))
@@ -61,6 +65,10 @@ def test_an_agent_sees_exactly_the_graphs_it_reads_whatever_the_query_names(team
                   f"SELECT ?c FROM NAMED <urn:cortex:graph:agent:ui> WHERE {{ GRAPH ?g {{ ?m {CONTENT} ?c }} }}",
                   f"SELECT ?c WHERE {{ GRAPH <urn:cortex:graph:team:frontend> {{ ?m {CONTENT} ?c }} }}",
                   f"SELECT ?c WHERE {{ GRAPH ?g {{ ?m {CONTENT} ?c }} }}"):
+        if team_cx.store_shared and " FROM " in query:  # a remote store refuses what it cannot override
+            with pytest.raises(InvalidInputError, match="FROM"):
+                team_cx.sparql(query, agent="api")
+            continue
         seen = set(contents(team_cx.sparql(query, agent="api")))
         assert seen <= set(mine), query
     graphs = {row["g"].value for row in team_cx.sparql("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }",
@@ -148,6 +156,15 @@ def test_http_speaks_the_sparql_protocol_with_scoped_tokens(team_cx, store_path)
     r = call("POST", admin, data={"query": EVERY_CONTENT, "agent": "ui"}, headers=sparql_json)
     assert len(r.json()["results"]["bindings"]) == 3  # an admin may look as an agent
     assert call("POST", api, data={"query": EVERY_CONTENT, "agent": "ui"}).status_code == 404  # not its agent
+    ui = tokens.create("ui")  # not a member of backend: none of its graphs, whatever the query names
+    for query in (EVERY_CONTENT, f"SELECT ?c FROM <urn:cortex:graph:team:backend> WHERE {{ ?m {CONTENT} ?c }}",
+                  f"SELECT ?c WHERE {{ GRAPH <urn:cortex:graph:agent:api> {{ ?m {CONTENT} ?c }} }}"):
+        answer = call("POST", ui, data={"query": query}, headers=sparql_json)
+        if team_cx.store_shared and " FROM " in query:
+            assert answer.status_code == 422 and answer.json()["error"]["field"] == "query"
+            continue
+        seen = [b["c"]["value"] for b in answer.json()["results"]["bindings"]]
+        assert set(seen) <= {"ui private note", "frontend shared note", "swarm learning"}, query
     r = call("POST", api, content=f"CONSTRUCT {{ ?m {CONTENT} ?c }} WHERE {{ ?m {CONTENT} ?c }}",
              headers={"Content-Type": "application/sparql-query", "Accept": "application/n-triples"})
     assert r.headers["content-type"].startswith("application/n-triples") and r.text.count(" .\n") == 3

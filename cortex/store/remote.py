@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import re
 import time
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
@@ -534,6 +535,9 @@ class RemoteStore:
 
     def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None, **dataset: Any) -> Any:
         text = sparql
+        for name in substitutions or {}:
+            if not re.search(rf"[?$]{re.escape(name)}\b", sparql):
+                raise InvalidInputError("query", f"does not contain the variable ?{name} it binds")
         if substitutions:
             names = " ".join(f"?{name}" for name in substitutions)
             terms = " ".join(str(term) for term in substitutions.values())
@@ -550,7 +554,8 @@ class RemoteStore:
             named = dataset.get("named_graphs")
             if named is not None:
                 params["named-graph-uri"] = [g.value for g in named] or [f"{self.vocab.ns}:graph:none"]
-        response = self._client_query(text, params)
+        graph = query_form(sparql) in ("CONSTRUCT", "DESCRIBE")
+        response = self._client_query(text, params, graph)
         media = response.headers.get("content-type", "").split(";")[0].strip()
         if media in ("application/sparql-results+json", "application/json"):
             try:
@@ -559,15 +564,42 @@ class RemoteStore:
                 raise StoreError(f"the SPARQL server at {self.location} sent unreadable results: {exc}") from None
         return iter(self._parse_graph(response))
 
-    def _client_query(self, text: str, params: Mapping[str, list[str]]) -> httpx.Response:
+    def _client_query(self, text: str, params: Mapping[str, list[str]], graph: bool) -> httpx.Response:
+        # one kind of answer asked for: Virtuoso answers a CONSTRUCT in JSON results when JSON is acceptable
+        accept = "application/n-triples, text/turtle;q=0.8" if graph else JSON_RESULTS
         try:
-            return self._send(self.endpoint.query_url, data={"query": text, **params},
-                              headers={"Accept": f"{JSON_RESULTS}, application/n-triples;q=0.9, text/turtle;q=0.8"},
+            return self._send(self.endpoint.query_url, data={"query": text, **params}, headers={"Accept": accept},
                               idempotent=True, what="a query")
         except StoreError as exc:
             if "(HTTP 400)" in str(exc):
                 raise InvalidInputError("query", f"was refused by the SPARQL server: {exc}") from None
             raise
+
+
+_TOKENS = re.compile(r'\s+|#[^\n]*|<[^<>"{}|^`\\\s]*>|[A-Za-z_][\w.-]*:?|\S')
+
+
+def query_form(text: str) -> str | None:
+    """SELECT, ASK, CONSTRUCT or DESCRIBE: the first keyword after the prologue (PREFIX and BASE
+    declarations, comments)."""
+    skip = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token.isspace() or token.startswith("#"):
+            continue
+        if skip:
+            skip -= 1
+            continue
+        word = token.upper()
+        if word == "PREFIX":
+            skip = 2  # the prefix name and its IRI
+        elif word == "BASE":
+            skip = 1
+        elif word in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
+            return word
+        else:
+            return None
+    return None
 
 
 def is_remote(location: str) -> bool:
