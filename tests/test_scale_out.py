@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from cortex import Cortex
 from tests.service_helpers import make_project, start_server
 
 pytestmark = pytest.mark.server
@@ -77,3 +78,31 @@ def test_touches_through_two_servers_all_count(two_servers):
     for c in (a, b):  # 2 servers x 4 clients x 200 touches, none lost
         assert c.get(f"/agents/coder/memories/{memory_id}").json()["usage_count"] == 1600
         assert c.get("/agents/coder/memories", params={"query": "popular"}).json()[0]["usage_count"] == 1600
+
+
+def test_racing_writers_lose_no_change_in_any_index(remote_store_url):
+    """Four Cortex instances (as in four processes) write at once; each index, and a newcomer's, ends with
+    every memory, and a forget through one is gone from all."""
+    instances = [Cortex.open(remote_store_url, embeddings=None) for _ in range(4)]
+    for cx in instances:
+        cx.agents.register("coder")
+
+    def write(cx: Cortex, n: int) -> None:
+        for i in range(25):
+            cx.store("coder", f"note {n} {i} zebra")
+            cx.recall("coder", "zebra")  # reads between writes: each index follows the others as it goes
+
+    threads = [threading.Thread(target=write, args=(cx, n)) for n, cx in enumerate(instances)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    newcomer = Cortex.open(remote_store_url, embeddings=None)
+    newcomer.agents.register("coder")
+    for cx in [*instances, newcomer]:
+        assert len(cx.recall("coder", "zebra", limit=1000)) == 100
+    victim = instances[0].recall("coder", "note 3 7")[0]
+    instances[0].forget("coder", victim.id)
+    for cx in [*instances, newcomer]:
+        assert len(cx.recall("coder", "zebra", limit=1000)) == 99 and cx.get("coder", victim.id) is None
+        cx.close()

@@ -41,14 +41,13 @@ CHECKPOINT_CHANGES = 1000
 RUNNING_CHECKPOINT_CHANGES = 100_000
 #: Without a state directory nothing is saved; the log is compacted after this many changed memories.
 COMPACT_IN_MEMORY = 10_000
-#: On a shared store, the numbers around its own that an index checks before each operation (one indexed
-#: lookup each): a few below (a racing writer's record may carry a number already seen) and some above (more
-#: new records than that: one unbounded read).
-SHARED_CHECK_BELOW = 4
-SHARED_AHEAD = 16
-#: When something changed, the records read again below the index's number (a writer whose update took so
-#: long that more others committed meanwhile is not seen), and how many a compaction leaves behind the
-#: compacting process (a process further behind rebuilds its index).
+#: On a shared store: when something changed, the records read again below the index's number (a writer that
+#: numbered its change from an older view is seen if it is no further behind), at most this many looked up one
+#: by one (more: one read of the log's tail), and how many records a compaction leaves behind the compacting
+#: process (one further behind rebuilds its index).
+SHARED_LOOKUPS = 512
+#: Steps back from the head (one query each) before reading the log's tail instead.
+SHARED_WALK = 4
 SHARED_WINDOW = 64
 SHARED_RETAIN = 20_000
 #: On a shared store, changed memories between two compactions of its log (every check is an indexed lookup,
@@ -76,10 +75,10 @@ class IndexManager:
         self._vector_logs: dict[Scope, VectorLog] = {}
         #: how many full rebuilds from a store scan each scope had in this process
         self.rebuilds: dict[Scope, int] = {}
-        # shared store: the records each index has applied (token -> number, within the window), its own
-        # writes whose number the server has not told yet, and the scopes checked in this operation
+        # shared store: the records each index has applied (token -> number, within the window), the head
+        # values it last saw (all applied), and the scopes checked in this operation
         self._known: dict[Scope, dict[str, int]] = {}
-        self._own: dict[Scope, set[str]] = {}
+        self._seen_heads: dict[Scope, set[str]] = {}
         self._synced: set[Scope] = set()
 
     def begin_operation(self) -> None:
@@ -114,45 +113,66 @@ class IndexManager:
             # every loaded scope this operation has not checked yet, in one query: an operation reading an
             # agent's own, team and swarm graphs pays one round trip
             due = [s for s in self._indexes if s not in self._synced]
-            summaries = self.store.log_summaries({s: self._window(self._indexes[s]) for s in due})
+            heads = self.store.log_heads(due)
             for other in due:
                 self._synced.add(other)
-                if not self._sync_shared(other, self._indexes[other], summaries[other]):
+                if not self._sync_shared(other, self._indexes[other], heads[other]):
                     self._indexes[other] = self._rebuild(other, carry=self._indexes[other].carried_vectors())
             index = self._indexes[scope]
         return index
 
-    @staticmethod
-    def _window(index: MemoryIndex) -> tuple[int, int]:
-        return max(1, index.seq - SHARED_CHECK_BELOW + 1), index.seq + SHARED_AHEAD
-
-    def _sync_shared(self, scope: Scope, index: MemoryIndex,
-                     summary: tuple[int, int, int] | None = None) -> bool:
+    def _sync_shared(self, scope: Scope, index: MemoryIndex, heads: Sequence[Change] | None = None) -> bool:
         """Apply other processes' writes logged since the index last looked; False when that cannot be done
-        exactly (records it needs were compacted away, or a bulk write). ``summary``: the log's numbers in the
-        index's window, when already read (else one query). Nothing more when nothing changed."""
+        exactly (records it needs were compacted away, or a bulk write). ``heads``: the scope's latest changes,
+        when already read (else one query). Nothing more when the index knows every one of them."""
+        if heads is None:
+            heads = self.store.log_heads([scope])[scope]
         known = self._known.setdefault(scope, {})
-        own = self._own.setdefault(scope, set())
-        low, high = self._window(index)
-        n, first, last = summary if summary is not None else self.store.log_summaries({scope: (low, high)})[scope]
-        mine = [s for s in known.values() if s >= low]
-        if n == len(mine) + len(own) and (not mine or first == min(mine)) and (own or last == index.seq) \
-                and len(own) < SHARED_AHEAD // 2:
+        seen = self._seen_heads.setdefault(scope, set())
+        unknown = [h for h in heads if h.token not in known and h.token not in seen]
+        if not unknown:
             return True
         low = max(1, index.seq - SHARED_WINDOW + 1)
-        records = self.store.changes(scope, low - 1, None if last >= high else high)
-        if index.seq >= low and not any(c.seq == low for c in records):
-            log.warning("the change log of %s no longer holds change %d (compacted by another process): "
-                        "rebuilding", scope.label, low)
-            return False
-        new = [c for c in records if c.token not in known and c.token not in own]
+        records = self._walk(scope, unknown, known, low)
+        if records is None:  # far behind: the log's tail, number by number
+            top = max(h.seq for h in unknown)
+            records = self.store.changes(scope, low - 1, top if top - low <= SHARED_LOOKUPS else None)
+            if index.seq >= low and not any(c.seq == low for c in records):
+                log.warning("the change log of %s no longer holds change %d (compacted by another process): "
+                            "rebuilding", scope.label, low)
+                return False
+        new = [c for c in records if c.token not in known]
         if any(c.ids is None for c in new):
             return False
         ids = [i for c in new for i in c.ids or ()]
         self._reconcile(index, scope, ids)
         self._pending[scope] = self._pending.get(scope, 0) + len(ids)
         self._remember(scope, index, records)
+        seen.clear()
+        seen.update(h.token for h in heads)
         return True
+
+    def _walk(self, scope: Scope, unknown: Sequence[Change], known: dict[str, int], low: int) -> list[Change] | None:
+        """The records not yet applied, found from the scope's head: each record names the latest changes its
+        writer had applied (``after``), so every change is reachable from the head; walked back by token until
+        known ground (or numbers below ``low``). None after :data:`SHARED_WALK` steps (far behind: read the
+        log's tail instead)."""
+        found: dict[str, Change] = {}
+        frontier = {h.token for h in unknown}
+        for _ in range(SHARED_WALK):
+            if not frontier:
+                return list(found.values())
+            records = self.store.records(scope, sorted(frontier))
+            if len(records) < len(frontier):
+                return None  # compacted (or not yet visible): let the tail read decide
+            found.update((c.token, c) for c in records)
+            frontier = set()
+            for record in records:
+                for value in record.after:
+                    seq, _, token = value.partition(" ")
+                    if token not in known and token not in found and seq.isdigit() and int(seq) >= low:
+                        frontier.add(token)
+        return list(found.values()) if not frontier else None
 
     def _remember(self, scope: Scope, index: MemoryIndex, records: Sequence[Change]) -> None:
         """The index now reflects ``records`` (a shared store's log, read from the window up)."""
@@ -163,7 +183,6 @@ class IndexManager:
             self._follow(index, newest)
         known = self._known.setdefault(scope, {})
         known.update((c.token, c.seq) for c in records)
-        self._own.setdefault(scope, set()).difference_update(c.token for c in records)
         low = index.seq - SHARED_WINDOW + 1
         for token in [t for t, s in known.items() if s < low]:
             del known[token]
@@ -290,8 +309,9 @@ class IndexManager:
     def _rebuild(self, scope: Scope, persist: bool = True, carry: CarriedVectors | None = None) -> MemoryIndex:
         index = MemoryIndex()
         self._follow(index, self.store.last_change(scope))  # read first: the scan sees every change up to it
-        if self.store.shared:
-            self._known[scope], self._own[scope] = {}, set()
+        if self.store.shared:  # what the scan below covers: the latest changes, read before it
+            heads = self.store.log_heads([scope])[scope]
+            self._known[scope], self._seen_heads[scope] = {}, {h.token for h in heads}
             self._remember(scope, index, self.store.changes(scope, max(0, index.seq - SHARED_WINDOW)))
         # in id order, which is creation order: rankings break their last ties the same way as before the rebuild
         index.add_many(sorted(self.store.iter_memories(scope), key=lambda m: m.id))
@@ -312,8 +332,8 @@ class IndexManager:
         """Record that the scope's index now reflects ``change`` (its own write of ``changed`` memories, just
         applied)."""
         index = self._indexes[scope]
-        if self.store.shared:  # numbered by the server: learnt, with the others', at the next check
-            self._own.setdefault(scope, set()).add(change.token)
+        if self.store.shared:  # another writer may have drawn the same number: known by token
+            self._remember(scope, index, [change])
         elif change.seq > index.seq:
             self._follow(index, change)
         self._pending[scope] = self._pending.get(scope, 0) + changed

@@ -27,11 +27,13 @@ from cortex.vocab import Vocabulary
 class Change:
     """One logged write: its sequence number in the scope, a random token that only this change carries (a
     store restored from a backup, or another store, cannot show the same token for the same number), and the
-    ids it changed (None: too many to list)."""
+    ids it changed (None: too many to list). On a shared store, ``after``: the latest changes its writer had
+    applied (``"<seq> <token>"`` values of the scope's head, which this change replaced)."""
 
     seq: int
     token: str
     ids: tuple[str, ...] | None = ()
+    after: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -109,10 +111,13 @@ class MemoryStore(Protocol):
         """The scope's logged changes numbered above ``after`` (and up to ``upto``), in order, with their ids
         (one per record: on a shared store two records may share a number)."""
 
-    def log_summaries(self, windows: Mapping[Scope, tuple[int, int]]) -> dict[Scope, tuple[int, int, int]]:
-        """For each scope's window of numbers (``low``, ``high``): how many of its log records are numbered in
-        it, and their lowest and highest numbers ((0, 0, 0) when none is). One cheap query for every scope an
-        operation reads, which tells whether anything changed."""
+    def log_heads(self, scopes: Sequence[Scope]) -> dict[Scope, list[Change]]:
+        """The latest changes of each scope (number and token, without ids): one cheap query telling whether
+        anything changed since a reader knew every one of them. On a shared store, several when writers raced
+        or nobody who applied them has written since; the embedded store's latest change otherwise."""
+
+    def records(self, scope: Scope, tokens: Sequence[str]) -> list[Change]:
+        """The scope's logged changes with these tokens, with their ids (those the log still holds)."""
 
     def compact(self, scope: Scope, below: int) -> None:
         """Forget the scope's log records numbered below ``below`` (their changes are in a saved snapshot)."""

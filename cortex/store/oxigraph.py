@@ -328,14 +328,12 @@ class OxigraphStore:
         rows = _solutions(self._store.query(self.codec.changes_query(scope, after, upto)))
         return self.codec.read_changes((_value(r["r"]), _value(r["s"]), _value(r["p"]), _value(r["o"])) for r in rows)
 
-    def log_summaries(self, windows: Mapping[Scope, tuple[int, int]]) -> dict[Scope, tuple[int, int, int]]:
-        found = {scope: (0, 0, 0) for scope in windows}
-        if windows:
-            for row in _solutions(self._store.query(self.codec.log_summary_query(windows))):
-                scope = self.vocab.scope_of_graph(_value(row["g"]))
-                if scope in found and row["n"] is not None and int(_value(row["n"])):
-                    found[scope] = (int(_value(row["n"])), int(_value(row["lo"])), int(_value(row["hi"])))
-        return found
+    def log_heads(self, scopes: Sequence[Scope]) -> dict[Scope, list[Change]]:
+        return {scope: [c] if (c := self.last_change(scope)) is not None else [] for scope in scopes}
+
+    def records(self, scope: Scope, tokens: Sequence[str]) -> list[Change]:
+        wanted = set(tokens)
+        return [c for c in self.changes(scope, 0) if c.token in wanted]
 
     def count(self, scope: Scope) -> int:
         return int(_value(next(iter(_solutions(self._store.query(self.codec.count_query(scope)))))["n"]))

@@ -20,7 +20,7 @@ done by the library) and ids validated against ``[A-Za-z0-9_-]+``; user text nev
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -36,8 +36,6 @@ from cortex.vocab import RDF_TYPE, Vocabulary, date_time, double, integer, parse
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 #: A write that changes more memories than this logs ``bulk true`` instead of every id.
 MAX_LOGGED_IDS = 10_000
-#: How far past the latest number it has seen a writer on a shared store looks for the log's maximum.
-HINT_AHEAD = 64
 TRUE = Literal("true", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
 
 
@@ -122,6 +120,8 @@ class MemoryCodec:
         self.p_scope, self.p_seq = vocab.predicate("scope"), vocab.predicate("seq")
         self.p_changed, self.p_bulk = vocab.predicate("changed"), vocab.predicate("bulk")
         self.p_token = vocab.predicate("token")
+        self.p_latest = vocab.predicate("latest")
+        self.p_after = vocab.predicate("after")
         self.p_used = vocab.predicate("used")
         self.p_generated = NamedNode(PROV + "generated")  # activity -> memory: a memory keeps its own triples
         self.p_derived = NamedNode(PROV + "wasDerivedFrom")
@@ -300,17 +300,14 @@ class MemoryCodec:
 
     # -- the change log --------------------------------------------------------------------------
 
-    def change_quads(self, scope: Scope, seq: int | None, token: str, memory_ids: Sequence[str]) -> list[Quad]:
-        """The log record of write number ``seq`` of ``scope``, which changed ``memory_ids``. Without ``seq``
-        (a shared store, whose server numbers the record) the record is named by its token and has no number."""
+    def change_quads(self, scope: Scope, seq: int, token: str, memory_ids: Sequence[str],
+                     shared: bool = False) -> list[Quad]:
+        """The log record of write number ``seq`` of ``scope``, which changed ``memory_ids``. On a ``shared``
+        store two writers may draw the same number: the record is named by its token."""
         g = self.log_graph
-        if seq is None:
-            record = NamedNode(f"{self.vocab.ns}:log:{scope.key}:{token}")
-            out = [Quad(record, self.p_scope, self.vocab.graph(scope), g), Quad(record, self.p_token, Literal(token), g)]
-        else:
-            record = NamedNode(f"{self.vocab.ns}:log:{scope.key}:{seq}")
-            out = [Quad(record, self.p_scope, self.vocab.graph(scope), g), Quad(record, self.p_seq, integer(seq), g),
-                   Quad(record, self.p_token, Literal(token), g)]
+        record = self.record_iri(scope, token if shared else str(seq))
+        out = [Quad(record, self.p_scope, self.vocab.graph(scope), g), Quad(record, self.p_seq, integer(seq), g),
+               Quad(record, self.p_token, Literal(token), g)]
         if len(memory_ids) > MAX_LOGGED_IDS:
             out.append(Quad(record, self.p_bulk, TRUE, g))
         else:
@@ -348,8 +345,10 @@ class MemoryCodec:
         ordered by number (then token)."""
         records: dict[str, tuple[int, list[str]]] = {}
         tokens: dict[str, str] = {}
+        after: dict[str, list[str]] = {}
         bulk: set[str] = set()
-        token, changed, p_bulk = self.p_token.value, self.p_changed.value, self.p_bulk.value
+        token, changed, p_bulk, p_after = self.p_token.value, self.p_changed.value, self.p_bulk.value, \
+            self.p_after.value
         for record, seq, predicate, value in rows:
             ids = records.setdefault(record, (int(seq), []))[1]
             if predicate == changed:
@@ -358,40 +357,52 @@ class MemoryCodec:
                 tokens[record] = value
             elif predicate == p_bulk:
                 bulk.add(record)
-        found = [Change(seq, tokens.get(r, ""), None if r in bulk else tuple(sorted(ids)))
-                 for r, (seq, ids) in records.items()]
+            elif predicate == p_after:
+                after.setdefault(record, []).append(value)
+        found = [Change(seq, tokens.get(r, ""), None if r in bulk else tuple(sorted(ids)),
+                        tuple(sorted(after.get(r, ())))) for r, (seq, ids) in records.items()]
         return sorted(found, key=lambda c: (c.seq, c.token))
 
     @staticmethod
     def _numbers(low: int, high: int) -> str:
         return f"VALUES ?s {{ {' '.join(str(n) for n in range(max(1, int(low)), int(high) + 1))} }}"
 
-    def numbered_change(self, scope: Scope, token: str, memory_ids: Sequence[str], hint: int | None = None,
-                        per_operation: int = 500) -> list[str]:
-        """The log record as update operations whose number the server computes (``MAX + 1`` of the scope's
-        records, in the same transaction): what a store shared by several writers sends. Two writers racing
-        may draw the same number; their records differ by token. With ``hint`` (the latest number the writer
-        has seen) the maximum is looked up among the numbers just around it, not by scanning the log. The ids go
-        in operations of at most ``per_operation`` triples (Virtuoso refuses long ones)."""
-        g, p_seq = self.log_graph, self.p_seq
-        quads = self.change_quads(scope, None, token, memory_ids)
-        record = quads[0].subject
-        head, ids = quads[:2], quads[2:]
-        numbers = f"{self._numbers(hint - 8, hint + HINT_AHEAD)} " if hint is not None else ""
-        ops = [f"INSERT {{ GRAPH {g} {{ {self.triples(head)} {record} {p_seq} ?n . }} }} WHERE {{ "
-               f"{{ SELECT (MAX(?s) AS ?last) WHERE {{ {numbers}GRAPH {g} {{ ?x {p_seq} ?s ; {self.p_scope} "
-               f"{self.vocab.graph(scope)} }} }} }} BIND(COALESCE(?last, 0) + 1 AS ?n) }}"]  # Virtuoso: SQ156
-        ops += [f"INSERT DATA {{ GRAPH {g} {{ {self.triples(ids[i:i + per_operation])} }} }}"
-                for i in range(0, len(ids), per_operation)]
+    def record_iri(self, scope: Scope, name: str) -> NamedNode:
+        """A log record of the scope: named by its number (embedded) or its token (shared)."""
+        return NamedNode(f"{self.vocab.ns}:log:{scope.key}:{name}")
+
+    def head_iri(self, scope: Scope) -> NamedNode:
+        """Where a shared store keeps the scope's latest changes (``agentmem:latest "<seq> <token>"``)."""
+        return self.record_iri(scope, "head")
+
+    def shared_change(self, scope: Scope, seq: int, token: str, memory_ids: Sequence[str],
+                      replaced: Sequence[str], per_operation: int = 500) -> list[str]:
+        """The log record of a write to a shared store, as update operations, and the scope's head moved on: the
+        head values this writer has applied (``replaced``) make way for this change's. A head value is only
+        removed by a writer that applied it, so a reader that knows every head value has seen every change
+        (two writers racing leave both values). Operations hold at most ``per_operation`` triples (Virtuoso
+        refuses long ones)."""
+        g, head = self.log_graph, self.head_iri(scope)
+        quads = self.change_quads(scope, seq, token, memory_ids, shared=True)
+        quads[3:3] = [Quad(quads[0].subject, self.p_after, Literal(v), g) for v in replaced]  # the walk back
+        ops = [f"INSERT DATA {{ GRAPH {g} {{ {self.triples(quads[i:i + per_operation])} }} }}"
+               for i in range(0, len(quads), per_operation)]
+        if replaced:
+            values = ", ".join(str(Literal(v)) for v in replaced)
+            ops.append(f"DELETE DATA {{ GRAPH {g} {{ {head} {self.p_latest} {values} }} }}")
+        ops.append(f"INSERT DATA {{ GRAPH {g} {{ {head} {self.p_latest} {Literal(f'{seq} {token}')} }} }}")
         return ops
 
-    def log_summary_query(self, windows: Mapping[Scope, tuple[int, int]]) -> str:
-        """For each scope's window (``low``, ``high``): how many of its log records are numbered in it (``?n``),
-        their lowest and highest numbers (``?lo``, ``?hi``), by graph ``?g``; looked up number by number."""
-        pairs = " ".join(f"({self.vocab.graph(scope)} {n})" for scope, (low, high) in windows.items()
-                         for n in range(max(1, int(low)), int(high) + 1))
-        return (f"SELECT ?g (COUNT(?r) AS ?n) (MIN(?s) AS ?lo) (MAX(?s) AS ?hi) WHERE {{ VALUES (?g ?s) {{ {pairs} }} "
-                f"GRAPH {self.log_graph} {{ ?r {self.p_seq} ?s ; {self.p_scope} ?g }} }} GROUP BY ?g")
+    def heads_query(self, scopes: Sequence[Scope]) -> str:
+        """The head values (``?v``: "<seq> <token>") of each scope's head (``?h``)."""
+        heads = " ".join(str(self.head_iri(s)) for s in scopes)
+        return f"SELECT ?h ?v WHERE {{ VALUES ?h {{ {heads} }} GRAPH {self.log_graph} {{ ?h {self.p_latest} ?v }} }}"
+
+    def records_query(self, scope: Scope, tokens: Sequence[str]) -> str:
+        """Every triple (``?r ?p ?o``, numbered ``?s``) of the scope's records with these tokens."""
+        records = " ".join(str(self.record_iri(scope, t)) for t in tokens)
+        return (f"SELECT ?r ?s ?p ?o WHERE {{ VALUES ?r {{ {records} }} GRAPH {self.log_graph} {{ ?r {self.p_seq} ?s ; "
+                f"?p ?o }} }}")
 
     def compact_update(self, scope: Scope, below: int) -> str:
         """Drop the scope's log records numbered below ``below`` (the latest one always stays)."""

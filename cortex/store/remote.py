@@ -167,8 +167,10 @@ class RemoteStore:
                                                                                        connect=min(5.0, self.endpoint.timeout)),
                                     transport=transport, headers={"User-Agent": "cortex"})
         self._closed = False
-        #: per scope, the latest log number this process has read: where a write looks for the maximum
+        #: per scope, the latest log number this process has seen (its next write is numbered after it) and
+        #: the head values it has read (its next write replaces them: see MemoryCodec.shared_change)
         self._hints: dict[Scope, int] = {}
+        self._heads: dict[Scope, set[str]] = {}
         # contents read before: valid while the log names no change to them (the indexes read the log before
         # every operation, through changes(), which drops what it names)
         self._texts: dict[tuple[Scope, str], str] = {}
@@ -270,9 +272,24 @@ class RemoteStore:
                 texts_stay: bool = False) -> Change:
         if not texts_stay:
             self._drop_texts(scope, memory_ids)
-        token = os.urandom(8).hex()
-        self._update([*operations, *self.codec.numbered_change(scope, token, memory_ids, self._hints.get(scope))], what)
-        return Change(0, token, tuple(memory_ids) if memory_ids else ())  # the number is the server's
+        change, ops = self._record(scope, memory_ids)
+        self._update([*operations, *ops], what)
+        self._moved(scope, change)
+        return change
+
+    def _record(self, scope: Scope, memory_ids: Sequence[str]) -> tuple[Change, list[str]]:
+        """The next change of the scope and the operations that log it: numbered after the latest this
+        process has seen (read now if it has seen none), the head values it has seen replaced by it."""
+        if scope not in self._heads:
+            self.log_heads([scope])
+        change = Change(self._hints.get(scope, 0) + 1, os.urandom(8).hex(), tuple(memory_ids))
+        return change, self.codec.shared_change(scope, change.seq, change.token, memory_ids,
+                                                sorted(self._heads.get(scope, ())))
+
+    def _moved(self, scope: Scope, change: Change) -> None:
+        """This process wrote ``change``: the head holds it (and what others added meanwhile, unseen)."""
+        self._heads[scope] = {f"{change.seq} {change.token}"}
+        self._seen(scope, change.seq)
 
     def _insert_ops(self, scope: Scope, memories: Sequence[Memory]) -> list[str]:
         graph = self.vocab.graph(scope)
@@ -310,12 +327,11 @@ class RemoteStore:
         return self._change(scope, [m.id for m in memories], [], "a change record")
 
     def load(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[str]]]) -> dict[Scope, Change]:
-        tokens = {scope: os.urandom(8).hex() for scope in batches}
+        records = {scope: self._record(scope, ids) for scope, (_, ids) in batches.items()}
         for scope, (_, ids) in batches.items():
             self._drop_texts(scope, ids)
         ops = [op for data, _ in batches.values() for op in self._quad_ops(data)]
-        logs = [op for scope, (_, ids) in batches.items()
-                for op in self.codec.numbered_change(scope, tokens[scope], ids, self._hints.get(scope))]
+        logs = [op for _, record_ops in records.values() for op in record_ops]
         what = f"an import of {sum(len(ids) for _, ids in batches.values())} memories"
         if len(ops) + len(logs) <= OPERATIONS_PER_REQUEST:
             self._update([*ops, *logs], what)
@@ -323,7 +339,9 @@ class RemoteStore:
             for start in range(0, len(ops), OPERATIONS_PER_REQUEST):
                 self._update(ops[start:start + OPERATIONS_PER_REQUEST], what)
             self._update(logs, what)
-        return {scope: Change(0, tokens[scope], tuple(ids)) for scope, (_, ids) in batches.items()}
+        for scope, (change, _) in records.items():
+            self._moved(scope, change)
+        return {scope: change for scope, (change, _) in records.items()}
 
     def export(self, scope: Scope) -> Iterator[Quad]:
         graph = self.vocab.graph(scope)
@@ -489,7 +507,9 @@ class RemoteStore:
         return Change(seq, rows[0]["t"].value, None) if rows else None
 
     def changes(self, scope: Scope, after: int, upto: int | None = None) -> list[Change]:
-        rows = self._select(self.codec.changes_query(scope, after, upto))
+        return self._read_changes(scope, self._select(self.codec.changes_query(scope, after, upto)))
+
+    def _read_changes(self, scope: Scope, rows: list[dict[str, Any]]) -> list[Change]:
         found = self.codec.read_changes((r["r"].value, r["s"].value, r["p"].value, r["o"].value) for r in rows)
         if found:
             self._seen(scope, found[-1].seq)
@@ -508,15 +528,26 @@ class RemoteStore:
         if seq > self._hints.get(scope, 0):
             self._hints[scope] = seq
 
-    def log_summaries(self, windows: Mapping[Scope, tuple[int, int]]) -> dict[Scope, tuple[int, int, int]]:
-        found = {scope: (0, 0, 0) for scope in windows}
-        if windows:
-            for row in self._select(self.codec.log_summary_query(windows)):
-                scope = self.vocab.scope_of_graph(row["g"].value) if row.get("g") is not None else None
-                if scope in found and row["n"] is not None and int(row["n"].value):
-                    found[scope] = (int(row["n"].value), int(row["lo"].value), int(row["hi"].value))
-                    self._seen(scope, found[scope][2])
+    def log_heads(self, scopes: Sequence[Scope]) -> dict[Scope, list[Change]]:
+        found: dict[Scope, list[Change]] = {scope: [] for scope in scopes}
+        values: dict[Scope, set[str]] = {scope: set() for scope in scopes}
+        by_head = {self.codec.head_iri(scope).value: scope for scope in scopes}
+        if scopes:
+            for row in self._select(self.codec.heads_query(scopes)):
+                scope = by_head.get(row["h"].value)
+                seq, _, token = row["v"].value.partition(" ")
+                if scope is not None and seq.isdigit() and token:
+                    found[scope].append(Change(int(seq), token, None))
+                    values[scope].add(row["v"].value)
+                    self._seen(scope, int(seq))
+        self._heads.update(values)
         return found
+
+    def records(self, scope: Scope, tokens: Sequence[str]) -> list[Change]:
+        if not tokens:
+            return []
+        rows = self._select(self.codec.records_query(scope, tokens))
+        return self._read_changes(scope, rows)
 
     def count(self, scope: Scope) -> int:
         return int(self._select(self.codec.count_query(scope))[0]["n"].value)
