@@ -127,6 +127,7 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
     pass. Raises :class:`InvalidDataError` listing the problems; nothing is written here."""
     codec = MemoryCodec(vocab)
     log_graph = f"{vocab.ns}:graph:log"
+    activity_prefix, prov_prefix = f"{vocab.ns}:activity:", f"{vocab.ns}:graph:prov:"
     target = vocab.graph(graph) if graph is not None else None
     problems: list[Violation] = []
     # one pass over the parsed quads: each quad's terms are read once, grouped by graph and subject
@@ -147,7 +148,8 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
             if key in scopes:
                 scope = scopes[key]
             else:
-                scope = scopes[key] = vocab.scope_of_graph(key) if key is not None else None
+                scope = scopes[key] = (vocab.scope_of_graph(key) or vocab.scope_of_prov_graph(key)) \
+                    if key is not None else None
             if scope is None:
                 where = "the default graph" if type(g) is default else str(g)
                 hint = " (Turtle has no graphs: name the scope it goes to)" if type(g) is default else ""
@@ -162,6 +164,12 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
                 problems.append(Violation(str(subject), str(quad.predicate), "Cortex subjects are IRIs"))
                 if len(problems) > MAX_PROBLEMS:
                     break
+                continue
+            if subject.value.startswith(activity_prefix) \
+                    and subject.value[len(activity_prefix):].startswith(scope.key + ":"):
+                quad = ox.Quad(subject, quad.predicate, quad.object, vocab.prov_graph(scope))  # provenance's graph
+            elif key is not None and key.startswith(prov_prefix):
+                problems.append(Violation(subject.value, "graph", "a provenance graph holds activities only"))
                 continue
             entry = by_scope.get(scope)
             if entry is None:

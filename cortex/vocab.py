@@ -48,6 +48,16 @@ class Vocabulary:
         """The named graph holding the scope's memories, e.g. ``{ns}:graph:agent:{name}``."""
         return self._cached("graph", scope.key, f"{self.ns}:graph:{scope.key}")
 
+    def prov_graph(self, scope: Scope) -> NamedNode:
+        """The named graph holding the provenance (PROV-O activities) of the scope's writes, e.g.
+        ``{ns}:graph:prov:agent:{name}``: beside the memories, so the scope's graph holds memories only."""
+        return self._cached("prov", scope.key, f"{self.ns}:graph:prov:{scope.key}")
+
+    def scope_of_prov_graph(self, iri: str) -> Scope | None:
+        """The scope whose provenance graph ``iri`` is, or None."""
+        prefix = f"{self.ns}:graph:prov:"
+        return self.scope_of_graph(f"{self.ns}:graph:{iri[len(prefix):]}") if iri.startswith(prefix) else None
+
     def _cached(self, kind: str, name: str, iri: str) -> NamedNode:
         node = self._nodes.get((kind, name))
         if node is None:

@@ -136,13 +136,13 @@ def memory_iri(agent: str, memory_id: str) -> str:
 
 
 def triples_of(cx: Cortex, agent: str, memory_id: str) -> list[tuple[str, str]]:
-    """(predicate, object) of every triple with the memory as subject or object, through the public SPARQL
-    entry point."""
+    """(predicate, object) of every triple of the agent's graph with the memory as subject or object, through
+    the public SPARQL entry point (its provenance lives in the provenance graph beside it)."""
     from pyoxigraph import NamedNode
 
-    node = NamedNode(memory_iri(agent, memory_id))
-    rows = cx.sparql("SELECT * WHERE { GRAPH ?g { ?m ?p ?o } }", {"m": node})
-    back = cx.sparql("SELECT * WHERE { GRAPH ?g { ?s ?p ?m } }", {"m": node})
+    node, own = NamedNode(memory_iri(agent, memory_id)), NamedNode(graph(agent))
+    rows = cx.sparql("SELECT * WHERE { GRAPH ?g { ?m ?p ?o } }", {"m": node, "g": own})
+    back = cx.sparql("SELECT * WHERE { GRAPH ?g { ?s ?p ?m } }", {"m": node, "g": own})
     return [(r["p"].value, r["o"].value) for r in rows] + [(r["p"].value, r["s"].value) for r in back]
 
 

@@ -28,7 +28,7 @@ PROV = "http://www.w3.org/ns/prov#"
 
 
 def activities(cx: Cortex, agent: str) -> int:
-    rows = cx.sparql(f"SELECT (COUNT(?a) AS ?n) WHERE {{ GRAPH <urn:cortex:graph:agent:{agent}> {{ "
+    rows = cx.sparql(f"SELECT (COUNT(?a) AS ?n) WHERE {{ GRAPH <urn:cortex:graph:prov:agent:{agent}> {{ "
                      f"?a a <{PROV}Activity> }} }}")
     return int(rows.rows[0]["n"].value)
 

@@ -207,7 +207,8 @@ class OxigraphStore:
             return changes
 
     def export(self, scope: Scope) -> Iterator[Quad]:
-        return self._store.quads_for_pattern(None, None, None, self.vocab.graph(scope))
+        return itertools.chain(self._store.quads_for_pattern(None, None, None, self.vocab.graph(scope)),
+                               self._store.quads_for_pattern(None, None, None, self.vocab.prov_graph(scope)))
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               deletes: Sequence[str] = (), activity: Activity | None = None,
@@ -237,8 +238,9 @@ class OxigraphStore:
                 operations.append(self.codec.delete_update(scope, deletes))
             if removes:
                 operations.append(f"DELETE DATA {{ GRAPH {graph} {{ {self.codec.triples(removes)} }} }}")
-            if inserts:
-                operations.append(f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(inserts)} }} }}")
+            for target in dict.fromkeys(q.graph_name for q in inserts):  # the memories' graph, provenance's
+                quads = [q for q in inserts if q.graph_name == target]
+                operations.append(f"INSERT DATA {{ GRAPH {target} {{ {self.codec.triples(quads)} }} }}")
             ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
             return self._update_locked(scope, ids, " ; ".join(operations))
 

@@ -264,7 +264,7 @@ class MemoryCodec:
         ``prov:wasGeneratedBy``) to each new memory."""
         if not memories:
             return []
-        g, node = self.vocab.graph(scope), self.activity_iri(scope, token)
+        g, node = self.vocab.prov_graph(scope), self.activity_iri(scope, token)
         first = memories[0]
         out = [Quad(node, RDF_TYPE, self.activity_class, g),
                Quad(node, self.p_started, date_time(min(m.created_at for m in memories)), g)]
@@ -286,9 +286,9 @@ class MemoryCodec:
 
     def provenance_query(self, scope: Scope, memory_id: str) -> str:
         """The memory's activity (``?a`` with each ``?p ?o``) and what it was derived from (``?d``)."""
-        g, m = self.vocab.graph(scope), self.vocab.memory(scope, memory_id)
-        return (f"SELECT ?a ?p ?o ?d WHERE {{ GRAPH {g} {{ {{ ?a {self.p_generated} {m} . ?a ?p ?o }} UNION "
-                f"{{ {m} {self.p_derived} ?d }} }} }}")
+        g, pg, m = self.vocab.graph(scope), self.vocab.prov_graph(scope), self.vocab.memory(scope, memory_id)
+        return (f"SELECT ?a ?p ?o ?d WHERE {{ {{ GRAPH {pg} {{ ?a {self.p_generated} {m} . ?a ?p ?o }} }} UNION "
+                f"{{ GRAPH {g} {{ {m} {self.p_derived} ?d }} }} }}")
 
     @staticmethod
     def use_literal(now: datetime, token: str) -> Literal:
@@ -433,15 +433,15 @@ class MemoryCodec:
     def delete_update(self, scope: Scope, memory_ids: Sequence[str]) -> str:
         """Remove every triple of the memories, of their earlier versions and of the activities that generated
         only them, in one update."""
-        g = self.vocab.graph(scope)
+        g, pg = self.vocab.graph(scope), self.vocab.prov_graph(scope)
         values = self.values(scope, memory_ids)
         listed = ", ".join(str(self.vocab.memory(scope, i)) for i in memory_ids)
         return (
-            f"DELETE {{ GRAPH {g} {{ ?a ?p ?o }} }} "
-            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?a {self.p_generated} ?m . ?a ?p ?o "
+            f"DELETE {{ GRAPH {pg} {{ ?a ?p ?o }} }} "
+            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {pg} {{ ?a {self.p_generated} ?m . ?a ?p ?o "
             f"FILTER NOT EXISTS {{ ?a {self.p_generated} ?x . FILTER(?x NOT IN ({listed})) }} }} }} ; "
-            f"DELETE {{ GRAPH {g} {{ ?a {self.p_generated} ?m }} }} "
-            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?a {self.p_generated} ?m }} }} ; "
+            f"DELETE {{ GRAPH {pg} {{ ?a {self.p_generated} ?m }} }} "
+            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {pg} {{ ?a {self.p_generated} ?m }} }} ; "
             f"DELETE {{ GRAPH {g} {{ ?v ?p ?o }} }} "
             f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?v {self.p_version_of} ?m . ?v ?p ?o }} }} ; "
             f"DELETE {{ GRAPH {g} {{ ?m ?p ?o }} }} "

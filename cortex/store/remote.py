@@ -57,6 +57,10 @@ MEMORIES_PER_OPERATION = 100
 IDS_PER_READ = 500
 #: Operations sent in one update request (one transaction on the servers tested).
 OPERATIONS_PER_REQUEST = 20
+#: Writes of at least this many memories go through the Graph Store Protocol when the location names it
+#: (``?gsp=``), in requests of at most this many triples.
+GSP_MEMORIES = 500
+GSP_TRIPLES = 50_000
 #: Attempts of an idempotent request (a query, or an update that never reached the server).
 ATTEMPTS = 3
 RETRY_STATUS = frozenset({502, 503, 504})
@@ -317,42 +321,67 @@ class RemoteStore:
         return ops
 
     def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None) -> Change:
+        what = f"a write of {len(memories)} memories"
+        if self.endpoint.gsp_url is not None and len(memories) >= GSP_MEMORIES:
+            cache: dict[Any, Literal] = {}
+            quads = [q for m in memories for q in self.codec.quads(scope, m, cache)]
+            if activity is not None:
+                quads += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
+            self._bulk(quads, what)
+            return self._change(scope, [m.id for m in memories], [], "a change record")
         ops = self._insert_ops(scope, memories) + self._provenance_ops(scope, memories, activity, ())
         if len(ops) < OPERATIONS_PER_REQUEST:
-            return self._change(scope, [m.id for m in memories], ops, f"a write of {len(memories)} memories")
+            return self._change(scope, [m.id for m in memories], ops, what)
         # more than one request: the data first, its log record last (a reader never sees a record before its
         # data); a failure part way leaves earlier requests' memories, unlogged until a reader's count check
         for start in range(0, len(ops), OPERATIONS_PER_REQUEST):
-            self._update(ops[start:start + OPERATIONS_PER_REQUEST], f"a write of {len(memories)} memories")
+            self._update(ops[start:start + OPERATIONS_PER_REQUEST], what)
         return self._change(scope, [m.id for m in memories], [], "a change record")
+
+    def _bulk(self, quads: Sequence[Quad], what: str) -> None:
+        """Add quads through the Graph Store Protocol (``POST ?graph=``, N-Triples), each graph in requests of
+        at most :data:`GSP_TRIPLES` triples: ~10x the rate of ``INSERT DATA`` on Virtuoso."""
+        assert self.endpoint.gsp_url is not None
+        by_graph: dict[str, list[Quad]] = {}
+        for q in quads:
+            by_graph.setdefault(q.graph_name.value, []).append(q)  # type: ignore[union-attr]
+        for graph, group in by_graph.items():
+            for start in range(0, len(group), GSP_TRIPLES):
+                body = "".join(f"{q.subject} {q.predicate} {q.object} .\n" for q in group[start:start + GSP_TRIPLES])
+                self._send(self.endpoint.gsp_url, content=body.encode("utf-8"), params={"graph": graph},
+                           headers={"Content-Type": "application/n-triples"}, idempotent=False, what=what)
 
     def load(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[str]]]) -> dict[Scope, Change]:
         records = {scope: self._record(scope, ids) for scope, (_, ids) in batches.items()}
         for scope, (_, ids) in batches.items():
             self._drop_texts(scope, ids)
-        ops = [op for data, _ in batches.values() for op in self._quad_ops(data)]
         logs = [op for _, record_ops in records.values() for op in record_ops]
         what = f"an import of {sum(len(ids) for _, ids in batches.values())} memories"
-        if len(ops) + len(logs) <= OPERATIONS_PER_REQUEST:
-            self._update([*ops, *logs], what)
-        else:
-            for start in range(0, len(ops), OPERATIONS_PER_REQUEST):
-                self._update(ops[start:start + OPERATIONS_PER_REQUEST], what)
+        if self.endpoint.gsp_url is not None and sum(len(ids) for _, ids in batches.values()) >= GSP_MEMORIES:
+            self._bulk([q for data, _ in batches.values() for q in data], what)
             self._update(logs, what)
+        else:
+            ops = [op for data, _ in batches.values() for op in self._quad_ops(data)]
+            if len(ops) + len(logs) <= OPERATIONS_PER_REQUEST:
+                self._update([*ops, *logs], what)
+            else:
+                for start in range(0, len(ops), OPERATIONS_PER_REQUEST):
+                    self._update(ops[start:start + OPERATIONS_PER_REQUEST], what)
+                self._update(logs, what)
         for scope, (change, _) in records.items():
             self._moved(scope, change)
         return {scope: change for scope, (change, _) in records.items()}
 
     def export(self, scope: Scope) -> Iterator[Quad]:
-        graph = self.vocab.graph(scope)
-        return (Quad(t.subject, t.predicate, t.object, graph) for t in self._whole_graph(scope))
+        for graph in (self.vocab.graph(scope), self.vocab.prov_graph(scope)):
+            yield from (Quad(t.subject, t.predicate, t.object, graph) for t in self._whole_graph(graph, scope))
 
-    def _whole_graph(self, scope: Scope) -> list[ox.Triple]:
-        """Every triple of the scope's graph, checked against a count taken before and after: a server that
-        truncates results (Virtuoso's ResultSetMaxRows) is an error, never a silently partial graph."""
-        count = f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {self.vocab.graph(scope)} {{ ?s ?p ?o }} }}"
+    def _whole_graph(self, graph: NamedNode, scope: Scope) -> list[ox.Triple]:
+        """Every triple of a graph, checked against a count taken before and after: a server that truncates
+        results (Virtuoso's ResultSetMaxRows) is an error, never a silently partial graph."""
+        count = f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"
         before = int(self._select(count)[0]["n"].value)
-        triples = self._graph(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {self.vocab.graph(scope)} {{ ?s ?p ?o }} }}")
+        triples = self._graph(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}")
         if len(triples) < before:  # or writes removed some meanwhile: then the count after is lower too
             after = int(self._select(count)[0]["n"].value)
             if len(triples) < min(before, after):
@@ -484,7 +513,7 @@ class RemoteStore:
 
     def iter_memories(self, scope: Scope) -> Iterator[Memory]:
         by_subject: dict[str, list[tuple[str, str]]] = {}
-        for t in self._whole_graph(scope):
+        for t in self._whole_graph(self.vocab.graph(scope), scope):
             if isinstance(t.subject, NamedNode):
                 by_subject.setdefault(t.subject.value, []).append((t.predicate.value, str(t.object) if isinstance(t.object, ox.Triple) else t.object.value))
         memory_id, decode = self.vocab.memory_id, self.codec.decode
@@ -575,7 +604,9 @@ class RemoteStore:
             text = f"{sparql}\nVALUES ({names}) {{ ({terms}) }}"
         params: dict[str, list[str]] = {}
         if dataset.get("use_default_graph_as_union"):  # every graph, and their union as the default graph
-            graphs = [self.vocab.graph(s).value for s in self.scopes()] + [self.codec.log_graph.value]
+            scopes = self.scopes()
+            graphs = [g.value for s in scopes for g in (self.vocab.graph(s), self.vocab.prov_graph(s))] \
+                + [self.codec.log_graph.value]
             params["default-graph-uri"] = params["named-graph-uri"] = graphs
         else:
             default = dataset.get("default_graph")
