@@ -722,7 +722,7 @@ class Cortex:
     def validate_store(self, *, agent: str | None = None, team: str | None = None,
                        all: bool = True) -> list[Violation]:
         """Check one agent's, one team's or (default) every scope's graph against the SHACL shapes of what
-        Cortex writes (``cortex/data/shapes.ttl``); returns the violations (none: the store conforms)."""
+        Cortex writes (``cortex/shapes.ttl``); returns the violations (none: the store conforms)."""
         self._check_open()
         targets = self._export_scopes(agent, team, all and agent is None and team is None)
         with self._memories.lock:

@@ -1,6 +1,6 @@
 """SHACL validation of memory graphs (docs/export.md): the shapes of what Cortex writes
-(``cortex/data/shapes.ttl``), for an import before it is written and for a whole store (``cortex validate-store``).
-The ontology the shapes follow is ``cortex/data/ontology.ttl``.
+(``cortex/shapes.ttl``), for an import before it is written and for a whole store (``cortex validate-store``).
+The ontology the shapes follow is ``cortex/ontology.ttl``.
 
 Two checkers of the same shapes:
 
@@ -31,9 +31,8 @@ import pyoxigraph as ox
 from cortex.transfer import Violation
 from cortex.vocab import DEFAULT_NS, Vocabulary
 
-DATA = Path(__file__).resolve().parent / "data"
-SHAPES = DATA / "shapes.ttl"
-ONTOLOGY = DATA / "ontology.ttl"
+SHAPES = Path(__file__).resolve().parent / "shapes.ttl"
+ONTOLOGY = Path(__file__).resolve().parent / "ontology.ttl"
 
 
 def shapes_text(vocab: Vocabulary) -> str:

@@ -244,7 +244,7 @@ def test_the_queries_of_docs_sparql_md_run(team_cx, clock):
     team_cx.touch("api", old.id)
     doc = (Path(__file__).resolve().parents[1] / "docs" / "sparql.md").read_text(encoding="utf-8")
     queries = re.findall(r"```sparql\n(.*?)```", doc, re.S)
-    assert len(queries) == 6
+    assert len(queries) == 7
     for query in queries:
         query = query.replace("2026-11-16T00:00:00Z", (clock.now - timedelta(days=7)).isoformat())
         query = query.replace("2026-11-25T00:00:00Z", (clock.now + timedelta(days=1)).isoformat())

@@ -137,6 +137,12 @@ class Endpoint:
                    username=username, password=password, timeout=timeout)
 
 
+def _rolled_back(response: httpx.Response) -> bool:
+    """Whether the server says it rolled the request's transaction back to break a deadlock (SQL state 40001,
+    as Virtuoso does under concurrent updates): then even a write is safely sent again."""
+    return response.status_code >= 500 and ("40001" in response.text[:500] or "deadlock" in response.text[:500].lower())
+
+
 def _auth(endpoint: Endpoint) -> httpx.Auth | None:
     if endpoint.username is None:
         return None
@@ -208,7 +214,7 @@ class RemoteStore:
               headers: Mapping[str, str] | None = None, params: Mapping[str, Any] | None = None,
               idempotent: bool, what: str) -> httpx.Response:
         """POST with bounded retries: an idempotent request also on a dropped connection or a 502/503/504, any
-        request when it never reached the server. Every failure is one :class:`StoreError` naming the server
+        request when it never reached the server or the server rolled it back (a deadlock). Every failure is one :class:`StoreError` naming the server
         (without credentials) and what it said."""
         delay = 0.1
         for attempt in range(1, ATTEMPTS + 1):
@@ -226,7 +232,8 @@ class RemoteStore:
             else:
                 if response.status_code < 300:
                     return response
-                if response.status_code in RETRY_STATUS and idempotent and attempt < ATTEMPTS:
+                if attempt < ATTEMPTS and (response.status_code in RETRY_STATUS and idempotent
+                                           or _rolled_back(response)):
                     pass
                 else:
                     raise StoreError(self._refusal(response, what))
