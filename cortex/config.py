@@ -85,3 +85,17 @@ def lock_wait() -> float:
         return max(0.0, float(os.environ.get(LOCK_WAIT_ENV, DEFAULT_LOCK_WAIT)))
     except ValueError:
         return DEFAULT_LOCK_WAIT
+
+
+#: On a shared (remote) store: seconds a Cortex process may answer from its indexes without asking the store's
+#: change log again (``$CORTEX_SYNC_INTERVAL``; default 0: every operation asks, so a write through another
+#: server is seen on the next request).
+SYNC_INTERVAL_ENV = "CORTEX_SYNC_INTERVAL"
+
+
+def sync_interval() -> float:
+    """``$CORTEX_SYNC_INTERVAL`` seconds (0 when unset or not a number >= 0)."""
+    try:
+        return max(0.0, float(os.environ.get(SYNC_INTERVAL_ENV, "0")))
+    except ValueError:
+        return 0.0

@@ -106,3 +106,19 @@ def test_racing_writers_lose_no_change_in_any_index(remote_store_url):
     for cx in [*instances, newcomer]:
         assert len(cx.recall("coder", "zebra", limit=1000)) == 99 and cx.get("coder", victim.id) is None
         cx.close()
+
+
+def test_a_sync_interval_bounds_staleness_instead(remote_store_url, monkeypatch):
+    monkeypatch.setenv("CORTEX_SYNC_INTERVAL", "3600")
+    relaxed = Cortex.open(remote_store_url, embeddings=None)
+    monkeypatch.delenv("CORTEX_SYNC_INTERVAL")
+    strict = Cortex.open(remote_store_url, embeddings=None)
+    for cx in (relaxed, strict):
+        cx.agents.register("coder")
+        assert cx.recall("coder", "walrus") == []  # indexes loaded (and checked) now
+    strict.store("coder", "a walrus fact")
+    assert relaxed.recall("coder", "walrus") == []  # checked under an hour ago: answers from its index
+    relaxed._memories._indexes.sync_interval = 0  # what a fresh interval would do
+    assert [m.content for m in relaxed.recall("coder", "walrus")] == ["a walrus fact"]
+    relaxed.close()
+    strict.close()

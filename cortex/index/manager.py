@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import logging
 import shutil
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from cortex import config
 from cortex.files import private_dir
 from cortex.index.memory_index import CarriedVectors, MemoryIndex, content_hash
 from cortex.index.vectors import VectorLog
@@ -80,6 +82,10 @@ class IndexManager:
         self._known: dict[Scope, dict[str, int]] = {}
         self._seen_heads: dict[Scope, set[str]] = {}
         self._synced: set[Scope] = set()
+        self._checked: dict[Scope, float] = {}
+        #: On a shared store, seconds during which a checked scope is not checked again (0: before every
+        #: operation, so a write through another server is seen on the next request).
+        self.sync_interval = config.sync_interval()
 
     def begin_operation(self) -> None:
         """A new operation starts: on a shared store, each scope it uses is checked against the log once."""
@@ -109,13 +115,19 @@ class IndexManager:
             index = self._load(scope)
             self._indexes[scope] = index
             self._synced.add(scope)
+            self._checked[scope] = time.monotonic()
         elif self.store.shared and scope not in self._synced:
             # every loaded scope this operation has not checked yet, in one query: an operation reading an
             # agent's own, team and swarm graphs pays one round trip
+            now = time.monotonic()
+            if now - self._checked.get(scope, -1e9) < self.sync_interval:
+                self._synced.add(scope)  # checked moments ago: a bounded staleness the operator chose
+                return index
             due = [s for s in self._indexes if s not in self._synced]
             heads = self.store.log_heads(due)
             for other in due:
                 self._synced.add(other)
+                self._checked[other] = now
                 if not self._sync_shared(other, self._indexes[other], heads[other]):
                     self._indexes[other] = self._rebuild(other, carry=self._indexes[other].carried_vectors())
             index = self._indexes[scope]

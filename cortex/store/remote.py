@@ -251,8 +251,10 @@ class RemoteStore:
         if operations:
             self._send(self.endpoint.update_url, data={"update": " ;\n".join(operations)}, idempotent=False, what=what)
 
-    def _select(self, sparql: str) -> list[dict[str, Any]]:
-        """The solutions of a SELECT, read at once (pyoxigraph's result objects must not cross threads)."""
+    def _select(self, sparql: str, required: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """The solutions of a SELECT, read at once (pyoxigraph's result objects must not cross threads),
+        without those leaving a ``required`` variable unbound (Virtuoso answers a ``VALUES`` row that matched
+        nothing with a row of its own)."""
         response = self._send(self.endpoint.query_url, data={"query": sparql},
                               headers={"Accept": JSON_RESULTS}, idempotent=True, what="a query")
         try:
@@ -260,7 +262,8 @@ class RemoteStore:
             if isinstance(result, ox.QueryBoolean):
                 return [{"boolean": bool(result)}]
             names = [v.value for v in result.variables]
-            return [{n: row[n] for n in names} for row in result]
+            rows = [{n: row[n] for n in names} for row in result]
+            return [r for r in rows if all(r.get(n) is not None for n in required)] if required else rows
         except (SyntaxError, ValueError) as exc:
             raise StoreError(f"the SPARQL server at {self.location} sent unreadable results: {exc}") from None
 
@@ -402,7 +405,8 @@ class RemoteStore:
         graph = self.vocab.graph(scope)
         for start in range(0, len(memory_ids), IDS_PER_READ):
             values = self.codec.values(scope, memory_ids[start:start + IDS_PER_READ])
-            for row in self._select(f"SELECT ?m ?p ?o WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m ?p ?o }} }}"):
+            for row in self._select(f"SELECT ?m ?p ?o WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m ?p ?o }} }}",
+                                    ("m", "p", "o")):
                 mid = self.vocab.memory_id(scope, row["m"].value)
                 if mid is not None:
                     found.setdefault(mid, []).append((row["p"], row["o"]))
@@ -458,7 +462,7 @@ class RemoteStore:
 
     def versions(self, scope: Scope, memory_id: str) -> list[Memory]:
         by_version: dict[str, list[tuple[str, str]]] = {}
-        for row in self._select(self.codec.versions_query(scope, memory_id)):
+        for row in self._select(self.codec.versions_query(scope, memory_id), ("v", "p", "o")):
             by_version.setdefault(row["v"].value, []).append((row["p"].value, row["o"].value))
         found = [self.codec.decode(scope, memory_id, pairs) for pairs in by_version.values()]
         return sorted((m for m in found if m is not None), key=lambda m: m.version)
@@ -490,7 +494,7 @@ class RemoteStore:
             rows = self._select(
                 f"SELECT ?m ?p ?o ?n ?last WHERE {{ {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m ?p ?o }} "
                 f"FILTER(?p != {used}) }} UNION {{ SELECT ?m (COUNT(?u) AS ?n) (MAX(STR(?u)) AS ?last) WHERE {{ "
-                f"VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {used} ?u }} }} GROUP BY ?m }} }}")
+                f"VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {used} ?u }} }} GROUP BY ?m }} }}", ("m",))
             for row in rows:
                 mid = self.vocab.memory_id(scope, row["m"].value)
                 if mid is None:
@@ -500,7 +504,15 @@ class RemoteStore:
                 elif row.get("n") is not None and row.get("last") is not None:
                     uses[mid] = (int(row["n"].value), row["last"].value)
         decode = self.codec.decode
-        return [decode(scope, i, pairs[i], uses.get(i)) if i in pairs else None for i in memory_ids]
+        found = [decode(scope, i, pairs[i], uses.get(i)) if i in pairs else None for i in memory_ids]
+        self._keep_texts(scope, [m for m in found if m is not None])
+        return found
+
+    def _keep_texts(self, scope: Scope, memories: Sequence[Memory]) -> None:
+        """Remember the contents just read (valid until the log names the memory: see ``changes``)."""
+        if len(self._texts) + len(memories) > CACHED_TEXTS:
+            self._texts.clear()
+        self._texts.update(((scope, m.id), m.content) for m in memories[:CACHED_TEXTS])
 
     def contents(self, scope: Scope, memory_ids: Sequence[str]) -> list[str | None]:
         graph, predicate = self.vocab.graph(scope), self.vocab.predicate("content")
@@ -509,7 +521,8 @@ class RemoteStore:
         found: dict[str, str] = {}
         for start in range(0, len(missing), IDS_PER_READ):
             values = self.codec.values(scope, missing[start:start + IDS_PER_READ])
-            for row in self._select(f"SELECT ?m ?c WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {predicate} ?c }} }}"):
+            for row in self._select(f"SELECT ?m ?c WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {predicate} ?c }} }}",
+                                    ("m", "c")):
                 mid = self.vocab.memory_id(scope, row["m"].value)
                 if mid is not None:
                     found[mid] = row["c"].value
@@ -529,6 +542,8 @@ class RemoteStore:
             if mid is not None:
                 memory = decode(scope, mid, pairs)
                 if memory is not None:
+                    if len(self._texts) < CACHED_TEXTS:  # a rebuild's scan: recall's hits cost no round trip
+                        self._texts[(scope, mid)] = memory.content
                     yield memory
 
     def last_change(self, scope: Scope) -> Change | None:
@@ -543,7 +558,7 @@ class RemoteStore:
         return Change(seq, rows[0]["t"].value, None) if rows else None
 
     def changes(self, scope: Scope, after: int, upto: int | None = None) -> list[Change]:
-        return self._read_changes(scope, self._select(self.codec.changes_query(scope, after, upto)))
+        return self._read_changes(scope, self._select(self.codec.changes_query(scope, after, upto), ("r", "s", "p", "o")))
 
     def _read_changes(self, scope: Scope, rows: list[dict[str, Any]]) -> list[Change]:
         found = self.codec.read_changes((r["r"].value, r["s"].value, r["p"].value, r["o"].value) for r in rows)
@@ -569,7 +584,7 @@ class RemoteStore:
         values: dict[Scope, set[str]] = {scope: set() for scope in scopes}
         by_head = {self.codec.head_iri(scope).value: scope for scope in scopes}
         if scopes:
-            for row in self._select(self.codec.heads_query(scopes)):
+            for row in self._select(self.codec.heads_query(scopes), ("h", "v")):
                 scope = by_head.get(row["h"].value)
                 seq, _, token = row["v"].value.partition(" ")
                 if scope is not None and seq.isdigit() and token:
@@ -582,7 +597,7 @@ class RemoteStore:
     def records(self, scope: Scope, tokens: Sequence[str]) -> list[Change]:
         if not tokens:
             return []
-        rows = self._select(self.codec.records_query(scope, tokens))
+        rows = self._select(self.codec.records_query(scope, tokens), ("r", "s", "p", "o"))
         return self._read_changes(scope, rows)
 
     def count(self, scope: Scope) -> int:
