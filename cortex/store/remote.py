@@ -338,15 +338,20 @@ class RemoteStore:
             if activity is not None:
                 quads += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
             self._bulk(quads, what)
-            return self._change(scope, [m.id for m in memories], [], "a change record")
-        ops = self._insert_ops(scope, memories) + self._provenance_ops(scope, memories, activity, ())
-        if len(ops) < OPERATIONS_PER_REQUEST:
-            return self._change(scope, [m.id for m in memories], ops, what)
-        # more than one request: the data first, its log record last (a reader never sees a record before its
-        # data); a failure part way leaves earlier requests' memories, unlogged until a reader's count check
-        for start in range(0, len(ops), OPERATIONS_PER_REQUEST):
-            self._update(ops[start:start + OPERATIONS_PER_REQUEST], what)
-        return self._change(scope, [m.id for m in memories], [], "a change record")
+            change = self._change(scope, [m.id for m in memories], [], "a change record")
+        else:
+            ops = self._insert_ops(scope, memories) + self._provenance_ops(scope, memories, activity, ())
+            if len(ops) < OPERATIONS_PER_REQUEST:
+                change = self._change(scope, [m.id for m in memories], ops, what)
+            else:
+                # more than one request: the data first, its log record last (a reader never sees a record
+                # before its data); a failure part way leaves earlier requests' memories, unlogged until a
+                # reader's count check
+                for start in range(0, len(ops), OPERATIONS_PER_REQUEST):
+                    self._update(ops[start:start + OPERATIONS_PER_REQUEST], what)
+                change = self._change(scope, [m.id for m in memories], [], "a change record")
+        self._keep_texts(scope, memories)
+        return change
 
     def _bulk(self, quads: Sequence[Quad], what: str) -> None:
         """Add quads through the Graph Store Protocol (``POST ?graph=``, N-Triples), each graph in requests of
@@ -430,6 +435,7 @@ class RemoteStore:
         ops += self._insert_ops(scope, adds) + self._provenance_ops(scope, adds, activity, derived)
         ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
         change = self._change(scope, ids, ops, "an update")
+        self._keep_texts(scope, list(adds))
         bumped = [(old, new) for old, new, _ in replaces if new.version != old.version]
         if bumped:
             after = self._current(scope, [new.id for _, new in bumped])
