@@ -168,6 +168,9 @@ class MemoryRepository:
             elif predicate == codec.p_associated.value:
                 prefix = f"{self.store.vocab.ns}:agent:"
                 activity["associated_with"] = value[len(prefix):] if value.startswith(prefix) else value
+        if activity:  # when and for whom: its memories' (an import may say so explicitly)
+            activity.setdefault("started_at", memory.created_at)
+            activity.setdefault("associated_with", memory.author)
         return Provenance(memory_id=memory.id, scope=scope.relative, attributed_to=memory.author,
                           generated_by=GeneratedBy(**activity) if activity else None,
                           derived_from=sorted(set(derived)), superseded_by=memory.superseded_by,

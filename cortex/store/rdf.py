@@ -259,18 +259,14 @@ class MemoryCodec:
         return NamedNode(f"{self.vocab.ns}:activity:{scope.key}:{token}")
 
     def activity_quads(self, scope: Scope, activity: Activity, token: str, memories: Sequence[Memory]) -> list[Quad]:
-        """The write's activity (``prov:Activity`` with its surface, hook event, session and tool, when it
-        started and which agent it was associated with) and ``prov:generated`` (the inverse of
-        ``prov:wasGeneratedBy``) to each new memory."""
+        """The write's activity (``prov:Activity`` with its surface, hook event, session and tool) and
+        ``prov:generated`` (the inverse of ``prov:wasGeneratedBy``) to each new memory. When it happened and
+        for which agent are its memories' ``createdAt`` and ``agent``: not repeated (a single store stays
+        within a few percent of its cost without provenance)."""
         if not memories:
             return []
         g, node = self.vocab.prov_graph(scope), self.activity_iri(scope, token)
-        first = memories[0]
-        out = [Quad(node, RDF_TYPE, self.activity_class, g),
-               Quad(node, self.p_started, date_time(min(m.created_at for m in memories)), g)]
-        writer = first.author or first.agent
-        if writer:
-            out.append(Quad(node, self.p_associated, self.vocab.agent(writer), g))
+        out = [Quad(node, RDF_TYPE, self.activity_class, g)]
         for name, predicate in self.activity_fields.items():
             value = getattr(activity, name)
             if value is not None:
