@@ -122,3 +122,38 @@ def test_a_sync_interval_bounds_staleness_instead(remote_store_url, monkeypatch)
     assert [m.content for m in relaxed.recall("coder", "walrus")] == ["a walrus fact"]
     relaxed.close()
     strict.close()
+
+
+def test_a_cortex_killed_mid_write_leaves_acknowledged_memories_and_agreeing_indexes(remote_store_url, tmp_path):
+    """kill -9 of a process writing batches (through the Graph Store Protocol, then its change record): what it
+    acknowledged is there, and a new process's index agrees with the store, whatever was cut."""
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    script = textwrap.dedent(f"""
+        from cortex import Cortex
+        cx = Cortex.open({remote_store_url!r}, embeddings=None)
+        cx.agents.register("coder")
+        n = 0
+        while True:
+            batch = cx.store_many("coder", [{{"content": f"batch {{n}} item {{i}} kiwi"}} for i in range(600)])
+            print(batch[0].id, batch[-1].id, flush=True)
+            n += 1
+    """)
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    acknowledged = []
+    deadline = time.monotonic() + 120
+    while len(acknowledged) < 3 and time.monotonic() < deadline:
+        acknowledged.append(writer.stdout.readline().split())
+    time.sleep(0.3)  # somewhere inside the next batch
+    writer.kill()
+    writer.wait()
+    with Cortex.open(remote_store_url, embeddings=None) as cx:
+        cx.agents.register("coder")
+        for first, last in acknowledged:
+            assert cx.get("coder", first) is not None and cx.get("coder", last) is not None
+        stored = cx.sparql("SELECT (COUNT(?m) AS ?n) WHERE { GRAPH <urn:cortex:graph:agent:coder> { "
+                           "?m a <urn:cortex:agentmem:Memory> } }").rows[0]["n"].value
+        assert len(cx.recall("coder", "kiwi", limit=10_000)) == cx.count("coder") == int(stored) >= 3 * 600
