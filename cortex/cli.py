@@ -46,7 +46,10 @@ class _State:
     def need_state_dir(self) -> Path:
         """The store's state directory (tokens, the server's discovery file), for commands that need one."""
         if self.state_dir is None:
-            raise InvalidInputError("store", f"{self.store} has no local state directory for this command")
+            from cortex.state import printable_location
+
+            raise InvalidInputError("store", f"{printable_location(self.store)} has no local state directory for "
+                                             "this command (give --state-dir or $CORTEX_STATE_DIR)")
         return self.state_dir
 
     def registry(self) -> AgentRegistry:

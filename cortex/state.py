@@ -48,3 +48,20 @@ def state_dir_of(location: str | os.PathLike[str] | None) -> Path | None:
         env = os.environ.get(STATE_DIR_ENV)
         return Path(env).expanduser() if env else None
     return Path(os.fspath(location)).expanduser()
+
+
+def printable_location(location: str | os.PathLike[str]) -> str:
+    """A store location fit to print: a URL without its user and password."""
+    text = os.fspath(location)
+    if "://" not in text:
+        return text
+    import urllib.parse
+
+    try:
+        parts = urllib.parse.urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return text.split("://", 1)[0] + "://(an unreadable location)"
+    if not parts.username and not parts.password:
+        return text
+    return urllib.parse.urlunsplit(parts._replace(netloc=(parts.hostname or "") + (f":{port}" if port else "")))

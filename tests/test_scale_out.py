@@ -157,3 +157,18 @@ def test_a_cortex_killed_mid_write_leaves_acknowledged_memories_and_agreeing_ind
         stored = cx.sparql("SELECT (COUNT(?m) AS ?n) WHERE { GRAPH <urn:cortex:graph:agent:coder> { "
                            "?m a <urn:cortex:agentmem:Memory> } }").rows[0]["n"].value
         assert len(cx.recall("coder", "kiwi", limit=10_000)) == cx.count("coder") == int(stored) >= 3 * 600
+
+
+def test_a_server_never_prints_the_store_credentials(virtuoso_server, tmp_path):
+    virtuoso_server.clear()
+    project = make_project(tmp_path / "project", "coder")
+    server = start_server(project, state_dir=tmp_path / "state", CORTEX_STORE=virtuoso_server.url, timeout=60)
+    try:
+        assert httpx.get(f"{server.url}/v1/info", headers={"Authorization": f"Bearer {server.token}"}).json()[
+            "store"].startswith("sparql+http://127.0.0.1:")
+    finally:
+        server.stop()
+    printed = server.process.stderr.read()
+    assert "serving sparql+http://127.0.0.1:" in printed and virtuoso_server.password not in printed
+    assert virtuoso_server.password not in (tmp_path / "state").joinpath("cortex-server.json").read_text() \
+        if (tmp_path / "state" / "cortex-server.json").exists() else True
