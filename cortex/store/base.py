@@ -1,11 +1,12 @@
-"""The storage interface every backend implements (embedded pyoxigraph; a remote SPARQL server later).
+"""The storage interface every backend implements: the embedded pyoxigraph store (:mod:`cortex.store.oxigraph`) and a
+remote SPARQL 1.1 server shared by several Cortex processes (:mod:`cortex.store.remote`).
 
 A backend stores memories as RDF, one named graph per :class:`~cortex.model.Scope`, encoded by
 :mod:`cortex.store.rdf`. It knows nothing about agents' definitions, matching or ranking: the repository
 (:mod:`cortex.memories`) and the engine above it do. Every write method is atomic: after a crash either all
-of its triples are in the store or none are; and every write records, in the same operation, a numbered
-change in the store's log (:meth:`MemoryStore.changes`), so whoever keeps derived data can tell exactly what
-changed since it last looked.
+of its triples are in the store or none are (a remote write too big for one request: see docs/scale-out.md); and
+every write records, in the same operation, a numbered change in the store's log (:meth:`MemoryStore.changes`),
+so whoever keeps derived data can tell exactly what changed since it last looked.
 """
 
 from __future__ import annotations
