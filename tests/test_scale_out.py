@@ -172,3 +172,24 @@ def test_a_server_never_prints_the_store_credentials(virtuoso_server, tmp_path):
     assert "serving sparql+http://127.0.0.1:" in printed and virtuoso_server.password not in printed
     assert virtuoso_server.password not in (tmp_path / "state").joinpath("cortex-server.json").read_text() \
         if (tmp_path / "state" / "cortex-server.json").exists() else True
+
+
+def test_a_state_directory_keeps_index_snapshots_and_catches_up_after_a_restart(remote_store_url, tmp_path):
+    state = tmp_path / "state"
+    first = Cortex.open(remote_store_url, embeddings=None, state_dir=state)
+    first.agents.register("coder")
+    first.store_many("coder", [{"content": f"otter fact {i}"} for i in range(1500)])
+    first.close()  # more than 1000 changes: a snapshot is written
+    assert list(state.rglob("snapshot.npz"))
+    other = Cortex.open(remote_store_url, embeddings=None)
+    other.agents.register("coder")
+    gone = other.recall("coder", "otter fact 7")[0]
+    other.forget("coder", gone.id)
+    other.store("coder", "otter written while the first was down")
+    other.close()
+    again = Cortex.open(remote_store_url, embeddings=None, state_dir=state)
+    again.agents.register("coder")
+    assert len(again.recall("coder", "otter", limit=5000)) == 1500
+    assert again.get("coder", gone.id) is None and again.recall("coder", "while the first was down")
+    assert again.index_status("coder").rebuilds == 0  # read from its snapshot, the log applied since
+    again.close()
