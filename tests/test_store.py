@@ -229,3 +229,26 @@ def test_write_replaces_only_while_the_store_holds_the_version_read(store):
     assert store.get_many(A, [m.id, "m0002"]) == [store.get_many(A, [m.id])[0], None]
     assert store.get_many(A, [m.id])[0].content == "second"
     assert len(store.versions(A, m.id)) == 1
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("kind", ["oxigraph", "virtuoso"])
+def test_a_replacement_that_lost_a_race_on_a_shared_store_is_refused_and_undone(kind, request, monkeypatch):
+    """Two processes read version 1; one updates; the other's conditional replacement then matches nothing on
+    the server. Its check after the write sees the other's version, refuses, and takes back what it added."""
+    location = remote_location(request, kind)
+    a, b = open_store(location, Vocabulary()), open_store(location, Vocabulary())
+    m = memory(1)
+    a.add(A, [m])
+    stale = b._current(A, [m.id])  # b read version 1 here
+    a.write(A, [], [(m, m.model_copy(update={"content": "a's update", "version": 2}), True)])
+    real = b._current
+    calls = iter([stale])
+    monkeypatch.setattr(b, "_current", lambda scope, ids: next(calls, None) or real(scope, ids))
+    with pytest.raises(VersionConflictError) as err:
+        b.write(A, [memory(2)], [(m, m.model_copy(update={"content": "b's update", "version": 2}), True)])
+    assert err.value.actual == 2
+    assert a.get_many(A, [m.id, "m0002"]) == [a.get_many(A, [m.id])[0], None]
+    assert a.get_many(A, [m.id])[0].content == "a's update"
+    a.close()
+    b.close()

@@ -127,9 +127,9 @@ class IndexManager:
             heads = self.store.log_heads(due)
             for other in due:
                 self._synced.add(other)
-                self._checked[other] = now
                 if not self._sync_shared(other, self._indexes[other], heads[other]):
                     self._indexes[other] = self._rebuild(other, carry=self._indexes[other].carried_vectors())
+                self._checked[other] = now  # only once applied: a failed check is tried again
             index = self._indexes[scope]
         return index
 
@@ -153,6 +153,9 @@ class IndexManager:
                 log.warning("the change log of %s no longer holds change %d (compacted by another process): "
                             "rebuilding", scope.label, low)
                 return False
+            found = {c.token for c in records}
+            late = [h.token for h in unknown if h.token not in found]  # numbered below the tail: read by token
+            records = [*records, *self.store.records(scope, late)] if late else records
         new = [c for c in records if c.token not in known]
         if any(c.ids is None for c in new):
             return False
@@ -206,7 +209,7 @@ class IndexManager:
         if index is None:
             path = self._dir(scope) / "snapshot.npz"
             carried = MemoryIndex.read_vectors(path) if path.is_file() else None  # an older format's vectors
-            if self.store.count(scope) == 0:
+            if self.store.count(scope) == 0 and not self.store.shared:  # (shared: the rebuild reads the heads)
                 index = MemoryIndex()
                 self._follow(index, self.store.last_change(scope))
                 self._checkpoint(scope, index)  # an empty snapshot: later loads apply the log onto it

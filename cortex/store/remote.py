@@ -34,7 +34,7 @@ import re
 import time
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -78,9 +78,9 @@ class Endpoint:
     update_url: str
     gsp_url: str | None
     auth: str | None  # "basic" or "digest"
-    username: str | None
-    password: str | None
-    timeout: float
+    username: str | None = field(repr=False)
+    password: str | None = field(repr=False)
+    timeout: float = DEFAULT_TIMEOUT
 
     @property
     def location(self) -> str:
@@ -436,19 +436,34 @@ class RemoteStore:
         ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
         change = self._change(scope, ids, ops, "an update")
         self._keep_texts(scope, list(adds))
-        bumped = [(old, new) for old, new, _ in replaces if new.version != old.version]
-        if bumped:
-            after = self._current(scope, [new.id for _, new in bumped])
-            for old, new in bumped:
+        if replaces:  # the server does not serialise updates: did ours apply, and alone?
+            after = self._current(scope, [new.id for _, new, _ in replaces])
+            for old, new, _ in replaces:
                 pairs = after.get(new.id, [])
-                got = self.codec.stored_version(Quad(self.vocab.memory(scope, new.id), p, o, graph) for p, o in pairs) \
-                    if pairs else 0
-                if got != new.version:  # another writer's update won the race: ours matched nothing
+                if not self._holds(scope, new, pairs):
                     if adds:  # undo what went in with it
                         self._change(scope, [m.id for m in adds],
                                      [self.codec.delete_update(scope, [m.id for m in adds])], "an undo")
+                    got = self.codec.stored_version(Quad(self.vocab.memory(scope, new.id), p, o, graph)
+                                                    for p, o in pairs) if pairs else 0
                     raise VersionConflictError(old.id, old.version, got)
         return change
+
+    _IGNORED = ("usage_count", "last_used_at")
+
+    def _holds(self, scope: Scope, new: Memory, pairs: Sequence[tuple[Any, Any]]) -> bool:
+        """Whether the memory's stored triples are exactly ``new``'s fields (uses aside): a replacement that lost
+        a race to another writer's, or applied beside it, does not (two values of a field, or other values)."""
+        single = {node.value for f, node in self.codec.fields}
+        counts: dict[str, int] = {}
+        for p, _ in pairs:
+            if p.value in single:
+                counts[p.value] = counts.get(p.value, 0) + 1
+        if not pairs or any(n > 1 for n in counts.values()):
+            return False
+        got = self.codec.decode(scope, new.id, ((p.value, o.value) for p, o in pairs if p != self.codec.p_used))
+        return got is not None and got.model_dump(exclude=set(self._IGNORED)) == \
+            new.model_dump(exclude=set(self._IGNORED))
 
     def _replace_op(self, scope: Scope, old: Memory, new: Memory, archive: bool,
                     pairs: Sequence[tuple[Any, Any]]) -> str:
