@@ -260,7 +260,8 @@ class MemoryRepository:
                         stored[memory.id] = memory
 
             activity = provenance.current()
-            self._commit(scope, ids, lambda: self.store.write(scope, adds, replaces, activity=activity, derived=derived),
+            self._commit(scope, ids,
+                         lambda: self.store.write(scope, adds, replaces, activity=activity, derived=derived),
                          apply, vectors, embedded=changed)
             return [stored[old.id] for old, _, _ in replaces if old.id in stored]
 

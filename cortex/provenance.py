@@ -61,7 +61,8 @@ def current() -> Activity:
 def activity(base: Activity | None = None, **changes: str | None) -> Iterator[Activity]:
     """Run the block as ``base`` (default: the current activity) with ``changes`` (values that are not short
     printable text are dropped)."""
-    clean: dict[str, Any] = {k: v for k, v in changes.items() if v is None or (isinstance(v, str) and _VALUE.fullmatch(v))}
+    clean: dict[str, Any] = {k: v for k, v in changes.items()
+                             if v is None or (isinstance(v, str) and _VALUE.fullmatch(v))}
     token = _current.set(replace(base if base is not None else _current.get(), **clean))
     try:
         yield _current.get()

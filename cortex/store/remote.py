@@ -173,8 +173,8 @@ class RemoteStore:
         self.endpoint = location if isinstance(location, Endpoint) else Endpoint.parse(location)
         self.vocab = vocabulary
         self.codec = MemoryCodec(vocabulary)
-        self._client = httpx.Client(auth=_auth(self.endpoint), timeout=httpx.Timeout(self.endpoint.timeout,
-                                                                                       connect=min(5.0, self.endpoint.timeout)),
+        timeout = httpx.Timeout(self.endpoint.timeout, connect=min(5.0, self.endpoint.timeout))
+        self._client = httpx.Client(auth=_auth(self.endpoint), timeout=timeout,
                                     transport=transport, headers={"User-Agent": "cortex"})
         self._closed = False
         #: per scope, the latest log number this process has seen (its next write is numbered after it) and
@@ -214,7 +214,8 @@ class RemoteStore:
               headers: Mapping[str, str] | None = None, params: Mapping[str, Any] | None = None,
               idempotent: bool, what: str) -> httpx.Response:
         """POST with bounded retries: an idempotent request also on a dropped connection or a 502/503/504, any
-        request when it never reached the server or the server rolled it back (a deadlock). Every failure is one :class:`StoreError` naming the server
+        request when it never reached the server or the server rolled it back (a deadlock). Every failure is one
+        :class:`StoreError` naming the server
         (without credentials) and what it said."""
         delay = 0.1
         for attempt in range(1, ATTEMPTS + 1):
@@ -227,7 +228,8 @@ class RemoteStore:
             except httpx.TransportError as exc:
                 failure = f"the SPARQL server at {self.location} did not answer {what}: {exc.__class__.__name__}"
                 if not idempotent or attempt == ATTEMPTS:
-                    raise StoreError(failure + ("" if idempotent else " (the write may or may not have been applied)")) \
+                    maybe = "" if idempotent else " (the write may or may not have been applied)"
+                    raise StoreError(failure + maybe) \
                         from None
             else:
                 if response.status_code < 300:
@@ -244,7 +246,8 @@ class RemoteStore:
     def _refusal(self, response: httpx.Response, what: str) -> str:
         body = " ".join(response.text.split())[:300] if response.content else ""
         reason = {401: "refused the credentials", 403: "refused access"}.get(response.status_code, "refused")
-        return f"the SPARQL server at {self.location} {reason} {what} (HTTP {response.status_code}): {body}".rstrip(": ")
+        status = response.status_code
+        return f"the SPARQL server at {self.location} {reason} {what} (HTTP {status}): {body}".rstrip(": ")
 
     def _update(self, operations: Sequence[str], what: str) -> None:
         """Send ``operations`` as one update request (one transaction)."""
@@ -306,11 +309,11 @@ class RemoteStore:
         self._seen(scope, change.seq)
 
     def _insert_ops(self, scope: Scope, memories: Sequence[Memory]) -> list[str]:
-        graph = self.vocab.graph(scope)
+        graph, quads, step = self.vocab.graph(scope), self.codec.quads, MEMORIES_PER_OPERATION
         cache: dict[Any, Literal] = {}
         return [f"INSERT DATA {{ GRAPH {graph} {{ "
-                f"{self.codec.triples(q for m in memories[i:i + MEMORIES_PER_OPERATION] for q in self.codec.quads(scope, m, cache))}"
-                f" }} }}" for i in range(0, len(memories), MEMORIES_PER_OPERATION)]
+                f"{self.codec.triples(q for m in memories[i:i + step] for q in quads(scope, m, cache))} }} }}"
+                for i in range(0, len(memories), step)]
 
     def _provenance_ops(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None,
                         derived: Sequence[tuple[str, str]]) -> list[str]:
@@ -410,7 +413,8 @@ class RemoteStore:
         graph = self.vocab.graph(scope)
         for start in range(0, len(memory_ids), IDS_PER_READ):
             values = self.codec.values(scope, memory_ids[start:start + IDS_PER_READ])
-            for row in self._select(f"SELECT ?m ?p ?o WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m ?p ?o }} }}",
+            query = f"SELECT ?m ?p ?o WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m ?p ?o }} }}"
+            for row in self._select(query,
                                     ("m", "p", "o")):
                 mid = self.vocab.memory_id(scope, row["m"].value)
                 if mid is not None:
@@ -478,7 +482,8 @@ class RemoteStore:
         if archive:
             quads += self.codec.version_quads(scope, old)
         return (f"DELETE {{ GRAPH {g} {{ {m} ?p ?o }} }} INSERT {{ GRAPH {g} {{ {self.codec.triples(quads)} }} }} "
-                f"WHERE {{ GRAPH {g} {{ {m} ?p ?o . FILTER(?p NOT IN ({kept})) OPTIONAL {{ {m} {self.codec.p_version} ?current }} }} "
+                f"WHERE {{ GRAPH {g} {{ {m} ?p ?o . FILTER(?p NOT IN ({kept})) "
+                f"OPTIONAL {{ {m} {self.codec.p_version} ?current }} }} "
                 f"FILTER(COALESCE(?current, 1) = {int(old.version)}) }}")
 
     def versions(self, scope: Scope, memory_id: str) -> list[Memory]:
@@ -542,7 +547,8 @@ class RemoteStore:
         found: dict[str, str] = {}
         for start in range(0, len(missing), IDS_PER_READ):
             values = self.codec.values(scope, missing[start:start + IDS_PER_READ])
-            for row in self._select(f"SELECT ?m ?c WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {predicate} ?c }} }}",
+            query = f"SELECT ?m ?c WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {predicate} ?c }} }}"
+            for row in self._select(query,
                                     ("m", "c")):
                 mid = self.vocab.memory_id(scope, row["m"].value)
                 if mid is not None:
@@ -556,7 +562,8 @@ class RemoteStore:
         by_subject: dict[str, list[tuple[str, str]]] = {}
         for t in self._whole_graph(self.vocab.graph(scope), scope):
             if isinstance(t.subject, NamedNode):
-                by_subject.setdefault(t.subject.value, []).append((t.predicate.value, str(t.object) if isinstance(t.object, ox.Triple) else t.object.value))
+                value = str(t.object) if isinstance(t.object, ox.Triple) else t.object.value
+                by_subject.setdefault(t.subject.value, []).append((t.predicate.value, value))
         memory_id, decode = self.vocab.memory_id, self.codec.decode
         for subject, pairs in by_subject.items():
             mid = memory_id(scope, subject)
@@ -579,7 +586,8 @@ class RemoteStore:
         return Change(seq, rows[0]["t"].value, None) if rows else None
 
     def changes(self, scope: Scope, after: int, upto: int | None = None) -> list[Change]:
-        return self._read_changes(scope, self._select(self.codec.changes_query(scope, after, upto), ("r", "s", "p", "o")))
+        rows = self._select(self.codec.changes_query(scope, after, upto), ("r", "s", "p", "o"))
+        return self._read_changes(scope, rows)
 
     def _read_changes(self, scope: Scope, rows: list[dict[str, Any]]) -> list[Change]:
         found = self.codec.read_changes((r["r"].value, r["s"].value, r["p"].value, r["o"].value) for r in rows)
@@ -626,7 +634,8 @@ class RemoteStore:
 
     def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
         g = self.vocab.graph(scope)
-        rows = self._select(f"SELECT ?m WHERE {{ GRAPH {g} {{ ?m {self.vocab.predicate('content')} {Literal(content)} ; "
+        content_p = self.vocab.predicate("content")
+        rows = self._select(f"SELECT ?m WHERE {{ GRAPH {g} {{ ?m {content_p} {Literal(content)} ; "
                             f"{self.vocab.predicate('project')} {Literal(project)} }} }}")
         ids = (self.vocab.memory_id(scope, row["m"].value) for row in rows)
         return [i for i in ids if i is not None]
