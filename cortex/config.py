@@ -50,6 +50,8 @@ PROJECT_MARKERS = (".cortex", ".git")
 #: Where agent definitions are discovered, relative to the project root; earlier wins on duplicates.
 AGENT_DIRS = ("agent_defs", ".cortex/agents", ".claude/agents")
 STORE_ENV = "CORTEX_STORE"
+#: The schemes of a remote SPARQL store's location (cortex.store.remote).
+REMOTE_SCHEMES = ("sparql+http", "sparql+https")
 #: Seconds a process without a server waits for another short-lived process to release the store.
 LOCK_WAIT_ENV = "CORTEX_LOCK_WAIT"
 DEFAULT_LOCK_WAIT = 10.0

@@ -86,6 +86,7 @@ class MemoryRepository:
         #: The embedding provider (None: lexical search only).
         self.embeddings = embeddings
         self._indexes = IndexManager(store, index_root(state_dir))
+        self._codec = MemoryCodec(store.vocab)  # the SPARQL texts of provenance reads
         self.lock = OperationLock(self._indexes.begin_operation)
 
     # -- reads -----------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ class MemoryRepository:
 
     def provenance(self, scope: Scope, memory: Memory) -> Provenance:
         """The memory's PROV-O provenance as the store holds it."""
-        codec = MemoryCodec(self.store.vocab)
+        codec = self._codec
         with self.lock:
             rows = list(self.store.query(codec.provenance_query(scope, memory.id)))
             versions = [v.version for v in self.store.versions(scope, memory.id)]

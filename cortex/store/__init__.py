@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from cortex import config
 from cortex.errors import InvalidInputError
 from cortex.store.base import MemoryStore
 from cortex.vocab import Vocabulary
@@ -25,13 +26,14 @@ def open_store(location: Location, vocabulary: Vocabulary) -> MemoryStore:
     if location is None or (isinstance(location, str) and location == "memory"):
         return OxigraphStore(None, vocabulary)
     text = os.fspath(location)
-    if "://" in text and text.split("://", 1)[0] in ("sparql+http", "sparql+https"):
+    if "://" in text and text.split("://", 1)[0] in config.REMOTE_SCHEMES:
         from cortex.store.remote import RemoteStore
 
         return RemoteStore(text, vocabulary)
     if "://" in text:
         scheme = text.split("://", 1)[0]
-        raise InvalidInputError("store", f"unknown store scheme {scheme!r}: give a directory, sparql+http(s)://host:port/path, or None for memory")
+        raise InvalidInputError("store", f"unknown store scheme {scheme!r}: give a directory, "
+                                         "sparql+http(s)://host:port/path, or None for memory")
     return OxigraphStore(Path(text).expanduser(), vocabulary)
 
 

@@ -33,7 +33,7 @@ import random
 import re
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -42,16 +42,16 @@ import httpx
 import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad
 
+from cortex import config
 from cortex.errors import InvalidInputError, StoreError, VersionConflictError
 from cortex.model import Memory, Scope
 from cortex.provenance import Activity
 from cortex.store.base import Change
 from cortex.store.rdf import MemoryCodec
-from cortex.vocab import Vocabulary, date_time
+from cortex.vocab import Vocabulary
 
 log = logging.getLogger("cortex.store")
 
-SCHEMES = ("sparql+http", "sparql+https")
 #: Memories per ``INSERT DATA`` operation (Virtuoso fails near 200 with SP031), and ids per ``VALUES`` read.
 MEMORIES_PER_OPERATION = 100
 IDS_PER_READ = 500
@@ -92,7 +92,7 @@ class Endpoint:
         """Read a store location; raises :class:`InvalidInputError` (field ``store``) naming what is wrong,
         never echoing the credentials."""
         scheme, sep, _ = text.partition("://")
-        if not sep or scheme not in SCHEMES:
+        if not sep or scheme not in config.REMOTE_SCHEMES:
             raise InvalidInputError("store", f"a remote store location starts with sparql+http:// or sparql+https://"
                                              f", not {scheme!r}")
         try:
@@ -407,18 +407,24 @@ class RemoteStore:
                                  f"triples of {scope.label}: it truncates results (Virtuoso: raise ResultSetMaxRows)")
         return triples
 
+    def _by_id(self, scope: Scope, memory_ids: Sequence[str], query: Callable[[str], str],
+               required: Sequence[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The rows of ``query(values)`` (``values``: the memories' IRIs, a chunk at a time), with the id of the
+        memory each row's ``?m`` is."""
+        for start in range(0, len(memory_ids), IDS_PER_READ):
+            values = self.codec.values(scope, memory_ids[start:start + IDS_PER_READ])
+            for row in self._select(query(values), required):
+                mid = self.vocab.memory_id(scope, row["m"].value)
+                if mid is not None:
+                    yield mid, row
+
     def _current(self, scope: Scope, memory_ids: Sequence[str]) -> dict[str, list[tuple[Any, Any]]]:
         """The (predicate, object) terms of each memory that exists, by id."""
         found: dict[str, list[tuple[Any, Any]]] = {}
         graph = self.vocab.graph(scope)
-        for start in range(0, len(memory_ids), IDS_PER_READ):
-            values = self.codec.values(scope, memory_ids[start:start + IDS_PER_READ])
-            query = f"SELECT ?m ?p ?o WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m ?p ?o }} }}"
-            for row in self._select(query,
-                                    ("m", "p", "o")):
-                mid = self.vocab.memory_id(scope, row["m"].value)
-                if mid is not None:
-                    found.setdefault(mid, []).append((row["p"], row["o"]))
+        for mid, row in self._by_id(scope, memory_ids, lambda values: f"SELECT ?m ?p ?o WHERE {{ VALUES ?m {{ "
+                                    f"{values} }} GRAPH {graph} {{ ?m ?p ?o }} }}", ("m", "p", "o")):
+            found.setdefault(mid, []).append((row["p"], row["o"]))
         return found
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
@@ -515,47 +521,41 @@ class RemoteStore:
         wanted = list(dict.fromkeys(memory_ids))
         pairs: dict[str, list[tuple[str, str]]] = {}
         uses: dict[str, tuple[int, str]] = {}
-        for start in range(0, len(wanted), IDS_PER_READ):
-            values = self.codec.values(scope, wanted[start:start + IDS_PER_READ])
-            rows = self._select(
-                f"SELECT ?m ?p ?o ?n ?last WHERE {{ {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m ?p ?o }} "
-                f"FILTER(?p != {used}) }} UNION {{ SELECT ?m (COUNT(?u) AS ?n) (MAX(STR(?u)) AS ?last) WHERE {{ "
-                f"VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {used} ?u }} }} GROUP BY ?m }} }}", ("m",))
-            for row in rows:
-                mid = self.vocab.memory_id(scope, row["m"].value)
-                if mid is None:
-                    continue
-                if row.get("p") is not None:
-                    pairs.setdefault(mid, []).append((row["p"].value, row["o"].value))
-                elif row.get("n") is not None and row.get("last") is not None:
-                    uses[mid] = (int(row["n"].value), row["last"].value)
+
+        def query(values: str) -> str:
+            return (f"SELECT ?m ?p ?o ?n ?last WHERE {{ {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m ?p ?o }} "
+                    f"FILTER(?p != {used}) }} UNION {{ SELECT ?m (COUNT(?u) AS ?n) (MAX(STR(?u)) AS ?last) WHERE {{ "
+                    f"VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {used} ?u }} }} GROUP BY ?m }} }}")
+
+        for mid, row in self._by_id(scope, wanted, query, ("m",)):
+            if row.get("p") is not None:
+                pairs.setdefault(mid, []).append((row["p"].value, row["o"].value))
+            elif row.get("n") is not None and row.get("last") is not None:
+                uses[mid] = (int(row["n"].value), row["last"].value)
         decode = self.codec.decode
         found = [decode(scope, i, pairs[i], uses.get(i)) if i in pairs else None for i in memory_ids]
         self._keep_texts(scope, [m for m in found if m is not None])
         return found
 
     def _keep_texts(self, scope: Scope, memories: Sequence[Memory]) -> None:
-        """Remember the contents just read (valid until the log names the memory: see ``changes``)."""
-        if len(self._texts) + len(memories) > CACHED_TEXTS:
+        """Remember the contents of memories just read or written."""
+        self._remember_texts(scope, {m.id: m.content for m in memories})
+
+    def _remember_texts(self, scope: Scope, texts: Mapping[str, str]) -> None:
+        """Remember contents by id, valid until the log names the memory (see ``changes``); past
+        :data:`CACHED_TEXTS` the cache starts again."""
+        if len(self._texts) + len(texts) > CACHED_TEXTS:
             self._texts.clear()
-        self._texts.update(((scope, m.id), m.content) for m in memories[:CACHED_TEXTS])
+        self._texts.update(((scope, i), text) for i, text in list(texts.items())[:CACHED_TEXTS])
 
     def contents(self, scope: Scope, memory_ids: Sequence[str]) -> list[str | None]:
         graph, predicate = self.vocab.graph(scope), self.vocab.predicate("content")
         texts = self._texts
         missing = [i for i in dict.fromkeys(memory_ids) if (scope, i) not in texts]
-        found: dict[str, str] = {}
-        for start in range(0, len(missing), IDS_PER_READ):
-            values = self.codec.values(scope, missing[start:start + IDS_PER_READ])
-            query = f"SELECT ?m ?c WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {predicate} ?c }} }}"
-            for row in self._select(query,
-                                    ("m", "c")):
-                mid = self.vocab.memory_id(scope, row["m"].value)
-                if mid is not None:
-                    found[mid] = row["c"].value
-        if len(texts) + len(found) > CACHED_TEXTS:
-            texts.clear()
-        texts.update(((scope, i), text) for i, text in found.items())
+        found = {mid: row["c"].value for mid, row in self._by_id(
+            scope, missing, lambda values: f"SELECT ?m ?c WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ "
+                                           f"?m {predicate} ?c }} }}", ("m", "c"))}
+        self._remember_texts(scope, found)
         return [found[i] if i in found else texts.get((scope, i)) for i in memory_ids]
 
     def iter_memories(self, scope: Scope) -> Iterator[Memory]:
@@ -565,14 +565,15 @@ class RemoteStore:
                 value = str(t.object) if isinstance(t.object, ox.Triple) else t.object.value
                 by_subject.setdefault(t.subject.value, []).append((t.predicate.value, value))
         memory_id, decode = self.vocab.memory_id, self.codec.decode
+        scanned: dict[str, str] = {}
         for subject, pairs in by_subject.items():
             mid = memory_id(scope, subject)
             if mid is not None:
                 memory = decode(scope, mid, pairs)
                 if memory is not None:
-                    if len(self._texts) < CACHED_TEXTS:  # a rebuild's scan: recall's hits cost no round trip
-                        self._texts[(scope, mid)] = memory.content
+                    scanned[mid] = memory.content  # a rebuild's scan: recall's hits cost no round trip
                     yield memory
+        self._remember_texts(scope, scanned)
 
     def last_change(self, scope: Scope) -> Change | None:
         rows = self._select(self.codec.last_change_query(scope))
@@ -716,9 +717,4 @@ def query_form(text: str) -> str | None:
     return None
 
 
-def is_remote(location: str) -> bool:
-    """Whether a store location names a remote SPARQL server."""
-    return location.split("://", 1)[0] in SCHEMES
-
-
-__all__ = ["Endpoint", "RemoteStore", "is_remote", "date_time"]
+__all__ = ["Endpoint", "RemoteStore"]
