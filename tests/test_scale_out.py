@@ -150,13 +150,51 @@ def test_a_cortex_killed_mid_write_leaves_acknowledged_memories_and_agreeing_ind
     time.sleep(0.3)  # somewhere inside the next batch
     writer.kill()
     writer.wait()
+    count = "SELECT (COUNT(?m) AS ?n) WHERE { GRAPH <urn:cortex:graph:agent:coder> { ?m a <urn:cortex:agentmem:Memory> } }"
+    with Cortex.open(remote_store_url, embeddings=None) as probe:  # the server may still be loading a whole
+        counts = [-1, -2]  # request the writer sent before it died: wait until it has
+        while counts[-1] != counts[-2]:
+            time.sleep(0.5)
+            counts.append(int(probe.sparql(count).rows[0]["n"].value))
     with Cortex.open(remote_store_url, embeddings=None) as cx:
         cx.agents.register("coder")
         for first, last in acknowledged:
             assert cx.get("coder", first) is not None and cx.get("coder", last) is not None
-        stored = cx.sparql("SELECT (COUNT(?m) AS ?n) WHERE { GRAPH <urn:cortex:graph:agent:coder> { "
-                           "?m a <urn:cortex:agentmem:Memory> } }").rows[0]["n"].value
-        assert len(cx.recall("coder", "kiwi", limit=10_000)) == cx.count("coder") == int(stored) >= 3 * 600
+        stored = int(cx.sparql(count).rows[0]["n"].value)
+        assert len(cx.recall("coder", "kiwi", limit=10_000)) == cx.count("coder") == stored >= 3 * 600
+
+
+def test_an_unlogged_write_landing_during_an_index_scan_is_indexed_by_the_next_load(remote_store_url, tmp_path):
+    """A writer that died after its data reached the server but before its change record: data landing while
+    another Cortex builds its index must not be taken for incomplete subjects (and so stay unindexed for good):
+    the next load's count check finds and indexes it."""
+    from cortex.model import Memory, MemoryType, new_memory_id, utcnow
+
+    with Cortex.open(remote_store_url, embeddings=None) as writer:
+        writer.agents.register("coder")
+        writer.store("coder", "a logged kiwi fact")
+    late = [Memory(id=new_memory_id(), agent="coder", content=f"unlogged kiwi {i}", type=MemoryType.INSIGHT,
+                   project="p", confidence=1.0, usage_count=0, created_at=utcnow(), last_used_at=utcnow())
+            for i in range(3)]
+    state = tmp_path / "state"
+    reader = Cortex.open(remote_store_url, embeddings=None, state_dir=state)
+    reader.agents.register("coder")
+    store = reader._memories._indexes.store
+    scan = store.iter_memories
+
+    def scan_then_an_unlogged_write(scope):
+        scanned = list(scan(scope))
+        if scope.label == "agent 'coder'":
+            store._update(store._insert_ops(scope, late), "the dead writer's data, without its change record")
+        return iter(scanned)
+
+    store.iter_memories = scan_then_an_unlogged_write
+    assert [m.content for m in reader.recall("coder", "kiwi")] == ["a logged kiwi fact"]
+    store.iter_memories = scan
+    reader.close()
+    with Cortex.open(remote_store_url, embeddings=None, state_dir=state) as again:
+        again.agents.register("coder")
+        assert len(again.recall("coder", "kiwi")) == again.count("coder") == 4
 
 
 def test_a_server_never_prints_the_store_credentials(virtuoso_server, tmp_path):

@@ -328,6 +328,10 @@ class IndexManager:
             heads = self.store.log_heads([scope])[scope]
             self._known[scope], self._seen_heads[scope] = {}, {h.token for h in heads}
             self._remember(scope, index, self.store.changes(scope, max(0, index.seq - SHARED_WINDOW)))
+        # counted before the scan: a write landing during the scan (on a shared store, even one whose writer died
+        # before logging it) must not be taken for incomplete subjects and stay unindexed; a later count check
+        # finds it instead
+        stored = self.store.count(scope)
         # in id order, which is creation order: rankings break their last ties the same way as before the rebuild
         index.add_many(sorted(self.store.iter_memories(scope), key=lambda m: m.id))
         index.merge()
@@ -335,7 +339,7 @@ class IndexManager:
             carry.apply(index)
         if persist and self.root is not None:
             self._apply_vector_log(scope, index)
-        index.foreign = self.store.count(scope) - len(index)
+        index.foreign = max(0, stored - len(index))
         if index.foreign:
             log.warning("%s: %d memory subjects in the store are incomplete and not indexed", scope.label, index.foreign)
         self.rebuilds[scope] = self.rebuilds.get(scope, 0) + 1
