@@ -682,10 +682,10 @@ class Cortex:
         there were more); ``timeout`` seconds, else :class:`QueryTimeoutError`. Updates and ``SERVICE`` are
         refused (:class:`InvalidInputError`, field ``query``)."""
         self._check_open()
-        text = sparql.check_query(query)
+        text, names_dataset = sparql.check_query(query)
         rows = check_limit(limit, "limit", 10**12) if limit is not None else None
         store = self._memories.store
-        if agent is not None and store.shared and sparql.names_dataset(text):
+        if agent is not None and store.shared and names_dataset:
             # servers differ on whether the protocol's dataset overrides the query's (Virtuoso keeps FROM)
             raise InvalidInputError("query", "names FROM or FROM NAMED: on a remote store an agent's query reads "
                                              "exactly the graphs the agent may read; leave the dataset out")

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyoxigraph as ox
 
@@ -75,7 +75,15 @@ def _positive(name: str, default: Any, kind: type) -> Any:
     return value
 
 
-def check_query(query: Any) -> str:
+class CheckedQuery(NamedTuple):
+    """A query :func:`check_query` accepted, with what its parse tree says about it."""
+
+    text: str
+    #: whether it names its own dataset (``FROM`` or ``FROM NAMED``)
+    names_dataset: bool
+
+
+def check_query(query: Any) -> CheckedQuery:
     """A query the surface runs: text, not too long, a read-only SPARQL 1.1 query calling no other endpoint.
 
     The query is parsed (rdflib's SPARQL 1.1 parser) and judged on its parse tree, never by matching text: an
@@ -108,16 +116,7 @@ def check_query(query: Any) -> str:
                                              "Cortex API, CLI or HTTP routes to change memories)") from None
     if _calls_service(tree):
         raise InvalidInputError("query", "SERVICE is refused: a query runs on this store only")
-    return query
-
-
-def names_dataset(query: str) -> bool:
-    """Whether a (checked) query names its own dataset (``FROM`` or ``FROM NAMED``)."""
-    from rdflib.plugins.sparql.parser import parseQuery
-
-    with _PARSE_LOCK:
-        tree = parseQuery(query)
-    return "datasetClause" in tree[1]  # (CompValue.get answers a missing key with its name)
+    return CheckedQuery(query, "datasetClause" in tree[1])  # (CompValue.get answers a missing key with its name)
 
 
 def _calls_service(node: Any) -> bool:
@@ -353,6 +352,6 @@ def negotiate(accept: str | None, kinds: Iterable[str] = ("solutions", "graph"))
     return None
 
 
-__all__ = ["DEFAULT_ROW_LIMIT", "DEFAULT_TIMEOUT", "FORMATS", "SparqlResult", "check_format", "check_query",
+__all__ = ["DEFAULT_ROW_LIMIT", "DEFAULT_TIMEOUT", "FORMATS", "CheckedQuery", "SparqlResult", "check_format", "check_query",
            "configured_limit", "configured_timeout",
            "check_substitutions", "collect", "from_json", "graphs_clause", "guarded", "media_type", "negotiate", "run"]
