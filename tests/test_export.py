@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
@@ -383,3 +384,74 @@ def test_progress_goes_to_stderr_never_stdout(tmp_path):
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout) == {"imported": {"agent:api": 1}}  # stdout: the JSON alone
     assert "indexing memories" in ran.stderr and "checking subjects" in ran.stderr
+
+
+def test_an_import_larger_than_one_bulk_batch_is_journaled_and_complete(tmp_path, clock, monkeypatch):
+    """Past oxigraph's atomic bulk batch an import is written in several bulk batches behind a journal: all of it
+    lands, the journal is gone, and the log has one record per scope."""
+    from cortex.store import oxigraph
+
+    data, before = _bulk_file(tmp_path, clock, 1500)
+    monkeypatch.setattr(oxigraph, "BULK_IMPORT_MAX", 5_000)
+    monkeypatch.setattr(oxigraph, "JOURNAL_CHUNK", 4_000)
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        assert len(before) > 3 * oxigraph.JOURNAL_CHUNK
+        assert cx.import_rdf(data, format="nquads") == {"agent:api": 1500}
+        assert dataset(cx) == before and cx.count("api") == 1500
+        assert cx.sparql("ASK { GRAPH ?g { ?j <urn:cortex:agentmem:creates> ?line } }").boolean is False
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        assert dataset(cx) == before and len(cx.recall("api", "cache", limit=10_000)) == 1500
+
+
+@pytest.mark.parametrize("killed_after_chunks", [0, 2])
+def test_a_journaled_import_killed_part_way_is_undone_on_the_next_open(tmp_path, clock, killed_after_chunks):
+    """kill -9 of a process in the middle of a journaled import: the next open deletes what it wrote, so the
+    store and the indexes hold exactly the state before it; what was there before (memories, and the
+    provenance activities the file names again) is kept."""
+    import subprocess
+    import sys
+    import textwrap
+
+    data, _ = _bulk_file(tmp_path, clock, 3000)
+    quads = list(ox.parse(data, ox.RdfFormat.N_QUADS))
+    memories = sorted({q.subject.value for q in quads if ":memory:" in q.subject.value})
+    first = set(memories[:1500])  # the first half, with its part of the write's activity
+
+    def part(keep: bool) -> bytes:
+        def wanted(q: ox.Quad) -> bool:
+            if ":activity:" in q.subject.value:
+                return q.predicate.value != "http://www.w3.org/ns/prov#generated" or (q.object.value in first) == keep
+            return (q.subject.value in first) == keep
+        return ox.serialize([q for q in quads if wanted(q)], format=ox.RdfFormat.N_QUADS)
+
+    (tmp_path / "all.nq").write_bytes(part(False))
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        kept = cx.store("ui", "a memory from before the import")
+        assert cx.import_rdf(part(True), format="nquads") == {"agent:api": 1500}  # the activity is in the store now
+        before = dataset(cx)
+    script = textwrap.dedent(f"""
+        import os
+        from cortex import Cortex
+        from cortex.store import oxigraph
+        from tests.test_export import _agents
+        oxigraph.BULK_IMPORT_MAX, oxigraph.JOURNAL_CHUNK = 5_000, 4_000
+        cx = _agents(Cortex.open({str(tmp_path / "dst")!r}, embeddings=None))
+        real, calls = cx._memories.store._store.bulk_extend, [0]
+        def bulk_extend(quads):
+            if calls[0] == {killed_after_chunks} + 1:  # the journal's batch, then the data's
+                os._exit(9)
+            real(quads)
+            calls[0] += 1
+        cx._memories.store._store = type("S", (), {{"__getattr__": lambda s, n: getattr(real.__self__, n),
+                                                   "bulk_extend": staticmethod(bulk_extend)}})()
+        cx.import_rdf({str(tmp_path / "all.nq")!r})
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=str(Path(__file__).parent.parent))
+    assert done.returncode == 9
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        assert dataset(cx) == before
+        assert cx.count("api") == 1500 and len(cx.recall("api", "cache", limit=10_000)) == 1500
+        assert [m.id for m in cx.recall("ui", "before")] == [kept.id]
+        assert cx.sparql("ASK { GRAPH ?g { ?j <urn:cortex:agentmem:creates> ?line } }").boolean is False
+        assert cx.import_rdf(tmp_path / "all.nq") == {"agent:api": 1500}  # and it can be imported again
+        assert len(cx.recall("api", "cache", limit=10_000)) == 3000

@@ -368,3 +368,35 @@ def test_kill_9_during_updates_and_supersessions_leaves_old_or_new_state(store_p
         assert len(cx.recall("a", "learning", scope="team:t", limit=1000)) >= 60
     finally:
         cx.close()
+
+
+def test_a_bulk_write_larger_than_one_batch_is_all_or_nothing_across_kill_9(store_path):
+    """``store_many`` of more memories than one atomic bulk batch holds goes behind a journal: complete when it
+    returns, and undone whole on the next open when the process dies part way (never some chunks of it)."""
+    done = run_python(f"""
+        import os
+        from cortex import Cortex
+        from cortex.store import oxigraph
+        oxigraph.BULK_CHUNK, oxigraph.JOURNAL_CHUNK = 1_000, 3_000
+        cx = Cortex.open({str(store_path)!r}, embeddings=None)
+        cx.agents.register("coder")
+        whole = cx.store_many("coder", [{{"content": f"whole batch {{i}} kiwi"}} for i in range(2_500)])
+        print(len(whole), flush=True)
+        real, calls = cx._memories.store._store.bulk_extend, [0]
+        def bulk_extend(quads):
+            if calls[0] == 2:  # the journal's batch, one batch of data, then death
+                os._exit(9)
+            real(quads)
+            calls[0] += 1
+        cx._memories.store._store = type("S", (), {{"__getattr__": lambda s, n: getattr(real.__self__, n),
+                                                   "bulk_extend": staticmethod(bulk_extend)}})()
+        cx.store_many("coder", [{{"content": f"cut batch {{i}} kiwi"}} for i in range(2_500)])
+    """)
+    assert done.returncode == 9, done.stderr
+    assert done.stdout.split() == ["2500"]
+    with Cortex.open(store_path, embeddings=None) as cx:
+        cx.agents.register("coder")
+        assert cx.count("coder") == 2500 == len(cx.recall("coder", "kiwi", limit=10_000))
+        assert cx.recall("coder", "cut") == [] and len(cx.recall("coder", "whole", limit=10_000)) == 2500
+        stored = cx.sparql("SELECT (COUNT(?m) AS ?n) WHERE { GRAPH ?g { ?m a <urn:cortex:agentmem:Memory> } }")
+        assert int(stored.rows[0]["n"].value) == 2500

@@ -36,12 +36,17 @@ log = logging.getLogger("cortex")
 OWNER_FILE = "cortex-owner.json"
 #: Batches at least this large go through ``bulk_extend`` (SST ingestion, ~5x faster than a transaction).
 BULK_THRESHOLD = 1000
-#: ``bulk_extend`` ingests each batch of up to 1,000,000 quads atomically; stay well below that.
+#: ``bulk_extend`` ingests each batch of up to 1,000,000 quads atomically: a write of at most this many memories
+#: is one batch, a larger one a journaled bulk load.
 BULK_CHUNK = 50_000
 #: An import of at most this many quads (its log records included) is one ``bulk_extend`` call: oxigraph's bulk
 #: loader cuts batches of 1,000,000 quads, and one batch is one atomic multi-column-family SST ingestion. A
-#: larger file is one ``extend`` transaction instead (atomic, about 2.5x slower).
+#: larger file is a journaled bulk load (:meth:`OxigraphStore._journaled_load`).
 BULK_IMPORT_MAX = 1_000_000
+#: The quads of one ``bulk_extend`` call of a journaled load (under the loader's 1M-quad batch).
+JOURNAL_CHUNK = 500_000
+#: Subjects rolled back per update when a journaled load is undone.
+ROLLBACK_CHUNK = 2_000
 
 
 def _lock_holder(lock_file: Path) -> int | None:
@@ -102,6 +107,7 @@ class OxigraphStore:
         self._write_lock = threading.Lock()
         self._last: dict[Scope, Change | None] = {}  # this process is the only writer: the log's tail, cached
         self._store = self._open()
+        self._undo_unfinished_loads()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -167,21 +173,18 @@ class OxigraphStore:
     def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None) -> Change:
         with self._write_lock:
             change = self._next(scope)
-            log = self.codec.change_quads(scope, change.seq, change.token, [m.id for m in memories])
+            record = self.codec.change_quads(scope, change.seq, change.token, [m.id for m in memories])
+            cache: dict[Any, Literal] = {}
+            data = [q for m in memories for q in self.codec.quads(scope, m, cache)]
             if activity is not None:
-                log += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
+                data += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
             try:
-                cache: dict[Any, Literal] = {}
-                quads = self.codec.quads
                 if len(memories) < BULK_THRESHOLD:
-                    self._store.extend([*log, *(q for m in memories for q in quads(scope, m, cache))])
-                else:
-                    # each chunk is atomic on its own; the log record goes with the first, so a crash between
-                    # chunks leaves a record naming every id (or "bulk"), never data without a record
-                    for start in range(0, len(memories), BULK_CHUNK):
-                        chunk = memories[start : start + BULK_CHUNK]
-                        batch = [q for m in chunk for q in quads(scope, m, cache)]
-                        self._store.bulk_extend([*log, *batch] if start == 0 else batch)
+                    self._store.extend([*record, *data])
+                elif len(memories) <= BULK_CHUNK:
+                    self._store.bulk_extend([*record, *data])
+                else:  # more than one atomic bulk batch holds
+                    self._journaled_load(data, record)
             except OSError as exc:
                 raise StoreError(f"writing {len(memories)} memories failed: {exc}") from exc
             self._last[scope] = change
@@ -196,15 +199,63 @@ class OxigraphStore:
                 quads += self.codec.change_quads(scope, change.seq, change.token, ids)
                 quads += data
             try:
-                # every scope of the file, or none: one atomic bulk batch, or one transaction when larger
-                if BULK_THRESHOLD <= len(quads) <= BULK_IMPORT_MAX:
+                # every scope of the file, or none: one atomic bulk batch, one transaction when small, a
+                # journaled bulk load when larger than one batch
+                if len(quads) < BULK_THRESHOLD:
+                    self._store.extend(quads)
+                elif len(quads) <= BULK_IMPORT_MAX:
                     self._store.bulk_extend(quads)
                 else:
-                    self._store.extend(quads)
+                    records = [q for scope, (_, ids) in batches.items()
+                               for q in self.codec.change_quads(scope, changes[scope].seq, changes[scope].token, ids)]
+                    self._journaled_load([q for data, _ in batches.values() for q in data], records)
             except OSError as exc:
                 raise StoreError(f"importing {len(quads)} quads failed: {exc}") from exc
             self._last.update(changes)
             return changes
+
+    def _journaled_load(self, data: Sequence[Quad], records: Sequence[Quad]) -> None:
+        """Add more quads than one atomic bulk batch holds, all or nothing across a crash: a journal naming
+        every (graph, subject) the load creates goes in first (one atomic batch); then the data, in bulk
+        batches; then one update writes the log records and drops the journal, which is the commit point. A
+        store opened with a journal left behind deletes what it names (:meth:`_undo_unfinished_loads`).
+        Quads about subjects the store already holds (an activity imported again) are written by the commit
+        update itself, so an undo never deletes what was there before."""
+        g = self.codec.log_graph
+        journal = NamedNode(f"{self.vocab.ns}:load:{os.urandom(8).hex()}")
+        p_creates = self.vocab.predicate("creates")
+        subjects = dict.fromkeys((q.graph_name, q.subject) for q in data)
+        held = {pair for pair in subjects if next(iter(self._store.quads_for_pattern(pair[1], None, None, pair[0])),
+                                                  None) is not None}
+        lines = [Quad(journal, p_creates, Literal(f"{graph.value} {subject.value}"), g)  # type: ignore[union-attr]
+                 for graph, subject in subjects if (graph, subject) not in held]
+        (self._store.bulk_extend if len(lines) >= BULK_THRESHOLD else self._store.extend)(lines)
+        fresh = [q for q in data if (q.graph_name, q.subject) not in held] if held else data
+        for start in range(0, len(fresh), JOURNAL_CHUNK):
+            self._store.bulk_extend(fresh[start:start + JOURNAL_CHUNK])
+        late = [*records, *(q for q in data if (q.graph_name, q.subject) in held)]
+        inserts = " ; ".join(f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(group)} }} }}"
+                             for graph, group in itertools.groupby(sorted(late, key=lambda q: str(q.graph_name)),
+                                                                   key=lambda q: q.graph_name))
+        self._store.update(f"DELETE WHERE {{ GRAPH {g} {{ {journal} {p_creates} ?line }} }} ; {inserts}")
+
+    def _undo_unfinished_loads(self) -> None:
+        """Delete what a journaled load that never reached its commit wrote (the process died part way), so the
+        store holds the state from before it, as its change log says."""
+        g = self.codec.log_graph
+        p_creates = self.vocab.predicate("creates")
+        pending = [(q.subject, q.object) for q in self._store.quads_for_pattern(None, p_creates, None, g)
+                   if isinstance(q.object, Literal)]
+        if not pending:
+            return
+        log.warning("undoing %d unfinished bulk load(s) in %s (the process writing them stopped part way)",
+                    len({journal for journal, _ in pending}), self.location)
+        for start in range(0, len(pending), ROLLBACK_CHUNK):
+            chunk = pending[start:start + ROLLBACK_CHUNK]
+            pairs = " ".join("({} {})".format(*map(NamedNode, line.value.split(" ", 1))) for _, line in chunk)
+            done = " ".join(f"{journal} {p_creates} {line} ." for journal, line in chunk)
+            self._store.update(f"DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?g ?s) {{ {pairs} }} "
+                               f"GRAPH ?g {{ ?s ?p ?o }} }} ; DELETE DATA {{ GRAPH {g} {{ {done} }} }}")
 
     def export(self, scope: Scope) -> Iterator[Quad]:
         return itertools.chain(self._store.quads_for_pattern(None, None, None, self.vocab.graph(scope)),
