@@ -50,6 +50,8 @@ def test_add_then_read_back_every_field(store):
     assert store.get_many(A, [m.id, "missing"]) == [m, None]
     assert store.contents(A, ["missing", m.id]) == [None, m.content]
     assert list(store.iter_memories(A)) == [m]
+    for read in (*store.get_many(A, [m.id]), *store.iter_memories(A)):  # complete, valid models (built trusted)
+        assert set(read.__dict__) == set(Memory.model_fields) and Memory.model_validate(read.model_dump()) == read
     assert store.count(A) == 1 and store.count(B) == 0
     assert store.find_content(A, m.content, "p") == [m.id]
     assert store.find_content(A, m.content, "other") == []

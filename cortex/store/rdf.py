@@ -247,10 +247,11 @@ class MemoryCodec:
             else owner
         if replaced_by is not None:
             values["superseded_by"] = self.vocab.memory_id(scope, replaced_by)
-        # model_construct: the values come from our own typed literals, converted right here
-        return Memory.model_construct(
+        values.setdefault("superseded_by", None)
+        # trusted: every field, each value from our own typed literals, converted right here
+        return Memory.trusted(dict(
             id=memory_id, agent=scope.name if scope.kind == "agent" else (writer or ""), tags=tuple(sorted(tags)),
-            scope=scope.relative, author=writer if writer is not None else (scope.name or None), **values)
+            scope=scope.relative, author=writer if writer is not None else (scope.name or None), **values))
 
     # -- provenance (PROV-O) -----------------------------------------------------------------------
 
