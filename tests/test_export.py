@@ -434,11 +434,11 @@ def test_a_journaled_import_killed_part_way_is_undone_on_the_next_open(tmp_path,
         from cortex import Cortex
         from cortex.store import oxigraph
         from tests.test_export import _agents
-        oxigraph.BULK_IMPORT_MAX, oxigraph.JOURNAL_CHUNK = 5_000, 4_000
+        oxigraph.BULK_IMPORT_MAX, oxigraph.JOURNAL_CHUNK, oxigraph.ROLLBACK_CHUNK = 5_000, 4_000, 500
         cx = _agents(Cortex.open({str(tmp_path / "dst")!r}, embeddings=None))
         real, calls = cx._memories.store._store.bulk_extend, [0]
         def bulk_extend(quads):
-            if calls[0] == {killed_after_chunks} + 1:  # the journal's batch, then the data's
+            if calls[0] == {killed_after_chunks}:  # after this many batches of data
                 os._exit(9)
             real(quads)
             calls[0] += 1

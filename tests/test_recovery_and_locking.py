@@ -377,14 +377,14 @@ def test_a_bulk_write_larger_than_one_batch_is_all_or_nothing_across_kill_9(stor
         import os
         from cortex import Cortex
         from cortex.store import oxigraph
-        oxigraph.BULK_CHUNK, oxigraph.JOURNAL_CHUNK = 1_000, 3_000
+        oxigraph.BULK_CHUNK, oxigraph.JOURNAL_CHUNK, oxigraph.ROLLBACK_CHUNK = 1_000, 3_000, 700
         cx = Cortex.open({str(store_path)!r}, embeddings=None)
         cx.agents.register("coder")
         whole = cx.store_many("coder", [{{"content": f"whole batch {{i}} kiwi"}} for i in range(2_500)])
         print(len(whole), flush=True)
         real, calls = cx._memories.store._store.bulk_extend, [0]
         def bulk_extend(quads):
-            if calls[0] == 2:  # the journal's batch, one batch of data, then death
+            if calls[0] == 1:  # one batch of data, then death
                 os._exit(9)
             real(quads)
             calls[0] += 1

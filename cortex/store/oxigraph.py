@@ -45,7 +45,7 @@ BULK_CHUNK = 50_000
 BULK_IMPORT_MAX = 1_000_000
 #: The quads of one ``bulk_extend`` call of a journaled load (under the loader's 1M-quad batch).
 JOURNAL_CHUNK = 500_000
-#: Subjects rolled back per update when a journaled load is undone.
+#: Subjects per line of a journal (one literal), so per update when a journaled load is undone.
 ROLLBACK_CHUNK = 2_000
 
 
@@ -227,9 +227,11 @@ class OxigraphStore:
         subjects = dict.fromkeys((q.graph_name, q.subject) for q in data)
         held = {pair for pair in subjects if next(iter(self._store.quads_for_pattern(pair[1], None, None, pair[0])),
                                                   None) is not None}
-        lines = [Quad(journal, p_creates, Literal(f"{graph.value} {subject.value}"), g)  # type: ignore[union-attr]
-                 for graph, subject in subjects if (graph, subject) not in held]
-        (self._store.bulk_extend if len(lines) >= BULK_THRESHOLD else self._store.extend)(lines)
+        created = [f"{graph.value} {subject.value}" for graph, subject in subjects  # type: ignore[union-attr]
+                   if (graph, subject) not in held]
+        # one literal per ROLLBACK_CHUNK subjects, a line each: a few quads, whatever the size of the load
+        self._store.extend([Quad(journal, p_creates, Literal("\n".join(created[start:start + ROLLBACK_CHUNK])), g)
+                            for start in range(0, len(created), ROLLBACK_CHUNK)])
         fresh = [q for q in data if (q.graph_name, q.subject) not in held] if held else data
         for start in range(0, len(fresh), JOURNAL_CHUNK):
             self._store.bulk_extend(fresh[start:start + JOURNAL_CHUNK])
@@ -250,12 +252,12 @@ class OxigraphStore:
             return
         log.warning("undoing %d unfinished bulk load(s) in %s (the process writing them stopped part way)",
                     len({journal for journal, _ in pending}), self.location)
-        for start in range(0, len(pending), ROLLBACK_CHUNK):
-            chunk = pending[start:start + ROLLBACK_CHUNK]
-            pairs = " ".join("({} {})".format(*map(NamedNode, line.value.split(" ", 1))) for _, line in chunk)
-            done = " ".join(f"{journal} {p_creates} {line} ." for journal, line in chunk)
+        for journal, lines in pending:
+            pairs = " ".join("({} {})".format(*map(NamedNode, line.split(" ", 1)))
+                             for line in lines.value.split("\n") if line)
             self._store.update(f"DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?g ?s) {{ {pairs} }} "
-                               f"GRAPH ?g {{ ?s ?p ?o }} }} ; DELETE DATA {{ GRAPH {g} {{ {done} }} }}")
+                               f"GRAPH ?g {{ ?s ?p ?o }} }} ; DELETE DATA {{ GRAPH {g} {{ {journal} {p_creates} "
+                               f"{lines} }} }}")
 
     def export(self, scope: Scope) -> Iterator[Quad]:
         return itertools.chain(self._store.quads_for_pattern(None, None, None, self.vocab.graph(scope)),
