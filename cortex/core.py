@@ -744,16 +744,25 @@ class Cortex:
         graph = None if agent is None and team is None else self._export_scopes(agent, team, False)[0]
         data = _import_bytes(source)
         vocab = self._memories.store.vocab
-        native = shapes.native(vocab)  # the shapes checked in the reading pass; else pyshacl afterwards
+        native = shapes.native(vocab)  # the shapes checked in the judging pass; else pyshacl afterwards
         with self._memories.lock:
-            batches = transfer.read(data, fmt, vocab, graph=graph, existing=self._memories.index,
-                                    shapes=native.check if native is not None else None, progress=progress)
-            if native is None:
-                violations = shapes.validate((q for quads, _ in batches.values() for q in quads), vocab)
-                if violations:
-                    raise transfer.InvalidDataError(violations)
-            self._memories.import_quads(batches, progress=progress)
-        return {scope.key: len(memories) for scope, (_, memories) in batches.items()}
+            parsed = transfer.parse(data, fmt, vocab, graph=graph, progress=progress)
+
+            def check() -> dict[Scope, list[Memory]]:
+                judged = transfer.check(parsed, vocab, existing=self._memories.index,
+                                        shapes=native.check if native is not None else None, progress=progress)
+                if native is None:
+                    violations = shapes.validate((q for quads in parsed.quads.values() for q in quads), vocab)
+                    if violations:
+                        raise transfer.InvalidDataError(violations)
+                return judged
+
+            if parsed.problems:
+                check()  # raises, naming these and whatever else is wrong
+            imported = self._memories.import_quads(
+                parsed.quads, check, (data, transfer.FORMATS[fmt]) if parsed.verbatim and isinstance(data, bytes)
+                else None, progress=progress)
+        return {scope.key: n for scope, n in imported.items()}
 
     # -- prompt integration ----------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pyoxigraph import Quad
+from pyoxigraph import Quad, RdfFormat
 
 from cortex import provenance
 from cortex.embeddings import EmbeddingError, EmbeddingProvider
@@ -266,29 +266,50 @@ class MemoryRepository:
                          apply, vectors, embedded=changed)
             return [stored[old.id] for old, _, _ in replaces if old.id in stored]
 
-    def import_quads(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[Memory]]],
-                     progress: Callable[[str, int, int | None], None] | None = None) -> None:
-        """Import: add each scope's quads (memories with their versions, as an export wrote them) in one
-        atomic write, and index the memories they describe. Vectors are computed later (``reindex``, or a
-        server's background embedding): an import of 100k memories must not wait for a model.
-        ``progress(stage, done, total)``: ``write`` (quads), then ``index`` (memories)."""
-        quads = sum(len(q) for q, _ in batches.values())
-        total = sum(len(ms) for _, ms in batches.values())
-        with self.lock:
-            if progress is not None:
-                progress("write", 0, quads)
-            changes = self.store.load({s: (q, [m.id for m in ms]) for s, (q, ms) in batches.items()})
-            if progress is not None:
-                progress("write", quads, quads)
-            done = 0
-            for scope, (_, memories) in batches.items():
+    def import_quads(self, data: Mapping[Scope, Sequence[Quad]], check: Callable[[], Mapping[Scope, Sequence[Memory]]],
+                     source: tuple[bytes, RdfFormat] | None = None,
+                     progress: Callable[[str, int, int | None], None] | None = None) -> dict[Scope, int]:
+        """Import: add each scope's quads (memories with their versions, as an export wrote them) all or nothing,
+        and index the memories ``check()`` finds in them (it raises to refuse the import; the store may write
+        while it runs, see :meth:`MemoryStore.load`). ``source``: the file's bytes, when they hold exactly
+        ``data``. Vectors are computed later (``reindex``, or a server's background embedding): an import of
+        100k memories must not wait for a model. ``progress(stage, done, total)``: ``index`` (memories), then
+        ``write`` (quads; what is left of it). Returns the memories imported per scope."""
+        quads = sum(len(q) for q in data.values())
+        judged: dict[Scope, Sequence[Memory]] = {}
+
+        def indexed() -> dict[Scope, list[str]]:
+            """Judge the data, then index it: while the store may still be writing it (its bulk loader
+            releases the GIL); taken out of the indexes again if the write fails."""
+            judged.update(check())
+            done, total = 0, sum(len(ms) for ms in judged.values())
+            for scope, memories in judged.items():
                 index = self._indexes.get(scope)
                 for start in range(0, len(memories), 5000):
                     index.add_many(memories[start:start + 5000])
                     done += len(memories[start:start + 5000])
                     if progress is not None:
                         progress("index", done, total)
+            if progress is not None:  # (the store may have been writing meanwhile: the rest of the write)
+                progress("write", 0, quads)
+            return {scope: [m.id for m in memories] for scope, memories in judged.items()}
+
+        with self.lock:
+            for scope in data:  # loaded before the store write: a load's count check must not see it half done
+                self._indexes.get(scope)
+            try:
+                changes = self.store.load(data, indexed, source)
+            except BaseException:
+                for scope, memories in judged.items():
+                    index = self._indexes.get(scope)
+                    for memory in memories:
+                        index.remove(memory.id)
+                raise
+            if progress is not None:
+                progress("write", quads, quads)
+            for scope, memories in judged.items():
                 self._indexes.applied(scope, changes[scope], len(memories))
+        return {scope: len(memories) for scope, memories in judged.items()}
 
     def export(self, scope: Scope) -> Iterator[Quad]:
         """Every quad of the scope's graph, streamed from the store."""

@@ -7,7 +7,8 @@
 * An import checks the whole file before anything is written: every graph is a Cortex scope graph, every
   subject a memory of that graph or an earlier version of one, every memory readable (the fields and types
   Cortex writes), no memory already in the store. The report names the focus node, the property and the
-  problem, and nothing is imported. Then every scope of the file is written in one atomic transaction.
+  problem, and nothing is imported (:func:`parse` reads, :func:`check` judges). Every scope of the file is written
+  all or nothing.
 """
 
 from __future__ import annotations
@@ -118,21 +119,34 @@ class InvalidDataError(InvalidInputError):
 ShapesCheck = Callable[[Iterable[tuple[str, Mapping[str, Sequence[Any]]]]], list[Violation]]
 
 
-def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scope | None = None,
-         existing: Callable[[Scope], Container[str]] | None = None, shapes: ShapesCheck | None = None,
-         progress: Progress | None = None) -> dict[Scope, tuple[list[ox.Quad], list[Memory]]]:
-    """Parse and check an import: the quads of each scope and the memories they describe. ``graph``: the
-    scope a Turtle file (triples, no graph) goes to. ``existing(scope)``: the memory ids the store holds
-    there (importing one again is a conflict). ``shapes``: a SHACL check of every subject, run in the same
-    pass. Raises :class:`InvalidDataError` listing the problems; nothing is written here."""
-    codec = MemoryCodec(vocab)
+@dataclass
+class Parsed:
+    """An import file read and grouped (:func:`parse`), not yet judged (:func:`check`)."""
+
+    #: each scope's quads, as they are to be written
+    quads: dict[Scope, list[ox.Quad]]
+    #: each scope's subjects with their object terms by predicate IRI
+    subjects: dict[Scope, dict[str, dict[str, list[Any]]]]
+    #: problems found while reading (the check adds its own, and reports them all)
+    problems: list[Violation]
+    #: whether the quads to write are exactly the file's (no quad moved to another graph)
+    verbatim: bool
+
+
+def parse(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scope | None = None,
+          progress: Progress | None = None) -> Parsed:
+    """Read an import: each quad goes to the scope whose graph (or provenance graph) holds it, grouped by
+    subject. ``graph``: the scope a Turtle file (triples, no graph) goes to. A file that is not valid
+    ``format`` raises :class:`InvalidInputError`; everything else wrong is in ``problems``."""
     log_graph = f"{vocab.ns}:graph:log"
     activity_prefix, prov_prefix = f"{vocab.ns}:activity:", f"{vocab.ns}:graph:prov:"
     target = vocab.graph(graph) if graph is not None else None
     problems: list[Violation] = []
+    verbatim = True
     # one pass over the parsed quads: each quad's terms are read once, grouped by graph and subject
     scopes: dict[str | None, Scope | None] = {}
-    by_scope: dict[Scope, tuple[list[ox.Quad], dict[str, dict[str, list[Any]]]]] = {}
+    quads_of: dict[Scope, list[ox.Quad]] = {}
+    subjects_of: dict[Scope, dict[str, dict[str, list[Any]]]] = {}
     named, default = ox.NamedNode, ox.DefaultGraph
     count = 0
     try:
@@ -144,7 +158,7 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
             key = g.value if type(g) is named else None
             if key is None and target is not None and type(g) is default:
                 quad = ox.Quad(quad.subject, quad.predicate, quad.object, target)
-                key = target.value
+                key, verbatim = target.value, False
             if key in scopes:
                 scope = scopes[key]
             else:
@@ -167,17 +181,20 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
                 continue
             if subject.value.startswith(activity_prefix) \
                     and subject.value[len(activity_prefix):].startswith(scope.key + ":"):
-                quad = ox.Quad(subject, quad.predicate, quad.object, vocab.prov_graph(scope))  # provenance's graph
+                prov = vocab.prov_graph(scope)  # an activity goes to its scope's provenance graph
+                if key != prov.value:
+                    quad, verbatim = ox.Quad(subject, quad.predicate, quad.object, prov), False
             elif key is not None and key.startswith(prov_prefix):
                 problems.append(Violation(subject.value, "graph", "a provenance graph holds activities only"))
                 continue
-            entry = by_scope.get(scope)
-            if entry is None:
-                entry = by_scope[scope] = ([], {})
-            entry[0].append(quad)
-            props = entry[1].get(subject.value)
+            quads = quads_of.get(scope)
+            if quads is None:
+                quads = quads_of[scope] = []
+                subjects_of[scope] = {}
+            quads.append(quad)
+            props = subjects_of[scope].get(subject.value)
             if props is None:
-                props = entry[1][subject.value] = {}
+                props = subjects_of[scope][subject.value] = {}
             predicate = quad.predicate.value
             values = props.get(predicate)
             if values is None:
@@ -188,9 +205,19 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
         raise InvalidInputError("file", f"is not valid {format}: {exc}") from None
     if progress is not None:
         progress("read", count, count)
-    out: dict[Scope, tuple[list[ox.Quad], list[Memory]]] = {}
-    done, total = 0, sum(len(subjects) for _, subjects in by_scope.values())
-    for scope, (quads, subjects) in by_scope.items():
+    return Parsed(quads_of, subjects_of, problems, verbatim and format in ("trig", "nquads"))
+
+
+def check(parsed: Parsed, vocab: Vocabulary, *, existing: Callable[[Scope], Container[str]] | None = None,
+          shapes: ShapesCheck | None = None, progress: Progress | None = None) -> dict[Scope, list[Memory]]:
+    """Judge a parsed import: the memories of each scope. ``existing(scope)``: the memory ids the store holds
+    there (importing one again is a conflict). ``shapes``: a SHACL check of every subject. Raises
+    :class:`InvalidDataError` listing the problems (the parse's too); writes nothing."""
+    codec = MemoryCodec(vocab)
+    problems = list(parsed.problems)
+    out: dict[Scope, list[Memory]] = {}
+    done, total = 0, sum(len(subjects) for subjects in parsed.subjects.values())
+    for scope, subjects in parsed.subjects.items():
         version_prefix = f"{vocab.ns}:version:{scope.key}:"
         activity_prefix = f"{vocab.ns}:activity:{scope.key}:"
         memories: list[Memory] = []
@@ -221,11 +248,11 @@ def read(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Scop
                                                           "empty store, or forget it first)"))
                 continue
             memories.append(memory)
-        out[scope] = (quads, memories)
+        out[scope] = memories
     if progress is not None:
         progress("check", total, total)
     if shapes is not None and len(problems) <= MAX_PROBLEMS:
-        problems += shapes(item for _, subjects in by_scope.values() for item in subjects.items())
+        problems += shapes(item for subjects in parsed.subjects.values() for item in subjects.items())
     if problems:
         raise InvalidDataError(problems)
     return out
@@ -277,5 +304,5 @@ def _lexical(term: Any) -> str:
     return str(term) if isinstance(term, ox.Triple) else str(term.value)
 
 
-__all__ = ["EXTENSIONS", "FORMATS", "MEDIA_TYPES", "InvalidDataError", "Progress", "ShapesCheck", "Violation",
-           "format_of", "prefixes", "read", "write"]
+__all__ = ["EXTENSIONS", "FORMATS", "MEDIA_TYPES", "InvalidDataError", "Parsed", "Progress", "ShapesCheck",
+           "Violation", "check", "format_of", "parse", "prefixes", "write"]

@@ -262,11 +262,26 @@ def _bulk_file(tmp_path, clock, n: int) -> tuple[bytes, set[ox.Quad]]:
         return out.getvalue(), dataset(cx)
 
 
-def test_a_large_import_with_a_bad_memory_at_the_end_imports_nothing(tmp_path, clock):
+class _Spy:
+    """A store's engine, with its calls of ``name`` counted."""
+
+    def __init__(self, engine, name: str) -> None:
+        self.engine, self.name, self.calls = engine, name, 0
+
+    def __getattr__(self, attr):
+        if attr == self.name:
+            self.calls += 1
+        return getattr(self.engine, attr)
+
+
+@pytest.mark.parametrize("path", ["one bulk batch", "file bytes loaded while checked"])
+def test_a_large_import_with_a_bad_memory_at_the_end_imports_nothing(tmp_path, clock, monkeypatch, path):
     from cortex.store import oxigraph
 
     data, before = _bulk_file(tmp_path, clock, 6000)
-    assert oxigraph.BULK_THRESHOLD <= len(before) <= oxigraph.BULK_IMPORT_MAX  # the one-bulk-batch path
+    assert oxigraph.BULK_THRESHOLD <= len(before) <= oxigraph.BULK_IMPORT_MAX
+    if path != "one bulk batch":
+        monkeypatch.setattr(oxigraph, "RAW_LOAD_MIN", 1000)
     bad = ('<urn:cortex:agent:api:memory:zz-last> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> '
            '<urn:cortex:agentmem:Memory> <urn:cortex:graph:agent:api> .\n'
            '<urn:cortex:agent:api:memory:zz-last> <urn:cortex:agentmem:agent> <urn:cortex:agent:api> '
@@ -279,13 +294,17 @@ def test_a_large_import_with_a_bad_memory_at_the_end_imports_nothing(tmp_path, c
            '<urn:cortex:graph:agent:api> .\n')
     stages: list[str] = []
     with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        spy = cx._memories.store._store = _Spy(cx._memories.store._store, "bulk_load")
         with pytest.raises(InvalidDataError) as err:
             cx.import_rdf(data + bad.encode(), format="nquads", progress=lambda stage, *_: stages.append(stage))
+        assert spy.calls == (path != "one bulk batch")  # the file's bytes went in, and were taken out again
+        cx._memories.store._store = spy.engine
+        del spy  # (the engine's last reference goes with the store's close: it holds the directory's lock)
         # named by Cortex's own check and by the shapes: the focus node, the path, the message
         assert {(v.focus, v.path) for v in err.value.violations} == {
             ("urn:cortex:agent:api:memory:zz-last", "urn:cortex:agentmem:tag")}
         assert any("slug" in v.message for v in err.value.violations) and "nothing imported" in str(err.value)
-        assert "write" not in stages and "index" not in stages  # checked whole before the first write
+        assert "write" not in stages and "index" not in stages  # judged whole before anything is committed
         assert dataset(cx) == set() and cx.recall("api", None) == [] and cx.count("api") == 0
     with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:  # and after a restart
         assert dataset(cx) == set() and cx.count("api") == 0
@@ -455,3 +474,39 @@ def test_a_journaled_import_killed_part_way_is_undone_on_the_next_open(tmp_path,
         assert cx.sparql("ASK { GRAPH ?g { ?j <urn:cortex:agentmem:creates> ?line } }").boolean is False
         assert cx.import_rdf(tmp_path / "all.nq") == {"agent:api": 1500}  # and it can be imported again
         assert len(cx.recall("api", "cache", limit=10_000)) == 3000
+
+
+def test_an_import_whose_write_fails_leaves_neither_store_nor_indexes_changed(tmp_path, clock, monkeypatch):
+    """The file's bytes are loaded while the memories are checked and indexed: when the engine's load fails
+    (a full disk), the import is a StoreError, the journal is undone and the indexes lose the memories again."""
+    from cortex.errors import StoreError
+    from cortex.store import oxigraph
+
+    data, before = _bulk_file(tmp_path, clock, 3000)
+    monkeypatch.setattr(oxigraph, "RAW_LOAD_MIN", 1000)
+
+    class FullDisk(_Spy):
+        def __getattr__(self, attr):
+            if attr == "bulk_load":
+                def bulk_load(source, format):
+                    self.engine.bulk_load(source[: len(source) // 2].rsplit(b"\n", 1)[0] + b"\n", format)
+                    raise OSError("No space left on device")
+                return bulk_load
+            return getattr(self.engine, attr)
+
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        kept = cx.store("api", "a cache fact from before")
+        stored = dataset(cx)
+        engine = cx._memories.store._store
+        cx._memories.store._store = FullDisk(engine, "bulk_load")
+        with pytest.raises(StoreError, match="No space left"):
+            cx.import_rdf(data, format="nquads")
+        cx._memories.store._store = engine
+        del engine  # (the engine's last reference goes with the store's close: it holds the directory's lock)
+        assert [m.id for m in cx.recall("api", "cache", limit=10_000)] == [kept.id] and cx.count("api") == 1
+        assert dataset(cx) == stored
+        assert cx.sparql("ASK { GRAPH ?g { ?j <urn:cortex:agentmem:creates> ?line } }").boolean is False
+        assert cx.import_rdf(data, format="nquads") == {"agent:api": 3000}
+        assert len(cx.recall("api", "cache", limit=10_000)) == 3001
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        assert len(cx.recall("api", "cache", limit=10_000)) == 3001 and before <= dataset(cx)

@@ -11,13 +11,13 @@ so whoever keeps derived data can tell exactly what changed since it last looked
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from pyoxigraph import Quad
+from pyoxigraph import Quad, RdfFormat
 
 from cortex.model import Memory, Scope
 from cortex.provenance import Activity
@@ -86,9 +86,13 @@ class MemoryStore(Protocol):
         ``adds``; ``derived``: (memory, the memory it was derived from) pairs, written as ``prov:wasDerivedFrom``.
         A replacement keeps the memory's provenance links and uses (:attr:`MemoryCodec.kept`)."""
 
-    def load(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[str]]]) -> dict[Scope, Change]:
-        """Add the quads of each scope (``(quads, ids of the memories they describe)``) and one logged change
-        per scope, all in one atomic operation (an import: every scope of a file, or nothing)."""
+    def load(self, data: Mapping[Scope, Sequence[Quad]], check: Callable[[], Mapping[Scope, Sequence[str]]],
+             source: tuple[bytes, RdfFormat] | None = None) -> dict[Scope, Change]:
+        """Add the quads of each scope and one logged change per scope, all or nothing (an import: every scope
+        of a file). ``check()`` judges the data and returns the ids of the memories of each scope; nothing is
+        committed unless it returns (a backend may write while it runs, behind a journal it undoes when it
+        raises). ``source``: the file's bytes and format when they hold exactly ``data`` (a backend may load
+        them directly)."""
 
     def export(self, scope: Scope) -> Iterator[Quad]:
         """Every quad of the scope's graph (memories and their earlier versions), streamed."""

@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,9 @@ BULK_CHUNK = 50_000
 BULK_IMPORT_MAX = 1_000_000
 #: The quads of one ``bulk_extend`` call of a journaled load (under the loader's 1M-quad batch).
 JOURNAL_CHUNK = 500_000
+#: An import at least this large (in quads) whose file holds exactly the quads to write loads the file's bytes
+#: with the engine's own bulk loader, in a thread, while the memories are checked (journaled).
+RAW_LOAD_MIN = 100_000
 #: Subjects per line of a journal (one literal), so per update when a journaled load is undone.
 ROLLBACK_CHUNK = 2_000
 
@@ -184,43 +187,49 @@ class OxigraphStore:
                 elif len(memories) <= BULK_CHUNK:
                     self._store.bulk_extend([*record, *data])
                 else:  # more than one atomic bulk batch holds
-                    self._journaled_load(data, record)
+                    self._journaled_load(data, lambda: record)
             except OSError as exc:
                 raise StoreError(f"writing {len(memories)} memories failed: {exc}") from exc
             self._last[scope] = change
             return change
 
-    def load(self, batches: Mapping[Scope, tuple[Sequence[Quad], Sequence[str]]]) -> dict[Scope, Change]:
+    def load(self, data: Mapping[Scope, Sequence[Quad]], check: Callable[[], Mapping[Scope, Sequence[str]]],
+             source: tuple[bytes, ox.RdfFormat] | None = None) -> dict[Scope, Change]:
         with self._write_lock:
-            changes = {scope: self._next(scope) for scope in batches}
-            quads: list[Quad] = []
-            for scope, (data, ids) in batches.items():
-                change = changes[scope]
-                quads += self.codec.change_quads(scope, change.seq, change.token, ids)
-                quads += data
+            changes = {scope: self._next(scope) for scope in data}
+
+            def records() -> list[Quad]:
+                judged = check()
+                return [q for scope, change in changes.items()
+                        for q in self.codec.change_quads(scope, change.seq, change.token, judged.get(scope, ()))]
+
+            quads = [q for group in data.values() for q in group]
             try:
-                # every scope of the file, or none: one atomic bulk batch, one transaction when small, a
-                # journaled bulk load when larger than one batch
-                if len(quads) < BULK_THRESHOLD:
-                    self._store.extend(quads)
-                elif len(quads) <= BULK_IMPORT_MAX:
-                    self._store.bulk_extend(quads)
+                # every scope of the file, or none: one transaction when small, one atomic bulk batch, or a
+                # journaled bulk load (larger than one batch, or the file's own bytes loaded while it is checked)
+                if source is not None and len(quads) >= RAW_LOAD_MIN:
+                    self._journaled_load(quads, records, source)
+                elif len(quads) > BULK_IMPORT_MAX:
+                    self._journaled_load(quads, records)
                 else:
-                    records = [q for scope, (_, ids) in batches.items()
-                               for q in self.codec.change_quads(scope, changes[scope].seq, changes[scope].token, ids)]
-                    self._journaled_load([q for data, _ in batches.values() for q in data], records)
+                    batch = [*records(), *quads]
+                    (self._store.extend if len(batch) < BULK_THRESHOLD else self._store.bulk_extend)(batch)
             except OSError as exc:
                 raise StoreError(f"importing {len(quads)} quads failed: {exc}") from exc
             self._last.update(changes)
             return changes
 
-    def _journaled_load(self, data: Sequence[Quad], records: Sequence[Quad]) -> None:
+    def _journaled_load(self, data: Sequence[Quad], records: Callable[[], Sequence[Quad]],
+                        source: tuple[bytes, ox.RdfFormat] | None = None) -> None:
         """Add more quads than one atomic bulk batch holds, all or nothing across a crash: a journal naming
-        every (graph, subject) the load creates goes in first (one atomic batch); then the data, in bulk
-        batches; then one update writes the log records and drops the journal, which is the commit point. A
-        store opened with a journal left behind deletes what it names (:meth:`_undo_unfinished_loads`).
-        Quads about subjects the store already holds (an activity imported again) are written by the commit
-        update itself, so an undo never deletes what was there before."""
+        every (graph, subject) the load creates goes in first (one transaction); then the data, in bulk
+        batches; then one update writes the log records (``records()``, which may judge the data and raise)
+        and drops the journal, which is the commit point. A store opened with a journal left behind deletes
+        what it names (:meth:`_undo_unfinished_loads`). Quads about subjects the store already holds (an
+        activity imported again) are written by the commit update itself, so an undo never deletes what was
+        there before. With ``source`` (bytes holding exactly ``data``) and no such subject, the engine loads
+        the bytes in a thread (its bulk loader releases the GIL) while ``records()`` runs, and the load is
+        undone when that raises."""
         g = self.codec.log_graph
         journal = NamedNode(f"{self.vocab.ns}:load:{os.urandom(8).hex()}")
         p_creates = self.vocab.predicate("creates")
@@ -229,13 +238,38 @@ class OxigraphStore:
                                                   None) is not None}
         created = [f"{graph.value} {subject.value}" for graph, subject in subjects  # type: ignore[union-attr]
                    if (graph, subject) not in held]
+        if source is None or held:
+            log_quads = records()  # judged before the first write
         # one literal per ROLLBACK_CHUNK subjects, a line each: a few quads, whatever the size of the load
-        self._store.extend([Quad(journal, p_creates, Literal("\n".join(created[start:start + ROLLBACK_CHUNK])), g)
-                            for start in range(0, len(created), ROLLBACK_CHUNK)])
-        fresh = [q for q in data if (q.graph_name, q.subject) not in held] if held else data
-        for start in range(0, len(fresh), JOURNAL_CHUNK):
-            self._store.bulk_extend(fresh[start:start + JOURNAL_CHUNK])
-        late = [*records, *(q for q in data if (q.graph_name, q.subject) in held)]
+        lines = [Quad(journal, p_creates, Literal("\n".join(created[start:start + ROLLBACK_CHUNK])), g)
+                 for start in range(0, len(created), ROLLBACK_CHUNK)]
+        self._store.extend(lines)
+        if source is not None and not held:
+            failed: list[BaseException] = []
+
+            def load() -> None:
+                try:
+                    self._store.bulk_load(source[0], source[1])
+                except BaseException as exc:  # noqa: BLE001 - re-raised by the caller's thread
+                    failed.append(exc)
+
+            loader = threading.Thread(target=load, name="cortex-bulk-load")
+            loader.start()
+            try:
+                log_quads = records()
+            except BaseException:
+                loader.join()
+                self._undo(lines)
+                raise
+            loader.join()
+            if failed:
+                self._undo(lines)
+                raise failed[0]
+        else:
+            fresh = [q for q in data if (q.graph_name, q.subject) not in held] if held else data
+            for start in range(0, len(fresh), JOURNAL_CHUNK):
+                self._store.bulk_extend(fresh[start:start + JOURNAL_CHUNK])
+        late = [*log_quads, *(q for q in data if (q.graph_name, q.subject) in held)]
         inserts = " ; ".join(f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(group)} }} }}"
                              for graph, group in itertools.groupby(sorted(late, key=lambda q: str(q.graph_name)),
                                                                    key=lambda q: q.graph_name))
@@ -244,20 +278,21 @@ class OxigraphStore:
     def _undo_unfinished_loads(self) -> None:
         """Delete what a journaled load that never reached its commit wrote (the process died part way), so the
         store holds the state from before it, as its change log says."""
-        g = self.codec.log_graph
-        p_creates = self.vocab.predicate("creates")
-        pending = [(q.subject, q.object) for q in self._store.quads_for_pattern(None, p_creates, None, g)
-                   if isinstance(q.object, Literal)]
-        if not pending:
-            return
-        log.warning("undoing %d unfinished bulk load(s) in %s (the process writing them stopped part way)",
-                    len({journal for journal, _ in pending}), self.location)
-        for journal, lines in pending:
-            pairs = " ".join("({} {})".format(*map(NamedNode, line.split(" ", 1)))
-                             for line in lines.value.split("\n") if line)
+        lines = [q for q in self._store.quads_for_pattern(None, self.vocab.predicate("creates"), None,
+                                                          self.codec.log_graph) if isinstance(q.object, Literal)]
+        if lines:
+            log.warning("undoing %d unfinished bulk load(s) in %s (the process writing them stopped part way)",
+                        len({q.subject for q in lines}), self.location)
+            self._undo(lines)
+
+    def _undo(self, lines: Sequence[Quad]) -> None:
+        """Delete every quad of the (graph, subject) pairs a journal's ``lines`` name, then the lines: one update
+        per line, each idempotent (an undo cut short is taken up again by the next open)."""
+        for line in lines:
+            pairs = " ".join("({} {})".format(*map(NamedNode, pair.split(" ", 1)))
+                             for pair in line.object.value.split("\n") if pair)  # type: ignore[union-attr]
             self._store.update(f"DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ VALUES (?g ?s) {{ {pairs} }} "
-                               f"GRAPH ?g {{ ?s ?p ?o }} }} ; DELETE DATA {{ GRAPH {g} {{ {journal} {p_creates} "
-                               f"{lines} }} }}")
+                               f"GRAPH ?g {{ ?s ?p ?o }} }} ; DELETE DATA {{ GRAPH {line.graph_name} {{ {line.triple} }} }}")
 
     def export(self, scope: Scope) -> Iterator[Quad]:
         return itertools.chain(self._store.quads_for_pattern(None, None, None, self.vocab.graph(scope)),
