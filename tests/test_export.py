@@ -510,3 +510,56 @@ def test_an_import_whose_write_fails_leaves_neither_store_nor_indexes_changed(tm
         assert len(cx.recall("api", "cache", limit=10_000)) == 3001
     with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
         assert len(cx.recall("api", "cache", limit=10_000)) == 3001 and before <= dataset(cx)
+
+
+def test_mcp_export_import_and_validate_store_with_tokens(tmp_path, clock):
+    """The MCP tools through the real client: an agent token exports its own agent only; import and
+    validate_store need an admin token; a round trip through the tools is lossless; a bad document is refused
+    whole, naming the problem."""
+    import asyncio
+
+    from mcp import Client
+
+    from cortex.service.auth import ADMIN, Principal
+    from cortex.service.mcp import build_mcp
+
+    source = _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None))
+    target = _agents(Cortex.open(tmp_path / "b", clock=clock, embeddings=None))
+    _populate(source, clock)
+    before = dataset(source)
+    who: dict[str, Principal] = {"p": Principal(agent="api")}
+
+    async def main() -> None:
+        async with Client(build_mcp(lambda: source, lambda request: who["p"])) as client:
+            own = await client.call_tool("export_memories", {"agent": "api", "format": "nquads"})
+            assert not own.is_error, own.content
+            assert own.structured_content["quads"] == len(list(ox.parse(own.structured_content["data"].encode(),
+                                                                          ox.RdfFormat.N_QUADS)))
+            for args in ({"agent": "ui"}, {"team": "backend"}, {"all": True}):
+                refused = await client.call_tool("export_memories", args)
+                assert refused.is_error and "own agent only" in refused.content[0].text
+            refused = await client.call_tool("validate_store", {})
+            assert refused.is_error and "admin" in refused.content[0].text
+            who["p"] = ADMIN
+            whole = await client.call_tool("export_memories", {"all": True, "format": "trig"})
+            assert not whole.is_error and whole.structured_content["format"] == "trig"
+            checked = await client.call_tool("validate_store", {})
+            assert checked.structured_content == {"conforms": True, "violations": []}
+        who["p"] = Principal(agent="api")
+        async with Client(build_mcp(lambda: target, lambda request: who["p"])) as client:
+            document = whole.structured_content["data"]
+            refused = await client.call_tool("import_memories", {"data": document})
+            assert refused.is_error and "admin" in refused.content[0].text
+            who["p"] = ADMIN
+            bad = await client.call_tool("import_memories", {"data": document.replace('"convention"', '"gossip"')})
+            assert bad.is_error and "nothing imported" in bad.content[0].text and dataset(target) == set()
+            done = await client.call_tool("import_memories", {"data": document, "format": "trig"})
+            assert done.structured_content == {"imported": {"agent:api": 2, "agent:ui": 2, "team:backend": 1,
+                                                            "swarm": 1}}
+
+    try:
+        asyncio.run(main())
+        assert dataset(target) == before
+    finally:
+        source.close()
+        target.close()

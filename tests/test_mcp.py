@@ -21,10 +21,10 @@ from cortex.service.mcp import build_mcp
 
 from .service_helpers import env, make_project, start_server
 
-TOOLS = ["add_memory", "agent_end", "agent_start", "delete_memory", "get_memory", "inject_learning", "list_agents",
-         "list_memories", "memory_history", "memory_provenance", "memory_stats", "purge_expired", "recall",
-         "search_memories",
-         "sparql_query", "supersede_memory", "touch_memory", "update_memory", "validate_memory"]
+TOOLS = ["add_memory", "agent_end", "agent_start", "delete_memory", "export_memories", "get_memory",
+         "import_memories", "inject_learning", "list_agents", "list_memories", "memory_history", "memory_provenance",
+         "memory_stats", "purge_expired", "recall", "search_memories", "sparql_query", "supersede_memory",
+         "touch_memory", "update_memory", "validate_memory", "validate_store"]
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ line naming the field: Cortex errors carry their own message, argument errors ar
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, Literal
@@ -94,6 +95,27 @@ class SparqlOutput(BaseModel):
 
 class PurgeOutput(BaseModel):
     count: int = Field(description="How many expired memories were deleted")
+
+
+class ExportOutput(BaseModel):
+    format: str = Field(description="trig, nquads, turtle or jsonld")
+    quads: int = Field(description="How many quads the export holds")
+    data: str = Field(description="The RDF document (docs/export.md); import_memories takes it back")
+
+
+class ImportOutput(BaseModel):
+    imported: dict[str, int] = Field(description="Memories imported per scope (agent:NAME, team:NAME, swarm)")
+
+
+class ViolationOut(BaseModel):
+    focus: str = Field(description="The node that breaks a shape")
+    path: str = Field(description="The property")
+    message: str
+
+
+class ValidateOutput(BaseModel):
+    conforms: bool
+    violations: list[ViolationOut]
 
 
 class StatsOutput(BaseModel):
@@ -415,6 +437,60 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
             if not caller_of(ctx).admin:
                 raise PermissionDeniedError("purge_expired needs an admin token")
             return PurgeOutput(count=backend().purge_expired(agent))
+
+    @server.tool(annotations=readonly)
+    def export_memories(
+        ctx: Context,
+        agent: Annotated[str | None, Field(description="One agent's own memories")] = None,
+        team: Annotated[str | None, Field(description="One team's shared memories (admin)")] = None,
+        all: Annotated[bool, Field(description="Every scope of the store (admin)")] = False,
+        format: Annotated[Literal["trig", "nquads", "turtle", "jsonld"], Field(
+            description="trig (default), nquads, turtle (one scope) or jsonld")] = "trig",
+    ) -> ExportOutput:
+        """The memory graph of one agent, one team or the whole store as an RDF document, lossless (every field,
+        version, supersession and provenance), like GET /v1/export. An agent token exports its own agent only;
+        the rest needs an admin token. For large stores use `cortex export` or HTTP (this answer is one text)."""
+        with tool_errors():
+            caller = caller_of(ctx)
+            if not caller.admin and (agent is None or agent != caller.agent):
+                raise PermissionDeniedError("an agent token exports its own agent only (agent=); the rest needs "
+                                            "an admin token", "agent")
+            out = io.BytesIO()
+            quads = backend().export(out, agent=agent, team=team, all=all, format=format)
+            return ExportOutput(format=format, quads=quads, data=out.getvalue().decode("utf-8"))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                             open_world_hint=False))
+    def import_memories(
+        ctx: Context,
+        data: Annotated[str, Field(description="An RDF document as export_memories (or `cortex export`) wrote it")],
+        format: Annotated[Literal["trig", "nquads", "turtle", "jsonld"], Field(
+            description="The document's format")] = "trig",
+        agent: Annotated[str | None, Field(description="Turtle only: the agent whose memories it holds")] = None,
+        team: Annotated[str | None, Field(description="Turtle only: the team whose memories it holds")] = None,
+    ) -> ImportOutput:
+        """Import memories from an RDF export, all or nothing: checked whole first (Cortex's rules and the SHACL
+        shapes; the error names each focus node, property and problem). Admin only, like POST /v1/import."""
+        with tool_errors():
+            if not caller_of(ctx).admin:
+                raise PermissionDeniedError("import needs an admin token")
+            return ImportOutput(imported=backend().import_rdf(data.encode("utf-8"), format=format, agent=agent,
+                                                              team=team))
+
+    @server.tool(annotations=readonly)
+    def validate_store(
+        ctx: Context,
+        agent: Annotated[str | None, Field(description="Only this agent's graph")] = None,
+        team: Annotated[str | None, Field(description="Only this team's graph")] = None,
+    ) -> ValidateOutput:
+        """Check the store (or one agent's or team's graph) against the SHACL shapes of what Cortex writes.
+        Admin only, like GET /v1/validate-store."""
+        with tool_errors():
+            if not caller_of(ctx).admin:
+                raise PermissionDeniedError("validate-store needs an admin token")
+            found = backend().validate_store(agent=agent, team=team)
+            return ValidateOutput(conforms=not found, violations=[ViolationOut(focus=v.focus, path=v.path,
+                                                                               message=v.message) for v in found])
 
     @server.tool(annotations=readonly)
     def get_memory(agent: Agent, memory_id: MemoryId, ctx: Context) -> Memory:
