@@ -143,10 +143,13 @@ def parse(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Sco
     target = vocab.graph(graph) if graph is not None else None
     problems: list[Violation] = []
     verbatim = True
-    # one pass over the parsed quads: each quad's terms are read once, grouped by graph and subject
-    scopes: dict[str | None, Scope | None] = {}
+    # one pass over the parsed quads: each quad's terms are read once, grouped by graph and subject; what a
+    # graph's quads go to is worked out once per graph (the hot loop does one dict lookup per quad for it)
     quads_of: dict[Scope, list[ox.Quad]] = {}
     subjects_of: dict[Scope, dict[str, dict[str, list[Any]]]] = {}
+    #: graph IRI (None: the default graph) -> (scope, its quads, its subjects, its activities' prefix, the
+    #: provenance graph, whether this graph is a provenance graph); scope None: not a Cortex scope graph
+    graphs: dict[str | None, tuple[Scope | None, list[ox.Quad], dict[str, dict[str, list[Any]]], str, Any, bool]] = {}
     named, default = ox.NamedNode, ox.DefaultGraph
     count = 0
     try:
@@ -159,11 +162,19 @@ def parse(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Sco
             if key is None and target is not None and type(g) is default:
                 quad = ox.Quad(quad.subject, quad.predicate, quad.object, target)
                 key, verbatim = target.value, False
-            if key in scopes:
-                scope = scopes[key]
-            else:
-                scope = scopes[key] = (vocab.scope_of_graph(key) or vocab.scope_of_prov_graph(key)) \
-                    if key is not None else None
+            where_to = graphs.get(key)
+            if where_to is None:
+                scope = (vocab.scope_of_graph(key) or vocab.scope_of_prov_graph(key)) if key is not None else None
+                if scope is None:
+                    where_to = (None, [], {}, "", None, False)
+                else:
+                    if scope not in quads_of:
+                        quads_of[scope], subjects_of[scope] = [], {}
+                    prov_graph = vocab.prov_graph(scope)
+                    where_to = (scope, quads_of[scope], subjects_of[scope], f"{activity_prefix}{scope.key}:",
+                                prov_graph, key == prov_graph.value)
+                graphs[key] = where_to
+            scope, quads, subjects, scope_activities, prov, in_prov = where_to
             if scope is None:
                 where = "the default graph" if type(g) is default else str(g)
                 hint = " (Turtle has no graphs: name the scope it goes to)" if type(g) is default else ""
@@ -179,22 +190,17 @@ def parse(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Sco
                 if len(problems) > MAX_PROBLEMS:
                     break
                 continue
-            if subject.value.startswith(activity_prefix) \
-                    and subject.value[len(activity_prefix):].startswith(scope.key + ":"):
-                prov = vocab.prov_graph(scope)  # an activity goes to its scope's provenance graph
-                if key != prov.value:
+            name = subject.value
+            if name.startswith(scope_activities):
+                if not in_prov:  # an activity goes to its scope's provenance graph
                     quad, verbatim = ox.Quad(subject, quad.predicate, quad.object, prov), False
-            elif key is not None and key.startswith(prov_prefix):
-                problems.append(Violation(subject.value, "graph", "a provenance graph holds activities only"))
+            elif in_prov or (key is not None and key.startswith(prov_prefix)):
+                problems.append(Violation(name, "graph", "a provenance graph holds activities only"))
                 continue
-            quads = quads_of.get(scope)
-            if quads is None:
-                quads = quads_of[scope] = []
-                subjects_of[scope] = {}
             quads.append(quad)
-            props = subjects_of[scope].get(subject.value)
+            props = subjects.get(name)
             if props is None:
-                props = subjects_of[scope][subject.value] = {}
+                props = subjects[name] = {}
             predicate = quad.predicate.value
             values = props.get(predicate)
             if values is None:

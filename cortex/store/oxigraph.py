@@ -270,10 +270,11 @@ class OxigraphStore:
             for start in range(0, len(fresh), JOURNAL_CHUNK):
                 self._store.bulk_extend(fresh[start:start + JOURNAL_CHUNK])
         late = [*log_quads, *(q for q in data if (q.graph_name, q.subject) in held)]
-        inserts = " ; ".join(f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(group)} }} }}"
-                             for graph, group in itertools.groupby(sorted(late, key=lambda q: str(q.graph_name)),
-                                                                   key=lambda q: q.graph_name))
-        self._store.update(f"DELETE WHERE {{ GRAPH {g} {{ {journal} {p_creates} ?line }} }} ; {inserts}")
+        operations = [f"DELETE WHERE {{ GRAPH {g} {{ {journal} {p_creates} ?line }} }}"]
+        operations += [f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(list(group))} }} }}"
+                       for graph, group in itertools.groupby(sorted(late, key=lambda q: str(q.graph_name)),
+                                                             key=lambda q: q.graph_name)]
+        self._store.update(" ; ".join(operations))
 
     def _undo_unfinished_loads(self) -> None:
         """Delete what a journaled load that never reached its commit wrote (the process died part way), so the
