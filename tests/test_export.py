@@ -563,3 +563,32 @@ def test_mcp_export_import_and_validate_store_with_tokens(tmp_path, clock):
     finally:
         source.close()
         target.close()
+
+
+def test_a_file_naming_a_subject_the_store_holds_is_not_loaded_from_its_bytes(tmp_path, clock, monkeypatch):
+    """The file's own bytes would add its quads to a subject the store already holds (an activity it names
+    again), where an undo could not take them out: such a file is checked first and written from the parsed
+    quads instead, and all of it lands."""
+    from cortex.store import oxigraph
+
+    data, _ = _bulk_file(tmp_path, clock, 2000)
+    quads = list(ox.parse(data, ox.RdfFormat.N_QUADS))
+    first = set(sorted({q.subject.value for q in quads if ":memory:" in q.subject.value})[:1000])
+
+    def part(keep: bool) -> bytes:
+        def wanted(q: ox.Quad) -> bool:
+            if ":activity:" in q.subject.value:
+                return q.predicate.value != "http://www.w3.org/ns/prov#generated" or (q.object.value in first) == keep
+            return (q.subject.value in first) == keep
+        return ox.serialize([q for q in quads if wanted(q)], format=ox.RdfFormat.N_QUADS)
+
+    monkeypatch.setattr(oxigraph, "RAW_LOAD_MIN", 1000)
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        spy = cx._memories.store._store = _Spy(cx._memories.store._store, "bulk_load")
+        assert cx.import_rdf(part(True), format="nquads") == {"agent:api": 1000}
+        assert spy.calls == 1  # nothing held yet: loaded from the bytes
+        assert cx.import_rdf(part(False), format="nquads") == {"agent:api": 1000}
+        assert spy.calls == 1  # the activity is held: from the parsed quads
+        cx._memories.store._store = spy.engine
+        del spy
+        assert dataset(cx) == set(quads) and len(cx.recall("api", "cache", limit=10_000)) == 2000
