@@ -592,3 +592,47 @@ def test_a_file_naming_a_subject_the_store_holds_is_not_loaded_from_its_bytes(tm
         cx._memories.store._store = spy.engine
         del spy
         assert dataset(cx) == set(quads) and len(cx.recall("api", "cache", limit=10_000)) == 2000
+
+
+@pytest.mark.parametrize("fails", ["a data batch", "the commit update"])
+def test_a_journaled_import_that_fails_in_a_running_process_is_undone_at_once(tmp_path, clock, monkeypatch, fails):
+    """A full disk part way through a journaled import: nothing of it stays (no journal left behind either), so a
+    retry that succeeds keeps all of its memories across a reopen."""
+    from cortex.errors import StoreError
+    from cortex.store import oxigraph
+
+    data, before = _bulk_file(tmp_path, clock, 1500)
+    if fails == "a data batch":
+        monkeypatch.setattr(oxigraph, "BULK_IMPORT_MAX", 5_000)
+        monkeypatch.setattr(oxigraph, "JOURNAL_CHUNK", 4_000)
+    else:
+        monkeypatch.setattr(oxigraph, "RAW_LOAD_MIN", 1000)
+
+    class FullDisk(_Spy):
+        def __getattr__(self, attr):
+            real = getattr(self.engine, attr)
+            if attr != self.name:
+                return real
+
+            def failing(*args, **kwargs):
+                self.calls += 1
+                if attr == "bulk_extend" and self.calls == 2:
+                    real(*args, **kwargs)  # written, then the disk is full
+                    raise OSError("No space left on device")
+                if attr == "update" and "creates" in args[0] and "INSERT" in args[0]:
+                    raise OSError("No space left on device")
+                return real(*args, **kwargs)
+            return failing
+
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        engine = cx._memories.store._store
+        cx._memories.store._store = FullDisk(engine, "bulk_extend" if fails == "a data batch" else "update")
+        with pytest.raises(StoreError, match="No space left"):
+            cx.import_rdf(data, format="nquads")
+        cx._memories.store._store = engine
+        del engine
+        assert dataset(cx) == set() and cx.count("api") == 0
+        assert cx.sparql("ASK { GRAPH ?g { ?j <urn:cortex:agentmem:creates> ?line } }").boolean is False
+        assert cx.import_rdf(data, format="nquads") == {"agent:api": 1500}
+    with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
+        assert dataset(cx) == before and len(cx.recall("api", "cache", limit=10_000)) == 1500

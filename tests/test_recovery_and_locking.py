@@ -377,7 +377,7 @@ def test_a_bulk_write_larger_than_one_batch_is_all_or_nothing_across_kill_9(stor
         import os
         from cortex import Cortex
         from cortex.store import oxigraph
-        oxigraph.BULK_CHUNK, oxigraph.JOURNAL_CHUNK, oxigraph.ROLLBACK_CHUNK = 1_000, 3_000, 700
+        oxigraph.BULK_IMPORT_MAX, oxigraph.JOURNAL_CHUNK, oxigraph.ROLLBACK_CHUNK = 10_000, 3_000, 700
         cx = Cortex.open({str(store_path)!r}, embeddings=None)
         cx.agents.register("coder")
         whole = cx.store_many("coder", [{{"content": f"whole batch {{i}} kiwi"}} for i in range(2_500)])

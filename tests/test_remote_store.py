@@ -79,6 +79,7 @@ class _Flaky(http.server.BaseHTTPRequestHandler):
     """A SPARQL endpoint that answers 503 to every other query, and 401 to the wrong password."""
 
     calls: list[str] = []
+    deadlocks = 0
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         length = int(self.headers.get("Content-Length", 0))
@@ -88,6 +89,15 @@ class _Flaky(http.server.BaseHTTPRequestHandler):
             self.send_response(401)
             self.end_headers()
             self.wfile.write(b"Unauthorized")
+            return
+        if self.path.startswith("/busy") and len(self.calls) <= _Flaky.deadlocks:
+            self.send_response(500)  # what Virtuoso answers when it rolled a transaction back
+            self.end_headers()
+            self.wfile.write(b"Virtuoso 40001 Error SR172: Transaction deadlocked")
+            return
+        if self.path.startswith("/busy"):
+            self.send_response(204)
+            self.end_headers()
             return
         if len(self.calls) % 2 == 1:
             self.send_response(503)
@@ -126,3 +136,22 @@ def test_refused_credentials_are_named(flaky):
         open_store(f"sparql+http://me:wrong@{flaky}/locked", Vocabulary())
     assert "refused the credentials" in str(info.value) and "HTTP 401" in str(info.value)
     assert "wrong" not in str(info.value)
+
+
+@pytest.mark.parametrize("deadlocks, applied", [(6, True), (10, False)])
+def test_a_write_the_server_rolled_back_on_a_deadlock_is_sent_again(flaky, deadlocks, applied):
+    """Writers of one scope all move its log head, so a busy server breaks deadlocks by rolling one back: that
+    write is sent again (nothing of it was applied), a bounded number of times, then one clear error."""
+    store = RemoteStore(f"sparql+http://{flaky}/sparql?update=/busy", Vocabulary())
+    _Flaky.calls, _Flaky.deadlocks = [], deadlocks
+    try:
+        if applied:
+            store._update(["INSERT DATA { <urn:a> <urn:b> <urn:c> }"], "a write")
+            assert _Flaky.calls == ["/busy"] * (deadlocks + 1)
+        else:
+            with pytest.raises(StoreError, match="deadlocked"):
+                store._update(["INSERT DATA { <urn:a> <urn:b> <urn:c> }"], "a write")
+            assert len(_Flaky.calls) == 10
+    finally:
+        _Flaky.deadlocks = 0
+        store.close()

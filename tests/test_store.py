@@ -254,3 +254,21 @@ def test_a_replacement_that_lost_a_race_on_a_shared_store_is_refused_and_undone(
     assert a.get_many(A, [m.id])[0].content == "a's update"
     a.close()
     b.close()
+
+
+def test_quads_written_as_sparql_text_keep_every_kind_of_term():
+    """The SPARQL text the stores send for quads (``MemoryCodec.triples``) reads back as the same quads: hostile
+    literals, language tags and RDF 1.2 triple terms, nested (whose ``str`` is not SPARQL)."""
+    from pyoxigraph import Store, Triple
+
+    from cortex.store.rdf import MemoryCodec
+
+    g = NamedNode("urn:g")
+    inner = Triple(NamedNode("urn:a"), NamedNode("urn:b"), Literal('c "} >'))
+    quads = [Quad(NamedNode("urn:s"), NamedNode("urn:p"), Literal('quotes " \\ } > \n \u0000 end'), g),
+             Quad(NamedNode("urn:s"), NamedNode("urn:p"), Literal("chat", language="fr"), g),
+             Quad(NamedNode("urn:s"), NamedNode("urn:p"), inner, g),
+             Quad(NamedNode("urn:s"), NamedNode("urn:q"), Triple(NamedNode("urn:x"), NamedNode("urn:y"), inner), g)]
+    store = Store()
+    store.update(f"INSERT DATA {{ GRAPH {g} {{ {MemoryCodec.triples(quads)} }} }}")
+    assert set(store) == set(quads)

@@ -36,12 +36,9 @@ log = logging.getLogger("cortex")
 OWNER_FILE = "cortex-owner.json"
 #: Batches at least this large go through ``bulk_extend`` (SST ingestion, ~5x faster than a transaction).
 BULK_THRESHOLD = 1000
-#: ``bulk_extend`` ingests each batch of up to 1,000,000 quads atomically: a write of at most this many memories
-#: is one batch, a larger one a journaled bulk load.
-BULK_CHUNK = 50_000
-#: An import of at most this many quads (its log records included) is one ``bulk_extend`` call: oxigraph's bulk
-#: loader cuts batches of 1,000,000 quads, and one batch is one atomic multi-column-family SST ingestion. A
-#: larger file is a journaled bulk load (:meth:`OxigraphStore._journaled_load`).
+#: A write (``store_many``, an import) of at most this many quads, its log records included, is one
+#: ``bulk_extend`` call: oxigraph's bulk loader cuts batches of 1,000,000 quads, and one batch is one atomic
+#: multi-column-family SST ingestion. A larger one is a journaled bulk load (:meth:`OxigraphStore._journaled_load`).
 BULK_IMPORT_MAX = 1_000_000
 #: The quads of one ``bulk_extend`` call of a journaled load (under the loader's 1M-quad batch).
 JOURNAL_CHUNK = 500_000
@@ -184,7 +181,7 @@ class OxigraphStore:
             try:
                 if len(memories) < BULK_THRESHOLD:
                     self._store.extend([*record, *data])
-                elif len(memories) <= BULK_CHUNK:
+                elif len(record) + len(data) <= BULK_IMPORT_MAX:
                     self._store.bulk_extend([*record, *data])
                 else:  # more than one atomic bulk batch holds
                     self._journaled_load(data, lambda: record)
@@ -212,8 +209,14 @@ class OxigraphStore:
                 elif len(quads) > BULK_IMPORT_MAX:
                     self._journaled_load(quads, records)
                 else:
-                    batch = [*records(), *quads]
-                    (self._store.extend if len(batch) < BULK_THRESHOLD else self._store.bulk_extend)(batch)
+                    log_quads = records()
+                    batch = [*log_quads, *quads]
+                    if len(batch) < BULK_THRESHOLD:
+                        self._store.extend(batch)
+                    elif len(batch) <= BULK_IMPORT_MAX:
+                        self._store.bulk_extend(batch)
+                    else:  # the log records tipped it over one batch
+                        self._journaled_load(quads, lambda: log_quads)
             except OSError as exc:
                 raise StoreError(f"importing {len(quads)} quads failed: {exc}") from exc
             self._last.update(changes)
@@ -230,6 +233,7 @@ class OxigraphStore:
         there before. With ``source`` (bytes holding exactly ``data``) and no such subject, the engine loads
         the bytes in a thread (its bulk loader releases the GIL) while ``records()`` runs, and the load is
         undone when that raises."""
+        self._undo_unfinished_loads()  # one left by a failure whose undo failed too: never beside a new one
         g = self.codec.log_graph
         journal = NamedNode(f"{self.vocab.ns}:load:{os.urandom(8).hex()}")
         p_creates = self.vocab.predicate("creates")
@@ -244,37 +248,47 @@ class OxigraphStore:
         lines = [Quad(journal, p_creates, Literal("\n".join(created[start:start + ROLLBACK_CHUNK])), g)
                  for start in range(0, len(created), ROLLBACK_CHUNK)]
         self._store.extend(lines)
-        if source is not None and not held:
-            failed: list[BaseException] = []
+        if self._path is not None:
+            # the journal durable before the data: bulk batches are files ingested as they are, and a power
+            # loss must not keep data whose journal it lost
+            self._store.flush()
+        try:
+            if source is not None and not held:
+                log_quads = self._load_while(source, records)
+            else:
+                fresh = [q for q in data if (q.graph_name, q.subject) not in held] if held else data
+                for start in range(0, len(fresh), JOURNAL_CHUNK):
+                    self._store.bulk_extend(fresh[start:start + JOURNAL_CHUNK])
+            late = [*log_quads, *(q for q in data if (q.graph_name, q.subject) in held)]
+            operations = [f"DELETE WHERE {{ GRAPH {g} {{ {journal} {p_creates} ?line }} }}"]
+            operations += [f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(list(group))} }} }}"
+                           for graph, group in itertools.groupby(sorted(late, key=lambda q: str(q.graph_name)),
+                                                                 key=lambda q: q.graph_name)]
+            self._store.update(" ; ".join(operations))
+        except BaseException:  # whatever stopped it (a refusal, a full disk, Ctrl-C): nothing of it stays
+            self._undo(lines)
+            raise
 
-            def load() -> None:
-                try:
-                    self._store.bulk_load(source[0], source[1])
-                except BaseException as exc:  # noqa: BLE001 - re-raised by the caller's thread
-                    failed.append(exc)
+    def _load_while(self, source: tuple[bytes, ox.RdfFormat], work: Callable[[], Sequence[Quad]]) -> Sequence[Quad]:
+        """Bulk-load ``source`` in a thread (the engine releases the GIL) while ``work()`` runs here; its answer,
+        once both are done. Either one's exception is raised after both have stopped."""
+        failed: list[BaseException] = []
 
-            loader = threading.Thread(target=load, name="cortex-bulk-load")
-            loader.start()
+        def load() -> None:
             try:
-                log_quads = records()
-            except BaseException:
-                loader.join()
-                self._undo(lines)
-                raise
-            loader.join()
-            if failed:
-                self._undo(lines)
-                raise failed[0]
-        else:
-            fresh = [q for q in data if (q.graph_name, q.subject) not in held] if held else data
-            for start in range(0, len(fresh), JOURNAL_CHUNK):
-                self._store.bulk_extend(fresh[start:start + JOURNAL_CHUNK])
-        late = [*log_quads, *(q for q in data if (q.graph_name, q.subject) in held)]
-        operations = [f"DELETE WHERE {{ GRAPH {g} {{ {journal} {p_creates} ?line }} }}"]
-        operations += [f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(list(group))} }} }}"
-                       for graph, group in itertools.groupby(sorted(late, key=lambda q: str(q.graph_name)),
-                                                             key=lambda q: q.graph_name)]
-        self._store.update(" ; ".join(operations))
+                self._store.bulk_load(source[0], source[1])
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                failed.append(exc)
+
+        loader = threading.Thread(target=load, name="cortex-bulk-load")
+        loader.start()
+        try:
+            answer = work()
+        finally:
+            loader.join()  # (the engine's load cannot be cut short; the caller undoes it)
+        if failed:
+            raise failed[0]
+        return answer
 
     def _undo_unfinished_loads(self) -> None:
         """Delete what a journaled load that never reached its commit wrote (the process died part way), so the

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from pyoxigraph import Literal, NamedNode, Quad
+from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from cortex import config
 from cortex.model import Memory, MemoryType, Scope, Source
@@ -98,6 +98,14 @@ FIELDS: tuple[Field, ...] = (
 #: Fields a version resource keeps (what ``update`` can change, and when it changed).
 VERSION_FIELDS = ("content", "type", "project", "confidence", "metadata", "version", "updated_at", "created_at",
                   "source", "expires_at", "validated_at", "valid_from")
+
+
+def sparql_term(term: Any) -> str:
+    """A term as SPARQL text, serialised by pyoxigraph; an RDF 1.2 triple term as ``<<( s p o )>>`` (its
+    ``str`` is the bare triple, which SPARQL does not take)."""
+    if isinstance(term, Triple):
+        return f"<<( {sparql_term(term.subject)} {term.predicate} {sparql_term(term.object)} )>>"
+    return str(term)
 
 
 class MemoryCodec:
@@ -448,7 +456,7 @@ class MemoryCodec:
     @staticmethod
     def triples(quads: Iterable[Quad]) -> str:
         """Quads as the triples of a ``GRAPH`` block (terms serialised by pyoxigraph)."""
-        return " ".join(f"{q.subject} {q.predicate} {q.object} ." for q in quads)
+        return " ".join(f"{sparql_term(q.subject)} {q.predicate} {sparql_term(q.object)} ." for q in quads)
 
     def stored_version(self, quads: Iterable[Quad]) -> int:
         """The version a memory's stored quads say it is at (1 when they do not say)."""

@@ -63,6 +63,10 @@ GSP_MEMORIES = 500
 GSP_TRIPLES = 50_000
 #: Attempts of an idempotent request (a query, or an update that never reached the server).
 ATTEMPTS = 3
+#: Attempts of a request the server rolled back to break a deadlock (safe to repeat: nothing of it was applied).
+#: Every write moves its scope's log head, so writers of one scope collide on it under load; the waits between
+#: attempts grow from 20 ms to at most 1 s, jittered, about 6 s in all.
+DEADLOCK_ATTEMPTS = 10
 RETRY_STATUS = frozenset({502, 503, 504})
 DEFAULT_TIMEOUT = 30.0
 JSON_RESULTS = "application/sparql-results+json"
@@ -217,31 +221,35 @@ class RemoteStore:
         request when it never reached the server or the server rolled it back (a deadlock). Every failure is one
         :class:`StoreError` naming the server
         (without credentials) and what it said."""
-        delay = 0.1
-        for attempt in range(1, ATTEMPTS + 1):
+        failures = deadlocks = 0
+        while True:
             try:
                 response = self._client.post(url, data=data, content=content, headers=headers, params=params)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                failure = f"cannot reach the SPARQL server at {self.location}: {exc.__class__.__name__}"
-                if attempt == ATTEMPTS:
-                    raise StoreError(failure) from None
+                failures += 1
+                if failures == ATTEMPTS:
+                    raise StoreError(f"cannot reach the SPARQL server at {self.location}: "
+                                     f"{exc.__class__.__name__}") from None
+                delay = 0.1 * 3 ** (failures - 1)
             except httpx.TransportError as exc:
-                failure = f"the SPARQL server at {self.location} did not answer {what}: {exc.__class__.__name__}"
-                if not idempotent or attempt == ATTEMPTS:
+                failures += 1
+                if not idempotent or failures == ATTEMPTS:
                     maybe = "" if idempotent else " (the write may or may not have been applied)"
-                    raise StoreError(failure + maybe) \
-                        from None
+                    raise StoreError(f"the SPARQL server at {self.location} did not answer {what}: "
+                                     f"{exc.__class__.__name__}{maybe}") from None
+                delay = 0.1 * 3 ** (failures - 1)
             else:
                 if response.status_code < 300:
                     return response
-                if attempt < ATTEMPTS and (response.status_code in RETRY_STATUS and idempotent
-                                           or _rolled_back(response)):
-                    pass
+                if _rolled_back(response) and deadlocks + 1 < DEADLOCK_ATTEMPTS:
+                    deadlocks += 1
+                    delay = min(1.0, 0.02 * 2 ** (deadlocks - 1))
+                elif response.status_code in RETRY_STATUS and idempotent and failures + 1 < ATTEMPTS:
+                    failures += 1
+                    delay = 0.1 * 3 ** (failures - 1)
                 else:
                     raise StoreError(self._refusal(response, what))
             time.sleep(delay * (1 + random.random()))
-            delay *= 3
-        raise AssertionError("unreachable")
 
     def _refusal(self, response: httpx.Response, what: str) -> str:
         body = " ".join(response.text.split())[:300] if response.content else ""
