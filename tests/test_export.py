@@ -274,6 +274,23 @@ class _Spy:
         return getattr(self.engine, attr)
 
 
+def _halves(data: bytes) -> tuple[bytes, bytes]:
+    """An N-Quads export of one write split in two files of half its memories each, both naming the write's
+    provenance activity (each with its links to its own half)."""
+    quads = list(ox.parse(data, ox.RdfFormat.N_QUADS))
+    memories = sorted({q.subject.value for q in quads if ":memory:" in q.subject.value})
+    first = set(memories[: len(memories) // 2])
+
+    def half(keep: bool) -> bytes:
+        def wanted(q: ox.Quad) -> bool:
+            if ":activity:" in q.subject.value:
+                return q.predicate.value != "http://www.w3.org/ns/prov#generated" or (q.object.value in first) == keep
+            return (q.subject.value in first) == keep
+        return ox.serialize([q for q in quads if wanted(q)], format=ox.RdfFormat.N_QUADS)
+
+    return half(True), half(False)
+
+
 @pytest.mark.parametrize("path", ["one bulk batch", "file bytes loaded while checked"])
 def test_a_large_import_with_a_bad_memory_at_the_end_imports_nothing(tmp_path, clock, monkeypatch, path):
     from cortex.store import oxigraph
@@ -432,21 +449,11 @@ def test_a_journaled_import_killed_part_way_is_undone_on_the_next_open(tmp_path,
     import textwrap
 
     data, _ = _bulk_file(tmp_path, clock, 3000)
-    quads = list(ox.parse(data, ox.RdfFormat.N_QUADS))
-    memories = sorted({q.subject.value for q in quads if ":memory:" in q.subject.value})
-    first = set(memories[:1500])  # the first half, with its part of the write's activity
-
-    def part(keep: bool) -> bytes:
-        def wanted(q: ox.Quad) -> bool:
-            if ":activity:" in q.subject.value:
-                return q.predicate.value != "http://www.w3.org/ns/prov#generated" or (q.object.value in first) == keep
-            return (q.subject.value in first) == keep
-        return ox.serialize([q for q in quads if wanted(q)], format=ox.RdfFormat.N_QUADS)
-
-    (tmp_path / "all.nq").write_bytes(part(False))
+    halves = _halves(data)  # both name the write's activity
+    (tmp_path / "all.nq").write_bytes(halves[1])
     with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
         kept = cx.store("ui", "a memory from before the import")
-        assert cx.import_rdf(part(True), format="nquads") == {"agent:api": 1500}  # the activity is in the store now
+        assert cx.import_rdf(halves[0], format="nquads") == {"agent:api": 1500}  # the activity is in the store now
         before = dataset(cx)
     script = textwrap.dedent(f"""
         import os
@@ -572,26 +579,19 @@ def test_a_file_naming_a_subject_the_store_holds_is_not_loaded_from_its_bytes(tm
     from cortex.store import oxigraph
 
     data, _ = _bulk_file(tmp_path, clock, 2000)
-    quads = list(ox.parse(data, ox.RdfFormat.N_QUADS))
-    first = set(sorted({q.subject.value for q in quads if ":memory:" in q.subject.value})[:1000])
-
-    def part(keep: bool) -> bytes:
-        def wanted(q: ox.Quad) -> bool:
-            if ":activity:" in q.subject.value:
-                return q.predicate.value != "http://www.w3.org/ns/prov#generated" or (q.object.value in first) == keep
-            return (q.subject.value in first) == keep
-        return ox.serialize([q for q in quads if wanted(q)], format=ox.RdfFormat.N_QUADS)
+    quads = set(ox.parse(data, ox.RdfFormat.N_QUADS))
+    halves = _halves(data)
 
     monkeypatch.setattr(oxigraph, "RAW_LOAD_MIN", 1000)
     with _agents(Cortex.open(tmp_path / "dst", clock=clock, embeddings=None)) as cx:
         spy = cx._memories.store._store = _Spy(cx._memories.store._store, "bulk_load")
-        assert cx.import_rdf(part(True), format="nquads") == {"agent:api": 1000}
+        assert cx.import_rdf(halves[0], format="nquads") == {"agent:api": 1000}
         assert spy.calls == 1  # nothing held yet: loaded from the bytes
-        assert cx.import_rdf(part(False), format="nquads") == {"agent:api": 1000}
+        assert cx.import_rdf(halves[1], format="nquads") == {"agent:api": 1000}
         assert spy.calls == 1  # the activity is held: from the parsed quads
         cx._memories.store._store = spy.engine
         del spy
-        assert dataset(cx) == set(quads) and len(cx.recall("api", "cache", limit=10_000)) == 2000
+        assert dataset(cx) == quads and len(cx.recall("api", "cache", limit=10_000)) == 2000
 
 
 @pytest.mark.parametrize("fails", ["a data batch", "the commit update"])
