@@ -260,10 +260,8 @@ class OxigraphStore:
                 for start in range(0, len(fresh), JOURNAL_CHUNK):
                     self._store.bulk_extend(fresh[start:start + JOURNAL_CHUNK])
             late = [*log_quads, *(q for q in data if (q.graph_name, q.subject) in held)]
-            operations = [f"DELETE WHERE {{ GRAPH {g} {{ {journal} {p_creates} ?line }} }}"]
-            operations += [f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(list(group))} }} }}"
-                           for graph, group in itertools.groupby(sorted(late, key=lambda q: str(q.graph_name)),
-                                                                 key=lambda q: q.graph_name)]
+            operations = [f"DELETE WHERE {{ GRAPH {g} {{ {journal} {p_creates} ?line }} }}",
+                          *self.codec.insert_data(late)]
             self._store.update(" ; ".join(operations))
         except BaseException:  # whatever stopped it (a refusal, a full disk, Ctrl-C): nothing of it stays
             self._undo(lines)
@@ -341,9 +339,7 @@ class OxigraphStore:
                 operations.append(self.codec.delete_update(scope, deletes))
             if removes:
                 operations.append(f"DELETE DATA {{ GRAPH {graph} {{ {self.codec.triples(removes)} }} }}")
-            for target in dict.fromkeys(q.graph_name for q in inserts):  # the memories' graph, provenance's
-                quads = [q for q in inserts if q.graph_name == target]
-                operations.append(f"INSERT DATA {{ GRAPH {target} {{ {self.codec.triples(quads)} }} }}")
+            operations += self.codec.insert_data(inserts)  # the memories' graph, provenance's
             ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
             return self._update_locked(scope, ids, " ; ".join(operations))
 

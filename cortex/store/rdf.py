@@ -390,8 +390,7 @@ class MemoryCodec:
         g, head = self.log_graph, self.head_iri(scope)
         quads = self.change_quads(scope, seq, token, memory_ids, shared=True)
         quads[3:3] = [Quad(quads[0].subject, self.p_after, Literal(v), g) for v in replaced]  # the walk back
-        ops = [f"INSERT DATA {{ GRAPH {g} {{ {self.triples(quads[i:i + per_operation])} }} }}"
-               for i in range(0, len(quads), per_operation)]
+        ops = self.insert_data(quads, per_operation)
         if replaced:
             values = ", ".join(str(Literal(v)) for v in replaced)
             ops.append(f"DELETE DATA {{ GRAPH {g} {{ {head} {self.p_latest} {values} }} }}")
@@ -452,6 +451,19 @@ class MemoryCodec:
             f"DELETE {{ GRAPH {g} {{ ?m ?p ?o }} }} "
             f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?m ?p ?o }} }}"
         )
+
+    def insert_data(self, quads: Iterable[Quad], per_operation: int | None = None) -> list[str]:
+        """``INSERT DATA`` operations adding ``quads``: one per graph (in the order the graphs first appear), each
+        of at most ``per_operation`` triples (None: no bound)."""
+        by_graph: dict[Any, list[Quad]] = {}
+        for q in quads:
+            by_graph.setdefault(q.graph_name, []).append(q)
+        operations = []
+        for graph, group in by_graph.items():
+            step = per_operation or len(group)
+            operations += [f"INSERT DATA {{ GRAPH {graph} {{ {self.triples(group[i:i + step])} }} }}"
+                           for i in range(0, len(group), step)]
+        return operations
 
     @staticmethod
     def triples(quads: Iterable[Quad]) -> str:

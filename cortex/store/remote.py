@@ -331,15 +331,7 @@ class RemoteStore:
         return self._quad_ops(quads) if quads else []
 
     def _quad_ops(self, quads: Sequence[Quad]) -> list[str]:
-        by_graph: dict[Any, list[Quad]] = {}
-        for q in quads:
-            by_graph.setdefault(q.graph_name, []).append(q)
-        ops = []
-        step = MEMORIES_PER_OPERATION * 10
-        for graph, group in by_graph.items():
-            ops += [f"INSERT DATA {{ GRAPH {graph} {{ {self.codec.triples(group[i:i + step])} }} }}"
-                    for i in range(0, len(group), step)]
-        return ops
+        return self.codec.insert_data(quads, MEMORIES_PER_OPERATION * 10)
 
     def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None) -> Change:
         what = f"a write of {len(memories)} memories"
