@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from cortex.errors import AuthError, InvalidInputError, TokenFileError
+from cortex.errors import AuthError, InvalidInputError, PermissionDeniedError, TokenFileError
 from cortex.files import atomic_write, private_dir, read_regular
 from cortex.state import tokens_file
 from cortex.validation import check_agent_name
@@ -39,6 +39,18 @@ class Principal:
     def may_use(self, agent: str) -> bool:
         """True when this principal may read and write ``agent``'s memories."""
         return self.agent is None or self.agent == agent
+
+    def require_admin(self, what: str) -> None:
+        """Refuse (:class:`PermissionDeniedError`) unless this is an admin: ``what`` needs an admin token."""
+        if not self.admin:
+            raise PermissionDeniedError(f"{what} needs an admin token")
+
+    def require_export(self, agent: str | None) -> None:
+        """Refuse an export this principal may not make: an agent token exports its own agent only (``agent``);
+        the rest needs an admin token."""
+        if not self.admin and (agent is None or agent != self.agent):
+            raise PermissionDeniedError("an agent token exports its own agent only (agent=); the rest needs an "
+                                        "admin token", "agent")
 
 
 ADMIN = Principal(agent=None)

@@ -393,8 +393,7 @@ def create_app(
     @app.post(f"{v1}/purge-expired", tags=["lifecycle"])
     def purge_expired(caller: Caller, body: Annotated[PurgeBody, Body()] = PurgeBody()) -> PurgeResult:
         """Delete the memories whose time to live has run out; admin only."""
-        if not caller.admin:
-            raise PermissionDeniedError("purge-expired needs an admin token")
+        caller.require_admin("purge-expired")
         return PurgeResult(count=cx.purge_expired(body.agent))
 
     @app.get(f"{v1}/agents/{{agent}}/memories/{{memory_id}}", tags=["memories"])
@@ -435,8 +434,7 @@ def create_app(
         return cx.agent_end(scoped(caller, agent), body.output, body.project)
 
     def admin_only(caller: Principal) -> TokenStore:
-        if not caller.admin:
-            raise PermissionDeniedError("managing tokens needs an admin token")
+        caller.require_admin("managing tokens")
         if tokens is None:
             raise InvalidInputError("tokens", "this server has no token file")
         return tokens
@@ -470,8 +468,7 @@ def create_app(
     @app.get(f"{v1}/scopes", tags=["service"])
     def stored_scopes(caller: Caller) -> list[str]:
         """Every scope with memories in the store (agent names, team:NAME, swarm); admin only."""
-        if not caller.admin:
-            raise PermissionDeniedError("listing every scope needs an admin token")
+        caller.require_admin("listing every scope")
         return cx.stored_scopes()
 
     async def sparql_request(request: Request, caller: Principal) -> Response:
@@ -526,9 +523,7 @@ def create_app(
         """The graph of one agent (`agent=`), one team (`team=`) or every scope (`all=true`) as RDF: `trig`
         (default), `nquads`, `turtle` (one scope) or `jsonld`; lossless (docs/export.md). An agent token may
         export its own agent; the rest needs an admin token."""
-        if not caller.admin and (agent is None or agent != caller.agent):
-            raise PermissionDeniedError("an agent token exports its own agent only (agent=); the rest needs an "
-                                        "admin token", "agent")
+        caller.require_export(agent)
         out = io.BytesIO()
         count = cx.export(out, agent=agent, team=team, all=all, format=format)
         media = transfer.MEDIA_TYPES[transfer.format_of(format)]
@@ -540,8 +535,7 @@ def create_app(
         """Import an export (the body; `format=` or the Content-Type names its format): checked whole first,
         then written in one transaction, or nothing with a report naming each focus node, property and problem
         (422). Admin only."""
-        if not caller.admin:
-            raise PermissionDeniedError("import needs an admin token")
+        caller.require_admin("import")
         kinds = {media: name for name, media in transfer.MEDIA_TYPES.items()}
         fmt = format or kinds.get(request.headers.get("content-type", "").split(";")[0].strip().lower())
         if fmt is None:
@@ -554,8 +548,7 @@ def create_app(
     def validate_store(caller: Caller, agent: str | None = None, team: str | None = None) -> dict[str, Any]:
         """Check the store (or one agent's or team's graph) against the SHACL shapes of what Cortex writes:
         `{"conforms": bool, "violations": [{focus, path, message}]}`. Admin only."""
-        if not caller.admin:
-            raise PermissionDeniedError("validate-store needs an admin token")
+        caller.require_admin("validate-store")
         found = cx.validate_store(agent=agent, team=team)
         return {"conforms": not found,
                 "violations": [{"focus": v.focus, "path": v.path, "message": v.message} for v in found]}
@@ -577,8 +570,7 @@ def create_app(
     @app.post(f"{v1}/agents/{{agent}}/reindex", tags=["service"])
     def reindex(agent: str, caller: Caller, force: bool = False) -> dict[str, int]:
         scoped(caller, agent)
-        if not caller.admin:
-            raise PermissionDeniedError("reindex needs an admin token")
+        caller.require_admin("reindex")
         return cx.reindex(agent, force=force)
 
     @app.exception_handler(StarletteHTTPException)

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 from cortex import config, provenance
 from cortex import sparql as sparql_limits
 from cortex.api import MemoryAPI
-from cortex.errors import AgentNotFoundError, CortexError, PermissionDeniedError
+from cortex.errors import AgentNotFoundError, CortexError
 from cortex.model import Memory, Page, Provenance
 from cortex.scopes import Member
 from cortex.service.auth import Principal
@@ -434,8 +434,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         """Delete for good the memories whose time to live has run out (they are already hidden from searches).
         Admin only, like POST /v1/purge-expired."""
         with tool_errors():
-            if not caller_of(ctx).admin:
-                raise PermissionDeniedError("purge_expired needs an admin token")
+            caller_of(ctx).require_admin("purge_expired")
             return PurgeOutput(count=backend().purge_expired(agent))
 
     @server.tool(annotations=readonly)
@@ -451,10 +450,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         version, supersession and provenance), like GET /v1/export. An agent token exports its own agent only;
         the rest needs an admin token. For large stores use `cortex export` or HTTP (this answer is one text)."""
         with tool_errors():
-            caller = caller_of(ctx)
-            if not caller.admin and (agent is None or agent != caller.agent):
-                raise PermissionDeniedError("an agent token exports its own agent only (agent=); the rest needs "
-                                            "an admin token", "agent")
+            caller_of(ctx).require_export(agent)
             out = io.BytesIO()
             quads = backend().export(out, agent=agent, team=team, all=all, format=format)
             return ExportOutput(format=format, quads=quads, data=out.getvalue().decode("utf-8"))
@@ -472,8 +468,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         """Import memories from an RDF export, all or nothing: checked whole first (Cortex's rules and the SHACL
         shapes; the error names each focus node, property and problem). Admin only, like POST /v1/import."""
         with tool_errors():
-            if not caller_of(ctx).admin:
-                raise PermissionDeniedError("import needs an admin token")
+            caller_of(ctx).require_admin("import")
             return ImportOutput(imported=backend().import_rdf(data.encode("utf-8"), format=format, agent=agent,
                                                               team=team))
 
@@ -486,8 +481,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         """Check the store (or one agent's or team's graph) against the SHACL shapes of what Cortex writes.
         Admin only, like GET /v1/validate-store."""
         with tool_errors():
-            if not caller_of(ctx).admin:
-                raise PermissionDeniedError("validate-store needs an admin token")
+            caller_of(ctx).require_admin("validate-store")
             found = backend().validate_store(agent=agent, team=team)
             return ValidateOutput(conforms=not found, violations=[ViolationOut(focus=v.focus, path=v.path,
                                                                                message=v.message) for v in found])
