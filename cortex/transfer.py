@@ -139,7 +139,7 @@ def parse(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Sco
     subject. ``graph``: the scope a Turtle file (triples, no graph) goes to. A file that is not valid
     ``format`` raises :class:`InvalidInputError`; everything else wrong is in ``problems``."""
     log_graph = f"{vocab.ns}:graph:log"
-    activity_prefix, prov_prefix = f"{vocab.ns}:activity:", f"{vocab.ns}:graph:prov:"
+    activity_prefix = f"{vocab.ns}:activity:"
     target = vocab.graph(graph) if graph is not None else None
     problems: list[Violation] = []
     verbatim = True
@@ -194,7 +194,7 @@ def parse(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Sco
             if name.startswith(scope_activities):
                 if not in_prov:  # an activity goes to its scope's provenance graph
                     quad, verbatim = ox.Quad(subject, quad.predicate, quad.object, prov), False
-            elif in_prov or (key is not None and key.startswith(prov_prefix)):
+            elif in_prov:
                 problems.append(Violation(name, "graph", "a provenance graph holds activities only"))
                 continue
             quads.append(quad)
