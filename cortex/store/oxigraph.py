@@ -179,12 +179,7 @@ class OxigraphStore:
             if activity is not None:
                 data += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
             try:
-                if len(memories) < BULK_THRESHOLD:
-                    self._store.extend([*record, *data])
-                elif len(record) + len(data) <= BULK_IMPORT_MAX:
-                    self._store.bulk_extend([*record, *data])
-                else:  # more than one atomic bulk batch holds
-                    self._journaled_load(data, lambda: record)
+                self._add_quads(record, data, bulk=len(memories) >= BULK_THRESHOLD)
             except OSError as exc:
                 raise StoreError(f"writing {len(memories)} memories failed: {exc}") from exc
             self._last[scope] = change
@@ -210,17 +205,21 @@ class OxigraphStore:
                     self._journaled_load(quads, records)
                 else:
                     log_quads = records()
-                    batch = [*log_quads, *quads]
-                    if len(batch) < BULK_THRESHOLD:
-                        self._store.extend(batch)
-                    elif len(batch) <= BULK_IMPORT_MAX:
-                        self._store.bulk_extend(batch)
-                    else:  # the log records tipped it over one batch
-                        self._journaled_load(quads, lambda: log_quads)
+                    self._add_quads(log_quads, quads, bulk=len(log_quads) + len(quads) >= BULK_THRESHOLD)
             except OSError as exc:
                 raise StoreError(f"importing {len(quads)} quads failed: {exc}") from exc
             self._last.update(changes)
             return changes
+
+    def _add_quads(self, record: Sequence[Quad], data: Sequence[Quad], bulk: bool) -> None:
+        """A change's log ``record`` and its ``data``, all or nothing: one transaction unless ``bulk``; else one
+        atomic bulk batch when they fit in one, a journaled bulk load when they do not."""
+        if not bulk:
+            self._store.extend([*record, *data])
+        elif len(record) + len(data) <= BULK_IMPORT_MAX:
+            self._store.bulk_extend([*record, *data])
+        else:
+            self._journaled_load(data, lambda: record)
 
     def _journaled_load(self, data: Sequence[Quad], records: Callable[[], Sequence[Quad]],
                         source: tuple[bytes, ox.RdfFormat] | None = None) -> None:
