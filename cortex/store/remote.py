@@ -47,7 +47,7 @@ from cortex.errors import InvalidInputError, StoreError, VersionConflictError
 from cortex.model import Memory, Scope
 from cortex.provenance import Activity
 from cortex.store.base import Change
-from cortex.store.rdf import MemoryCodec
+from cortex.store.rdf import MemoryCodec, sparql_term
 from cortex.vocab import Vocabulary
 
 log = logging.getLogger("cortex.store")
@@ -365,7 +365,8 @@ class RemoteStore:
             by_graph.setdefault(q.graph_name.value, []).append(q)  # type: ignore[union-attr]
         for graph, group in by_graph.items():
             for start in range(0, len(group), GSP_TRIPLES):
-                body = "".join(f"{q.subject} {q.predicate} {q.object} .\n" for q in group[start:start + GSP_TRIPLES])
+                body = "".join(f"{sparql_term(q.subject)} {q.predicate} {sparql_term(q.object)} .\n"
+                               for q in group[start:start + GSP_TRIPLES])
                 self._send(self.endpoint.gsp_url, content=body.encode("utf-8"), params={"graph": graph},
                            headers={"Content-Type": "application/n-triples"}, idempotent=False, what=what)
 
