@@ -682,19 +682,35 @@ class Cortex:
         there were more); ``timeout`` seconds, else :class:`QueryTimeoutError`. Updates and ``SERVICE`` are
         refused (:class:`InvalidInputError`, field ``query``)."""
         self._check_open()
-        text, names_dataset = sparql.check_query(query)
         rows = check_limit(limit, "limit", 10**12) if limit is not None else None
         store = self._memories.store
-        if agent is not None and store.shared and names_dataset:
-            # servers differ on whether the protocol's dataset overrides the query's (Virtuoso keeps FROM)
-            raise InvalidInputError("query", "names FROM or FROM NAMED: on a remote store an agent's query reads "
-                                             "exactly the graphs the agent may read; leave the dataset out")
-        dataset = sparql.graphs_clause([store.vocab.graph(s) for s in self._read_scopes(agent, None)]) \
-            if agent is not None else {"use_default_graph_as_union": True}
-        started = time.monotonic()
         bindings = sparql.check_substitutions(substitutions)
-        return sparql.run(sparql.guarded(lambda: sparql.collect(store.query(text, bindings, **dataset),
-                                                                rows or 2**62, timeout, started)), timeout)
+        graphs = None
+        if agent is not None:
+            readable = self._read_scopes(agent, None)
+            if store.shared:  # a server's dataset names graphs that exist (rdflib's engine fails on others)
+                existing = set(self._memories.scopes())
+                readable = tuple(s for s in readable if s in existing) or readable[:1]
+            graphs = [store.vocab.graph(s) for s in readable]
+        if graphs is not None and not store.confines_queries():
+            raise PermissionDeniedError(f"the SPARQL server of this store ({store.location}) reads every graph "
+                                        f"whatever dataset a query names, so an agent's query could read other "
+                                        f"agents' memories: agents' queries are refused (an admin's run)", "query")
+        # the engine runs exactly the text judged here: the agent's graphs written into it, and on a store
+        # without native substitutions the bindings too
+        prepared = sparql.prepare(query, dataset=[g.value for g in graphs] if graphs is not None else None,
+                                  bindings=bindings, inline=not store.substitutes)
+        dataset = sparql.graphs_clause(graphs) if graphs is not None else {"use_default_graph_as_union": True}
+        started = time.monotonic()
+
+        def work() -> SparqlResult:
+            try:
+                raw = store.query(prepared.text, bindings if store.substitutes else None, **dataset)
+            except InvalidInputError as exc:
+                raise InvalidInputError(exc.field, sparql.engine_error(prepared, exc.reason)) from None
+            return sparql.collect(raw, rows or 2**62, timeout, started)
+
+        return sparql.run(sparql.guarded(work), timeout)
 
     def export(self, out: IO[bytes], *, agent: str | None = None, team: str | None = None, all: bool = False,
                format: str = "trig", progress: Callable[[str, int, int | None], None] | None = None) -> int:

@@ -45,6 +45,9 @@ class MemoryStore(Protocol):
     #: indexes check the change log before every operation, and log records are numbered by the server, so
     #: two racing writers may share a number (told apart by their tokens).
     shared: bool
+    #: Whether :meth:`query` binds ``substitutions`` itself; otherwise the caller writes them into the query's
+    #: text (a ``VALUES`` clause) and passes none.
+    substitutes: bool
 
     @property
     def location(self) -> str:
@@ -138,6 +141,11 @@ class MemoryStore(Protocol):
         pyoxigraph terms; ``dataset``: ``default_graph`` and ``named_graphs`` (the graphs the query may see,
         overriding its FROM clauses) or ``use_default_graph_as_union``. Returns pyoxigraph's result object
         (solutions, boolean or triples)."""
+
+    def confines_queries(self) -> bool:
+        """Whether :meth:`query` runs a query on exactly the dataset it is given (the engine's options, or the
+        query's ``FROM``/``FROM NAMED`` and the protocol's graphs on a server): a server that reads every graph
+        whatever the query names cannot be given an agent's query."""
 
     def flush(self) -> None:
         """Push buffered writes to durable storage."""

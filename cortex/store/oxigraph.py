@@ -99,6 +99,8 @@ class OxigraphStore:
 
     #: One process holds the store (RocksDB's lock): it numbers the log itself.
     shared = False
+    #: The engine binds query variables itself (pyoxigraph's ``substitutions``).
+    substitutes = True
 
     def __init__(self, path: str | os.PathLike[str] | None, vocabulary: Vocabulary) -> None:
         self._path = Path(path).resolve() if path is not None else None
@@ -455,6 +457,9 @@ class OxigraphStore:
     def scopes(self) -> list[Scope]:
         found = (self.vocab.scope_of_graph(g.value) for g in self._store.named_graphs() if isinstance(g, NamedNode))
         return sorted(s for s in found if s is not None)
+
+    def confines_queries(self) -> bool:
+        return True  # the engine's dataset options replace whatever the query names
 
     def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None, **dataset: Any) -> Any:
         subs = {Variable(k): v for k, v in (substitutions or {}).items()}

@@ -30,7 +30,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-import re
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -171,6 +170,8 @@ class RemoteStore:
 
     #: Other processes write to this store: derived indexes check its change log before each operation.
     shared = True
+    #: Query bindings travel in the query's text (a ``VALUES`` clause), not as an option of the engine.
+    substitutes = False
 
     def __init__(self, location: str | Endpoint, vocabulary: Vocabulary, *,
                  transport: httpx.BaseTransport | None = None) -> None:
@@ -188,6 +189,7 @@ class RemoteStore:
         # contents read before: valid while the log names no change to them (the indexes read the log before
         # every operation, through changes(), which drops what it names)
         self._texts: dict[tuple[Scope, str], str] = {}
+        self._confines: bool | None = None  # whether the server honours a query's dataset (asked when needed)
         self.ping()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -651,14 +653,10 @@ class RemoteStore:
         return sorted({s for s in found if s is not None})
 
     def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None, **dataset: Any) -> Any:
-        text = sparql
-        for name in substitutions or {}:
-            if not re.search(rf"[?$]{re.escape(name)}\b", sparql):
-                raise InvalidInputError("query", f"does not contain the variable ?{name} it binds")
         if substitutions:
-            names = " ".join(f"?{name}" for name in substitutions)
-            terms = " ".join(str(term) for term in substitutions.values())
-            text = f"{sparql}\nVALUES ({names}) {{ ({terms}) }}"
+            raise InvalidInputError("substitutions", "a remote store takes bindings as a VALUES clause of the query "
+                                                     "(sparql.prepare writes them)")
+        text = sparql
         params: dict[str, list[str]] = {}
         if dataset.get("use_default_graph_as_union"):  # every graph, and their union as the default graph
             scopes = self.scopes()
@@ -683,6 +681,31 @@ class RemoteStore:
                 raise StoreError(f"the SPARQL server at {self.location} sent unreadable results: {exc}") from None
         return iter(self._parse_graph(response))
 
+    def confines_queries(self) -> bool:
+        """Whether the server runs a query on the dataset it names (``FROM``/``FROM NAMED`` in its text and the
+        protocol's ``default-graph-uri``/``named-graph-uri``) rather than on every graph: asked once, by a query
+        whose dataset is the log graph looking for a triple kept in another graph for the question."""
+        if self._confines is None:
+            probe, p_probe = NamedNode(f"{self.vocab.ns}:log:probe"), self.vocab.predicate("probe")
+            inside, outside = self.codec.log_graph, NamedNode(f"{self.vocab.ns}:graph:probe")
+            if not self._select(f"ASK {{ GRAPH {outside} {{ {probe} {p_probe} ?o }} }}")[0]["boolean"]:
+                # the dataset's graph must exist (rdflib's engine fails on a FROM of an unknown graph)
+                self._update([f"INSERT DATA {{ GRAPH {inside} {{ {probe} {p_probe} {Literal('inside')} }} "
+                              f"GRAPH {outside} {{ {probe} {p_probe} {Literal('outside')} }} }}"], "the dataset probe")
+            text = (f"ASK\nFROM\n{inside}\nFROM\nNAMED\n{inside}\nWHERE\n{{ {{ {probe} {p_probe} "
+                    f"{Literal('outside')} }} UNION {{ GRAPH ?g {{ {probe} {p_probe} {Literal('outside')} }} }} }}\n")
+            answer = self._client_query(text, {"default-graph-uri": [inside.value],
+                                               "named-graph-uri": [inside.value]}, False)
+            try:
+                seen = ox.parse_query_results(answer.content, ox.QueryResultsFormat.JSON)
+            except SyntaxError as exc:
+                raise StoreError(f"the SPARQL server at {self.location} sent unreadable results: {exc}") from None
+            self._confines = not bool(seen)
+            if not self._confines:
+                log.warning("the SPARQL server at %s ignores the dataset a query names: agents' SPARQL queries are "
+                            "refused on this store", self.location)
+        return self._confines
+
     def _client_query(self, text: str, params: Mapping[str, list[str]], graph: bool) -> httpx.Response:
         # one kind of answer asked for: Virtuoso answers a CONSTRUCT in JSON results when JSON is acceptable
         accept = "application/n-triples, text/turtle;q=0.8" if graph else JSON_RESULTS
@@ -695,30 +718,14 @@ class RemoteStore:
             raise
 
 
-_TOKENS = re.compile(r'\s+|#[^\n]*|<[^<>"{}|^`\\\s]*>|[A-Za-z_][\w.-]*:?|\S')
-
-
 def query_form(text: str) -> str | None:
-    """SELECT, ASK, CONSTRUCT or DESCRIBE: the first keyword after the prologue (PREFIX and BASE
-    declarations, comments)."""
-    skip = 0
-    for match in _TOKENS.finditer(text):
-        token = match.group()
-        if token.isspace() or token.startswith("#"):
-            continue
-        if skip:
-            skip -= 1
-            continue
-        word = token.upper()
-        if word == "PREFIX":
-            skip = 2  # the prefix name and its IRI
-        elif word == "BASE":
-            skip = 1
-        elif word in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE"):
-            return word
-        else:
-            return None
-    return None
+    """SELECT, ASK, CONSTRUCT or DESCRIBE: the first keyword of a query as :func:`cortex.sparql.prepare` writes it
+    (one token a line, after its BASE declarations)."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines) and lines[i] == "BASE":
+        i += 2
+    return lines[i] if i < len(lines) and lines[i] in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE") else None
 
 
 __all__ = ["Endpoint", "RemoteStore"]

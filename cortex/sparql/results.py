@@ -1,11 +1,4 @@
-"""The read-only SPARQL surface (docs/sparql.md): what a query may do, and its results in the formats the
-SPARQL protocol names.
-
-* Read-only: an update (``INSERT``, ``DELETE``, ``LOAD``, ``CLEAR``, ...) is refused with an error naming
-  ``query``; so is ``SERVICE`` (a query never makes the store call out to another endpoint).
-* Scoped: the caller names the graphs the query may see; the engine runs it with exactly those as the default
-  graph and the named graphs, whatever ``FROM``, ``FROM NAMED`` or ``GRAPH`` it names.
-* Bounded: at most ``limit`` rows (``truncated`` says when there were more) and ``timeout`` seconds.
+"""What a SPARQL query answers, and its limits: rows, time-out and formats (docs/sparql.md).
 
 Results are kept as pyoxigraph terms in a :class:`SparqlResult`, serialised on demand: SPARQL JSON, CSV, TSV
 and XML for ``SELECT``/``ASK`` (pyoxigraph's writers), Turtle, N-Triples and RDF/XML for
@@ -18,11 +11,10 @@ import io
 import json
 import os
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import pyoxigraph as ox
 
@@ -32,7 +24,6 @@ from cortex.errors import InvalidInputError, QueryTimeoutError
 DEFAULT_ROW_LIMIT = 10_000
 #: Seconds a query may run, unless told otherwise (``CORTEX_SPARQL_TIMEOUT``).
 DEFAULT_TIMEOUT = 30.0
-MAX_QUERY_BYTES = 64 * 1024
 
 #: Result formats by short name: (media type, kind of result it is for).
 FORMATS: dict[str, tuple[str, str]] = {
@@ -48,9 +39,6 @@ _RESULT_FORMATS = {"json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFor
                    "csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV}
 _GRAPH_FORMATS = {"turtle": ox.RdfFormat.TURTLE, "ntriples": ox.RdfFormat.N_TRIPLES,
                   "rdfxml": ox.RdfFormat.RDF_XML}
-
-_PARSE_LOCK = threading.Lock()  # rdflib's parser (pyparsing) is not known to be thread-safe
-
 
 def configured_limit() -> int:
     """The row limit of the surfaces (``CORTEX_SPARQL_LIMIT``, default 10,000)."""
@@ -73,68 +61,6 @@ def _positive(name: str, default: Any, kind: type) -> Any:
     if value <= 0:
         raise InvalidInputError(name, f"must be above 0, not {raw!r}")
     return value
-
-
-class CheckedQuery(NamedTuple):
-    """A query :func:`check_query` accepted, with what its parse tree says about it."""
-
-    text: str
-    #: whether it names its own dataset (``FROM`` or ``FROM NAMED``)
-    names_dataset: bool
-
-
-def check_query(query: Any) -> CheckedQuery:
-    """A query the surface runs: text, not too long, a read-only SPARQL 1.1 query calling no other endpoint.
-
-    The query is parsed (rdflib's SPARQL 1.1 parser) and judged on its parse tree, never by matching text: an
-    update, a ``SERVICE`` anywhere, a query nested deeper than the parser allows (pyoxigraph's own parser
-    would overflow its stack on one) or anything the parser does not accept is refused, before the engine
-    sees it (it fails closed)."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError("query", "must be a non-empty SPARQL query")
-    try:
-        size = len(query.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise InvalidInputError("query", "contains unpaired surrogate characters (not valid Unicode text)") from None
-    if size > MAX_QUERY_BYTES:
-        raise InvalidInputError("query", f"is longer than {MAX_QUERY_BYTES} bytes")
-    from pyparsing import ParseException
-    from rdflib.plugins.sparql.parser import parseQuery, parseUpdate
-
-    with _PARSE_LOCK:
-        try:
-            tree = parseQuery(query)
-        except RecursionError:
-            raise InvalidInputError("query", "is nested too deeply") from None
-        except ParseException as exc:
-            try:
-                parseUpdate(query)
-            except (ParseException, RecursionError):
-                raise InvalidInputError("query", f"is not a valid SPARQL 1.1 query: {exc.msg} at line "
-                                                 f"{exc.lineno}, column {exc.col}") from None
-            raise InvalidInputError("query", "updates are refused: the SPARQL surface is read-only (use the "
-                                             "Cortex API, CLI or HTTP routes to change memories)") from None
-    if _calls_service(tree):
-        raise InvalidInputError("query", "SERVICE is refused: a query runs on this store only")
-    return CheckedQuery(query, "datasetClause" in tree[1])  # (CompValue.get answers a missing key with its name)
-
-
-def _calls_service(node: Any) -> bool:
-    """Whether a parse tree holds a ``SERVICE`` pattern anywhere."""
-    from rdflib.plugins.sparql.parserutils import CompValue
-
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, CompValue):
-            if item.name == "ServiceGraphPattern":
-                return True
-            stack.extend(item.values())
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)) or type(item).__name__ == "ParseResults":
-            stack.extend(item)
-    return False
 
 
 def check_substitutions(substitutions: Any) -> dict[str, Any]:
@@ -288,46 +214,6 @@ def from_json(doc: dict[str, Any]) -> SparqlResult:
     return result
 
 
-def guarded(work: Callable[[], SparqlResult]) -> Callable[[], SparqlResult]:
-    """``work`` with the engine's evaluation errors (raised while results are read) as a Cortex error."""
-    def call() -> SparqlResult:
-        try:
-            return work()
-        except (RuntimeError, ValueError, TypeError) as exc:
-            if isinstance(exc, InvalidInputError):
-                raise
-            raise InvalidInputError("query", f"failed while it ran: {exc}") from None
-    return call
-
-
-def run(work: Callable[[], SparqlResult], timeout: float | None) -> SparqlResult:
-    """``work()``, in a worker thread when there is a ``timeout``: past it, :class:`QueryTimeoutError`. A
-    streaming query stops at its next row (:func:`collect` checks the clock); one the engine computes before
-    its first row (an aggregate over a large join) cannot be cancelled by pyoxigraph: its daemon thread
-    finishes it in the background and the result is dropped (docs/sparql.md)."""
-    if timeout is None:
-        return work()
-    if not (isinstance(timeout, (int, float)) and 0 < timeout <= 3600):
-        raise InvalidInputError("timeout", f"must be a number of seconds in (0, 3600], not {timeout!r}")
-    outcome: list[Any] = []
-
-    def target() -> None:
-        try:
-            outcome.append(work())
-        except BaseException as exc:  # handed to the caller's thread
-            outcome.append(exc)
-
-    worker = threading.Thread(target=target, name="cortex-sparql", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if not outcome:
-        raise QueryTimeoutError(timeout)
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    result: SparqlResult = outcome[0]
-    return result
-
-
 def graphs_clause(graphs: Sequence[ox.NamedNode]) -> dict[str, Any]:
     """The dataset options that confine a query to ``graphs`` (as default graph and as named graphs)."""
     return {"default_graph": list(graphs) or [ox.DefaultGraph()], "named_graphs": list(graphs)}
@@ -352,6 +238,5 @@ def negotiate(accept: str | None, kinds: Iterable[str] = ("solutions", "graph"))
     return None
 
 
-__all__ = ["DEFAULT_ROW_LIMIT", "DEFAULT_TIMEOUT", "FORMATS", "CheckedQuery", "SparqlResult", "check_format", "check_query",
-           "configured_limit", "configured_timeout",
-           "check_substitutions", "collect", "from_json", "graphs_clause", "guarded", "media_type", "negotiate", "run"]
+__all__ = ["DEFAULT_ROW_LIMIT", "DEFAULT_TIMEOUT", "FORMATS", "SparqlResult", "check_format", "check_substitutions",
+           "collect", "configured_limit", "configured_timeout", "from_json", "graphs_clause", "media_type", "negotiate"]
