@@ -21,6 +21,7 @@ from cortex import capture, config, lifecycle, listing, scopes, shapes, sparql, 
 from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.embeddings import EmbeddingProvider, make_provider
 from cortex.errors import (
+    AgentNotFoundError,
     CortexError,
     InvalidInputError,
     MemoryNotFoundError,
@@ -741,9 +742,26 @@ class Cortex:
         Cortex writes (``cortex/shapes.ttl``); returns the violations (none: the store conforms)."""
         self._check_open()
         targets = self._export_scopes(agent, team, all and agent is None and team is None)
+        if agent is not None or team is not None:
+            self._known_scope(targets[0])
+        vocab = self._memories.store.vocab
         with self._memories.lock:
             quads = [q for scope in targets for q in self._memories.export(scope)]
-        return shapes.validate(quads, self._memories.store.vocab)
+        violations = shapes.validate(quads, vocab)
+        try:  # and every memory readable as an import would read it (bounds included): what reads skip
+            transfer.check(transfer.group(quads, vocab), vocab)
+        except transfer.InvalidDataError as exc:
+            seen = {(v.focus, v.path) for v in violations}
+            violations += [v for v in exc.violations if (v.focus, v.path) not in seen]
+        return violations
+
+    def _known_scope(self, scope: Scope) -> None:
+        """Refuse a scope neither declared (an agent, or a team some agent is in) nor holding data."""
+        declared = {d.name for d in self.agents.list()} if scope.kind == "agent" else self._teams()
+        if scope.name not in declared and scope not in self._memories.scopes():
+            if scope.kind == "agent":
+                raise AgentNotFoundError(scope.name, self.agents.dirs)
+            raise InvalidInputError("team", f"no agent is in team {scope.name!r} and the store holds no memory of it")
 
     def import_rdf(self, source: str | os.PathLike[str] | bytes | IO[bytes], *, format: str | None = None,
                    agent: str | None = None, team: str | None = None,
@@ -763,6 +781,7 @@ class Cortex:
         native = shapes.native(vocab)  # the shapes checked in the judging pass; else pyshacl afterwards
         with self._memories.lock:
             parsed = transfer.parse(data, fmt, vocab, graph=graph, progress=progress)
+            transfer.fold_uses(parsed, vocab)
 
             def check() -> dict[Scope, list[Memory]]:
                 judged = transfer.check(parsed, vocab, existing=self._memories.index,

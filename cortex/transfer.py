@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -24,7 +25,7 @@ from cortex.errors import InvalidInputError
 from cortex.model import Memory, Scope
 from cortex.store.rdf import MemoryCodec
 from cortex.validation import check_confidence, check_content, check_metadata, check_tags
-from cortex.vocab import Vocabulary
+from cortex.vocab import Vocabulary, date_time, integer
 
 FORMATS: dict[str, ox.RdfFormat] = {"trig": ox.RdfFormat.TRIG, "nquads": ox.RdfFormat.N_QUADS,
                                      "turtle": ox.RdfFormat.TURTLE, "jsonld": ox.RdfFormat.JSON_LD}
@@ -40,6 +41,12 @@ MAX_COUNT = 2**53  # usage counts and versions: what store_many accepts (an incr
 PROGRESS_EVERY = 50_000
 #: Problems collected before reading stops (the report lists :data:`MAX_REPORTED` of them).
 MAX_PROBLEMS = 10 * MAX_REPORTED
+#: Triples of predicates Cortex does not write that an imported memory may carry (each one is read and rewritten
+#: with the memory by every update under the store's write lock).
+MAX_FOREIGN_TRIPLES = 256
+#: Deepest nesting an import may have (JSON objects and arrays, or RDF 1.2 ``<<`` terms), checked before a parser
+#: sees the file: pyoxigraph's parsers overflow their stacks on ~20,000.
+MAX_NESTING = 64
 
 #: ``progress(stage, done, total)``: what a long export or import has done (total None when unknown).
 Progress = Callable[[str, int, int | None], None]
@@ -138,6 +145,82 @@ def parse(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Sco
     """Read an import: each quad goes to the scope whose graph (or provenance graph) holds it, grouped by
     subject. ``graph``: the scope a Turtle file (triples, no graph) goes to. A file that is not valid
     ``format`` raises :class:`InvalidInputError`; everything else wrong is in ``problems``."""
+    if not isinstance(data, bytes):
+        data = data.read()
+    check_nesting(data, format)  # before any parser sees it: pyoxigraph's overflow their stacks
+    try:
+        parsed = group(ox.parse(data, FORMATS[format]), vocab, graph=graph, progress=progress)
+    except SyntaxError as exc:
+        raise InvalidInputError("file", f"is not valid {format}: {exc}") from None
+    parsed.verbatim = parsed.verbatim and format in ("trig", "nquads")
+    return parsed
+
+
+_JSON_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+_TURTLE_TOKENS = re.compile(rb'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\'|'
+                            rb'"(?:[^"\\\n\r]|\\.)*"|\'(?:[^\'\\\n\r]|\\.)*\'|#[^\n\r]*|<<|>>|<[^<>\s]*>',
+                            re.S)
+
+
+def check_nesting(data: bytes, format: str) -> None:
+    """Refuse a file nested deeper than :data:`MAX_NESTING` (JSON-LD objects and arrays; ``<<`` terms of the
+    Turtle family), counted outside strings, IRIs and comments, before any parser reads it. A file with fewer
+    opening brackets than the bound is not scanned."""
+    if format == "jsonld":
+        if data.count(b"[") + data.count(b"{") <= MAX_NESTING:
+            return
+        tokens, opening, closing = _JSON_TOKENS, frozenset({b"[", b"{"}), frozenset({b"]", b"}"})
+    else:
+        if data.count(b"<<") <= MAX_NESTING:
+            return
+        tokens, opening, closing = _TURTLE_TOKENS, frozenset({b"<<"}), frozenset({b">>"})
+    depth = 0
+    for match in tokens.finditer(data):
+        token = match.group()
+        if token in opening:
+            depth += 1
+            if depth > MAX_NESTING:
+                line = data.count(b"\n", 0, match.start()) + 1
+                raise InvalidInputError("file", f"is nested more than {MAX_NESTING} levels deep (line {line}); "
+                                                f"Cortex exports nest a few levels")
+        elif token in closing:
+            depth -= 1
+
+
+def fold_uses(parsed: Parsed, vocab: Vocabulary) -> None:
+    """Fold each imported memory's use triples (``agentmem:used``, written one per use by a shared store) into its
+    ``usageCount`` and ``lastUsedAt``: the memory reads the same, and its record stays bounded (a popular memory
+    on a shared store has thousands)."""
+    codec = MemoryCodec(vocab)
+    used = codec.p_used.value
+    count, last = vocab.predicate("usageCount"), vocab.predicate("lastUsedAt")
+    for scope, subjects in parsed.subjects.items():
+        folded: dict[str, tuple[ox.Literal, ox.Literal]] = {}
+        for subject, props in subjects.items():
+            if used not in props:
+                continue
+            memory_id = vocab.memory_id(scope, subject)
+            memory = codec.decode(scope, memory_id, ((p, _lexical(o)) for p, values in props.items() for o in values)) \
+                if memory_id is not None else None
+            if memory is None:
+                continue  # the check reports it
+            folded[subject] = (integer(memory.usage_count), date_time(memory.last_used_at))
+            props.pop(used)
+            props[count.value], props[last.value] = [folded[subject][0]], [folded[subject][1]]
+        if folded:
+            parsed.verbatim = False
+            graph = vocab.graph(scope)
+            kept = [q for q in parsed.quads[scope] if not (isinstance(q.subject, ox.NamedNode) and q.subject.value
+                                                           in folded and q.predicate.value in (used, count.value,
+                                                                                               last.value))]
+            kept += [ox.Quad(ox.NamedNode(subject), predicate, value, graph) for subject, values in folded.items()
+                     for predicate, value in zip((count, last), values)]
+            parsed.quads[scope] = kept
+
+
+def group(source: Iterable[ox.Quad], vocab: Vocabulary, *, graph: Scope | None = None,
+          progress: Progress | None = None) -> Parsed:
+    """Quads (of a file, or of a store's scopes) grouped by scope and subject, as :func:`check` judges them."""
     log_graph = f"{vocab.ns}:graph:log"
     activity_prefix = f"{vocab.ns}:activity:"
     target = vocab.graph(graph) if graph is not None else None
@@ -152,66 +235,69 @@ def parse(data: bytes | IO[bytes], format: str, vocab: Vocabulary, *, graph: Sco
     graphs: dict[str | None, tuple[Scope | None, list[ox.Quad], dict[str, dict[str, list[Any]]], str, Any, bool]] = {}
     named, default = ox.NamedNode, ox.DefaultGraph
     count = 0
-    try:
-        for quad in ox.parse(data, FORMATS[format]):
-            count += 1
-            if progress is not None and count % PROGRESS_EVERY == 0:
-                progress("read", count, None)
-            g = quad.graph_name
-            key = g.value if type(g) is named else None
-            if key is None and target is not None and type(g) is default:
-                quad = ox.Quad(quad.subject, quad.predicate, quad.object, target)
-                key, verbatim = target.value, False
-            where_to = graphs.get(key)
-            if where_to is None:
-                scope = (vocab.scope_of_graph(key) or vocab.scope_of_prov_graph(key)) if key is not None else None
-                if scope is None:
-                    where_to = (None, [], {}, "", None, False)
-                else:
-                    if scope not in quads_of:
-                        quads_of[scope], subjects_of[scope] = [], {}
-                    prov_graph = vocab.prov_graph(scope)
-                    where_to = (scope, quads_of[scope], subjects_of[scope], f"{activity_prefix}{scope.key}:",
-                                prov_graph, key == prov_graph.value)
-                graphs[key] = where_to
-            scope, quads, subjects, scope_activities, prov, in_prov = where_to
+    for quad in source:
+        count += 1
+        if progress is not None and count % PROGRESS_EVERY == 0:
+            progress("read", count, None)
+        g = quad.graph_name
+        key = g.value if type(g) is named else None
+        if key is None and target is not None and type(g) is default:
+            quad = ox.Quad(quad.subject, quad.predicate, quad.object, target)
+            key, verbatim = target.value, False
+        where_to = graphs.get(key)
+        if where_to is None:
+            scope = (vocab.scope_of_graph(key) or vocab.scope_of_prov_graph(key)) if key is not None else None
             if scope is None:
-                where = "the default graph" if type(g) is default else str(g)
-                hint = " (Turtle has no graphs: name the scope it goes to)" if type(g) is default else ""
-                reason = "the change log of another store is not imported" if key == log_graph \
-                    else f"{where} is not a Cortex scope graph{hint}"
-                problems.append(Violation(str(quad.subject), "graph", reason))
-                if len(problems) > MAX_PROBLEMS:
-                    break
-                continue
-            subject = quad.subject
-            if type(subject) is not named:
-                problems.append(Violation(str(subject), str(quad.predicate), "Cortex subjects are IRIs"))
-                if len(problems) > MAX_PROBLEMS:
-                    break
-                continue
-            name = subject.value
-            if name.startswith(scope_activities):
-                if not in_prov:  # an activity goes to its scope's provenance graph
-                    quad, verbatim = ox.Quad(subject, quad.predicate, quad.object, prov), False
-            elif in_prov:
-                problems.append(Violation(name, "graph", "a provenance graph holds activities only"))
-                continue
-            quads.append(quad)
-            props = subjects.get(name)
-            if props is None:
-                props = subjects[name] = {}
-            predicate = quad.predicate.value
-            values = props.get(predicate)
-            if values is None:
-                props[predicate] = [quad.object]
+                where_to = (None, [], {}, "", None, False)
             else:
-                values.append(quad.object)
-    except SyntaxError as exc:
-        raise InvalidInputError("file", f"is not valid {format}: {exc}") from None
+                if scope not in quads_of:
+                    quads_of[scope], subjects_of[scope] = [], {}
+                prov_graph = vocab.prov_graph(scope)
+                where_to = (scope, quads_of[scope], subjects_of[scope], f"{activity_prefix}{scope.key}:",
+                            prov_graph, key == prov_graph.value)
+            graphs[key] = where_to
+        scope, quads, subjects, scope_activities, prov, in_prov = where_to
+        if scope is None:
+            where = "the default graph" if type(g) is default else str(g)
+            hint = " (Turtle has no graphs: name the scope it goes to)" if type(g) is default else ""
+            reason = "the change log of another store is not imported" if key == log_graph \
+                else f"{where} is not a Cortex scope graph{hint}"
+            problems.append(Violation(str(quad.subject), "graph", reason))
+            if len(problems) > MAX_PROBLEMS:
+                break
+            continue
+        subject = quad.subject
+        if type(subject) is not named:
+            problems.append(Violation(str(subject), str(quad.predicate), "Cortex subjects are IRIs"))
+            if len(problems) > MAX_PROBLEMS:
+                break
+            continue
+        if type(quad.object) is ox.Triple:
+            problems.append(Violation(subject.value, f"<{quad.predicate.value}>", "an RDF 1.2 triple term is not "
+                                      "memory data (Cortex writes none, and JSON-LD cannot carry one)"))
+            if len(problems) > MAX_PROBLEMS:
+                break
+            continue
+        name = subject.value
+        if name.startswith(scope_activities):
+            if not in_prov:  # an activity goes to its scope's provenance graph
+                quad, verbatim = ox.Quad(subject, quad.predicate, quad.object, prov), False
+        elif in_prov:
+            problems.append(Violation(name, "graph", "a provenance graph holds activities only"))
+            continue
+        quads.append(quad)
+        props = subjects.get(name)
+        if props is None:
+            props = subjects[name] = {}
+        predicate = quad.predicate.value
+        values = props.get(predicate)
+        if values is None:
+            props[predicate] = [quad.object]
+        else:
+            values.append(quad.object)
     if progress is not None:
         progress("read", count, count)
-    return Parsed(quads_of, subjects_of, problems, verbatim and format in ("trig", "nquads"))
+    return Parsed(quads_of, subjects_of, problems, verbatim)
 
 
 def check(parsed: Parsed, vocab: Vocabulary, *, existing: Callable[[Scope], Container[str]] | None = None,
@@ -273,15 +359,23 @@ def _decode(codec: MemoryCodec, scope: Scope, memory_id: str, subject: str, prop
         problems.append(Violation(subject, str(codec.vocab.predicate("content")),
                                   f"a memory has exactly one content, not {len(content)}"))
         return None
-    tag = codec.p_tag.value
+    many = (codec.p_tag.value, codec.p_used.value)  # tags, and uses on a shared store: one triple each
     for predicate, values in props.items():
-        if len(values) > 1 and predicate != tag:
+        if len(values) > 1 and predicate not in many:
             problems.append(Violation(subject, f"<{predicate}>", "has more than one value"))
             return None
-    memory = codec.decode(scope, memory_id, ((p, _lexical(o)) for p, values in props.items() for o in values))
+    foreign = sum(len(values) for predicate, values in props.items() if predicate not in codec.known)
+    if foreign > MAX_FOREIGN_TRIPLES:
+        problems.append(Violation(subject, "(triples)", f"has {foreign} triples of predicates Cortex does not "
+                                                        f"write; at most {MAX_FOREIGN_TRIPLES} go with a memory"))
+        return None
+    errors: list[str] = []
+    memory = codec.decode(scope, memory_id, ((p, _lexical(o)) for p, values in props.items() for o in values),
+                          errors=errors)
     if memory is None:
-        problems.append(Violation(subject, "(fields)", "a value is not of the type Cortex writes (a number, a "
-                                                       "date, a known type or source)"))
+        why = errors[0] if errors else "a value is not of the type Cortex writes (a number, a date, a known type or " \
+                                       "source)"
+        problems.append(Violation(subject, "(fields)", why))
         return None
     vocab = codec.vocab
     checks: list[tuple[str, Callable[[], object]]] = [

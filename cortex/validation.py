@@ -149,6 +149,8 @@ def check_duration(value: Any, field: str = "max_age") -> timedelta:
 
 MAX_TAGS = 32
 MAX_METADATA_BYTES = 8 * 1024
+#: Deepest nesting of metadata's objects and arrays (serialisers refuse values nested a few hundred deep).
+MAX_METADATA_DEPTH = 32
 TAG_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 TEAM_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
@@ -189,12 +191,31 @@ def check_tags(value: Any, field: str = "tags") -> tuple[str, ...]:
     return tags
 
 
+def json_depth(value: Any, limit: int) -> int:
+    """How deeply ``value``'s objects and arrays nest (a scalar is 0), counted without recursion; stops counting
+    past ``limit`` (returns ``limit + 1``)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if depth > limit:
+                return limit + 1
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def check_metadata(value: Any, field: str = "metadata") -> dict[str, Any] | None:
-    """Metadata: a JSON object (string keys, JSON values), at most 8 KiB serialised; None for none (or {})."""
+    """Metadata: a JSON object (string keys, JSON values), at most 8 KiB serialised and nested at most
+    :data:`MAX_METADATA_DEPTH` levels; None for none (or {})."""
     if value is None:
         return None
     if not isinstance(value, dict):
         raise InvalidInputError(field, f"must be a JSON object, not {type(value).__name__}")
+    if json_depth(value, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+        raise InvalidInputError(field, f"is nested more than {MAX_METADATA_DEPTH} levels deep (objects and arrays); "
+                                       f"that is the limit")
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         size = len(text.encode("utf-8"))

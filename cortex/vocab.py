@@ -14,6 +14,7 @@ from pyoxigraph import Literal, NamedNode
 
 from cortex.errors import InvalidInputError
 from cortex.model import Scope
+from cortex.validation import is_memory_id
 
 DEFAULT_NS = "urn:cortex"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -74,9 +75,13 @@ class Vocabulary:
         return NamedNode(self.memory_prefix(scope) + memory_id)
 
     def memory_id(self, scope: Scope, iri: str) -> str | None:
-        """The id in a memory IRI of ``scope``, or None when the IRI is not one."""
+        """The id in a memory IRI of ``scope``, or None when the IRI is not one (or its id is not a memory id:
+        ``[A-Za-z0-9_-]{1,128}``)."""
         prefix = self.memory_prefix(scope)
-        return iri[len(prefix):] if iri.startswith(prefix) and len(iri) > len(prefix) else None
+        if not iri.startswith(prefix):
+            return None
+        found = iri[len(prefix):]
+        return found if is_memory_id(found) else None  # the same rule as every surface's (a get must find it)
 
     def scope_of_graph(self, iri: str) -> Scope | None:
         """The scope whose graph ``iri`` is, or None for a graph Cortex does not own."""

@@ -18,7 +18,7 @@ from tests.sparql_servers import Server
 #: Modules whose ``cx`` tests are the facade's contract: they run on the embedded store and on every remote
 #: SPARQL server (a pytest parameter, ``backend``).
 CONTRACT_MODULES = {"test_memory_ops", "test_recall", "test_lifecycle", "test_search", "test_sparql", "test_export",
-                    "test_provenance", "test_bad_input", "test_sparql_judged",
+                    "test_provenance", "test_bad_input", "test_sparql_judged", "test_read_isolation",
                     "test_render_and_lifecycle"}
 BACKENDS = ["embedded", pytest.param("oxigraph", marks=pytest.mark.server),
             pytest.param("virtuoso", marks=pytest.mark.server)]

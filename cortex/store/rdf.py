@@ -20,6 +20,8 @@ done by the library) and ids validated against ``[A-Za-z0-9_-]+``; user text nev
 from __future__ import annotations
 
 import json
+import logging
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -28,10 +30,14 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from cortex import config
+from cortex.errors import InvalidInputError
 from cortex.model import Memory, MemoryType, Scope, Source
+from cortex.validation import MAX_METADATA_BYTES, check_metadata
 from cortex.provenance import Activity
 from cortex.store.base import Change
 from cortex.vocab import RDF_TYPE, Vocabulary, date_time, double, integer, parse_date_time
+
+log = logging.getLogger("cortex.store")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 #: A write that changes more memories than this logs ``bulk true`` instead of every id.
@@ -64,15 +70,28 @@ def _type(text: str) -> MemoryType:
     return MemoryType(text)
 
 
+def _confidence(text: str) -> float:
+    value = float(text)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"confidence {text!r} is not between 0 and 1")
+    return value
+
+
 def _metadata(value: dict[str, Any]) -> Literal:
     return Literal(json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True), datatype=RDF_JSON)
 
 
 def _parse_metadata(text: str) -> dict[str, Any]:
-    value = json.loads(text)
-    if not isinstance(value, dict):
-        raise ValueError("metadata is not a JSON object")
-    return value
+    """Stored metadata, held to the bounds of a write (a value no write accepts makes the memory unreadable:
+    skipped by reads, reported by ``validate-store``, never an error of a read of other memories)."""
+    if len(text) > 4 * MAX_METADATA_BYTES:
+        raise ValueError("metadata is larger than any write accepts")
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError("metadata is nested too deeply") from None
+    checked = check_metadata(value)  # InvalidInputError is a ValueError
+    return checked or {}
 
 
 #: Every single-valued field, in write order (``created_at`` precedes ``last_used_at``, its default). Tags are
@@ -81,7 +100,7 @@ FIELDS: tuple[Field, ...] = (
     Field("content", "content", Literal, str, None),
     Field("type", "type", lambda t: Literal(t.value), _type, lambda f: MemoryType(config.DEFAULT_TYPE)),
     Field("project", "project", Literal, str, lambda f: config.DEFAULT_PROJECT),
-    Field("confidence", "confidence", double, float, lambda f: config.DEFAULT_CONFIDENCE),
+    Field("confidence", "confidence", double, _confidence, lambda f: config.DEFAULT_CONFIDENCE),
     Field("usage_count", "usageCount", integer, int, lambda f: 0),
     Field("created_at", "createdAt", date_time, parse_date_time, lambda f: f.get("last_used_at", _EPOCH)),
     Field("last_used_at", "lastUsedAt", date_time, parse_date_time, lambda f: f["created_at"]),
@@ -140,6 +159,11 @@ class MemoryCodec:
         #: Links a replacement of a memory keeps (they are not fields of the memory): its uses and what it was
         #: derived from (the activity that generated it links to it: not a triple of the memory).
         self.kept = frozenset({self.p_used, self.p_derived})
+        self._unreadable: set[tuple[Scope, str]] = set()  # memories already reported as unreadable
+        #: Every predicate IRI Cortex writes on a memory (fields, tags, links).
+        self.known = frozenset({RDF_TYPE.value, self.agent_predicate.value, self.p_tag.value, self.p_replaced_by.value,
+                                self.p_revision_of.value, self.p_attributed.value, self.p_used.value,
+                                self.p_derived.value, *(node.value for _, node in self.fields)})
 
     def version_iri(self, scope: Scope, memory_id: str, version: int) -> NamedNode:
         """The resource keeping version ``version`` of a memory once it was updated."""
@@ -206,10 +230,11 @@ class MemoryCodec:
         return out
 
     def decode(self, scope: Scope, memory_id: str, pairs: Iterable[tuple[str, str]],
-               counted_uses: tuple[int, str] | None = None) -> Memory | None:
+               counted_uses: tuple[int, str] | None = None, errors: list[str] | None = None) -> Memory | None:
         """The memory from its (predicate IRI, object lexical value) pairs, or None when it is not a
         readable Cortex memory (no content, or a malformed value). ``counted_uses``: its use triples counted by
-        the server (how many, the latest), when ``pairs`` leaves them out."""
+        the server (how many, the latest), when ``pairs`` leaves them out. ``errors``: where to say why a memory
+        is unreadable (else a read logs it, once)."""
         raw: dict[str, str] = {}
         tags: list[str] = []
         author = attributed = replaced_by = None
@@ -235,7 +260,11 @@ class MemoryCodec:
             for f, _ in self.fields:
                 text = raw.get(f.attr)
                 if text is not None:
-                    values[f.attr] = f.decode(text)
+                    try:
+                        values[f.attr] = f.decode(text)
+                    except (ValueError, OverflowError) as exc:
+                        reason = exc.reason if isinstance(exc, InvalidInputError) else str(exc)
+                        raise ValueError(f"{f.attr}: {reason}") from None
             for f, _ in self.fields:
                 if f.attr not in values:
                     assert f.default is not None
@@ -247,8 +276,15 @@ class MemoryCodec:
                     and counted_uses[0] else len(uses)
                 values["last_used_at"] = max(values["last_used_at"], *(parse_date_time(u.split(" ", 1)[0])
                                                                        for u in uses))
-        except (ValueError, OverflowError):
-            return None  # not written by Cortex; an index rebuild must not fail on foreign data
+        except (ValueError, OverflowError) as exc:
+            # not written by Cortex (or beyond what any write accepts): reads skip it, never fail on it
+            if errors is not None:
+                errors.append(str(exc))
+            elif (scope, memory_id) not in self._unreadable and len(self._unreadable) < 10_000:
+                self._unreadable.add((scope, memory_id))
+                log.warning("%s: memory %s is unreadable (%s): reads leave it out; cortex validate-store reports it",
+                            scope.label, memory_id, str(exc)[:200])
+            return None
         agent_prefix = f"{self.vocab.ns}:agent:"
         owner = author[len(agent_prefix):] if author is not None and author.startswith(agent_prefix) else None
         writer = attributed[len(agent_prefix):] if attributed is not None and attributed.startswith(agent_prefix) \
