@@ -9,15 +9,13 @@ import sys
 def main() -> None:
     """Console-script entry point."""
     argv = sys.argv[1:]
-    rest = argv[2:]
-    if argv[:2] == ["hook", "claude"] and (len(rest) == 1 or (len(rest) == 3 and rest[1] == "--agent")) \
-            and not rest[0].startswith("-"):
+    if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv):
         import os
 
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")  # entry-point scan: ~15 ms per hook
         from cortex.service.hooks import main as hook_main
 
-        sys.exit(hook_main(argv[2:]))
+        sys.exit(hook_main(argv[1:]))  # always 0: a hook never blocks its agent
     from cortex.cli import main as cli_main
 
     cli_main()

@@ -43,6 +43,12 @@ class _State:
         self.agent_dirs = list(agents_dirs) or config.discover_agent_dirs(self.root)
         self._cx: MemoryAPI | None = None
 
+    def printable_store(self) -> str:
+        """The store's location, fit to print (no credentials)."""
+        from cortex.state import printable_location
+
+        return printable_location(self.store)
+
     def need_state_dir(self) -> Path:
         """The store's state directory (tokens, the server's discovery file), for commands that need one."""
         if self.state_dir is None:
@@ -496,7 +502,11 @@ def export_command(state: _State, agent: str | None, team: str | None, everythin
     one team, or --all. `cortex import` of the file into an empty store gives the same dataset."""
     from cortex.transfer import EXTENSIONS
 
+    from cortex.state import is_remote
+
     name = fmt or (EXTENSIONS.get(output.suffix.lower()) if output is not None else None) or "trig"
+    if not is_remote(state.store) and not Path(state.store).exists():
+        raise InvalidInputError("store", f"there is no store at {state.store}: nothing to export")
     cx = state.cortex(read_only=True)
     with _progress(progress) as report:
         if output is None:
@@ -508,6 +518,10 @@ def export_command(state: _State, agent: str | None, team: str | None, everythin
                 count = cx.export(out, agent=agent, team=team, all=everything, format=name, progress=report)
             partial.replace(output)
     click.echo(f"cortex: exported {count} triples ({name})", err=True)
+    if count == 0:  # a backup is never silently empty
+        what = f"agent {agent!r}" if agent else f"team {team!r}" if team else "the store"
+        click.echo(f"cortex: warning: {what} holds no memories ({state.printable_store()}): the export is empty",
+                   err=True)
 
 
 @cli.command("import")
@@ -807,21 +821,16 @@ def token_revoke(state: _State, token_id: str) -> None:
     _emit({"id": token_id, "revoked": True})
 
 
-@cli.group()
-def hook() -> None:
-    """Hooks for coding agents (always exit 0; failures go to .cortex/logs/hooks.log)."""
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook(args: tuple[str, ...]) -> None:
+    """Hooks for coding agents: `cortex hook claude EVENT [--agent NAME]` with the hook's JSON on stdin. EVENT is
+    SessionStart, SubagentStart, Stop or SubagentStop; --agent names the main session's agent (SessionStart and
+    Stop have no agent_type). Always exits 0, a malformed command line too; failures go to
+    .cortex/logs/hooks.log."""
+    from cortex.service.hooks import main as hook_main
 
-
-@hook.command("claude")
-@click.argument("event")
-@click.option("--agent", default=None, help="The main session's agent (SessionStart and Stop have no agent_type).")
-def hook_claude(event: str, agent: str | None) -> None:
-    """Claude Code hook: EVENT is SessionStart, SubagentStart, Stop or SubagentStop; the payload is on stdin."""
-    from cortex.service.hooks import run
-
-    out = run(event, sys.stdin.read(), agent)
-    if out:
-        click.echo(out)
+    hook_main(list(args))
 
 
 @cli.command()

@@ -56,6 +56,20 @@ def open_regular(path: Path | str) -> BinaryIO:
         raise
 
 
+def append_private(path: Path, text: str) -> None:
+    """Append ``text`` to the regular file ``path`` (created 0600), never through a symbolic link: a log that
+    someone replaced by a link elsewhere is not written (``OSError``)."""
+    import stat
+
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
 def read_regular(path: Path | str, limit: int | None = None) -> bytes:
     """The bytes of a regular file (at most ``limit`` of them); see :func:`open_regular`."""
     with open_regular(path) as fh:

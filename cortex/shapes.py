@@ -111,9 +111,10 @@ def _number(term: Any) -> Decimal | None:
     if not _well_formed(term.datatype.value, text):
         return None
     try:
-        return Decimal(text.replace("INF", "Infinity"))
+        value = Decimal(text.replace("INF", "Infinity"))
     except InvalidOperation:
         return None
+    return None if value.is_nan() else value  # NaN is no number to compare (Decimal raises when asked)
 
 
 @dataclass(frozen=True)

@@ -38,13 +38,18 @@ def server_log(state_dir: Path) -> Path:
 STATE_DIR_ENV = "CORTEX_STATE_DIR"
 
 
+def is_remote(location: str | os.PathLike[str] | None) -> bool:
+    """Whether a store location names a remote store (a URL), not a directory or memory."""
+    return location is not None and "://" in os.fspath(location)
+
+
 def state_dir_of(location: str | os.PathLike[str] | None) -> Path | None:
     """The state directory of a store location: an embedded store's own directory; for a remote store
     ``$CORTEX_STATE_DIR`` when set (tokens, the discovery file and index snapshots of this Cortex server);
     else None."""
     if location is None or os.fspath(location) == "memory":
         return None
-    if "://" in os.fspath(location):
+    if is_remote(location):
         env = os.environ.get(STATE_DIR_ENV)
         return Path(env).expanduser() if env else None
     return Path(os.fspath(location)).expanduser()

@@ -21,7 +21,9 @@ class Session:
         self.project = project
         settings = json.loads((project / ".claude" / "settings.json").read_text())
         self.commands = {event: groups[-1]["hooks"][-1]["command"] for event, groups in settings["hooks"].items()}
-        self.parent = tmp / "session.jsonl"
+        self.claude = tmp / "claude"  # Claude Code's directory ($CLAUDE_CONFIG_DIR): where its transcripts are
+        self.parent = self.claude / "projects" / "-proj" / "session.jsonl"
+        self.parent.parent.mkdir(parents=True)
         self.parent.write_text("")
         self.learned: dict[str, list[str]] = {}
         self.n = 0
@@ -34,7 +36,8 @@ class Session:
     def hook(self, event: str, **payload: object) -> dict:
         body = {"session_id": "s1", "cwd": str(self.project), "hook_event_name": event,
                 "transcript_path": str(self.parent), **payload}
-        bare = {"PATH": "/usr/bin:/bin", "CORTEX_EMBEDDINGS": "none", "CORTEX_LOCK_WAIT": "2"}
+        bare = {"PATH": "/usr/bin:/bin", "CORTEX_EMBEDDINGS": "none", "CORTEX_LOCK_WAIT": "2",
+                "CLAUDE_CONFIG_DIR": str(self.claude)}
         result = subprocess.run(["/bin/sh", "-c", self.commands[event]], input=json.dumps(body), capture_output=True,
                                 text=True, env=bare, cwd="/", timeout=120)
         assert result.returncode == 0, result.stderr

@@ -233,8 +233,9 @@ async def test_a_malformed_token_file_answers_503_with_the_reason(cx, tmp_path, 
     async with cx_app(cx, tokens=tokens) as api:
         for headers in ({"Authorization": f"Bearer {good}"}, {"Authorization": "Bearer wrong"}):
             r = await api.get("/v1/agents/alice/stats", headers=headers)
-            assert r.status_code == 503 and "cortex-tokens.json is unreadable or malformed" in r.json()["error"]["message"]
-    assert "cortex-tokens.json is unreadable or malformed" in caplog.text
+            assert r.status_code == 503 and "token file is unreadable or malformed" in r.json()["error"]["message"]
+            assert str(tmp_path) not in r.text  # a client learns nothing of the server's files (round 2, finding 8)
+    assert "cortex-tokens.json is unreadable or malformed" in caplog.text and str(tmp_path) in caplog.text
 
 
 # -- finding 9: a bad agent name through a server answered "404: Not Found" ------------------------------------
@@ -384,7 +385,7 @@ def test_a_huge_transcript_does_not_stop_later_captures(tmp_path):
     from cortex.service import hooks
 
     project = make_project(tmp_path / "p", "alice")
-    transcript = tmp_path / "t.jsonl"
+    transcript = project / "t.jsonl"  # inside the project: a hook reads transcripts there or in ~/.claude
     line = json.dumps({"type": "assistant", "message": {"role": "assistant", "content": "x" * 3_000_000}})
     transcript.write_text("\n".join([line] * 12) + "\n")
     payload = {"cwd": str(project), "agent_type": "alice", "transcript_path": str(transcript),

@@ -23,6 +23,8 @@ def project(tmp_path: Path) -> Path:
 def hook(project: Path, event: str, payload: dict, cwd: Path | None = None, **extra_env: str):
     payload = {"session_id": "abc123", "transcript_path": "", "cwd": str(project), "hook_event_name": event,
                **payload}
+    # the tests' transcripts live beside the project: Claude Code's directory, as far as the hook knows
+    extra_env.setdefault("CLAUDE_CONFIG_DIR", str(project.parent))
     # `python -m cortex` is the console script's entry point (with its short path for hooks)
     return subprocess.run([sys.executable, "-m", "cortex", "hook", "claude", event], input=json.dumps(payload),
                           cwd=cwd or Path("/"), capture_output=True, text=True, env=env(**extra_env), timeout=120)

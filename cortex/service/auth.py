@@ -8,13 +8,13 @@ import hmac
 import json
 import logging
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from cortex.errors import AuthError, InvalidInputError, PermissionDeniedError, TokenFileError
+from cortex.errors import AgentNotFoundError, AuthError, InvalidInputError, PermissionDeniedError, TokenFileError
 from cortex.files import atomic_write, private_dir, read_regular
 from cortex.state import tokens_file
 from cortex.validation import check_agent_name
@@ -45,12 +45,15 @@ class Principal:
         if not self.admin:
             raise PermissionDeniedError(f"{what} needs an admin token")
 
-    def require_export(self, agent: str | None) -> None:
-        """Refuse an export this principal may not make: an agent token exports its own agent only (``agent``);
-        the rest needs an admin token."""
+    def require_export(self, agent: str | None, resolve: Callable[[str], str | None]) -> None:
+        """Refuse an export this principal may not make: an agent token exports its own agent only (``agent``),
+        while that agent is declared with memory (``resolve``: the facade's ``resolve_agent``; the token of an
+        agent whose definition is gone reads nothing); the rest needs an admin token."""
         if not self.admin and (agent is None or agent != self.agent):
             raise PermissionDeniedError("an agent token exports its own agent only (agent=); the rest needs an "
                                         "admin token", "agent")
+        if not self.admin and agent is not None and resolve(agent) != agent:
+            raise AgentNotFoundError(agent)
 
 
 ADMIN = Principal(agent=None)
@@ -95,10 +98,11 @@ class TokenStore:
                     and (e.get("agent") is None or isinstance(e.get("agent"), str)) for e in entries):
                 raise ValueError("'tokens' must be a list of {sha256, agent} objects")
         except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-            message = (f"token file {self.path} is unreadable or malformed ({exc}); no token can be checked "
-                       "until it is fixed or removed")
-            log.error("%s", message)
-            raise TokenFileError(message) from None
+            log.error("token file %s is unreadable or malformed (%s); no token can be checked until it is fixed or "
+                      "removed", self.path, exc)
+            # what a client is told names no path: the log, read by whoever runs the server, has it
+            raise TokenFileError("the server's token file is unreadable or malformed: no token can be checked "
+                                 "until its administrator fixes it (the server's log names the file)") from None
         return entries
 
     def configured(self) -> bool:

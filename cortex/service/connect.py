@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from cortex import config
 from cortex.errors import ServiceError, StoreLockedError
 from cortex.service import discovery
-from cortex.state import server_log, state_dir_of
+from cortex.state import is_remote, server_log, state_dir_of
 from cortex.store import Location
 
 if TYPE_CHECKING:
@@ -51,8 +51,8 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
         return client
     deadline = time.monotonic() + (config.lock_wait() if wait is None else wait)
     while True:
-        try:
-            return Cortex.open(location, embeddings=embeddings)
+        try:  # a remote store's indexes are kept in its state directory, when it has one
+            return Cortex.open(location, embeddings=embeddings, state_dir=state_dir if is_remote(location) else None)
         except StoreLockedError:
             client = remote(state_dir)
             if client is not None:
@@ -66,8 +66,9 @@ def for_cli(location: Location, *, embeddings: str, agent_dirs: Sequence[Path], 
             announce: Callable[[str], None]) -> MemoryAPI:
     """The CLI's way to the store: the running server; else, when the embedding provider is the local model
     (seconds to load), a server started in the background (``$CORTEX_NO_SERVER=1`` prevents it); else the store
-    opened here. A read-only command on a store that does not exist yet answers from an empty in-memory store
-    instead of creating one."""
+    opened here. A read-only command on an embedded store that does not exist yet answers from an empty
+    in-memory store instead of creating one (a remote store always answers for itself, whatever its state
+    directory holds)."""
     state_dir = state_dir_of(location)
     client = remote(state_dir)
     if client is not None:
@@ -80,7 +81,7 @@ def for_cli(location: Location, *, embeddings: str, agent_dirs: Sequence[Path], 
                  f"embedding model loaded, stops after {AUTO_SERVER_IDLE / 60:.0f} idle minutes; "
                  f"{NO_SERVER_ENV}=1 to do without)")
         return client
-    if read_only and state_dir is not None and not state_dir.exists():
+    if read_only and not is_remote(location) and state_dir is not None and not state_dir.exists():
         from cortex.core import Cortex
 
         return Cortex.open(None, embeddings="none")

@@ -44,14 +44,51 @@ class _Unknown(Exception):
 
 
 def _log(root: Path, message: str) -> None:
-    try:
-        from cortex.files import private_dir
+    """One line in ``<root>/.cortex/logs/hooks.log`` (never through a symbolic link; in a directory that is not a
+    Cortex project, on stderr only: a hook creates nothing there)."""
+    line = f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n"
+    if not _is_project(root):
+        import sys
 
-        logs = private_dir(root / ".cortex" / "logs")
-        with open(logs / "hooks.log", "a", encoding="utf-8") as fh:
-            fh.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n")
+        print(f"cortex: hook: {message}", file=sys.stderr)
+        return
+    try:
+        from cortex.files import append_private, private_dir
+
+        logs = root / ".cortex" / "logs"
+        if logs.is_symlink() or (root / ".cortex").is_symlink():
+            raise OSError("the log directory is a symbolic link")
+        append_private(private_dir(logs) / "hooks.log", line)
     except OSError:
         pass  # nowhere to log: still exit 0
+
+
+def _is_project(root: Path) -> bool:
+    """Whether ``root`` uses Cortex: it has ``.cortex/`` or an agent directory. A hook run anywhere else (a
+    payload's ``cwd`` of ``/etc``) reads and writes nothing there."""
+    return (root / ".cortex").is_dir() or bool(config.discover_agent_dirs(root))
+
+
+def _claude_dirs() -> list[Path]:
+    """Where Claude Code keeps transcripts: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return [Path(configured).expanduser()] if configured else [Path.home() / ".claude"]
+
+
+def _readable_transcript(root: Path, path: Any) -> str | None:
+    """``path`` when it is a transcript a hook may read: a regular file inside the project or Claude Code's own
+    directory (symbolic links resolved first); else None (logged)."""
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        real = Path(path).resolve()
+        allowed = [root.resolve(), *(d.resolve() for d in _claude_dirs())]
+    except (OSError, RuntimeError, ValueError):
+        return None
+    if not any(real.is_relative_to(d) for d in allowed):
+        _log(root, f"transcript {path!r} is outside the project and Claude Code's directory: not read")
+        return None
+    return str(real) if real.is_file() else None
 
 
 #: The most of a transcript one Stop hook reads (the rest is read by the next one).
@@ -276,24 +313,47 @@ def _replay(root: Path, cx: Any, spool: Any) -> None:
         _log(root, f"replaying the spool stopped: {type(exc).__name__}: {exc}")
 
 
+#: The largest hook payload read (Claude Code's carry a message and paths, far less).
+MAX_PAYLOAD = 16 * 1024 * 1024
+
+
+def _payload(raw: str) -> Any:
+    """The hook's JSON input; ValueError for anything that is not JSON (too large, or nested deeper than the
+    parser goes)."""
+    from cortex.errors import InvalidInputError
+
+    if len(raw) > MAX_PAYLOAD:
+        raise InvalidInputError("payload", f"is larger than {MAX_PAYLOAD} bytes")
+    try:
+        return json.loads(raw) if raw.strip() else {}
+    except RecursionError:
+        raise InvalidInputError("payload", "is nested too deeply") from None
+    except ValueError as exc:
+        raise InvalidInputError("payload", f"is not JSON: {exc}") from None
+
+
 def run(event: str, raw: str, agent: str | None = None) -> str:
     """Handle one hook call; returns what to print on stdout ('' for nothing). Never raises. ``agent`` names the
     main session's agent (the hook command's ``--agent``). What it writes records the hook event and the
     session as its activity (PROV-O)."""
     try:
-        payload = json.loads(raw) if raw.strip() else {}
-        session = payload.get("session_id") if isinstance(payload, dict) else None
-    except ValueError:
-        session = None
-    with provenance.activity(surface="hook", event=event if isinstance(event, str) else None,
-                             session=session if isinstance(session, str) else None):
-        return _run(event, raw, agent)
+        try:
+            payload = _payload(raw)
+            session = payload.get("session_id") if isinstance(payload, dict) else None
+        except ValueError:
+            session = None
+        with provenance.activity(surface="hook", event=event if isinstance(event, str) else None,
+                                 session=session if isinstance(session, str) else None):
+            return _run(event, raw, agent)
+    except Exception as exc:  # a hook never fails its agent, whatever it was given
+        _log(Path(os.getcwd()), f"{event}: {type(exc).__name__}: {exc}")
+        return ""
 
 
 def _run(event: str, raw: str, agent: str | None) -> str:
     root = Path(os.getcwd())
     try:
-        payload = json.loads(raw) if raw.strip() else {}
+        payload = _payload(raw)
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
         cwd = payload.get("cwd")
@@ -303,6 +363,8 @@ def _run(event: str, raw: str, agent: str | None) -> str:
             print(f"cortex: hook: the payload's cwd {cwd!r} is not a directory; nothing done", file=sys.stderr)
             return ""
         root = config.find_project_root(cwd or os.getcwd())
+        if not _is_project(root):
+            return ""  # no agent is declared here: nothing to read, and nothing is created
         if event not in EVENTS:
             raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
         agent_type = payload.get("agent_type") or agent or os.environ.get(AGENT_ENV)
@@ -313,9 +375,9 @@ def _run(event: str, raw: str, agent: str | None) -> str:
                 return ""
             text = payload.get("last_assistant_message") or ""
             transcript = payload.get("agent_transcript_path") if event == "SubagentStop" else None
-            transcript = transcript or payload.get("transcript_path")
+            transcript = _readable_transcript(root, transcript or payload.get("transcript_path"))
             offsets, read_to = None, 0
-            if transcript and Path(transcript).is_file():
+            if transcript:
                 offsets = _Offsets(root)
                 entries, read_to = _transcript_lines(transcript, offsets.get(transcript))
                 text = f"{_assistant_text(entries)}\n{text}"
@@ -328,8 +390,9 @@ def _run(event: str, raw: str, agent: str | None) -> str:
                 offsets.set(str(transcript), read_to)
             return ""
         task = payload.get("prompt") or None
-        if event == "SubagentStart" and not task and payload.get("transcript_path"):
-            task = subagent_task(str(payload["transcript_path"]), agent_type)
+        parent = _readable_transcript(root, payload.get("transcript_path")) if event == "SubagentStart" else None
+        if not task and parent:
+            task = subagent_task(parent, agent_type)
         if isinstance(task, str):
             task = task[:MAX_TASK_CHARS]  # enough to rank by; the rest only costs time
         cx = _open(root)
@@ -355,17 +418,29 @@ def _run(event: str, raw: str, agent: str | None) -> str:
         return ""
 
 
+USAGE = "usage: cortex hook claude EVENT [--agent NAME]"
+
+
 def main(argv: list[str]) -> int:
-    """``cortex hook claude EVENT [--agent NAME]`` without the CLI's imports (see :mod:`cortex.__main__`)."""
+    """``cortex hook claude EVENT [--agent NAME]`` (``argv``: what follows ``hook``) without the CLI's imports
+    (see :mod:`cortex.__main__`). Always 0, a malformed command line too: a coding agent reads another status
+    as a hook's refusal (Claude Code: exit 2 blocks the agent from stopping)."""
     import sys
 
     agent = None
-    if len(argv) == 3 and argv[1] == "--agent":
-        argv, agent = argv[:1], argv[2]
-    if len(argv) != 1:
-        print("usage: cortex hook claude EVENT [--agent NAME]", file=sys.stderr)
-        return 2
-    out = run(argv[0], sys.stdin.read(), agent)
+    args = list(argv)
+    if len(args) == 4 and args[2] == "--agent":
+        args, agent = args[:2], args[3]
+    if len(args) != 2 or args[0] != "claude" or args[1].startswith("-"):
+        print(f"cortex: hook: {USAGE}; got {' '.join(argv)!r}: nothing done", file=sys.stderr)
+        _log(config.find_project_root(), f"malformed hook command line {argv!r}: nothing done ({USAGE})")
+        return 0
+    try:
+        raw = sys.stdin.read(MAX_PAYLOAD + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        _log(config.find_project_root(), f"{args[1]}: cannot read the hook input: {exc}")
+        return 0
+    out = run(args[1], raw, agent)
     if out:
         try:
             print(out, flush=True)

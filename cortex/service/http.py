@@ -523,7 +523,7 @@ def create_app(
         """The graph of one agent (`agent=`), one team (`team=`) or every scope (`all=true`) as RDF: `trig`
         (default), `nquads`, `turtle` (one scope) or `jsonld`; lossless (docs/export.md). An agent token may
         export its own agent; the rest needs an admin token."""
-        caller.require_export(agent)
+        caller.require_export(agent, cx.resolve_agent)
         out = io.BytesIO()
         count = cx.export(out, agent=agent, team=team, all=all, format=format)
         media = transfer.MEDIA_TYPES[transfer.format_of(format)]
@@ -624,7 +624,7 @@ def _bounded(value: Any, field: str, cap: float, kind: type) -> Any:
         return kind(cap)
     try:
         number = kind(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidInputError(field, f"must be a number, not {value!r}") from None
     if not 0 < number <= cap:
         raise InvalidInputError(field, f"must be above 0 and at most {cap:g} (the server's cap)")

@@ -450,7 +450,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         version, supersession and provenance), like GET /v1/export. An agent token exports its own agent only;
         the rest needs an admin token. For large stores use `cortex export` or HTTP (this answer is one text)."""
         with tool_errors():
-            caller_of(ctx).require_export(agent)
+            caller_of(ctx).require_export(agent, backend().resolve_agent)
             out = io.BytesIO()
             quads = backend().export(out, agent=agent, team=team, all=all, format=format)
             return ExportOutput(format=format, quads=quads, data=out.getvalue().decode("utf-8"))

@@ -27,6 +27,8 @@ validated; query substitutions become a ``VALUES`` clause of serialised terms.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import os
 import random
@@ -42,7 +44,7 @@ import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad
 
 from cortex import config
-from cortex.errors import InvalidInputError, StoreError, VersionConflictError
+from cortex.errors import CortexError, InvalidInputError, StoreError, VersionConflictError
 from cortex.model import Memory, Scope
 from cortex.provenance import Activity
 from cortex.store.base import Change
@@ -68,6 +70,10 @@ ATTEMPTS = 3
 DEADLOCK_ATTEMPTS = 10
 RETRY_STATUS = frozenset({502, 503, 504})
 DEFAULT_TIMEOUT = 30.0
+#: The most bytes of one answer read from the server (``max_answer=`` MiB in the location): a whole scope's graph
+#: is one answer when an index is rebuilt or a scope exported (about 1.2 KB a memory in N-Triples: ~200,000
+#: memories fit in the default).
+DEFAULT_MAX_ANSWER = 256 * 1024 * 1024
 JSON_RESULTS = "application/sparql-results+json"
 #: Contents kept in memory (about 100 bytes each beyond the text): recall's hits cost no round trip.
 CACHED_TEXTS = 500_000
@@ -84,6 +90,8 @@ class Endpoint:
     username: str | None = field(repr=False)
     password: str | None = field(repr=False)
     timeout: float = DEFAULT_TIMEOUT
+    #: The most bytes one answer of the server may hold.
+    max_answer: int = DEFAULT_MAX_ANSWER
 
     @property
     def location(self) -> str:
@@ -107,9 +115,10 @@ class Endpoint:
             raise InvalidInputError("store", "names no host")
         base = f"{parts.scheme}://{host if ':' not in host else '[' + host + ']'}" + (f":{port}" if port else "")
         params = urllib.parse.parse_qs(parts.query, keep_blank_values=True)
-        unknown = sorted(set(params) - {"update", "gsp", "auth", "timeout"})
+        unknown = sorted(set(params) - {"update", "gsp", "auth", "timeout", "max_answer"})
         if unknown:
-            raise InvalidInputError("store", f"unknown parameter {unknown[0]!r} (update, gsp, auth, timeout)")
+            raise InvalidInputError("store", f"unknown parameter {unknown[0]!r} (update, gsp, auth, timeout, "
+                                             f"max_answer)")
 
         def endpoint(value: str | None, default: str | None) -> str | None:
             if value is None:
@@ -131,13 +140,17 @@ class Endpoint:
             raise InvalidInputError("store", "timeout must be a number of seconds") from None
         if not 0 < timeout <= 3600:
             raise InvalidInputError("store", "timeout must be between 0 and 3600 seconds")
+        raw_answer = one("max_answer")
+        if raw_answer is not None and not (raw_answer.isdigit() and 1 <= int(raw_answer) <= 64 * 1024):
+            raise InvalidInputError("store", "max_answer must be a number of MiB from 1 to 65536")
+        max_answer = int(raw_answer) * 1024 * 1024 if raw_answer is not None else DEFAULT_MAX_ANSWER
         username = urllib.parse.unquote(parts.username) if parts.username else os.environ.get("CORTEX_STORE_USER")
         password = urllib.parse.unquote(parts.password) if parts.password is not None \
             else os.environ.get("CORTEX_STORE_PASSWORD")
         query_url = base + (parts.path or "/sparql")
         return cls(query_url=query_url, update_url=endpoint(one("update"), query_url) or query_url,
                    gsp_url=endpoint(one("gsp"), None), auth=(auth or "basic") if username else None,
-                   username=username, password=password, timeout=timeout)
+                   username=username, password=password, timeout=timeout, max_answer=max_answer)
 
 
 def _rolled_back(response: httpx.Response) -> bool:
@@ -165,6 +178,47 @@ def _term(value: str, kind: str, datatype: str | None, lang: str | None) -> Any:
     return Literal(value, datatype=NamedNode(datatype)) if datatype else Literal(value)
 
 
+_UNREADABLE = (IndexError, KeyError, TypeError, AttributeError, ValueError, SyntaxError, UnicodeDecodeError)
+
+
+def _unreadable_answers_are_store_errors(cls: type) -> type:
+    """Wrap every public method of ``cls`` so that an answer of the server it cannot read (no row where one is
+    due, a variable missing, a value of another type, a document that is not what it says) is a
+    :class:`StoreError` naming the server, like every other failure of the server: never an ``IndexError`` or
+    ``KeyError`` out of a read. Cortex's own errors (bad input, conflicts) pass unchanged."""
+    def wrap(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        def fail(self: Any, exc: BaseException) -> StoreError:
+            return StoreError(f"the SPARQL server at {self.location} sent an answer Cortex cannot read ({name}: "
+                              f"{type(exc).__name__}: {str(exc)[:200]})")
+
+        if inspect.isgeneratorfunction(method):
+            @functools.wraps(method)
+            def generator(self: Any, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    yield from method(self, *args, **kwargs)
+                except CortexError:
+                    raise
+                except _UNREADABLE as exc:
+                    raise fail(self, exc) from exc
+            return generator
+
+        @functools.wraps(method)
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(self, *args, **kwargs)
+            except CortexError:
+                raise
+            except _UNREADABLE as exc:
+                raise fail(self, exc) from exc
+        return call
+
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(member):
+            setattr(cls, name, wrap(name, member))
+    return cls
+
+
+@_unreadable_answers_are_store_errors
 class RemoteStore:
     """A :class:`~cortex.store.base.MemoryStore` on a SPARQL 1.1 server, safe to share between processes."""
 
@@ -226,7 +280,7 @@ class RemoteStore:
         failures = deadlocks = 0
         while True:
             try:
-                response = self._client.post(url, data=data, content=content, headers=headers, params=params)
+                response = self._post(url, data=data, content=content, headers=headers, params=params)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 failures += 1
                 if failures == ATTEMPTS:
@@ -252,6 +306,28 @@ class RemoteStore:
                 else:
                     raise StoreError(self._refusal(response, what))
             time.sleep(delay * (1 + random.random()))
+
+    def _post(self, url: str, **request: Any) -> httpx.Response:
+        """One POST, its answer read to at most :attr:`Endpoint.max_answer` bytes (a larger one is refused, not
+        read: a server that answers without end must not exhaust this process)."""
+        limit = self.endpoint.max_answer
+        with self._client.stream("POST", url, **request) as streamed:
+            declared = streamed.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                raise StoreError(f"the SPARQL server at {self.location} answered {int(declared)} bytes, more than "
+                                 f"the {limit} a store reads (raise max_answer= in the store location)")
+            chunks, size = [], 0
+            for chunk in streamed.iter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise StoreError(f"the SPARQL server at {self.location} answered more than the {limit} bytes a "
+                                     f"store reads (raise max_answer= in the store location)")
+                chunks.append(chunk)
+            # the bytes are decoded already: the response made of them must not say they are compressed
+            headers = [(k, v) for k, v in streamed.headers.multi_items()
+                       if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+            return httpx.Response(streamed.status_code, headers=headers, content=b"".join(chunks),
+                                  request=streamed.request)
 
     def _refusal(self, response: httpx.Response, what: str) -> str:
         body = " ".join(response.text.split())[:300] if response.content else ""
@@ -675,11 +751,18 @@ class RemoteStore:
         response = self._client_query(text, params, graph)
         media = response.headers.get("content-type", "").split(";")[0].strip()
         if media in ("application/sparql-results+json", "application/json"):
-            try:
+            try:  # read whole once here, so that the caller's reading cannot fail on the server's document
+                parsed = ox.parse_query_results(response.content, ox.QueryResultsFormat.JSON)
+                if isinstance(parsed, ox.QuerySolutions):
+                    for _ in parsed:
+                        pass
                 return ox.parse_query_results(response.content, ox.QueryResultsFormat.JSON)
             except SyntaxError as exc:
                 raise StoreError(f"the SPARQL server at {self.location} sent unreadable results: {exc}") from None
-        return iter(self._parse_graph(response))
+        if graph:
+            return iter(self._parse_graph(response))
+        raise StoreError(f"the SPARQL server at {self.location} answered a query with {media or 'no media type'}, "
+                         f"not SPARQL results")
 
     def confines_queries(self) -> bool:
         """Whether the server runs a query on the dataset it names (``FROM``/``FROM NAMED`` in its text and the
