@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from cortex import capture, config, lifecycle, listing, scopes, shapes, sparql, transfer
 from cortex.agents import AgentDefinition, AgentRegistry
@@ -61,6 +61,7 @@ from cortex.validation import query as make_query
 from cortex.vocab import DEFAULT_NS, Vocabulary
 
 log = logging.getLogger("cortex")
+_T = TypeVar("_T")
 
 
 class Cortex:
@@ -314,13 +315,33 @@ class Cortex:
                                     metadata=metadata)
         expected = check_version(expected_version) if expected_version is not None else None
         member = self._member(agent)
-        with self._memories.lock:
+
+        def attempt() -> Memory:
             scope, memory = self._require(agent, memory_id)
             member.may_change(scope, memory, "update")
             if expected is not None and memory.version != expected:
-                raise VersionConflictError(memory.id, expected, memory.version)
-            new = lifecycle.updated(memory, changes, self._clock())
-            return self._memories.write(scope, [], [(memory, new, True)])[0]
+                raise _Refused(VersionConflictError(memory.id, expected, memory.version))
+            now = self._clock()
+            new = lifecycle.updated(memory, changes, now)
+            return self._memories.write(scope, [], [(memory, new, True)], action="update", actor=agent, at=now)[0]
+
+        return self._changing(attempt)
+
+    def _changing(self, attempt: Callable[[], _T]) -> _T:
+        """Run ``attempt`` (read a memory, then write what follows from it) under the repository's lock; when the
+        store says the memory changed between the read and the write (another process of a shared store got
+        there first), read it again and decide again, up to :data:`WRITE_ATTEMPTS` times. So a change applies
+        to the memory as it is when it is written, and a refusal (``_Refused``) is decided on a current read."""
+        for remaining in reversed(range(WRITE_ATTEMPTS)):
+            try:
+                with self._memories.lock:
+                    return attempt()
+            except _Refused as refused:
+                raise refused.error from None
+            except VersionConflictError:
+                if not remaining:
+                    raise
+        raise AssertionError("unreachable")
 
     def history(self, agent: str, memory_id: str) -> list[Memory]:
         """Every version of the memory, oldest first, the current one last (expired or superseded too)."""
@@ -344,37 +365,46 @@ class Cortex:
         write. Returns the replacing memory."""
         rule = lifecycle.supersession(content, by, reason, fields)
         member = self._member(agent)
-        with self._memories.lock:
-            scope, old = self._require(agent, old_id)
-            member.may_change(scope, old, "supersede")
-            lifecycle.check_supersedable(old)
-            now = self._clock()
-            if rule.by is not None:
-                located = self._locate(agent, rule.by)
-                if located is None:
-                    raise MemoryNotFoundError(agent, rule.by)
-                by_scope, new = located
-                lifecycle.check_replacement(old, scope, new, by_scope)
-                lifecycle.check_successor(new, now)
-                adds = []
-            else:
-                entry = lifecycle.successor_entry(old, rule)
-                new = memory_from_entry(agent, entry, now, self._policy(agent).expires_at, author=agent,
-                                        scope=scope.relative)
-                if scope.kind == "agent":
-                    new = new.model_copy(update={"agent": scope.name})
-                adds = [new]
-            derived = [(new.id, old.id)] if adds or by_scope == scope else []
-            self._memories.write(scope, adds, [(old, lifecycle.superseded(old, new, rule.reason), False)], derived)
-            return new
+        return self._changing(lambda: self._supersede(agent, member, old_id, rule))
+
+    def _supersede(self, agent: str, member: Member, old_id: str, rule: lifecycle.Supersession) -> Memory:
+        """One attempt of :meth:`supersede`, on the memory as it is now."""
+        scope, old = self._require(agent, old_id)
+        member.may_change(scope, old, "supersede")
+        lifecycle.check_supersedable(old)
+        now = self._clock()
+        if rule.by is not None:
+            located = self._locate(agent, rule.by)
+            if located is None:
+                raise MemoryNotFoundError(agent, rule.by)
+            by_scope, new = located
+            lifecycle.check_replacement(old, scope, new, by_scope)
+            lifecycle.check_successor(new, now)
+            adds = []
+        else:
+            entry = lifecycle.successor_entry(old, rule)
+            new = memory_from_entry(agent, entry, now, self._policy(agent).expires_at, author=agent,
+                                    scope=scope.relative)
+            if scope.kind == "agent":
+                new = new.model_copy(update={"agent": scope.name})
+            adds = [new]
+        derived = [(new.id, old.id)] if adds or by_scope == scope else []
+        self._memories.write(scope, adds, [(old, lifecycle.superseded(old, new, rule.reason), False)], derived,
+                             action="supersede", actor=agent, at=now)
+        return new
 
     def validate(self, agent: str, memory_id: str) -> Memory:
         """Confirm a memory is still right: ``validated_at`` = now (its decay clock restarts) and confidence +
         0.05 (at most 1). One atomic write; returns the memory."""
         self._agent(agent)
-        with self._memories.lock:
+
+        def attempt() -> Memory:
             scope, memory = self._require(agent, memory_id)
-            return self._memories.write(scope, [], [(memory, lifecycle.validated(memory, self._clock()), False)])[0]
+            now = self._clock()
+            return self._memories.write(scope, [], [(memory, lifecycle.validated(memory, now), False)],
+                                        action="validate", actor=agent, at=now)[0]
+
+        return self._changing(attempt)
 
     def inject_learning(
         self,
@@ -417,13 +447,16 @@ class Cortex:
         """Remove every triple of the memory (and its earlier versions). False when there was no such memory.
         A shared memory can be forgotten by its author or a lead of its scope."""
         member = self._member(agent)
-        with self._memories.lock:
+
+        def attempt() -> bool:
             located = self._locate(agent, memory_id)
             if located is None:
                 return False
             scope, memory = located
             member.may_change(scope, memory, "forget")
             return bool(self._delete(scope, [memory.id]))
+
+        return self._changing(attempt)
 
     def purge_expired(self, agent: str | None = None) -> int:
         """Delete the memories whose time to live has run out: the agent's own (every scope of the store,
@@ -884,6 +917,17 @@ class Cortex:
             ]
             self._delete(scope, doomed)
             return result
+
+
+#: How many times a change is read and decided again when another process changed the memory in between.
+WRITE_ATTEMPTS = 5
+
+
+class _Refused(Exception):
+    """A decision taken on a current read (a stale ``expected_version``): final, not retried."""
+
+    def __init__(self, error: CortexError) -> None:
+        self.error = error
 
 
 def _named_scope(name: str) -> Scope:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from cortex import provenance
 from cortex.embeddings import EmbeddingError, EmbeddingProvider
 from cortex.index.manager import IndexManager
 from cortex.index.memory_index import MemoryIndex
-from cortex.model import Filters, GeneratedBy, IndexStatus, Memory, Provenance, Scope
+from cortex.model import Filters, GeneratedBy, IndexStatus, Memory, Provenance, Revision, Scope
 from cortex.state import index_root
 from cortex.store.base import Change, MemoryStore
 from cortex.store.rdf import MemoryCodec
@@ -151,31 +152,38 @@ class MemoryRepository:
         with self.lock:
             rows = list(self.store.query(codec.provenance_query(scope, memory.id)))
             versions = [v.version for v in self.store.versions(scope, memory.id)]
-        activity: dict[str, Any] = {}
         derived: list[str] = []
         names = {p.value: name for name, p in codec.activity_fields.items()}
+        activities: dict[str, dict[str, Any]] = {}
+        prefix = f"{self.store.vocab.ns}:agent:"
         for row in rows:
             if row["d"] is not None:
                 found = self.store.vocab.memory_id(scope, row["d"].value)
                 if found is not None:
                     derived.append(found)
                 continue
-            activity["activity"] = row["a"].value
+            fields = activities.setdefault(row["a"].value, {"activity": row["a"].value})
             predicate, value = row["p"].value, row["o"].value
             if predicate in names:
-                activity[names[predicate]] = value
+                fields[names[predicate]] = value
+            elif predicate == codec.p_action.value:
+                fields["action"] = value
             elif predicate == codec.p_started.value:
-                activity["started_at"] = parse_date_time(value)
+                fields["started_at"] = parse_date_time(value)
             elif predicate == codec.p_associated.value:
-                prefix = f"{self.store.vocab.ns}:agent:"
-                activity["associated_with"] = value[len(prefix):] if value.startswith(prefix) else value
-        if activity:  # when and for whom: its memories' (an import may say so explicitly)
-            activity.setdefault("started_at", memory.created_at)
-            activity.setdefault("associated_with", memory.author)
+                fields["associated_with"] = value[len(prefix):] if value.startswith(prefix) else value
+        created = next((a for a in activities.values() if "action" not in a), None)
+        if created is not None:  # when and for whom: its memories' (an import may say so explicitly)
+            created.setdefault("started_at", memory.created_at)
+            created.setdefault("associated_with", memory.author)
+        changes = sorted((Revision(activity=a["activity"], action=a["action"], agent=a.get("associated_with"),
+                                   at=a.get("started_at"), **{k: a.get(k) for k in names.values()})
+                          for a in activities.values() if "action" in a),
+                         key=lambda r: (r.at or memory.created_at, r.activity))
         return Provenance(memory_id=memory.id, scope=scope.relative, attributed_to=memory.author,
-                          generated_by=GeneratedBy(**activity) if activity else None,
+                          generated_by=GeneratedBy(**created) if created is not None else None,
                           derived_from=sorted(set(derived)), superseded_by=memory.superseded_by,
-                          versions=sorted(versions))
+                          versions=sorted(versions), changes=changes)
 
     def find_content(self, scope: Scope, content: str, project: str, now: datetime) -> list[str]:
         """Ids of the scope's current memories (not expired at ``now``, not superseded) with exactly this
@@ -238,10 +246,13 @@ class MemoryRepository:
                          lambda index: index.add_many(memories), vectors, embedded=memories)
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
-              derived: Sequence[tuple[str, str]] = ()) -> list[Memory]:
+              derived: Sequence[tuple[str, str]] = (), *, action: str | None = None, actor: str | None = None,
+              at: datetime | None = None) -> list[Memory]:
         """In one atomic write: add new memories and replace existing ones (``(old, new, archive)``: ``old`` as
         the caller read it, kept as an earlier version when ``archive``), and record ``derived`` ((memory, the
         memory it was derived from) pairs, PROV-O). Used by update, supersession, validation and injection.
+        ``action`` (update, validate, supersede), ``actor`` and ``at`` are recorded as the activity that changed
+        the replaced memories.
         Content that changed is embedded again. Returns the replaced memories as
         the store now has them, in the order given; raises :class:`VersionConflictError` and writes nothing
         when one changed or went in between (another process on a shared store)."""
@@ -261,10 +272,13 @@ class MemoryRepository:
                         stored[memory.id] = memory
 
             activity = provenance.current()
+            if action is not None and replaces:
+                activity = replace(activity, action=action, agent=actor, at=at)
             self._commit(scope, ids,
                          lambda: self.store.write(scope, adds, replaces, activity=activity, derived=derived),
                          apply, vectors, embedded=changed)
-            return [stored[old.id] for old, _, _ in replaces if old.id in stored]
+            # as the store has them now; one deleted right after this write (another process) as it was written
+            return [stored.get(old.id, new) for old, new, _ in replaces]
 
     def import_quads(self, data: Mapping[Scope, Sequence[Quad]], check: Callable[[], Mapping[Scope, Sequence[Memory]]],
                      source: tuple[bytes, RdfFormat] | None = None,

@@ -281,6 +281,21 @@ class GeneratedBy(BaseModel):
     associated_with: str | None = None
 
 
+class Revision(BaseModel):
+    """A change of an existing memory (its own ``prov:Activity`` with ``agentmem:action``): what was done
+    (``update``, ``validate``, ``supersede``), by which agent (``prov:wasAssociatedWith``: a lead editing a team
+    memory is not its author), when, and through which surface."""
+
+    activity: str
+    action: str
+    agent: str | None = None
+    at: datetime | None = None
+    surface: str | None = None
+    event: str | None = None
+    session: str | None = None
+    tool: str | None = None
+
+
 class Provenance(BaseModel):
     """Where a memory comes from, as its PROV-O triples say (:meth:`cortex.Cortex.provenance`)."""
 
@@ -296,6 +311,8 @@ class Provenance(BaseModel):
     superseded_by: str | None = None
     #: Earlier versions kept by updates (``prov:wasRevisionOf``), oldest first.
     versions: list[int] = Field(default_factory=list)
+    #: Every change made to it since it was created (update, validation, supersession), oldest first.
+    changes: list[Revision] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ import contextvars
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 #: Field values: short printable text (they are provenance, not content).
@@ -26,21 +27,26 @@ HEADERS = {"surface": "Cortex-Surface", "event": "Cortex-Event", "session": "Cor
 @dataclass(frozen=True)
 class Activity:
     """Where a write came from: the surface (python, cli, http, mcp, hook, import), the hook event, the agent
-    session id, and the tool (an MCP tool, or a CLI command)."""
+    session id, and the tool (an MCP tool, or a CLI command). A write that changes existing memories also says
+    what it did (``action``: update, validate, supersede), for which agent (``agent``: who changed them, which
+    for a lead's edit of a team memory is not its author) and when (``at``); the facade sets those."""
 
     surface: str = "python"
     event: str | None = None
     session: str | None = None
     tool: str | None = None
+    action: str | None = None
+    agent: str | None = None
+    at: datetime | None = None
 
     def headers(self) -> dict[str, str]:
-        """The activity as request headers (what a client forwards to the server)."""
-        return {HEADERS[f.name]: value for f in fields(self) if (value := getattr(self, f.name)) is not None}
+        """The activity as request headers (what a client forwards to the server: where the call came from)."""
+        return {header: value for name, header in HEADERS.items() if (value := getattr(self, name)) is not None}
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str], default_surface: str) -> "Activity":
         """The activity a request's headers describe; values that are not short printable text are ignored."""
-        values = {}
+        values: dict[str, Any] = {}
         for name, header in HEADERS.items():
             value = headers.get(header) or headers.get(header.lower())
             if value is not None and _VALUE.fullmatch(value):

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -93,7 +94,12 @@ def write(quads: Iterable[ox.Quad], out: IO[bytes], format: str, vocab: Vocabula
             if progress is not None and quad.object == memory_class:
                 memories += 1
 
-    ox.serialize(counted(), out, FORMATS[format], prefixes=prefixes(vocab))
+    if format == "jsonld":  # the expanded document, under a context that declares the Cortex prefixes
+        out.write(b'{"@context": ' + json.dumps(prefixes(vocab), sort_keys=True).encode() + b', "@graph": ')
+        ox.serialize(counted(), out, FORMATS[format])
+        out.write(b"}\n")
+    else:
+        ox.serialize(counted(), out, FORMATS[format], prefixes=prefixes(vocab))
     if progress is not None:
         progress("export", memories, memories)
     return count

@@ -185,3 +185,72 @@ def test_the_mcp_tool_answers_provenance(store_path, clock):
 
         shown = asyncio.run(main())
         assert shown["memory_id"] == memory.id and shown["generated_by"]["surface"] == "python"
+
+
+# -- issue 18, finding 9: every change is an activity, and every term is declared ----------------------------
+
+
+def test_update_validate_and_supersede_record_who_changed_the_memory(cx, clock):
+    from cortex.agents import AgentSettings
+
+    cx.agents.register("api", settings=AgentSettings(teams=("backend",)))
+    cx.agents.register("lead", settings=AgentSettings(teams=("backend",), lead=True))
+    shared = cx.store("api", "migrations run before deploy", scope="team:backend")
+    created = cx.provenance("api", shared.id).generated_by
+    clock.advance(minutes=1)
+    with provenance.activity(surface="mcp", tool="update_memory"):
+        cx.update("lead", shared.id, content="migrations run before the deploy job")  # a lead edits it
+    clock.advance(minutes=1)
+    cx.validate("api", shared.id)
+    clock.advance(minutes=1)
+    new = cx.supersede("lead", shared.id, "migrations run in the deploy job")
+    p = cx.provenance("api", shared.id)
+    assert p.generated_by == created  # creation stays what it was
+    assert [(c.action, c.agent) for c in p.changes] == [("update", "lead"), ("validate", "api"),
+                                                        ("supersede", "lead")]
+    assert p.changes[0].surface == "mcp" and p.changes[0].tool == "update_memory"
+    assert [c.at for c in p.changes] == sorted(c.at for c in p.changes) and p.changes[0].at is not None
+    assert cx.provenance("lead", new.id).changes == []
+    assert cx.validate_store() == []
+    # and a forget takes its changes with it
+    cx.forget("lead", new.id)
+    cx.forget("api", shared.id)
+    graph = "<urn:cortex:graph:prov:team:backend>"
+    left = cx.sparql(f"SELECT ?a WHERE {{ GRAPH {graph} {{ ?a <{PROV}generated> ?m }} }}")
+    assert len(left) == 0
+
+
+def test_every_term_an_export_holds_is_declared_in_the_ontology(cx):
+    import pyoxigraph as ox
+
+    from cortex.shapes import ONTOLOGY
+
+    m = cx.store("reviewer", "a", tags=["x"], metadata={"k": 1}, ttl="7d")
+    cx.update("reviewer", m.id, content="b")
+    cx.validate("reviewer", m.id)
+    cx.touch("reviewer", m.id)
+    cx.supersede("reviewer", m.id, "c", reason="because")
+    out = io.BytesIO()
+    cx.export(out, all=True, format="nquads")
+    used = {q.predicate.value for q in ox.parse(out.getvalue(), ox.RdfFormat.N_QUADS)}
+    used |= {q.object.value for q in ox.parse(out.getvalue(), ox.RdfFormat.N_QUADS)
+             if q.predicate.value == "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"}
+    ontology = ox.Store()
+    ontology.load(ONTOLOGY.read_bytes(), ox.RdfFormat.TURTLE)
+    declared = {q.subject.value for q in ontology}
+    builtin = {"http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "http://www.w3.org/ns/prov#Activity",
+               "http://www.w3.org/ns/prov#wasDerivedFrom"}
+    assert used - declared - builtin == set()
+    assert {"http://purl.org/dc/terms/isReplacedBy", "http://www.w3.org/ns/prov#generated",
+            "http://www.w3.org/ns/prov#invalidatedAtTime", "http://www.w3.org/ns/prov#wasRevisionOf"} <= declared
+
+
+def test_the_json_ld_export_has_its_context_and_imports(cx):
+    m = cx.store("reviewer", "jsonld", tags=["t"])
+    out = io.BytesIO()
+    cx.export(out, all=True, format="jsonld")
+    document = json.loads(out.getvalue())
+    assert document["@context"]["am"] == "urn:cortex:agentmem:" and "prov" in document["@context"]
+    cx.forget("reviewer", m.id)
+    assert cx.import_rdf(out.getvalue(), format="jsonld") == {"agent:reviewer": 1}
+    assert cx.get("reviewer", m.id).tags == ("t",)

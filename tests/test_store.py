@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad
 
-from cortex.errors import InvalidInputError, VersionConflictError
+from cortex.errors import InvalidInputError, StoreError, VersionConflictError
 from cortex.model import Memory, MemoryType, Scope
 from cortex.store import open_store
 from cortex.store.base import MemoryStore
@@ -235,25 +235,62 @@ def test_write_replaces_only_while_the_store_holds_the_version_read(store):
 
 @pytest.mark.server
 @pytest.mark.parametrize("kind", ["oxigraph", "virtuoso"])
-def test_a_replacement_that_lost_a_race_on_a_shared_store_is_refused_and_undone(kind, request, monkeypatch):
-    """Two processes read version 1; one updates; the other's conditional replacement then matches nothing on
-    the server. Its check after the write sees the other's version, refuses, and takes back what it added."""
+def test_a_replacement_of_what_another_process_changed_is_refused_whole(kind, request):
+    """Two processes read version 1; one updates; the other's replacement of what it read is refused (it checks,
+    holding its claim, that the store holds exactly what it read) and adds nothing."""
     location = remote_location(request, kind)
     a, b = open_store(location, Vocabulary()), open_store(location, Vocabulary())
     m = memory(1)
     a.add(A, [m])
-    stale = b._current(A, [m.id])  # b read version 1 here
     a.write(A, [], [(m, m.model_copy(update={"content": "a's update", "version": 2}), True)])
-    real = b._current
-    calls = iter([stale])
-    monkeypatch.setattr(b, "_current", lambda scope, ids: next(calls, None) or real(scope, ids))
     with pytest.raises(VersionConflictError) as err:
         b.write(A, [memory(2)], [(m, m.model_copy(update={"content": "b's update", "version": 2}), True)])
     assert err.value.actual == 2
     assert a.get_many(A, [m.id, "m0002"]) == [a.get_many(A, [m.id])[0], None]
     assert a.get_many(A, [m.id])[0].content == "a's update"
+    # a validation keeps the version: a supersession of what was read before it is refused all the same
+    validated = a.write(A, [], [(a.get_many(A, [m.id])[0], a.get_many(A, [m.id])[0].model_copy(
+        update={"confidence": 0.75}), False)])
+    assert validated is not None
+    before = a.get_many(A, [m.id])[0]
+    stale = before.model_copy(update={"confidence": 0.7})
+    with pytest.raises(VersionConflictError):
+        b.write(A, [], [(stale, stale.model_copy(update={"superseded_by": "m0003"}), False)])
     a.close()
     b.close()
+
+
+@pytest.mark.parametrize("kind", [pytest.param("oxigraph", marks=pytest.mark.server),
+                                  pytest.param("virtuoso", marks=pytest.mark.server)])
+def test_a_claimed_memory_waits_for_its_writer_and_a_dead_writers_claim_expires(kind, request, monkeypatch):
+    from datetime import timedelta
+
+    from cortex.model import utcnow
+    from cortex.store import remote
+
+    location = remote_location(request, kind)
+    a = open_store(location, Vocabulary())
+    m = memory(1)
+    a.add(A, [m])
+    server = request.getfixturevalue(f"{kind}_server")
+    claim = f"<urn:cortex:claim:{A.key}:{m.id}>"
+    held = (utcnow() + timedelta(seconds=60)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    server.update(f'INSERT DATA {{ GRAPH <urn:cortex:graph:log> {{ {claim} <urn:cortex:agentmem:claim> '
+                  f'"{held} other" }} }}')
+    monkeypatch.setattr(remote, "CLAIM_LEASE", 1.0)  # wait at most ~1 s (plus the request time-out) for it
+    a.endpoint = remote.Endpoint(**{**a.endpoint.__dict__, "timeout": 0.5})
+    with pytest.raises(StoreError, match="stayed claimed"):
+        a.write(A, [], [(m, m.model_copy(update={"content": "mine", "version": 2}), True)])
+    assert a.get_many(A, [m.id])[0].content == m.content
+    dead = (utcnow() - timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    server.update(f'DELETE DATA {{ GRAPH <urn:cortex:graph:log> {{ {claim} <urn:cortex:agentmem:claim> '
+                  f'"{held} other" }} }} ; INSERT DATA {{ GRAPH <urn:cortex:graph:log> {{ {claim} '
+                  f'<urn:cortex:agentmem:claim> "{dead} other" }} }}')
+    a.write(A, [], [(m, m.model_copy(update={"content": "mine", "version": 2}), True)])
+    assert a.get_many(A, [m.id])[0].content == "mine"
+    left = server.query(f"SELECT ?c WHERE {{ GRAPH <urn:cortex:graph:log> {{ {claim} ?p ?c }} }}")
+    assert left["results"]["bindings"] == []  # the dead claim was removed, and the writer released its own
+    a.close()
 
 
 def test_quads_written_as_sparql_text_keep_every_kind_of_term():

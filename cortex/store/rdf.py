@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -156,6 +157,7 @@ class MemoryCodec:
         self.p_started = NamedNode(PROV + "startedAtTime")
         self.p_associated = NamedNode(PROV + "wasAssociatedWith")
         self.activity_fields = {name: vocab.predicate(name) for name in ("surface", "event", "session", "tool")}
+        self.p_action = vocab.predicate("action")
         #: Links a replacement of a memory keeps (they are not fields of the memory): its uses and what it was
         #: derived from (the activity that generated it links to it: not a triple of the memory).
         self.kept = frozenset({self.p_used, self.p_derived})
@@ -316,7 +318,26 @@ class MemoryCodec:
             value = getattr(activity, name)
             if value is not None:
                 out.append(Quad(node, predicate, Literal(value), g))
+        if activity.action is not None:  # a change of existing memories: what, by whom, when
+            out.append(Quad(node, self.p_action, Literal(activity.action), g))
+            if activity.agent is not None:
+                out.append(Quad(node, self.p_associated, self.vocab.agent(activity.agent), g))
+            if activity.at is not None:
+                out.append(Quad(node, self.p_started, date_time(activity.at), g))
         out.extend(Quad(node, self.p_generated, self.vocab.memory(scope, m.id), g) for m in memories)
+        return out
+
+    def write_activity_quads(self, scope: Scope, activity: Activity | None, adds: Sequence[Memory],
+                             changed: Sequence[Memory]) -> list[Quad]:
+        """The provenance of one write: an activity that generated ``adds`` (as for a store), and, when the
+        write changed existing memories (``activity.action``), an activity of its own that generated their new
+        state, naming what it did, the agent that did it and when."""
+        if activity is None:
+            return []
+        created = replace(activity, action=None, agent=None, at=None)
+        out = self.activity_quads(scope, created, os.urandom(8).hex(), adds)
+        if activity.action is not None:
+            out += self.activity_quads(scope, activity, os.urandom(8).hex(), changed)
         return out
 
     def derived_quads(self, scope: Scope, derived: Sequence[tuple[str, str]]) -> list[Quad]:
@@ -326,7 +347,8 @@ class MemoryCodec:
                 for new, old in derived]
 
     def provenance_query(self, scope: Scope, memory_id: str) -> str:
-        """The memory's activity (``?a`` with each ``?p ?o``) and what it was derived from (``?d``)."""
+        """The activities that generated the memory or changed it (``?a`` with each ``?p ?o``) and what it was
+        derived from (``?d``)."""
         g, pg, m = self.vocab.graph(scope), self.vocab.prov_graph(scope), self.vocab.memory(scope, memory_id)
         return (f"SELECT ?a ?p ?o ?d WHERE {{ {{ GRAPH {pg} {{ ?a {self.p_generated} {m} . ?a ?p ?o }} }} UNION "
                 f"{{ GRAPH {g} {{ {m} {self.p_derived} ?d }} }} }}")

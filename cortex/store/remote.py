@@ -36,7 +36,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -45,7 +45,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from cortex import config
 from cortex.errors import CortexError, InvalidInputError, StoreError, VersionConflictError
-from cortex.model import Memory, Scope
+from cortex.model import Memory, Scope, utcnow
 from cortex.provenance import Activity
 from cortex.store.base import Change
 from cortex.store.rdf import MemoryCodec, sparql_term
@@ -75,6 +75,8 @@ DEFAULT_TIMEOUT = 30.0
 #: memories fit in the default).
 DEFAULT_MAX_ANSWER = 256 * 1024 * 1024
 JSON_RESULTS = "application/sparql-results+json"
+#: Seconds a claim on memories holds when its writer dies before releasing it (at least the request time-out).
+CLAIM_LEASE = 60.0
 #: Contents kept in memory (about 100 bytes each beyond the text): recall's hits cost no round trip.
 CACHED_TEXTS = 500_000
 
@@ -176,6 +178,18 @@ def _term(value: str, kind: str, datatype: str | None, lang: str | None) -> Any:
     if lang:
         return Literal(value, language=lang)
     return Literal(value, datatype=NamedNode(datatype)) if datatype else Literal(value)
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """Memories a writer holds (see :meth:`RemoteStore._claim`): their claim subjects and the operation that
+    releases them (sent with the write itself)."""
+
+    subjects: Sequence[NamedNode]
+    release: tuple[str, ...]
+
+    def released(self) -> "_Claim":
+        return _Claim(self.subjects, ())
 
 
 _UNREADABLE = (IndexError, KeyError, TypeError, AttributeError, ValueError, SyntaxError, UnicodeDecodeError)
@@ -402,10 +416,9 @@ class RemoteStore:
                 for i in range(0, len(memories), step)]
 
     def _provenance_ops(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None,
-                        derived: Sequence[tuple[str, str]]) -> list[str]:
-        quads = self.codec.derived_quads(scope, derived)
-        if activity is not None:
-            quads += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
+                        derived: Sequence[tuple[str, str]], changed: Sequence[Memory] = ()) -> list[str]:
+        quads = self.codec.derived_quads(scope, derived) + self.codec.write_activity_quads(scope, activity, memories,
+                                                                                            changed)
         return self._quad_ops(quads) if quads else []
 
     def _quad_ops(self, quads: Sequence[Quad]) -> list[str]:
@@ -512,34 +525,91 @@ class RemoteStore:
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               deletes: Sequence[str] = (), activity: Activity | None = None,
               derived: Sequence[tuple[str, str]] = ()) -> Change:
-        # Checked before (a conflict writes nothing) and, since the server does not serialise updates, after:
-        # each replacement is conditional on the version in the server, and one that lost a race is undone.
+        # The server does not serialise read-modify-write updates, so the memories a write changes are claimed
+        # first (see _claim): while this process holds them, it checks that the store holds exactly what the
+        # caller read (every field, not only the version: a supersession or a validation keeps it), then writes.
         graph = self.vocab.graph(scope)
-        current = self._current(scope, [old.id for old, _, _ in replaces])
-        ops = [self.codec.delete_update(scope, deletes)] if deletes else []
-        for old, new, archive in replaces:
-            pairs = current.get(old.id, [])
-            stored = self.codec.stored_version(Quad(self.vocab.memory(scope, old.id), p, o, graph) for p, o in pairs) \
-                if pairs else 0
-            if stored != old.version:
-                raise VersionConflictError(old.id, old.version, stored)
-            ops.append(self._replace_op(scope, old, new, archive, pairs))
-        ops += self._insert_ops(scope, adds) + self._provenance_ops(scope, adds, activity, derived)
-        ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
-        change = self._change(scope, ids, ops, "an update")
+        claim = self._claim(scope, [old.id for old, _, _ in replaces] + list(deletes))
+        try:
+            current = self._current(scope, [old.id for old, _, _ in replaces])
+            self._require_existing(scope, deletes)
+            ops = [self.codec.delete_update(scope, deletes)] if deletes else []
+            for old, new, archive in replaces:
+                pairs = current.get(old.id, [])
+                if not self._holds(scope, old, pairs):
+                    stored = self.codec.stored_version(Quad(self.vocab.memory(scope, old.id), p, o, graph)
+                                                       for p, o in pairs) if pairs else 0
+                    raise VersionConflictError(old.id, old.version, stored)  # changed since it was read
+                ops += self._replace_ops(scope, old, new, archive, pairs)
+            ops += self._insert_ops(scope, adds) + self._provenance_ops(scope, adds, activity, derived,
+                                                                        [new for _, new, _ in replaces])
+            ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
+            change = self._change(scope, ids, [*ops, *claim.release], "an update")
+            claim = claim.released()
+        finally:
+            self._release(claim)
         self._keep_texts(scope, list(adds))
-        if replaces:  # the server does not serialise updates: did ours apply, and alone?
-            after = self._current(scope, [new.id for _, new, _ in replaces])
-            for old, new, _ in replaces:
-                pairs = after.get(new.id, [])
-                if not self._holds(scope, new, pairs):
-                    if adds:  # undo what went in with it
-                        self._change(scope, [m.id for m in adds],
-                                     [self.codec.delete_update(scope, [m.id for m in adds])], "an undo")
-                    got = self.codec.stored_version(Quad(self.vocab.memory(scope, new.id), p, o, graph)
-                                                    for p, o in pairs) if pairs else 0
-                    raise VersionConflictError(old.id, old.version, got)
         return change
+
+    def _require_existing(self, scope: Scope, memory_ids: Sequence[str]) -> None:
+        """Raise :class:`VersionConflictError` (actual version 0) when one of the memories is gone: another
+        process deleted it since the caller looked (so a delete reports only what it deleted)."""
+        if memory_ids:
+            graph, content = self.vocab.graph(scope), self.vocab.predicate("content")
+            found = {mid for mid, _ in self._by_id(scope, list(memory_ids), lambda values: (
+                f"SELECT ?m WHERE {{ VALUES ?m {{ {values} }} GRAPH {graph} {{ ?m {content} ?c }} }}"), ("m",))}
+            for memory_id in memory_ids:
+                if memory_id not in found:
+                    raise VersionConflictError(memory_id, 1, 0)
+
+    def _claim(self, scope: Scope, memory_ids: Sequence[str]) -> "_Claim":
+        """Claim memories for one write: the linearization point of writes to a shared store.
+
+        SPARQL servers run concurrent updates on snapshots without conflict detection, and offer no
+        compare-and-set; what they do offer is a linearizable insert and read. So each writer inserts a claim
+        triple (``agentmem:claim "<expiry> <token>"`` on ``{ns}:claim:{scope}:{id}``, in the log graph), then
+        reads every claim on those memories: it goes ahead only when no other live claim is there, else it
+        withdraws and tries again after a random wait. Two writers can never both see only their own claim (the
+        later reader sees the earlier insert), so at most one holds a memory at a time. A claim is released in
+        the same request as the write; one whose writer died expires after :data:`CLAIM_LEASE` seconds."""
+        if not memory_ids:
+            return _Claim((), ())
+        g, p_claim = self.codec.log_graph, self.vocab.predicate("claim")
+        subjects = [NamedNode(f"{self.vocab.ns}:claim:{scope.key}:{i}") for i in dict.fromkeys(memory_ids)]
+        values = " ".join(str(s) for s in subjects)
+        lease = max(CLAIM_LEASE, self.endpoint.timeout + 5)
+        deadline = time.monotonic() + lease
+        attempt = 0
+        while True:
+            now = utcnow()
+            mine = Literal(f"{(now + timedelta(seconds=lease)).strftime('%Y-%m-%dT%H:%M:%S.%fZ')} "
+                           f"{os.urandom(8).hex()}")
+            triples = " ".join(f"{s} {p_claim} {mine} ." for s in subjects)
+            release = (f"DELETE DATA {{ GRAPH {g} {{ {triples} }} }}",)
+            self._update([f"INSERT DATA {{ GRAPH {g} {{ {triples} }} }}"], "a claim")
+            rows = self._select(f"SELECT ?s ?c WHERE {{ VALUES ?s {{ {values} }} GRAPH {g} {{ ?s {p_claim} ?c }} }}",
+                                ("s", "c"))
+            others = [(row["s"], row["c"]) for row in rows if row["c"].value != mine.value]
+            stale = [(s, c) for s, c in others if c.value.split(" ", 1)[0] < now.strftime('%Y-%m-%dT%H:%M:%S.%fZ')]
+            if stale:  # claims of writers that died holding them
+                self._update([f"DELETE DATA {{ GRAPH {g} {{ {' '.join(f'{s} {p_claim} {c} .' for s, c in stale)} }} }}"],
+                             "the removal of expired claims")
+            if len(others) == len(stale):
+                return _Claim(subjects, release)
+            self._update(list(release), "a claim's withdrawal")
+            if time.monotonic() > deadline:
+                raise StoreError(f"memories of {scope.label} stayed claimed by another Cortex process for {lease:.0f} s "
+                                 f"on the SPARQL server at {self.location}; try again")
+            attempt += 1
+            time.sleep(min(0.5, 0.005 * 2 ** attempt) * (0.5 + random.random()))
+
+    def _release(self, claim: "_Claim") -> None:
+        """Withdraw a claim this process still holds (the write did not happen)."""
+        if claim.release:
+            try:
+                self._update(list(claim.release), "a claim's withdrawal")
+            except StoreError as exc:  # it expires by itself
+                log.warning("%s", exc)
 
     _IGNORED = ("usage_count", "last_used_at")
 
@@ -557,22 +627,24 @@ class RemoteStore:
         return got is not None and got.model_dump(exclude=set(self._IGNORED)) == \
             new.model_dump(exclude=set(self._IGNORED))
 
-    def _replace_op(self, scope: Scope, old: Memory, new: Memory, archive: bool,
-                    pairs: Sequence[tuple[Any, Any]]) -> str:
-        """Replace ``old``'s triples by ``new``'s, keeping its use triples and its stored count and last use
-        (touches that race the update are never lost) and its provenance links, while the server still holds
-        ``old.version``."""
+    def _replace_ops(self, scope: Scope, old: Memory, new: Memory, archive: bool,
+                     pairs: Sequence[tuple[Any, Any]]) -> list[str]:
+        """Replace ``old``'s triples (``pairs``: as the server holds them, read under this writer's claim) by
+        ``new``'s: exactly the difference, as ``DELETE DATA`` and ``INSERT DATA`` (no pattern for the server to
+        match: Virtuoso's plan for a conditional ``DELETE/INSERT ... WHERE`` stopped matching anything once a
+        graph held ~150 updated memories, silently). Its use triples, stored count and last use and its
+        provenance links are kept (touches that race the update are never lost)."""
         g, m = self.vocab.graph(scope), self.vocab.memory(scope, old.id)
-        kept = ", ".join(str(p) for p in sorted(self.codec.kept, key=str))
         uc, lu = self.vocab.predicate("usageCount"), self.vocab.predicate("lastUsedAt")
-        quads = [q for q in self.codec.quads(scope, new) if q.predicate not in (uc, lu)]
-        quads += [Quad(m, p, o, g) for p, o in pairs if p in (uc, lu)]
+        wanted = [q for q in self.codec.quads(scope, new) if q.predicate not in (uc, lu)]
+        wanted += [Quad(m, p, o, g) for p, o in pairs if p in (uc, lu)]
+        have, want = {(p, o) for p, o in pairs}, {(q.predicate, q.object) for q in wanted}
+        removes = [Quad(m, p, o, g) for p, o in pairs if p not in self.codec.kept and (p, o) not in want]
+        inserts = [q for q in wanted if (q.predicate, q.object) not in have]
         if archive:
-            quads += self.codec.version_quads(scope, old)
-        return (f"DELETE {{ GRAPH {g} {{ {m} ?p ?o }} }} INSERT {{ GRAPH {g} {{ {self.codec.triples(quads)} }} }} "
-                f"WHERE {{ GRAPH {g} {{ {m} ?p ?o . FILTER(?p NOT IN ({kept})) "
-                f"OPTIONAL {{ {m} {self.codec.p_version} ?current }} }} "
-                f"FILTER(COALESCE(?current, 1) = {int(old.version)}) }}")
+            inserts += self.codec.version_quads(scope, old)
+        ops = [f"DELETE DATA {{ GRAPH {g} {{ {self.codec.triples(removes)} }} }}"] if removes else []
+        return ops + (self.codec.insert_data(inserts, MEMORIES_PER_OPERATION * 10) if inserts else [])
 
     def versions(self, scope: Scope, memory_id: str) -> list[Memory]:
         by_version: dict[str, list[tuple[str, str]]] = {}
@@ -590,7 +662,15 @@ class RemoteStore:
         return self._change(scope, memory_ids, [op], "a touch", texts_stay=True)
 
     def delete(self, scope: Scope, memory_ids: Sequence[str]) -> Change:
-        return self._change(scope, memory_ids, [self.codec.delete_update(scope, memory_ids)], "a delete")
+        claim = self._claim(scope, memory_ids)  # never beside a write of the same memories
+        try:
+            self._require_existing(scope, memory_ids)
+            change = self._change(scope, memory_ids, [self.codec.delete_update(scope, memory_ids), *claim.release],
+                                  "a delete")
+            claim = claim.released()
+        finally:
+            self._release(claim)
+        return change
 
     def compact(self, scope: Scope, below: int) -> None:
         self._update([self.codec.compact_update(scope, below)], "a log compaction")
