@@ -39,8 +39,10 @@ from cortex.scopes import Member
 from cortex.search import Fusion, SearchMode, check_mode
 from cortex.search import search as run_search
 from cortex.sparql import SparqlResult
+from cortex.sparql.workers import QueryWorkers
 from cortex.store import Location, open_store
 from cortex.store.base import MemoryStore
+from cortex.store.oxigraph import OxigraphStore
 from cortex.transfer import Violation
 from cortex.validation import (
     check_agent_name,
@@ -87,6 +89,7 @@ class Cortex:
         self._clock = clock
         #: How ``hybrid`` search fuses the lexical and the semantic ranking.
         self.fusion = fusion if fusion is not None else Fusion()
+        self._workers: QueryWorkers | None = None
         self._closed = False
 
     @classmethod
@@ -128,6 +131,8 @@ class Cortex:
             if self._closed:
                 return
             self._closed = True
+            if self._workers is not None:
+                self._workers.close()
             self._memories.close(flush=flush)
 
     def flush(self) -> None:
@@ -736,6 +741,17 @@ class Cortex:
                                   bindings=bindings, inline=not store.substitutes)
         dataset = sparql.graphs_clause(graphs) if graphs is not None else {"use_default_graph_as_union": True}
         started = time.monotonic()
+        workers = self._query_workers()
+        if workers is not None:  # an on-disk store: a process of its own, killed at the time-out
+            if timeout is not None:
+                sparql.check_timeout(timeout)
+            try:
+                return workers.run(prepared.text, default_graph=[g.value for g in graphs] if graphs else None,
+                                   named_graphs=[g.value for g in graphs] if graphs else None,
+                                   union=graphs is None, substitutions=bindings, limit=rows or 2**62,
+                                   timeout=timeout)
+            except InvalidInputError as exc:
+                raise InvalidInputError(exc.field, sparql.engine_error(prepared, exc.reason)) from None
 
         def work() -> SparqlResult:
             try:
@@ -745,6 +761,17 @@ class Cortex:
             return sparql.collect(raw, rows or 2**62, timeout, started)
 
         return sparql.run(sparql.guarded(work), timeout)
+
+    def _query_workers(self) -> QueryWorkers | None:
+        """The SPARQL worker processes of an embedded on-disk store (started at its first query), else None."""
+        store = self._memories.store
+        path = store.local_path
+        if path is None or not isinstance(store, OxigraphStore):
+            return None
+        with self._memories.lock:
+            if self._workers is None:
+                self._workers = QueryWorkers(path / "cortex-sparql", lambda: store.writes, store.checkpoint)
+            return self._workers
 
     def export(self, out: IO[bytes], *, agent: str | None = None, team: str | None = None, all: bool = False,
                format: str = "trig", progress: Callable[[str, int, int | None], None] | None = None) -> int:

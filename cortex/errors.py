@@ -125,5 +125,13 @@ class QueryTimeoutError(CortexError):
         super().__init__(f"timeout: the query ran longer than {seconds:g} s; narrow it or raise the time-out")
 
 
+class TooBusyError(CortexError):
+    """A caller already runs as many of an expensive operation (SPARQL queries) as one caller may at once."""
+
+    def __init__(self, message: str) -> None:
+        self.field = None
+        super().__init__(message)
+
+
 class ServiceError(CortexError):
     """The Cortex server could not be reached or answered something unexpected."""

@@ -31,6 +31,8 @@ class Principal:
     """Who is calling: an agent's token (``agent`` set) or an admin (``agent`` None)."""
 
     agent: str | None
+    #: which token (its id; "local": the server's own; None: no token, an app run without tokens)
+    token: str | None = None
 
     @property
     def admin(self) -> bool:
@@ -57,6 +59,8 @@ class Principal:
 
 
 ADMIN = Principal(agent=None)
+#: The server's own token (its discovery file's): an admin.
+LOCAL = Principal(agent=None, token="local")
 
 
 def _digest(token: str) -> str:
@@ -164,5 +168,5 @@ class TokenStore:
         digest = _digest(token)
         for entry in self._load():
             if hmac.compare_digest(str(entry["sha256"]), digest):
-                return Principal(agent=entry["agent"])
+                return Principal(agent=entry["agent"], token=digest[:ID_LENGTH])
         raise AuthError("invalid bearer token")

@@ -33,7 +33,8 @@ _ERRORS: dict[str, type[errors.CortexError]] = {
     cls.__name__: cls
     for cls in (errors.InvalidInputError, errors.AgentNotFoundError, errors.MemoryDisabledError,
                 errors.MemoryNotFoundError, errors.StoreError, errors.StoreLockedError, errors.AuthError,
-                errors.PermissionDeniedError, errors.VersionConflictError, errors.CortexError)
+                errors.PermissionDeniedError, errors.VersionConflictError, errors.QueryTimeoutError,
+                errors.TooBusyError, errors.CortexError)
 }
 
 

@@ -14,12 +14,14 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from cortex import provenance
-from cortex.errors import AuthError, CortexError, TokenFileError
+from cortex.errors import AuthError, CortexError, TokenFileError, TooBusyError
 
 log = logging.getLogger("cortex.serve")
 
@@ -48,6 +50,52 @@ class Limits:
         if body_timeout is None:
             body_timeout = float(env(BODY_TIMEOUT_ENV) or DEFAULT_BODY_TIMEOUT)
         return cls(max_body_bytes=max_body_bytes, body_timeout=body_timeout)
+
+
+#: SPARQL queries one token may run at once (``CORTEX_SPARQL_PER_TOKEN``).
+DEFAULT_QUERIES_PER_TOKEN = 2
+QUERIES_PER_TOKEN_ENV = "CORTEX_SPARQL_PER_TOKEN"
+
+
+class QuerySlots:
+    """How many SPARQL queries each caller runs at once, over HTTP and MCP together: beyond the bound a query is
+    refused at once (:class:`TooBusyError`, HTTP 429) rather than queued behind the caller's own expensive ones."""
+
+    def __init__(self, per_caller: int | None = None) -> None:
+        self._per_caller = per_caller
+        self._running: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def bound(self) -> int:
+        if self._per_caller is not None:
+            return self._per_caller
+        try:
+            return max(1, int(os.environ.get(QUERIES_PER_TOKEN_ENV) or DEFAULT_QUERIES_PER_TOKEN))
+        except ValueError:
+            return DEFAULT_QUERIES_PER_TOKEN
+
+    @contextmanager
+    def hold(self, caller: Any) -> Iterator[None]:
+        """One slot of ``caller`` (a :class:`~cortex.service.auth.Principal`: its token, else its agent) while the
+        block runs."""
+        key = caller.token or (f"agent:{caller.agent}" if caller.agent else "admin")
+        bound = self.bound()
+        with self._lock:
+            if self._running.get(key, 0) >= bound:
+                raise TooBusyError(f"this token already runs {bound} SPARQL quer{'y' if bound == 1 else 'ies'}: "
+                                   f"wait for one to end (at most {bound} at once, {QUERIES_PER_TOKEN_ENV})")
+            self._running[key] = self._running.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running[key] -= 1
+                if not self._running[key]:
+                    del self._running[key]
+
+
+#: The slots of this process's HTTP and MCP surfaces.
+SPARQL_SLOTS = QuerySlots()
 
 
 class _TooLarge(BaseException):  # not Exception: the framework's body parser turns those into a 400

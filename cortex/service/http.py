@@ -38,12 +38,13 @@ from cortex.errors import (
     QueryTimeoutError,
     StoreLockedError,
     TokenFileError,
+    TooBusyError,
     VersionConflictError,
 )
 from cortex.model import IndexStatus, Memory, Page, Provenance, SearchResult
 from cortex.rerank import Reranking
-from cortex.service.auth import ADMIN, Principal, TokenStore, token_id
-from cortex.service.guard import Guard, Limits
+from cortex.service.auth import ADMIN, LOCAL, Principal, TokenStore, token_id
+from cortex.service.guard import SPARQL_SLOTS, Guard, Limits
 
 API_PREFIX = "/v1"
 #: Attributes of Cortex errors sent in ``error.details`` (and set again on the exception by RemoteCortex).
@@ -198,6 +199,8 @@ def status_of(exc: CortexError) -> int:
         return 409
     if isinstance(exc, QueryTimeoutError):
         return 503
+    if isinstance(exc, TooBusyError):
+        return 429
     return 500
 
 
@@ -235,7 +238,7 @@ def create_app(
                 raise AuthError("missing bearer token (Authorization: Bearer <token>)")
             return ADMIN
         if local_token is not None and hmac.compare_digest(token.encode(), local_token.encode()):
-            return ADMIN
+            return LOCAL
         if tokens is None:
             raise AuthError("invalid bearer token")
         return tokens.verify(token)
@@ -506,8 +509,9 @@ def create_app(
             raise AgentNotFoundError(str(params["agent"]))  # 404, as for any agent the token may not use
         limit = _bounded(params.get("limit"), "limit", sparql.configured_limit(), int)
         timeout = _bounded(params.get("timeout"), "timeout", sparql.configured_timeout(), float)
-        result = await run_in_threadpool(cx.sparql, params.get("query", ""), agent=agent, limit=limit,
-                                         timeout=timeout)
+        with SPARQL_SLOTS.hold(caller):
+            result = await run_in_threadpool(cx.sparql, params.get("query", ""), agent=agent, limit=limit,
+                                             timeout=timeout)
         headers = {"Cortex-Truncated": "true" if result.truncated else "false"}
         wanted = params.get("format") or request.headers.get("accept")
         if params.get("format") is None and (not wanted or wanted.strip() == "application/json"):

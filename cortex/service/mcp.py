@@ -27,6 +27,7 @@ from cortex.errors import AgentNotFoundError, CortexError
 from cortex.model import Memory, Page, Provenance
 from cortex.scopes import Member
 from cortex.service.auth import Principal
+from cortex.service.guard import SPARQL_SLOTS
 
 SUMMARY_CHARS = 200
 
@@ -522,7 +523,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         """Query the agent's memory graph with SPARQL: it sees the graphs the agent reads (its own, its teams',
         the swarm's) and nothing else. Rows come back as variable -> value (IRIs and literals as text);
         CONSTRUCT results as N-Triples. Updates are refused."""
-        with calling(ctx, agent) as cx:
+        with calling(ctx, agent) as cx, SPARQL_SLOTS.hold(caller_of(ctx)):
             result = cx.sparql(query, agent=agent, limit=min(limit, sparql_limits.configured_limit()),
                                timeout=sparql_limits.configured_timeout())
             if result.kind == "graph":

@@ -5,7 +5,9 @@
 * :mod:`~cortex.sparql.check`: what a query may do (read-only, no ``SERVICE``, the agent's dataset written in)
   and the text the engine runs: exactly the tokens that were judged;
 * :mod:`~cortex.sparql.results`: what a query answers, its row limit and formats;
-* :mod:`~cortex.sparql.runner`: running it within its time-out.
+* :mod:`~cortex.sparql.runner`: running it within its time-out, in a thread;
+* :mod:`~cortex.sparql.workers`: running it in a worker process on a checkpoint of an embedded store, killed
+  at its time-out.
 """
 
 from cortex.sparql.check import Prepared, engine_error, prepare
@@ -25,8 +27,8 @@ from cortex.sparql.results import (
     media_type,
     negotiate,
 )
-from cortex.sparql.runner import guarded, run
+from cortex.sparql.runner import check_timeout, guarded, run
 
 __all__ = ["DEFAULT_ROW_LIMIT", "DEFAULT_TIMEOUT", "FORMATS", "MAX_DEPTH", "MAX_QUERY_BYTES", "MAX_TOKENS", "Prepared",
-           "SparqlResult", "check_format", "check_substitutions", "collect", "configured_limit", "configured_timeout",
+           "SparqlResult", "check_format", "check_timeout", "check_substitutions", "collect", "configured_limit", "configured_timeout",
            "engine_error", "from_json", "graphs_clause", "guarded", "media_type", "negotiate", "prepare", "run"]

@@ -22,6 +22,13 @@ def guarded(work: Callable[[], SparqlResult]) -> Callable[[], SparqlResult]:
     return call
 
 
+def check_timeout(timeout: Any) -> float:
+    """A query's time-out: seconds in (0, 3600]."""
+    if isinstance(timeout, bool) or not (isinstance(timeout, (int, float)) and 0 < timeout <= 3600):
+        raise InvalidInputError("timeout", f"must be a number of seconds in (0, 3600], not {timeout!r}")
+    return float(timeout)
+
+
 def run(work: Callable[[], SparqlResult], timeout: float | None) -> SparqlResult:
     """``work()``, in a worker thread when there is a ``timeout``: past it, :class:`QueryTimeoutError`. A
     streaming query stops at its next row (:func:`collect` checks the clock); one the engine computes before
@@ -29,8 +36,7 @@ def run(work: Callable[[], SparqlResult], timeout: float | None) -> SparqlResult
     finishes it in the background and the result is dropped (docs/sparql.md)."""
     if timeout is None:
         return work()
-    if not (isinstance(timeout, (int, float)) and 0 < timeout <= 3600):
-        raise InvalidInputError("timeout", f"must be a number of seconds in (0, 3600], not {timeout!r}")
+    check_timeout(timeout)
     outcome: list[Any] = []
 
     def target() -> None:
@@ -51,4 +57,4 @@ def run(work: Callable[[], SparqlResult], timeout: float | None) -> SparqlResult
 
 
 
-__all__ = ["guarded", "run"]
+__all__ = ["check_timeout", "guarded", "run"]

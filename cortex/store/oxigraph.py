@@ -94,6 +94,45 @@ def _solutions(result: Any) -> QuerySolutions:
     return result
 
 
+class _CountedStore:
+    """The pyoxigraph store, counting the calls that write it: a query's checkpoint holds every acknowledged
+    write while the count has not moved since it was taken (:meth:`OxigraphStore.checkpoint`)."""
+
+    def __init__(self, store: ox.Store) -> None:
+        self.store = store
+        self.writes = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def _counted(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        finally:
+            self.writes += 1
+
+    def extend(self, *args: Any, **kwargs: Any) -> Any:
+        return self._counted(self.store.extend, *args, **kwargs)
+
+    def bulk_extend(self, *args: Any, **kwargs: Any) -> Any:
+        return self._counted(self.store.bulk_extend, *args, **kwargs)
+
+    def update(self, *args: Any, **kwargs: Any) -> Any:
+        return self._counted(self.store.update, *args, **kwargs)
+
+    def bulk_load(self, *args: Any, **kwargs: Any) -> Any:
+        return self._counted(self.store.bulk_load, *args, **kwargs)
+
+    def add(self, *args: Any, **kwargs: Any) -> Any:
+        return self._counted(self.store.add, *args, **kwargs)
+
+    def remove(self, *args: Any, **kwargs: Any) -> Any:
+        return self._counted(self.store.remove, *args, **kwargs)
+
+    def load(self, *args: Any, **kwargs: Any) -> Any:
+        return self._counted(self.store.load, *args, **kwargs)
+
+
 class OxigraphStore:
     """A :class:`~cortex.store.base.MemoryStore` on pyoxigraph: on disk at ``path``, or in memory (None)."""
 
@@ -108,7 +147,7 @@ class OxigraphStore:
         self.codec = MemoryCodec(vocabulary)
         self._write_lock = threading.Lock()
         self._last: dict[Scope, Change | None] = {}  # this process is the only writer: the log's tail, cached
-        self._store = self._open()
+        self._store = _CountedStore(self._open())
         self._undo_unfinished_loads()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -459,6 +498,23 @@ class OxigraphStore:
 
     def confines_queries(self) -> bool:
         return True  # the engine's dataset options replace whatever the query names
+
+    @property
+    def writes(self) -> int:
+        """How many writes the store has had since it was opened (what :meth:`checkpoint` is compared with)."""
+        return int(self._store.writes)
+
+    def checkpoint(self, target: Path) -> int:
+        """A read-only copy of the store at ``target`` (RocksDB checkpoint: hard links; another process may open
+        it with ``Store.read_only``); returns the write count it holds. Only an on-disk store has one."""
+        if self._path is None:
+            raise StoreError("an in-memory store has no checkpoint")
+        with self._write_lock:
+            try:
+                self._store.backup(str(target))
+            except OSError as exc:
+                raise StoreError(f"cannot write a checkpoint of {self._path} at {target}: {exc}") from exc
+            return self.writes
 
     def query(self, sparql: str, substitutions: Mapping[str, Any] | None = None, **dataset: Any) -> Any:
         subs = {Variable(k): v for k, v in (substitutions or {}).items()}

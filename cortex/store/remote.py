@@ -44,7 +44,7 @@ import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad
 
 from cortex import config
-from cortex.errors import CortexError, InvalidInputError, StoreError, VersionConflictError
+from cortex.errors import CortexError, InvalidInputError, QueryTimeoutError, StoreError, VersionConflictError
 from cortex.model import Memory, Scope, utcnow
 from cortex.provenance import Activity
 from cortex.store.base import Change
@@ -178,6 +178,10 @@ def _term(value: str, kind: str, datatype: str | None, lang: str | None) -> Any:
     if lang:
         return Literal(value, language=lang)
     return Literal(value, datatype=NamedNode(datatype)) if datatype else Literal(value)
+
+
+class PartialAnswerError(StoreError):
+    """The server answered 200 with part of the answer (Virtuoso past ``MaxQueryExecutionTime``)."""
 
 
 @dataclass(frozen=True)
@@ -337,6 +341,11 @@ class RemoteStore:
                     raise StoreError(f"the SPARQL server at {self.location} answered more than the {limit} bytes a "
                                      f"store reads (raise max_answer= in the store location)")
                 chunks.append(chunk)
+            partial = streamed.headers.get("x-sql-state")
+            if partial and streamed.status_code < 300:  # Virtuoso's "anytime" answer: cut at its time limit
+                raise PartialAnswerError(f"the SPARQL server at {self.location} cut its answer short at its time "
+                                         f"limit (X-SQL-State {partial[:20]}): raise MaxQueryExecutionTime, or ask "
+                                         f"for less")
             # the bytes are decoded already: the response made of them must not say they are compressed
             headers = [(k, v) for k, v in streamed.headers.multi_items()
                        if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
@@ -875,6 +884,8 @@ class RemoteStore:
         try:
             return self._send(self.endpoint.query_url, data={"query": text, **params}, headers={"Accept": accept},
                               idempotent=True, what="a query")
+        except PartialAnswerError:
+            raise QueryTimeoutError(self.endpoint.timeout) from None
         except StoreError as exc:
             if "(HTTP 400)" in str(exc):
                 raise InvalidInputError("query", f"was refused by the SPARQL server: {exc}") from None
