@@ -176,10 +176,8 @@ class MemoryRepository:
         if created is not None:  # when and for whom: its memories' (an import may say so explicitly)
             created.setdefault("started_at", memory.created_at)
             created.setdefault("associated_with", memory.author)
-        changes = sorted((Revision(activity=a["activity"], action=a["action"], agent=a.get("associated_with"),
-                                   at=a.get("started_at"), **{k: a.get(k) for k in names.values()})
-                          for a in activities.values() if "action" in a),
-                         key=lambda r: (r.at or memory.created_at, r.activity))
+        changes = sorted((Revision(**a) for a in activities.values() if "action" in a),
+                         key=lambda r: (r.started_at or memory.created_at, r.activity))
         return Provenance(memory_id=memory.id, scope=scope.relative, attributed_to=memory.author,
                           generated_by=GeneratedBy(**created) if created is not None else None,
                           derived_from=sorted(set(derived)), superseded_by=memory.superseded_by,

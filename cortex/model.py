@@ -281,19 +281,12 @@ class GeneratedBy(BaseModel):
     associated_with: str | None = None
 
 
-class Revision(BaseModel):
-    """A change of an existing memory (its own ``prov:Activity`` with ``agentmem:action``): what was done
-    (``update``, ``validate``, ``supersede``), by which agent (``prov:wasAssociatedWith``: a lead editing a team
-    memory is not its author), when, and through which surface."""
+class Revision(GeneratedBy):
+    """A change of an existing memory (an activity of its own, with ``agentmem:action``): what was done
+    (``update``, ``validate``, ``supersede``), by which agent (``associated_with``, ``prov:wasAssociatedWith``: a
+    lead editing a team memory is not its author), when (``started_at``) and through which surface."""
 
-    activity: str
     action: str
-    agent: str | None = None
-    at: datetime | None = None
-    surface: str | None = None
-    event: str | None = None
-    session: str | None = None
-    tool: str | None = None
 
 
 class Provenance(BaseModel):

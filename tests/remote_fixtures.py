@@ -18,9 +18,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.service_helpers import make_project
+from tests.service_helpers import start_server as start_cortex_server
 from tests.sparql_servers import Server, external_store, servers_available, start_server
 
-__all__ = ["oxigraph_server", "pytest_configure", "remote_server", "remote_store_url", "virtuoso_server"]
+__all__ = ["oxigraph_server", "pytest_configure", "remote_server", "remote_store_url", "two_servers",
+           "virtuoso_server"]
 
 INSTALL_HINTS = {
     "oxigraph": "pip install oxigraph==0.5.13 (in the dev extra)",
@@ -82,3 +85,19 @@ def remote_server(request: pytest.FixtureRequest) -> Server:
 def remote_store_url(remote_server: Server) -> str:
     """The Cortex store location of an empty remote store, once per server kind."""
     return remote_server.url
+
+
+@pytest.fixture
+def two_servers(tmp_path, remote_store_url: str):
+    """Two ``cortex serve`` processes (agents coder and reviewer) on one remote store, each with its own state
+    directory."""
+    project = make_project(tmp_path / "project", "coder", "reviewer")
+    servers = []
+    try:
+        for name in ("a", "b"):
+            servers.append(start_cortex_server(project, state_dir=tmp_path / f"state-{name}",
+                                               CORTEX_STORE=remote_store_url, timeout=60))
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()

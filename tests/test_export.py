@@ -462,13 +462,14 @@ def test_a_journaled_import_killed_part_way_is_undone_on_the_next_open(tmp_path,
         from tests.test_export import _agents
         oxigraph.BULK_IMPORT_MAX, oxigraph.JOURNAL_CHUNK, oxigraph.ROLLBACK_CHUNK = 5_000, 4_000, 500
         cx = _agents(Cortex.open({str(tmp_path / "dst")!r}, embeddings=None))
-        real, calls = cx._memories.store._store.bulk_extend, [0]
+        held = cx._memories.store._store
+        real, calls = held.bulk_extend, [0]
         def bulk_extend(quads):
             if calls[0] == {killed_after_chunks}:  # after this many batches of data
                 os._exit(9)
             real(quads)
             calls[0] += 1
-        cx._memories.store._store = type("S", (), {{"__getattr__": lambda s, n: getattr(real.__self__, n),
+        cx._memories.store._store = type("S", (), {{"__getattr__": lambda s, n: getattr(held, n),
                                                    "bulk_extend": staticmethod(bulk_extend)}})()
         cx.import_rdf({str(tmp_path / "all.nq")!r})
     """)

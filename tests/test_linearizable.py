@@ -11,31 +11,15 @@ import os
 import random
 import threading
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.service_helpers import make_project, start_server
 
 pytestmark = pytest.mark.server
 
 ROUNDS = int(os.environ.get("CORTEX_STRESS_ROUNDS", "30"))
-
-
-@pytest.fixture
-def two_servers(tmp_path: Path, remote_store_url: str):
-    project = make_project(tmp_path / "project", "coder")
-    servers = []
-    try:
-        for name in ("a", "b"):
-            servers.append(start_server(project, state_dir=tmp_path / f"state-{name}", CORTEX_STORE=remote_store_url,
-                                        timeout=60))
-        yield servers
-    finally:
-        for server in servers:
-            server.stop()
 
 
 def client(server) -> httpx.Client:
@@ -175,3 +159,18 @@ def test_concurrent_writes_through_two_servers_are_linearizable(two_servers):
     assert failures == [], "\n".join(failures[:10])
     # the rounds did race: conflicting writers both got through to the store
     assert any(len(set(statuses)) > 1 for statuses in outcomes.get(("supersede", "supersede"), {(0,)}))
+
+
+def test_a_large_delete_claims_its_memories_in_chunks_the_servers_take(remote_store_url, tmp_path):
+    """Virtuoso refuses an operation of ~1,600 template triples: a prune of 1,200 memories claims them 500 at a time
+    (and leaves no claim behind)."""
+    from cortex import Cortex
+
+    with Cortex.open(remote_store_url, embeddings=None, state_dir=tmp_path / "state") as cx:
+        cx.agents.register("coder")
+        cx.store_many("coder", [{"content": f"weak {i}", "confidence": 0.1} for i in range(1_200)])
+        assert cx.prune("coder", min_confidence=0.3) == 1_200
+        assert cx.count("coder") == 0
+        left = cx.sparql("SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:cortex:graph:log> { ?s "
+                         "<urn:cortex:agentmem:claim> ?c } }")
+        assert int(left.rows[0]["n"].value) == 0

@@ -206,10 +206,11 @@ def test_update_validate_and_supersede_record_who_changed_the_memory(cx, clock):
     new = cx.supersede("lead", shared.id, "migrations run in the deploy job")
     p = cx.provenance("api", shared.id)
     assert p.generated_by == created  # creation stays what it was
-    assert [(c.action, c.agent) for c in p.changes] == [("update", "lead"), ("validate", "api"),
-                                                        ("supersede", "lead")]
+    assert [(c.action, c.associated_with) for c in p.changes] == [("update", "lead"), ("validate", "api"),
+                                                                  ("supersede", "lead")]
     assert p.changes[0].surface == "mcp" and p.changes[0].tool == "update_memory"
-    assert [c.at for c in p.changes] == sorted(c.at for c in p.changes) and p.changes[0].at is not None
+    assert [c.started_at for c in p.changes] == sorted(c.started_at for c in p.changes)
+    assert p.changes[0].started_at is not None
     assert cx.provenance("lead", new.id).changes == []
     assert cx.validate_store() == []
     # and a forget takes its changes with it

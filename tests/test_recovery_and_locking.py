@@ -382,13 +382,14 @@ def test_a_bulk_write_larger_than_one_batch_is_all_or_nothing_across_kill_9(stor
         cx.agents.register("coder")
         whole = cx.store_many("coder", [{{"content": f"whole batch {{i}} kiwi"}} for i in range(2_500)])
         print(len(whole), flush=True)
-        real, calls = cx._memories.store._store.bulk_extend, [0]
+        held = cx._memories.store._store
+        real, calls = held.bulk_extend, [0]
         def bulk_extend(quads):
             if calls[0] == 1:  # one batch of data, then death
                 os._exit(9)
             real(quads)
             calls[0] += 1
-        cx._memories.store._store = type("S", (), {{"__getattr__": lambda s, n: getattr(real.__self__, n),
+        cx._memories.store._store = type("S", (), {{"__getattr__": lambda s, n: getattr(held, n),
                                                    "bulk_extend": staticmethod(bulk_extend)}})()
         cx.store_many("coder", [{{"content": f"cut batch {{i}} kiwi"}} for i in range(2_500)])
     """)

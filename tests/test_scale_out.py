@@ -4,7 +4,6 @@ own process and learns the others' writes from the store's change log before eac
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import httpx
 import pytest
@@ -13,20 +12,6 @@ from cortex import Cortex
 from tests.service_helpers import make_project, start_server
 
 pytestmark = pytest.mark.server
-
-
-@pytest.fixture
-def two_servers(tmp_path: Path, remote_store_url: str):
-    project = make_project(tmp_path / "project", "coder", "reviewer")
-    servers = []
-    try:
-        for name in ("a", "b"):
-            servers.append(start_server(project, state_dir=tmp_path / f"state-{name}", CORTEX_STORE=remote_store_url,
-                                        timeout=60))
-        yield servers
-    finally:
-        for server in servers:
-            server.stop()
 
 
 def client(server) -> httpx.Client:

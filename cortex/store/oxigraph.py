@@ -98,39 +98,23 @@ class _CountedStore:
     """The pyoxigraph store, counting the calls that write it: a query's checkpoint holds every acknowledged
     write while the count has not moved since it was taken (:meth:`OxigraphStore.checkpoint`)."""
 
+    WRITES = frozenset({"extend", "bulk_extend", "update", "bulk_load", "add", "remove", "load"})
+
     def __init__(self, store: ox.Store) -> None:
         self.store = store
         self.writes = 0
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.store, name)
+        attribute = getattr(self.store, name)
+        if name not in self.WRITES:
+            return attribute
 
-    def _counted(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(*args, **kwargs)
-        finally:
-            self.writes += 1
-
-    def extend(self, *args: Any, **kwargs: Any) -> Any:
-        return self._counted(self.store.extend, *args, **kwargs)
-
-    def bulk_extend(self, *args: Any, **kwargs: Any) -> Any:
-        return self._counted(self.store.bulk_extend, *args, **kwargs)
-
-    def update(self, *args: Any, **kwargs: Any) -> Any:
-        return self._counted(self.store.update, *args, **kwargs)
-
-    def bulk_load(self, *args: Any, **kwargs: Any) -> Any:
-        return self._counted(self.store.bulk_load, *args, **kwargs)
-
-    def add(self, *args: Any, **kwargs: Any) -> Any:
-        return self._counted(self.store.add, *args, **kwargs)
-
-    def remove(self, *args: Any, **kwargs: Any) -> Any:
-        return self._counted(self.store.remove, *args, **kwargs)
-
-    def load(self, *args: Any, **kwargs: Any) -> Any:
-        return self._counted(self.store.load, *args, **kwargs)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attribute(*args, **kwargs)
+            finally:
+                self.writes += 1
+        return counted
 
 
 class OxigraphStore:

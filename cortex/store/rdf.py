@@ -158,6 +158,7 @@ class MemoryCodec:
         self.p_associated = NamedNode(PROV + "wasAssociatedWith")
         self.activity_fields = {name: vocab.predicate(name) for name in ("surface", "event", "session", "tool")}
         self.p_action = vocab.predicate("action")
+        self.p_dropping = vocab.predicate("dropping")  # an activity whose memories a delete is dropping
         #: Links a replacement of a memory keeps (they are not fields of the memory): its uses and what it was
         #: derived from (the activity that generated it links to it: not a triple of the memory).
         self.kept = frozenset({self.p_used, self.p_derived})
@@ -492,18 +493,35 @@ class MemoryCodec:
             f"GRAPH {g} {{ ?m {uc} ?u . ?m {lu} ?l }} BIND(?u + 1 AS ?n) FILTER(BOUND(?n)) }}"
         )
 
-    def delete_update(self, scope: Scope, memory_ids: Sequence[str]) -> str:
+    def delete_update(self, scope: Scope, memory_ids: Sequence[str], per_operation: int | None = None) -> str:
         """Remove every triple of the memories, of their earlier versions and of the activities that generated
-        only them, in one update."""
+        only them, in one update; with ``per_operation``, the memories go that many at a time (SPARQL servers
+        fail on a pattern over a thousand of them: Virtuoso's stack, Oxigraph's time), in the same update (each
+        operation sees the ones before it, so an activity that generated memories of several chunks goes with
+        the last of them)."""
+        return " ; ".join(self.delete_operations(scope, memory_ids, per_operation))
+
+    def delete_operations(self, scope: Scope, memory_ids: Sequence[str], per_operation: int | None = None) -> list[str]:
+        """:meth:`delete_update` as a list of operations (to send in several requests)."""
+        step = per_operation or len(memory_ids) or 1
+        return [op for i in range(0, len(memory_ids), step)
+                for op in self._delete_operation(scope, memory_ids[i:i + step]).split(" ; ")]
+
+    def _delete_operation(self, scope: Scope, memory_ids: Sequence[str]) -> str:
+        # The activities that generated the memories are marked, their links to them dropped, and those left
+        # generating nothing deleted: no list of the memories inside a negated pattern (Virtuoso overflowed its
+        # stack compiling NOT EXISTS ... NOT IN next to another operation).
         g, pg = self.vocab.graph(scope), self.vocab.prov_graph(scope)
         values = self.values(scope, memory_ids)
-        listed = ", ".join(str(self.vocab.memory(scope, i)) for i in memory_ids)
+        mark, gen = self.p_dropping, self.p_generated
         return (
+            f"INSERT {{ GRAPH {pg} {{ ?a {mark} {TRUE} }} }} "
+            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {pg} {{ ?a {gen} ?m }} }} ; "
+            f"DELETE {{ GRAPH {pg} {{ ?a {gen} ?m }} }} "
+            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {pg} {{ ?a {gen} ?m }} }} ; "
             f"DELETE {{ GRAPH {pg} {{ ?a ?p ?o }} }} "
-            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {pg} {{ ?a {self.p_generated} ?m . ?a ?p ?o "
-            f"FILTER NOT EXISTS {{ ?a {self.p_generated} ?x . FILTER(?x NOT IN ({listed})) }} }} }} ; "
-            f"DELETE {{ GRAPH {pg} {{ ?a {self.p_generated} ?m }} }} "
-            f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {pg} {{ ?a {self.p_generated} ?m }} }} ; "
+            f"WHERE {{ GRAPH {pg} {{ ?a {mark} {TRUE} . ?a ?p ?o FILTER NOT EXISTS {{ ?a {gen} ?x }} }} }} ; "
+            f"DELETE {{ GRAPH {pg} {{ ?a {mark} {TRUE} }} }} WHERE {{ GRAPH {pg} {{ ?a {mark} {TRUE} }} }} ; "
             f"DELETE {{ GRAPH {g} {{ ?v ?p ?o }} }} "
             f"WHERE {{ VALUES ?m {{ {values} }} GRAPH {g} {{ ?v {self.p_version_of} ?m . ?v ?p ?o }} }} ; "
             f"DELETE {{ GRAPH {g} {{ ?m ?p ?o }} }} "

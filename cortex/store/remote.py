@@ -36,7 +36,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import httpx
@@ -56,6 +56,8 @@ log = logging.getLogger("cortex.store")
 #: Memories per ``INSERT DATA`` operation (Virtuoso fails near 200 with SP031), and ids per ``VALUES`` read.
 MEMORIES_PER_OPERATION = 100
 IDS_PER_READ = 500
+#: Memories per delete operation (a pattern over a thousand failed: Virtuoso's stack, Oxigraph's time-out).
+DELETES_PER_OPERATION = 100
 #: Operations sent in one update request (one transaction on the servers tested).
 OPERATIONS_PER_REQUEST = 20
 #: Writes of at least this many memories go through the Graph Store Protocol when the location names it
@@ -182,6 +184,11 @@ def _term(value: str, kind: str, datatype: str | None, lang: str | None) -> Any:
 
 class PartialAnswerError(StoreError):
     """The server answered 200 with part of the answer (Virtuoso past ``MaxQueryExecutionTime``)."""
+
+
+def _stamp(moment: datetime) -> str:
+    """A claim's time: UTC with microseconds, so that times compare as strings."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass(frozen=True)
@@ -399,7 +406,12 @@ class RemoteStore:
         if not texts_stay:
             self._drop_texts(scope, memory_ids)
         change, ops = self._record(scope, memory_ids)
-        self._update([*operations, *ops], what)
+        # Virtuoso compiles a request's operations together and overflows its stack on a few hundred: a long
+        # write goes in several requests, its log record last (a reader never sees a record before its data)
+        head, tail = operations[:-OPERATIONS_PER_REQUEST], operations[-OPERATIONS_PER_REQUEST:]
+        for start in range(0, len(head), OPERATIONS_PER_REQUEST):
+            self._update(head[start:start + OPERATIONS_PER_REQUEST], what)
+        self._update([*tail, *ops], what)
         self._moved(scope, change)
         return change
 
@@ -542,7 +554,7 @@ class RemoteStore:
         try:
             current = self._current(scope, [old.id for old, _, _ in replaces])
             self._require_existing(scope, deletes)
-            ops = [self.codec.delete_update(scope, deletes)] if deletes else []
+            ops = self.codec.delete_operations(scope, deletes, DELETES_PER_OPERATION)
             for old, new, archive in replaces:
                 pairs = current.get(old.id, [])
                 if not self._holds(scope, old, pairs):
@@ -585,30 +597,30 @@ class RemoteStore:
             return _Claim((), ())
         g, p_claim = self.codec.log_graph, self.vocab.predicate("claim")
         subjects = [NamedNode(f"{self.vocab.ns}:claim:{scope.key}:{i}") for i in dict.fromkeys(memory_ids)]
-        values = " ".join(str(s) for s in subjects)
+        chunks = [subjects[i:i + IDS_PER_READ] for i in range(0, len(subjects), IDS_PER_READ)]
         lease = max(CLAIM_LEASE, self.endpoint.timeout + 5)
         deadline = time.monotonic() + lease
         attempt = 0
         while True:
-            now = utcnow()
-            mine = Literal(f"{(now + timedelta(seconds=lease)).strftime('%Y-%m-%dT%H:%M:%S.%fZ')} "
-                           f"{os.urandom(8).hex()}")
-            triples = " ".join(f"{s} {p_claim} {mine} ." for s in subjects)
-            release = (f"DELETE DATA {{ GRAPH {g} {{ {triples} }} }}",)
-            self._update([f"INSERT DATA {{ GRAPH {g} {{ {triples} }} }}"], "a claim")
-            rows = self._select(f"SELECT ?s ?c WHERE {{ VALUES ?s {{ {values} }} GRAPH {g} {{ ?s {p_claim} ?c }} }}",
-                                ("s", "c"))
-            others = [(row["s"], row["c"]) for row in rows if row["c"].value != mine.value]
-            stale = [(s, c) for s, c in others if c.value.split(" ", 1)[0] < now.strftime('%Y-%m-%dT%H:%M:%S.%fZ')]
+            now = _stamp(utcnow())
+            mine = Literal(f"{_stamp(utcnow() + timedelta(seconds=lease))} {os.urandom(8).hex()}")
+            claims = [Quad(s, p_claim, mine, g) for s in subjects]
+            release = tuple(f"DELETE DATA {{ GRAPH {g} {{ {self.codec.triples(claims[i:i + IDS_PER_READ])} }} }}"
+                            for i in range(0, len(claims), IDS_PER_READ))
+            self._update(self.codec.insert_data(claims, IDS_PER_READ), "a claim")
+            others = [(row["s"], row["c"]) for chunk in chunks for row in self._select(
+                f"SELECT ?s ?c WHERE {{ VALUES ?s {{ {' '.join(str(s) for s in chunk)} }} GRAPH {g} {{ "
+                f"?s {p_claim} ?c }} }}", ("s", "c")) if row["c"].value != mine.value]
+            stale = [Quad(s, p_claim, c, g) for s, c in others if c.value.split(" ", 1)[0] < now]
             if stale:  # claims of writers that died holding them
-                self._update([f"DELETE DATA {{ GRAPH {g} {{ {' '.join(f'{s} {p_claim} {c} .' for s, c in stale)} }} }}"],
-                             "the removal of expired claims")
+                self._update([f"DELETE DATA {{ GRAPH {g} {{ {self.codec.triples(stale[i:i + IDS_PER_READ])} }} }}"
+                              for i in range(0, len(stale), IDS_PER_READ)], "the removal of expired claims")
             if len(others) == len(stale):
                 return _Claim(subjects, release)
             self._update(list(release), "a claim's withdrawal")
             if time.monotonic() > deadline:
-                raise StoreError(f"memories of {scope.label} stayed claimed by another Cortex process for {lease:.0f} s "
-                                 f"on the SPARQL server at {self.location}; try again")
+                raise StoreError(f"memories of {scope.label} stayed claimed by another Cortex process for "
+                                 f"{lease:.0f} s on the SPARQL server at {self.location}; try again")
             attempt += 1
             time.sleep(min(0.5, 0.005 * 2 ** attempt) * (0.5 + random.random()))
 
@@ -674,8 +686,9 @@ class RemoteStore:
         claim = self._claim(scope, memory_ids)  # never beside a write of the same memories
         try:
             self._require_existing(scope, memory_ids)
-            change = self._change(scope, memory_ids, [self.codec.delete_update(scope, memory_ids), *claim.release],
-                                  "a delete")
+            change = self._change(scope, memory_ids, [*self.codec.delete_operations(scope, memory_ids,
+                                                                                   DELETES_PER_OPERATION),
+                                                      *claim.release], "a delete")
             claim = claim.released()
         finally:
             self._release(claim)
