@@ -576,8 +576,11 @@ def sparql_command(state: _State, query: str | None, path: Path | None, agent: s
 
     if (query is None) == (path is None):
         raise InvalidInputError("query", "give the query as QUERY or with -f FILE (one of them)")
-    text = _read_content(query) if query is not None else (
-        sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8"))  # type: ignore[arg-type]
+    try:
+        text = _read_content(query) if query is not None else (
+            sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8"))  # type: ignore[arg-type]
+    except OSError as exc:
+        raise InvalidInputError("file", f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
     result = state.cortex(read_only=True).sparql(
         text, agent=agent, limit=limit if limit is not None else sparql.configured_limit(),
         timeout=timeout if timeout is not None else sparql.configured_timeout())

@@ -402,3 +402,11 @@ def test_import_checks_the_whole_file_before_writing(api_app, tmp_path):
     with pytest.raises(InvalidDataError):
         cx.import_rdf(path)
     assert cx.count("api") == 0
+
+
+def test_a_missing_query_file_is_one_line_and_exit_1(tmp_path):
+    from .service_helpers import run_cli
+
+    project = make_project(tmp_path / "p", "api")
+    ran = run_cli(project, "sparql", "-f", "nope.rq", env={"CORTEX_NO_SERVER": "1"})
+    assert ran.returncode == 1 and "cannot read 'nope.rq'" in ran.stderr and "Traceback" not in ran.stderr
