@@ -61,7 +61,7 @@ COLUMNS: dict[str, Any] = {
     "expires": np.int64,  # NEVER when it does not expire
     "valid_from": np.int64,
     "valid_until": np.int64,  # NEVER while current (not superseded)
-    "version": np.int32,
+    "version": np.int64,  # up to 2**53, as imports accept
     "updated": np.int64,  # the creation when never updated
     "validated": np.int64,  # NONE when never validated
 }

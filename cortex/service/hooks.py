@@ -47,7 +47,7 @@ def _log(root: Path, message: str) -> None:
     """One line in ``<root>/.cortex/logs/hooks.log`` (never through a symbolic link; in a directory that is not a
     Cortex project, on stderr only: a hook creates nothing there)."""
     line = f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n"
-    if not _is_project(root):
+    if not _is_project(root) or _linked(root):
         import sys
 
         print(f"cortex: hook: {message}", file=sys.stderr)
@@ -67,6 +67,28 @@ def _is_project(root: Path) -> bool:
     """Whether ``root`` uses Cortex: it has ``.cortex/`` or an agent directory. A hook run anywhere else (a
     payload's ``cwd`` of ``/etc``) reads and writes nothing there."""
     return (root / ".cortex").is_dir() or bool(config.discover_agent_dirs(root))
+
+
+#: Where a hook writes in a project: never through a symbolic link (a cloned repository may carry one pointing
+#: anywhere), unless the store is named explicitly ($CORTEX_STORE).
+_OWN_PATHS = (".cortex", ".cortex/store", ".cortex/state", ".cortex/logs")
+
+
+def _linked(root: Path) -> str | None:
+    """The first of the project's Cortex paths that is a symbolic link, or None."""
+    for part in _OWN_PATHS:
+        if part != ".cortex/store" or not os.environ.get(config.STORE_ENV):
+            if (root / part).is_symlink():
+                return part
+    return None
+
+
+def _here() -> Path:
+    """The current directory (``/`` when it was deleted under the hook: ``os.getcwd`` fails then)."""
+    try:
+        return Path(os.getcwd())
+    except OSError:
+        return Path("/")
 
 
 def _claude_dirs() -> list[Path]:
@@ -107,7 +129,8 @@ def _transcript_lines(path: str, start: int) -> tuple[list[Any], int]:
     if end == 0 and len(data) == MAX_TRANSCRIPT_READ:
         end = len(data)  # one line longer than a whole read: skipped rather than read again forever
     entries = []
-    for line in data[:end].decode("utf-8", errors="replace").splitlines():
+    # JSONL lines end with "\n" only: str.splitlines would also cut at U+2028 or U+0085, which JSON carries raw
+    for line in data[:end].decode("utf-8", errors="replace").split("\n"):
         try:
             entries.append(json.loads(line))
         except ValueError:
@@ -346,12 +369,12 @@ def run(event: str, raw: str, agent: str | None = None) -> str:
                                  session=session if isinstance(session, str) else None):
             return _run(event, raw, agent)
     except Exception as exc:  # a hook never fails its agent, whatever it was given
-        _log(Path(os.getcwd()), f"{event}: {type(exc).__name__}: {exc}")
+        _log(_here(), f"{event}: {type(exc).__name__}: {exc}")
         return ""
 
 
 def _run(event: str, raw: str, agent: str | None) -> str:
-    root = Path(os.getcwd())
+    root = _here()
     try:
         payload = _payload(raw)
         if not isinstance(payload, dict):
@@ -362,9 +385,15 @@ def _run(event: str, raw: str, agent: str | None) -> str:
 
             print(f"cortex: hook: the payload's cwd {cwd!r} is not a directory; nothing done", file=sys.stderr)
             return ""
-        root = config.find_project_root(cwd or os.getcwd())
+        root = config.find_project_root(cwd or _here())
         if not _is_project(root):
             return ""  # no agent is declared here: nothing to read, and nothing is created
+        linked = _linked(root)
+        if linked is not None:
+            import sys
+
+            print(f"cortex: hook: {root / linked} is a symbolic link: a hook writes nothing through it", file=sys.stderr)
+            return ""
         if event not in EVENTS:
             raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
         agent_type = payload.get("agent_type") or agent or os.environ.get(AGENT_ENV)
@@ -427,18 +456,22 @@ def main(argv: list[str]) -> int:
     as a hook's refusal (Claude Code: exit 2 blocks the agent from stopping)."""
     import sys
 
-    agent = None
-    args = list(argv)
-    if len(args) == 4 and args[2] == "--agent":
-        args, agent = args[:2], args[3]
-    if len(args) != 2 or args[0] != "claude" or args[1].startswith("-"):
-        print(f"cortex: hook: {USAGE}; got {' '.join(argv)!r}: nothing done", file=sys.stderr)
-        _log(config.find_project_root(), f"malformed hook command line {argv!r}: nothing done ({USAGE})")
-        return 0
     try:
-        raw = sys.stdin.read(MAX_PAYLOAD + 1)
-    except (OSError, UnicodeDecodeError) as exc:
-        _log(config.find_project_root(), f"{args[1]}: cannot read the hook input: {exc}")
+        agent = None
+        args = list(argv)
+        if len(args) == 4 and args[2] == "--agent":
+            args, agent = args[:2], args[3]
+        if len(args) != 2 or args[0] != "claude" or args[1].startswith("-"):
+            print(f"cortex: hook: {USAGE}; got {' '.join(argv)!r}: nothing done", file=sys.stderr)
+            _log(config.find_project_root(_here()), f"malformed hook command line {argv!r}: nothing done ({USAGE})")
+            return 0
+        try:
+            raw = sys.stdin.read(MAX_PAYLOAD + 1) if sys.stdin is not None else ""
+        except (OSError, ValueError, UnicodeDecodeError) as exc:  # closed, or not text
+            _log(config.find_project_root(_here()), f"{args[1]}: cannot read the hook input: {exc}")
+            return 0
+    except Exception as exc:  # whatever the process was given, a hook exits 0
+        print(f"cortex: hook: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 0
     out = run(args[1], raw, agent)
     if out:
