@@ -844,8 +844,11 @@ class Cortex:
             transfer.fold_uses(parsed, vocab)
 
             def check() -> dict[Scope, list[Memory]]:
+                held = [s for s in self._memories.scopes() if s not in parsed.quads]  # the file's: existing()
                 judged = transfer.check(parsed, vocab, existing=self._memories.index,
-                                        shapes=native.check if native is not None else None, progress=progress)
+                                        shapes=native.check if native is not None else None, progress=progress,
+                                        elsewhere=lambda i: next((s for s in held if i in self._memories.index(s)),
+                                                                 None))
                 if native is None:
                     violations = shapes.validate((q for quads in parsed.quads.values() for q in quads), vocab)
                     if violations:

@@ -27,6 +27,8 @@ from cortex.errors import InvalidInputError
 from cortex.index.memory_index import NEVER, SOURCES, MemoryIndex, to_micros
 from cortex.model import Memory, Scope, Source
 from cortex.validation import (
+    MAX_REASON_BYTES,
+    check_reason,
     NEVER_EXPIRES,
     check_confidence,
     check_content,
@@ -124,7 +126,6 @@ def expired(index: MemoryIndex, now: datetime) -> list[str]:
 UPDATABLE = ("content", "type", "project", "confidence", "tags", "metadata")
 #: What ``supersede`` takes besides the content: the fields of ``store`` (the scope is the old memory's).
 SUCCESSOR_FIELDS = frozenset({"type", "project", "confidence", "source", "ttl", "tags", "metadata", "valid_from"})
-MAX_REASON_BYTES = 4096
 
 
 def changes(**given: Any) -> dict[str, Any]:
@@ -168,9 +169,7 @@ def supersession(content: Any, by: Any, reason: Any, fields: Mapping[str, Any]) 
     if by is not None and fields:
         raise InvalidInputError(sorted(fields)[0], "fields describe new content; with by= the memory exists already")
     if reason is not None:
-        reason = check_text(reason, "reason")
-        if len(reason.encode("utf-8")) > MAX_REASON_BYTES:
-            raise InvalidInputError("reason", f"is longer than {MAX_REASON_BYTES} bytes")
+        reason = check_reason(reason)
     return Supersession(check_content(content) if content is not None else None, by, reason or None, dict(fields))
 
 

@@ -54,20 +54,21 @@ class Reranking:
                 raise InvalidInputError(name, f"must be true or false, not {getattr(self, name)!r}")
         for name in ("half_life_days", "recency_floor", "decay_floor", "max_usage_boost"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InvalidInputError(name, f"must be a number, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InvalidInputError(name, f"must be a finite number, not {value!r}")
         if isinstance(self.usage_saturation, bool) or not isinstance(self.usage_saturation, int) \
-                or self.usage_saturation < 1:
-            raise InvalidInputError("usage_saturation", f"must be an integer >= 1, not {self.usage_saturation!r}")
-        if not self.half_life_days > 0:
-            raise InvalidInputError("half_life_days", f"must be positive, not {self.half_life_days!r}")
+                or not 1 <= self.usage_saturation <= 10**9:
+            raise InvalidInputError("usage_saturation", f"must be an integer from 1 to 10**9, not "
+                                                        f"{self.usage_saturation!r}")
+        if not 0 < self.half_life_days <= 36_500:
+            raise InvalidInputError("half_life_days", f"must be above 0 and at most 36500, not {self.half_life_days!r}")
         for name in ("recency_floor", "decay_floor"):
             if not 0 <= getattr(self, name) <= 1:
                 raise InvalidInputError(name, f"must be between 0 and 1, not {getattr(self, name)!r}")
-        if not self.max_usage_boost >= 1:
-            raise InvalidInputError("max_usage_boost", f"must be at least 1, not {self.max_usage_boost!r}")
-        if not (isinstance(self.overfetch, int) and self.overfetch >= 1):
-            raise InvalidInputError("overfetch", f"must be an integer >= 1, not {self.overfetch!r}")
+        if not 1 <= self.max_usage_boost <= 100:
+            raise InvalidInputError("max_usage_boost", f"must be from 1 to 100, not {self.max_usage_boost!r}")
+        if isinstance(self.overfetch, bool) or not (isinstance(self.overfetch, int) and 1 <= self.overfetch <= 100):
+            raise InvalidInputError("overfetch", f"must be an integer from 1 to 100, not {self.overfetch!r}")
 
     @property
     def enabled(self) -> bool:

@@ -324,13 +324,16 @@ def group(source: Iterable[ox.Quad], vocab: Vocabulary, *, graph: Scope | None =
 
 
 def check(parsed: Parsed, vocab: Vocabulary, *, existing: Callable[[Scope], Container[str]] | None = None,
-          shapes: ShapesCheck | None = None, progress: Progress | None = None) -> dict[Scope, list[Memory]]:
+          shapes: ShapesCheck | None = None, progress: Progress | None = None,
+          elsewhere: Callable[[str], Scope | None] | None = None) -> dict[Scope, list[Memory]]:
     """Judge a parsed import: the memories of each scope. ``existing(scope)``: the memory ids the store holds
-    there (importing one again is a conflict). ``shapes``: a SHACL check of every subject. Raises
-    :class:`InvalidDataError` listing the problems (the parse's too); writes nothing."""
+    there (importing one again is a conflict); ``elsewhere(id)``: the scope of the store that holds that id, if
+    any (ids are unique in a store: every surface finds a memory by its id alone). ``shapes``: a SHACL check of
+    every subject. Raises :class:`InvalidDataError` listing the problems (the parse's too); writes nothing."""
     codec = MemoryCodec(vocab)
     problems = list(parsed.problems)
     out: dict[Scope, list[Memory]] = {}
+    scope_of: dict[str, Scope] = {}
     done, total = 0, sum(len(subjects) for subjects in parsed.subjects.values())
     for scope, subjects in parsed.subjects.items():
         version_prefix = f"{vocab.ns}:version:{scope.key}:"
@@ -362,7 +365,15 @@ def check(parsed: Parsed, vocab: Vocabulary, *, existing: Callable[[Scope], Cont
                 problems.append(Violation(subject, "@id", "this memory is in the store already (import into an "
                                                           "empty store, or forget it first)"))
                 continue
+            other = scope_of.setdefault(memory_id, scope)
+            if other == scope and elsewhere is not None:
+                other = elsewhere(memory_id) or scope
+            if other != scope:
+                problems.append(Violation(subject, "@id", f"memory {memory_id!r} is in {other.key} too: an id names "
+                                                          f"one memory in a store"))
+                continue
             memories.append(memory)
+        problems += _cycles(memories, vocab, scope)
         out[scope] = memories
     if progress is not None:
         progress("check", total, total)
@@ -371,6 +382,21 @@ def check(parsed: Parsed, vocab: Vocabulary, *, existing: Callable[[Scope], Cont
     if problems:
         raise InvalidDataError(problems)
     return out
+
+
+def _cycles(memories: Sequence[Memory], vocab: Vocabulary, scope: Scope) -> list[Violation]:
+    """A problem for each memory of a supersession cycle (A replaced by B ... replaced by A)."""
+    successor = {m.id: m.superseded_by for m in memories if m.superseded_by is not None}
+    found = []
+    for start in successor:
+        seen, current = {start}, successor.get(start)
+        while current is not None and current not in seen:
+            seen.add(current)
+            current = successor.get(current)
+        if current == start:
+            found.append(Violation(str(vocab.memory(scope, start)), "<http://purl.org/dc/terms/isReplacedBy>",
+                                   "supersession runs in a cycle back to this memory"))
+    return found
 
 
 def _decode(codec: MemoryCodec, scope: Scope, memory_id: str, subject: str, props: Mapping[str, list[Any]],

@@ -8,7 +8,9 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator
 
 from cortex import config
 from cortex.errors import InvalidInputError
@@ -23,7 +25,8 @@ MAX_COUNT = 2**53
 
 AGENT_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 MEMORY_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: Control characters (C0, DEL and C1) and the Unicode line and paragraph separators: none in a project name.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def check_agent_name(name: Any) -> str:
@@ -81,6 +84,28 @@ def check_project(value: Any, field: str = "project") -> str:
     if len(value) > MAX_PROJECT_CHARS or _CONTROL.search(value):
         raise InvalidInputError(field, f"must be at most {MAX_PROJECT_CHARS} characters without control characters")
     return check_text(value, field)
+
+
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true or false")
+    return value
+
+
+#: A number a surface's request model takes: JSON ``true``/``false`` are refused, as the Python API refuses a bool
+#: (pydantic would read them as 1 and 0).
+Number = Annotated[float, BeforeValidator(_no_bool)]
+
+#: Largest supersession reason, in UTF-8 bytes.
+MAX_REASON_BYTES = 4096
+
+
+def check_reason(value: Any, field: str = "reason") -> str:
+    """A supersession reason: text of at most :data:`MAX_REASON_BYTES` bytes of UTF-8."""
+    reason = check_text(value, field)
+    if len(reason.encode("utf-8")) > MAX_REASON_BYTES:
+        raise InvalidInputError(field, f"is longer than {MAX_REASON_BYTES} bytes")
+    return reason
 
 
 def check_confidence(value: Any, field: str = "confidence") -> float:

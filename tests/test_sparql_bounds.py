@@ -116,7 +116,7 @@ def test_queries_of_several_threads_run_side_by_side(busy):
     for t in threads:
         t.join()
     assert all(getattr(r, "truncated", False) for r in results), results
-    assert len(workers_of_this_process()) <= 2  # CORTEX_SPARQL_WORKERS: at most two processes
+    assert len(workers_of_this_process()) <= 4  # CORTEX_SPARQL_WORKERS: at most four processes
 
 
 @pytest.mark.parametrize("shape, accepted", [
@@ -191,3 +191,41 @@ def test_a_servers_answer_cut_at_its_time_limit_is_a_time_out(tmp_path):
                 cx.sparql("SELECT ?s WHERE { ?s ?p ?o }")
     finally:
         server.close()
+
+
+def test_a_query_that_needs_more_memory_than_a_worker_has_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.setenv("CORTEX_SPARQL_MEMORY", "1024")
+    with open_agents(tmp_path / "store", "a") as cx:
+        cx.store("a", "é" * 30_000)
+        query = ("SELECT (CONCAT(" + ", ".join(["?c"] * 2000) + ") AS ?x) WHERE { ?m " + CONTENT
+                 + " ?c VALUES ?v { 0 1 2 3 4 5 6 7 } }")
+        with pytest.raises(InvalidInputError, match="1024 MiB a query may use"):
+            cx.sparql(query, agent="a", timeout=60)
+        assert cx.sparql("ASK { ?s ?p ?o }", agent="a", timeout=30).boolean is True  # a new worker answers
+
+
+def test_one_token_cannot_hold_every_worker(busy, tmp_path):
+    """A token runs at most 2 queries at once and there are 4 workers: another caller is never queued behind
+    it (found by the re-run of the probe, when both bounds were 2)."""
+    tokens = TokenStore(busy.store_path)
+    hog, other = tokens.create("a"), tokens.create(None)
+    app = create_app(busy, tokens=tokens, allowed_hosts=["127.0.0.1"], mcp=False)
+
+    async def main() -> tuple[float, int]:
+        transport = httpx.ASGITransport(app=app)
+        async with app.router.lifespan_context(app), httpx.AsyncClient(
+                transport=transport, base_url="http://127.0.0.1:8765") as client:
+            def call(token: str, body: dict) -> object:
+                return client.post("/v1/sparql", json=body, headers={"Authorization": f"Bearer {token}"})
+
+            slow = [asyncio.ensure_future(call(hog, {"query": SLOW[0], "timeout": 8})) for _ in range(2)]
+            await asyncio.sleep(0.5)
+            started = time.monotonic()
+            answer = await call(other, {"query": "ASK { ?s ?p ?o }", "timeout": 3})
+            waited = time.monotonic() - started
+            for task in slow:
+                await task
+            return waited, answer.status_code
+
+    waited, status = asyncio.run(main())
+    assert status == 200 and waited < 2.5, waited

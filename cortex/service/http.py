@@ -45,6 +45,7 @@ from cortex.model import IndexStatus, Memory, Page, Provenance, SearchResult
 from cortex.rerank import Reranking
 from cortex.service.auth import ADMIN, LOCAL, Principal, TokenStore, token_id
 from cortex.service.guard import SPARQL_SLOTS, Guard, Limits
+from cortex.validation import Number
 
 API_PREFIX = "/v1"
 #: Attributes of Cortex errors sent in ``error.details`` (and set again on the exception by RemoteCortex).
@@ -65,7 +66,7 @@ class StoreBody(_Body):
     content: str = Field(description="What to remember (at most 64 KiB of UTF-8)")
     type: str = Field(config.DEFAULT_TYPE, description="pattern, convention, insight or decision")
     project: str = Field(config.DEFAULT_PROJECT, description="Project the memory belongs to")
-    confidence: float = Field(config.DEFAULT_CONFIDENCE, description="How sure the agent is, 0..1")
+    confidence: Number = Field(config.DEFAULT_CONFIDENCE, description="How sure the agent is, 0..1")
     source: str = Field("manual", description="manual, agent_end, task_completion, session_summary, file_index, "
                                               "import or injected: sets the default time to live")
     ttl: str | None = Field(None, description="Time to live, e.g. 12h or 7d, or 'never' (default: the source's)")
@@ -83,7 +84,7 @@ class UpdateBody(_Body):
     content: str | None = None
     type: str | None = None
     project: str | None = None
-    confidence: float | None = None
+    confidence: Number | None = None
     tags: Loose = Field(None, description="The new tags ([] clears them)")
     metadata: Loose = Field(None, description="The new metadata ({} clears it)")
     expected_version: int | None = Field(None, description="Change only if the memory is still at this version "
@@ -96,7 +97,7 @@ class SupersedeBody(_Body):
     reason: str | None = None
     type: str | None = None
     project: str | None = None
-    confidence: float | None = None
+    confidence: Number | None = None
     source: str | None = None
     ttl: str | None = None
     tags: Loose = None
@@ -109,7 +110,7 @@ class InjectBody(_Body):
     category: str = Field(description="mistake-pattern, best-practice, codebase-knowledge or preference")
     team: str | None = Field(None, description="Into this team's memory (one the lead leads)")
     to: str | None = Field(None, description="Into this worker's own memory")
-    confidence: float = 0.9
+    confidence: Number = 0.9
     project: str = config.DEFAULT_PROJECT
     tags: Loose = Field(default_factory=list)
 
@@ -123,7 +124,7 @@ class PurgeResult(BaseModel):
 
 
 class PruneBody(_Body):
-    min_confidence: float = config.DEFAULT_MIN_CONFIDENCE
+    min_confidence: Number = config.DEFAULT_MIN_CONFIDENCE
     max_age: str | None = Field(default=None, description="e.g. 30d, 12h, 90m")
     dry_run: bool = False
 
@@ -655,7 +656,7 @@ def _reranking(value: str) -> Reranking | bool:
         return False
     try:
         fields = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise InvalidInputError("rerank", "must be true, false or a JSON object of reranking settings") from None
     if not isinstance(fields, dict):
         raise InvalidInputError("rerank", "must be true, false or a JSON object of reranking settings")

@@ -28,6 +28,7 @@ from cortex.model import Memory, Page, Provenance
 from cortex.scopes import Member
 from cortex.service.auth import Principal
 from cortex.service.guard import SPARQL_SLOTS
+from cortex.validation import Number
 
 SUMMARY_CHARS = 200
 
@@ -229,7 +230,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         ctx: Context,
         type: Annotated[TypeName, Field(description="pattern, convention, insight or decision")] = "insight",
         project: Annotated[str, Field(description="Project it applies to; 'global' for everywhere")] = config.DEFAULT_PROJECT,
-        confidence: Annotated[float, Field(description="How sure you are, 0..1", ge=0, le=1)] = config.DEFAULT_CONFIDENCE,
+        confidence: Annotated[Number, Field(description="How sure you are, 0..1", ge=0, le=1)] = config.DEFAULT_CONFIDENCE,
         tags: Annotated[list[str] | None, Field(description="Lowercase slugs to filter by later, e.g. ['testing']")]
         = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object (at most 8 KiB)")] = None,
@@ -342,7 +343,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         content: Annotated[str | None, Field(description="The corrected content")] = None,
         type: Annotated[TypeName | None, Field(description="A new type")] = None,
         project: Annotated[str | None, Field(description="A new project")] = None,
-        confidence: Annotated[float | None, Field(description="A new confidence, 0..1", ge=0, le=1)] = None,
+        confidence: Annotated[Number | None, Field(description="A new confidence, 0..1", ge=0, le=1)] = None,
         tags: Annotated[list[str] | None, Field(description="The new tags ([] clears them)")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="The new metadata ({} clears it)")] = None,
         expected_version: Annotated[int | None, Field(
@@ -381,7 +382,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         project: Annotated[str | None, Field(description="Project of the new memory (default: the old one's)")]
         = None,
         tags: Annotated[list[str] | None, Field(description="Tags of the new memory (default: the old one's)")] = None,
-        confidence: Annotated[float | None, Field(description="Confidence of the new memory, 0..1", ge=0, le=1)]
+        confidence: Annotated[Number | None, Field(description="Confidence of the new memory, 0..1", ge=0, le=1)]
         = None,
         source: Annotated[SourceName | None, Field(description="Source of the new memory (default: manual)")] = None,
         ttl: Annotated[str | None, Field(description="Time to live of the new memory, e.g. '7d' or 'never'")] = None,
@@ -415,7 +416,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         ctx: Context,
         team: Annotated[str | None, Field(description="Only for this team (one the lead leads)")] = None,
         to: Annotated[str | None, Field(description="Only for this worker (into its own memory)")] = None,
-        confidence: Annotated[float, Field(description="How sure, 0..1", ge=0, le=1)] = 0.9,
+        confidence: Annotated[Number, Field(description="How sure, 0..1", ge=0, le=1)] = 0.9,
         project: Annotated[str, Field(description="Project it applies to; 'global' for everywhere")]
         = config.DEFAULT_PROJECT,
         tags: Annotated[list[str] | None, Field(description="More tags besides the category")] = None,

@@ -39,18 +39,39 @@ from typing import IO, Any
 from cortex.errors import InvalidInputError, QueryTimeoutError, StoreError
 from cortex.sparql.results import SparqlResult, collect, from_json
 
-#: Worker processes at most (``CORTEX_SPARQL_WORKERS``).
-DEFAULT_WORKERS = 2
+#: Worker processes at most (``CORTEX_SPARQL_WORKERS``): twice what one token may run at once
+#: (``CORTEX_SPARQL_PER_TOKEN``, 2), so one token cannot hold every worker.
+DEFAULT_WORKERS = 4
 WORKERS_ENV = "CORTEX_SPARQL_WORKERS"
+#: The address space of a worker, in MiB (``CORTEX_SPARQL_MEMORY``): a query that needs more is stopped. An idle
+#: worker (Python, pyoxigraph, a checkpoint open) already maps ~500 MiB.
+DEFAULT_MEMORY_MIB = 2048
+MEMORY_ENV = "CORTEX_SPARQL_MEMORY"
 _HEADER = struct.Struct(">I")
 
 
 def configured_workers() -> int:
-    """``$CORTEX_SPARQL_WORKERS`` (default 2, at least 1)."""
+    """``$CORTEX_SPARQL_WORKERS`` (default 4, at least 1)."""
     try:
         return max(1, int(os.environ.get(WORKERS_ENV) or DEFAULT_WORKERS))
     except ValueError:
         return DEFAULT_WORKERS
+
+
+def configured_memory() -> int:
+    """``$CORTEX_SPARQL_MEMORY`` MiB (default 2048, at least 768)."""
+    try:
+        return max(768, int(os.environ.get(MEMORY_ENV) or DEFAULT_MEMORY_MIB))
+    except ValueError:
+        return DEFAULT_MEMORY_MIB
+
+
+class _Died(OSError):
+    """A worker ended while it ran a query (``status``: its exit status, negative for a signal)."""
+
+    def __init__(self, status: int | None) -> None:
+        self.status = status
+        super().__init__(f"it exited with status {status}")
 
 
 def _write_frame(out: IO[bytes], message: Mapping[str, Any]) -> None:
@@ -130,6 +151,11 @@ class QueryWorkers:
         except QueryTimeoutError:
             self._kill(worker)
             raise QueryTimeoutError(timeout or 0) from None
+        except _Died as died:
+            self._kill(worker)
+            if died.status == -signal.SIGABRT:  # an allocation beyond its address space aborts the engine
+                raise _too_large() from None
+            raise StoreError(f"a SPARQL worker process failed: {died}") from None
         except (OSError, ValueError) as exc:
             self._kill(worker)
             raise StoreError(f"a SPARQL worker process failed: {exc}") from None
@@ -142,6 +168,8 @@ class QueryWorkers:
             kind, message = answer["error"], answer.get("message", "")
             if kind == "syntax":
                 raise InvalidInputError("query", f"is not valid SPARQL: {message}")
+            if kind == "memory":
+                raise _too_large()
             if kind == "store":
                 raise StoreError(f"query failed: {message}")
             raise InvalidInputError("query", f"failed while it ran: {message}")
@@ -193,7 +221,11 @@ class QueryWorkers:
             if ready:
                 answer = _read_frame(out)
                 if answer is None:
-                    raise OSError(f"it exited with status {worker.process.poll()}")
+                    try:
+                        status = worker.process.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        status = None
+                    raise _Died(status)
                 return answer
 
     def _give_back(self, worker: _Worker) -> None:
@@ -257,6 +289,11 @@ class QueryWorkers:
         self._spawner.stop()
         if self._busy == 0:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _too_large() -> InvalidInputError:
+    return InvalidInputError("query", f"needed more than the {configured_memory()} MiB a query may use ({MEMORY_ENV}): "
+                                      f"narrow it, or ask for less")
 
 
 def _term_text(term: Any) -> str:
@@ -347,6 +384,13 @@ def main() -> None:
     import pyoxigraph as ox
 
     _die_with_parent()
+    try:  # a query that needs more memory than this is stopped (the engine aborts on a failed allocation)
+        import resource
+
+        limit = configured_memory() * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, ValueError, OSError):
+        pass
     parent = os.getppid()
     source, out = sys.stdin.buffer, sys.stdout.buffer
     store: Any = None
@@ -372,6 +416,8 @@ def main() -> None:
             answer: dict[str, Any] = {"result": collect(raw, request["limit"]).to_json()}
         except SyntaxError as exc:
             answer = {"error": "syntax", "message": str(exc)}
+        except MemoryError:
+            answer = {"error": "memory"}
         except OSError as exc:
             answer = {"error": "store", "message": str(exc)}
         except (RuntimeError, ValueError, TypeError) as exc:

@@ -33,7 +33,7 @@ from pyoxigraph import Literal, NamedNode, Quad, Triple
 from cortex import config
 from cortex.errors import InvalidInputError
 from cortex.model import Memory, MemoryType, Scope, Source
-from cortex.validation import MAX_METADATA_BYTES, check_metadata
+from cortex.validation import AGENT_NAME_RE, MAX_METADATA_BYTES, check_metadata, check_project, check_reason
 from cortex.provenance import Activity
 from cortex.store.base import Change
 from cortex.vocab import RDF_TYPE, Vocabulary, date_time, double, integer, parse_date_time
@@ -71,6 +71,14 @@ def _type(text: str) -> MemoryType:
     return MemoryType(text)
 
 
+def _project(text: str) -> str:
+    return check_project(text)  # InvalidInputError is a ValueError: the memory is unreadable
+
+
+def _reason(text: str) -> str:
+    return check_reason(text, "superseded_reason")
+
+
 def _confidence(text: str) -> float:
     value = float(text)
     if math.isnan(value) or not 0.0 <= value <= 1.0:
@@ -100,7 +108,7 @@ def _parse_metadata(text: str) -> dict[str, Any]:
 FIELDS: tuple[Field, ...] = (
     Field("content", "content", Literal, str, None),
     Field("type", "type", lambda t: Literal(t.value), _type, lambda f: MemoryType(config.DEFAULT_TYPE)),
-    Field("project", "project", Literal, str, lambda f: config.DEFAULT_PROJECT),
+    Field("project", "project", Literal, _project, lambda f: config.DEFAULT_PROJECT),
     Field("confidence", "confidence", double, _confidence, lambda f: config.DEFAULT_CONFIDENCE),
     Field("usage_count", "usageCount", integer, int, lambda f: 0),
     Field("created_at", "createdAt", date_time, parse_date_time, lambda f: f.get("last_used_at", _EPOCH)),
@@ -113,7 +121,7 @@ FIELDS: tuple[Field, ...] = (
     Field("validated_at", "validatedAt", date_time, parse_date_time, lambda f: None, None),
     Field("valid_from", "validFrom", date_time, parse_date_time, lambda f: f["created_at"], None),
     Field("valid_until", PROV + "invalidatedAtTime", date_time, parse_date_time, lambda f: None, None),
-    Field("superseded_reason", "supersededReason", Literal, str, lambda f: None, None),
+    Field("superseded_reason", "supersededReason", Literal, _reason, lambda f: None, None),
 )
 #: Fields a version resource keeps (what ``update`` can change, and when it changed).
 VERSION_FIELDS = ("content", "type", "project", "confidence", "metadata", "version", "updated_at", "created_at",
@@ -279,6 +287,13 @@ class MemoryCodec:
                     and counted_uses[0] else len(uses)
                 values["last_used_at"] = max(values["last_used_at"], *(parse_date_time(u.split(" ", 1)[0])
                                                                        for u in uses))
+            agent_prefix = f"{self.vocab.ns}:agent:"
+            owner = author[len(agent_prefix):] if author is not None and author.startswith(agent_prefix) else None
+            writer = attributed[len(agent_prefix):] if attributed is not None \
+                and attributed.startswith(agent_prefix) else owner
+            for name in (owner, writer):  # a name no surface accepts: nobody could change or forget it
+                if name is not None and not AGENT_NAME_RE.fullmatch(name):
+                    raise ValueError(f"agent: {name[:80]!r} is not an agent name")
         except (ValueError, OverflowError) as exc:
             # not written by Cortex (or beyond what any write accepts): reads skip it, never fail on it
             if errors is not None:
@@ -288,10 +303,6 @@ class MemoryCodec:
                 log.warning("%s: memory %s is unreadable (%s): reads leave it out; cortex validate-store reports it",
                             scope.label, memory_id, str(exc)[:200])
             return None
-        agent_prefix = f"{self.vocab.ns}:agent:"
-        owner = author[len(agent_prefix):] if author is not None and author.startswith(agent_prefix) else None
-        writer = attributed[len(agent_prefix):] if attributed is not None and attributed.startswith(agent_prefix) \
-            else owner
         if replaced_by is not None:
             values["superseded_by"] = self.vocab.memory_id(scope, replaced_by)
         values.setdefault("superseded_by", None)
