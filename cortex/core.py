@@ -842,13 +842,14 @@ class Cortex:
         with self._memories.lock:
             parsed = transfer.parse(data, fmt, vocab, graph=graph, progress=progress)
             transfer.fold_uses(parsed, vocab)
+            # the store's other scopes (the file's own are existing()'s): their indexes loaded here, before the
+            # store takes its write lock for the load that calls check()
+            held = [(s, self._memories.index(s)) for s in self._memories.scopes() if s not in parsed.quads]
 
             def check() -> dict[Scope, list[Memory]]:
-                held = [s for s in self._memories.scopes() if s not in parsed.quads]  # the file's: existing()
                 judged = transfer.check(parsed, vocab, existing=self._memories.index,
                                         shapes=native.check if native is not None else None, progress=progress,
-                                        elsewhere=lambda i: next((s for s in held if i in self._memories.index(s)),
-                                                                 None))
+                                        elsewhere=lambda i: next((s for s, index in held if i in index), None))
                 if native is None:
                     violations = shapes.validate((q for quads in parsed.quads.values() for q in quads), vocab)
                     if violations:
