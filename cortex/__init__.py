@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 # so importing the package does not import the engine, numpy or pyoxigraph until they are used.
 _EXPORTS = {
     "AgentDefinition": "cortex.agents", "AgentProblem": "cortex.agents", "AgentRegistry": "cortex.agents",
-    "AgentSettings": "cortex.agents", "Cortex": "cortex.core",
+    "AgentSettings": "cortex.agents", "Cortex": "cortex.core", "RemoteCortex": "cortex.client",
+    "MemoryAPI": "cortex.api",
     "AgentDefinitionError": "cortex.errors", "AgentNotFoundError": "cortex.errors", "AuthError": "cortex.errors",
     "CortexError": "cortex.errors", "InvalidInputError": "cortex.errors", "InvalidMemoryError": "cortex.errors",
     "MemoryDisabledError": "cortex.errors", "MemoryNotFoundError": "cortex.errors", "ServiceError": "cortex.errors",
@@ -30,6 +31,8 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from cortex.agents import AgentDefinition, AgentProblem, AgentRegistry, AgentSettings
+    from cortex.api import MemoryAPI
+    from cortex.client import RemoteCortex
     from cortex.core import Cortex
     from cortex.errors import (
         AgentDefinitionError,
@@ -69,7 +72,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentDefinition", "AgentDefinitionError", "AgentNotFoundError", "AgentProblem", "AgentRegistry",
     "AgentSettings", "AuthError", "Cortex", "CortexError", "Hit", "InvalidInputError", "InvalidMemoryError",
-    "Memory", "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Page", "PermissionDeniedError",
-    "Reranking", "Scope", "SearchMode", "SearchResult", "ServiceError", "Source", "StoreError", "StoreLockedError",
+    "Memory", "MemoryAPI", "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Page", "PermissionDeniedError",
+    "Reranking", "RemoteCortex", "Scope", "SearchMode", "SearchResult", "ServiceError", "Source", "StoreError", "StoreLockedError",
     "VersionConflictError",
 ]

@@ -1,5 +1,5 @@
 """The typed protocol every Cortex front satisfies: the in-process :class:`cortex.Cortex` and the HTTP client
-:class:`cortex.service.client.RemoteCortex`. Surfaces (CLI, MCP, hooks) are written against it, so they work
+:class:`cortex.client.RemoteCortex`. Surfaces (CLI, MCP, hooks) are written against it, so they work
 the same with a store opened here or with a running server; a test keeps both signatures equal to these.
 """
 

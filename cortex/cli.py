@@ -72,7 +72,7 @@ class _State:
         embedding model would be loaded; else the store opened here (see
         :func:`cortex.service.connect.for_cli`)."""
         if self._cx is None:
-            from cortex.service.client import RemoteCortex
+            from cortex.client import RemoteCortex
             from cortex.service.connect import for_cli
 
             cx = for_cli(self.store, embeddings=self.embeddings, agent_dirs=self.agent_dirs, read_only=read_only,
@@ -228,9 +228,7 @@ def _filters(tags: tuple[str, ...], scope: str | None, source: str | None, inclu
 @click.option("--embeddings", type=click.Choice(list(config.EMBEDDING_PROVIDERS)), default="auto",
               show_default=True,
               help="Embedding provider: auto ($CORTEX_EMBEDDINGS, else local when the semantic extra is "
-                   "installed), local, openai ($CORTEX_EMBEDDINGS_URL/_MODEL/_API_KEY), hash or none. With "
-                   "local, commands go through a background server that keeps the model loaded "
-                   "($CORTEX_NO_SERVER=1: load it in each command instead).")
+                   "installed), local, openai ($CORTEX_EMBEDDINGS_URL/_MODEL/_API_KEY), hash or none.")
 @click.version_option(version=__version__, prog_name="cortex")
 @click.pass_context
 def cli(ctx: click.Context, store: str | None, state_dir: Path | None, agents_dirs: tuple[Path, ...],
@@ -738,6 +736,7 @@ def agents_check(state: _State) -> None:
               help="Interface to listen on; anything but loopback needs tokens (cortex token create).")
 @click.option("--port", default=8765, show_default=True, type=int, help="Port (0: any free port).")
 @click.option("--idle-exit", type=float, default=None, help="Stop after this many seconds without a request.")
+@click.option("--auto", is_flag=True, hidden=True, help="Started in the background by a client.")
 @click.option("--max-body-bytes", type=click.IntRange(1), default=None,
               help="Largest request body, larger ones get 413 (default: $CORTEX_MAX_BODY_BYTES, else 32 MiB).")
 @click.option("--body-timeout", type=click.FloatRange(0.1), default=None,
@@ -745,14 +744,17 @@ def agents_check(state: _State) -> None:
 @click.option("--max-concurrency", type=click.IntRange(1), default=None,
               help="Requests in flight beyond which new ones get 503 at once (default 256).")
 @pass_state
-def serve(state: _State, host: str, port: int, idle_exit: float | None, max_body_bytes: int | None,
+def serve(state: _State, host: str, port: int, idle_exit: float | None, auto: bool, max_body_bytes: int | None,
           body_timeout: float | None, max_concurrency: int | None) -> None:
-    """Own the store and serve the HTTP API (/v1, /docs) and MCP (/mcp) until SIGTERM/SIGINT."""
+    """Own the store and serve the HTTP API (/v1, /docs) and MCP (/mcp) until SIGTERM/SIGINT. A server a
+    client started in the background gives the store to this one; a store already served by `cortex serve`
+    is left to it (exit 0, saying where)."""
     from cortex.service.server import serve as run_server
 
     run_server(state.store, agent_dirs=state.agent_dirs, host=host, port=port,
                embeddings=state.embeddings, idle_exit=idle_exit, max_body_bytes=max_body_bytes,
-               body_timeout=body_timeout, max_concurrency=max_concurrency)
+               body_timeout=body_timeout, max_concurrency=max_concurrency, auto=auto,
+               announce=lambda note: click.echo(f"cortex: {note}", err=True))
     # the store is flushed and closed and the discovery file removed: skip the interpreter's teardown of torch
     # and the other loaded modules, which took seconds after a SIGTERM with the model loaded
     sys.stderr.flush()
@@ -774,6 +776,47 @@ def mcp(state: _State) -> None:
     client = cast("MemoryAPI", Reconnecting(lambda: ensure_server(store, agent_dirs=state.agent_dirs,
                                                                 embeddings=state.embeddings)))
     run_stdio(build_mcp(lambda: client, lambda request: ADMIN))  # the server checks the client's token
+
+
+@cli.group()
+def server() -> None:
+    """The Cortex server that owns a store: see it, stop it."""
+
+
+@server.command("status")
+@click.option("--all", "all_", is_flag=True, help="Every Cortex server of this user, whatever its store.")
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+@pass_state
+def server_status(state: _State, all_: bool, as_json: bool) -> None:
+    """Which server owns the store (url, pid, how it was started, uptime, memory); exit 3 when none does."""
+    from cortex.service import control
+
+    found = control.every() if all_ else [s for s in [control.status(state.need_state_dir())] if s is not None]
+    if as_json:
+        _emit([s.as_json() for s in found] if all_ else (found[0].as_json() if found else None))
+    else:
+        for s in found:
+            click.echo(s.describe())
+        if not found:
+            click.echo("no Cortex server is running" if all_ else
+                       f"no Cortex server owns {state.printable_store()}: commands open the store themselves")
+    if not found:
+        sys.exit(3)
+
+
+@server.command("stop")
+@click.option("--all", "all_", is_flag=True, help="Stop every Cortex server of this user.")
+@pass_state
+def server_stop(state: _State, all_: bool) -> None:
+    """Stop the server that owns the store (gracefully: requests in flight finish, the store is flushed)."""
+    from cortex.service import control
+
+    found = control.every() if all_ else [s for s in [control.status(state.need_state_dir())] if s is not None]
+    for s in found:
+        control.stop(s)
+        click.echo(f"stopped pid {s.info.pid} ({s.info.store or s.state_dir})")
+    if not found:
+        click.echo("no Cortex server is running" if all_ else f"no Cortex server owns {state.printable_store()}")
 
 
 @cli.group()

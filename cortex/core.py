@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from cortex import capture, config, lifecycle, listing, scopes, shapes, sparql, transfer
 from cortex.agents import AgentDefinition, AgentRegistry
@@ -26,6 +26,7 @@ from cortex.errors import (
     InvalidInputError,
     MemoryNotFoundError,
     PermissionDeniedError,
+    StoreLockedError,
     VersionConflictError,
 )
 from cortex.lifecycle import Policy
@@ -62,6 +63,9 @@ from cortex.validation import (
 from cortex.validation import query as make_query
 from cortex.vocab import DEFAULT_NS, Vocabulary
 
+if TYPE_CHECKING:
+    from cortex.client import RemoteCortex
+
 log = logging.getLogger("cortex")
 _T = TypeVar("_T")
 
@@ -92,6 +96,20 @@ class Cortex:
         self._workers: QueryWorkers | None = None
         self._closed = False
 
+    @overload
+    @classmethod
+    def open(cls, path: Location, *, agent_dirs: Iterable[str | os.PathLike[str]] | None = None,
+             ns: str = DEFAULT_NS, state_dir: str | os.PathLike[str] | None = None,
+             clock: Callable[[], datetime] = utcnow, embeddings: EmbeddingProvider | str | None = "auto",
+             fusion: Fusion | None = None, client: Literal[False]) -> "Cortex": ...
+
+    @overload
+    @classmethod
+    def open(cls, path: Location, *, agent_dirs: Iterable[str | os.PathLike[str]] | None = None,
+             ns: str = DEFAULT_NS, state_dir: str | os.PathLike[str] | None = None,
+             clock: Callable[[], datetime] = utcnow, embeddings: EmbeddingProvider | str | None = "auto",
+             fusion: Fusion | None = None, client: bool = True) -> "Cortex | RemoteCortex": ...
+
     @classmethod
     def open(
         cls,
@@ -103,7 +121,8 @@ class Cortex:
         clock: Callable[[], datetime] = utcnow,
         embeddings: EmbeddingProvider | str | None = "auto",
         fusion: Fusion | None = None,
-    ) -> "Cortex":
+        client: bool = True,
+    ) -> "Cortex | RemoteCortex":
         """Open (creating if needed) the store at ``path``: a directory for the embedded on-disk store, None
         for an in-memory one (see :func:`cortex.store.open_store`).
 
@@ -111,16 +130,32 @@ class Cortex:
         rebuilds its indexes when opened). ``agent_dirs`` are the directories whose Markdown definitions are
         loaded; problems in them are logged and kept in ``cx.agents.problems``. ``embeddings`` is a
         provider, a provider name for :func:`cortex.embeddings.make_provider` (``auto``: the local model when
-        the ``semantic`` extra is installed; ``local``, ``openai``, ``hash``, ``none``) or None. Raises
-        :class:`StoreLockedError` when another process holds the store.
+        the ``semantic`` extra is installed; ``local``, ``openai``, ``hash``, ``none``) or None.
+
+        One process owns a store: when a running Cortex server (``cortex serve``, or one a client started)
+        owns it, the answer is that server's client, a :class:`~cortex.client.RemoteCortex` with the same
+        :class:`~cortex.api.MemoryAPI` (the server's agents, model and clock apply; ``$CORTEX_TOKEN`` or the
+        server's local token). ``client=False`` refuses that and always opens the store here. Raises
+        :class:`StoreLockedError` when another process holds the store and serves nothing.
         """
-        provider = make_provider(embeddings) if isinstance(embeddings, str) else embeddings
-        registry = AgentRegistry()
-        if agent_dirs is not None:
-            for problem in registry.load(agent_dirs):
-                log.warning("agent definition problem: %s", problem)
-        store = open_store(path, Vocabulary(ns))
-        return cls(store, registry, state_dir=state_dir, clock=clock, embeddings=provider, fusion=fusion)
+        try:
+            store = open_store(path, Vocabulary(ns))
+        except StoreLockedError:
+            owner = _owner_client(path, state_dir) if client else None
+            if owner is None:
+                raise
+            log.info("%s is owned by a running Cortex server: using it", owner.url)
+            return owner
+        try:
+            provider = make_provider(embeddings) if isinstance(embeddings, str) else embeddings
+            registry = AgentRegistry()
+            if agent_dirs is not None:
+                for problem in registry.load(agent_dirs):
+                    log.warning("agent definition problem: %s", problem)
+            return cls(store, registry, state_dir=state_dir, clock=clock, embeddings=provider, fusion=fusion)
+        except BaseException:
+            store.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -998,3 +1033,16 @@ def _within(exc: InvalidInputError | PermissionDeniedError, prefix: str) -> Cort
     if isinstance(exc, InvalidInputError):
         return InvalidInputError(prefix, exc.reason) if exc.field == "entry" else exc.within(prefix)
     return PermissionDeniedError(str(exc).split(": ", 1)[-1], f"{prefix}.{exc.field}" if exc.field else prefix)
+
+
+def _owner_client(path: Location, state_dir: str | os.PathLike[str] | None) -> RemoteCortex | None:
+    """The client of the live Cortex server that owns the store at ``path``, or None."""
+    from cortex import discovery
+    from cortex.client import TOKEN_ENV, RemoteCortex
+    from cortex.state import state_dir_of
+
+    where = Path(state_dir) if state_dir is not None else state_dir_of(path)
+    info = discovery.find(where) if where is not None else None
+    if info is None:
+        return None
+    return RemoteCortex(info.url, token=os.environ.get(TOKEN_ENV) or info.token)

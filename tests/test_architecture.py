@@ -11,14 +11,14 @@ import pytest
 
 from cortex.api import MemoryAPI
 from cortex.core import Cortex
-from cortex.service.client import RemoteCortex
+from cortex.client import RemoteCortex
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cortex"
 
 #: Top to bottom; a module may import its own layer (without cycles) and the layers below it.
 LAYERS: list[tuple[str, list[str]]] = [
     ("surfaces", ["cortex.cli", "cortex.__main__", "cortex.service"]),
-    ("facade", ["cortex.core", "cortex.api"]),
+    ("facade", ["cortex.core", "cortex.api", "cortex.client"]),
     ("engine", ["cortex.recall", "cortex.search", "cortex.rerank", "cortex.render", "cortex.capture",
                 "cortex.lifecycle", "cortex.scopes", "cortex.listing", "cortex.sparql",
                 "cortex.transfer", "cortex.shapes"]),
@@ -26,7 +26,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("derived", ["cortex.index", "cortex.embeddings"]),
     ("storage", ["cortex.store", "cortex.vocab"]),
     ("model", ["cortex.model", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
-    ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance"]),
+    ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance",
+              "cortex.discovery"]),
 ]
 
 

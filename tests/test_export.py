@@ -14,7 +14,7 @@ import pytest
 from cortex import Cortex, InvalidInputError
 from cortex.agents import AgentSettings
 from cortex.service.auth import TokenStore
-from cortex.service.client import RemoteCortex
+from cortex.client import RemoteCortex
 from cortex.service.http import create_app
 from cortex.transfer import InvalidDataError
 

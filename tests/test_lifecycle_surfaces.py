@@ -15,7 +15,7 @@ from mcp import Client
 from cortex import Cortex, InvalidInputError, PermissionDeniedError, VersionConflictError
 from cortex.agents import AgentSettings
 from cortex.service.auth import ADMIN, Principal, TokenStore
-from cortex.service.client import RemoteCortex
+from cortex.client import RemoteCortex
 from cortex.service.http import create_app
 from cortex.service.mcp import build_mcp
 

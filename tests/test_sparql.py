@@ -21,7 +21,7 @@ from cortex import Cortex, InvalidInputError
 from cortex.agents import AgentSettings
 from cortex.errors import QueryTimeoutError
 from cortex.service.auth import ADMIN, Principal, TokenStore
-from cortex.service.client import RemoteCortex
+from cortex.client import RemoteCortex
 from cortex.service.http import create_app
 from cortex.service.mcp import build_mcp
 

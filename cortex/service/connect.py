@@ -13,17 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from cortex import config
 from cortex.errors import ServiceError, StoreLockedError
-from cortex.service import discovery
+from cortex import discovery
+from cortex.client import TOKEN_ENV
 from cortex.state import is_remote, server_log, state_dir_of
 from cortex.store import Location
 
 if TYPE_CHECKING:
     from cortex.api import MemoryAPI
-    from cortex.service.client import RemoteCortex
+    from cortex.client import RemoteCortex
 
-TOKEN_ENV = "CORTEX_TOKEN"
-#: Set to 1 to keep the CLI from starting a background server (every command then opens the store itself).
-NO_SERVER_ENV = "CORTEX_NO_SERVER"
 #: An auto-started server stops after this many seconds without a request.
 AUTO_SERVER_IDLE = 1800.0
 
@@ -34,7 +32,7 @@ def remote(state_dir: Path | None) -> RemoteCortex | None:
     info = discovery.find(state_dir) if state_dir is not None else None
     if info is None:
         return None
-    from cortex.service.client import RemoteCortex
+    from cortex.client import RemoteCortex
 
     return RemoteCortex(info.url, token=os.environ.get(TOKEN_ENV) or info.token)
 
@@ -52,7 +50,8 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
     deadline = time.monotonic() + (config.lock_wait() if wait is None else wait)
     while True:
         try:  # a remote store's indexes are kept in its state directory, when it has one
-            return Cortex.open(location, embeddings=embeddings, state_dir=state_dir if is_remote(location) else None)
+            return Cortex.open(location, embeddings=embeddings, state_dir=state_dir if is_remote(location) else None,
+                               client=False)
         except StoreLockedError:
             client = remote(state_dir)
             if client is not None:
@@ -64,27 +63,19 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
 
 def for_cli(location: Location, *, embeddings: str, agent_dirs: Sequence[Path], read_only: bool,
             announce: Callable[[str], None]) -> MemoryAPI:
-    """The CLI's way to the store: the running server; else, when the embedding provider is the local model
-    (seconds to load), a server started in the background (``$CORTEX_NO_SERVER=1`` prevents it); else the store
-    opened here. A read-only command on an embedded store that does not exist yet answers from an empty
-    in-memory store instead of creating one (a remote store always answers for itself, whatever its state
-    directory holds)."""
+    """The CLI's way to the store: the running server's client when one owns it, else the store opened here
+    (a command never starts a server: the default model loads in about a second, and a server left behind
+    would hold the store against the user's next `cortex serve` or `Cortex.open`). A read-only command on an
+    embedded store that does not exist yet answers from an empty in-memory store instead of creating one (a
+    remote store always answers for itself, whatever its state directory holds)."""
     state_dir = state_dir_of(location)
     client = remote(state_dir)
     if client is not None:
         return client
-    if state_dir is not None and config.resolve_embeddings(embeddings) == "local" \
-            and not os.environ.get(NO_SERVER_ENV):
-        client = ensure_server(state_dir, agent_dirs=agent_dirs, embeddings=embeddings)
-        info = discovery.read(state_dir)
-        announce(f"started a background server for {state_dir} (pid {info.pid if info else '?'}, keeps the "
-                 f"embedding model loaded, stops after {AUTO_SERVER_IDLE / 60:.0f} idle minutes; "
-                 f"{NO_SERVER_ENV}=1 to do without)")
-        return client
     if read_only and not is_remote(location) and state_dir is not None and not state_dir.exists():
         from cortex.core import Cortex
 
-        return Cortex.open(None, embeddings="none")
+        return Cortex.open(None, embeddings="none", client=False)
     return connect(location, embeddings=embeddings)
 
 
@@ -109,7 +100,7 @@ def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddin
     log_path = server_log(state_dir)
     dirs = [arg for d in agent_dirs for arg in ("--agents-dir", str(Path(d).resolve()))]
     command = [sys.executable, "-m", "cortex.cli", "--store", str(store_path), *dirs, "--embeddings", embeddings,
-               "serve", "--port", "0", "--idle-exit", str(idle_exit)]
+               "serve", "--port", "0", "--idle-exit", str(idle_exit), "--auto"]
 
     def spawn() -> subprocess.Popen[bytes]:
         with open(log_path, "ab") as log:

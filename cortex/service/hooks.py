@@ -212,7 +212,7 @@ class _ServerHooks:
         import urllib.error
         import urllib.request
 
-        from cortex.service.discovery import local_opener
+        from cortex.discovery import local_opener
 
         request = urllib.request.Request(
             f"{self.url}/v1{path}", data=json.dumps(body).encode() if body is not None else None, method=method,
@@ -253,7 +253,7 @@ def _store(root: Path) -> tuple[Path | str, Path]:
 
 
 def _open(root: Path) -> Any:
-    from cortex.service import discovery
+    from cortex import discovery
     from cortex.state import state_dir_of
 
     store = config.default_store_path(root)

@@ -2,7 +2,7 @@
 
 The same server object runs over stdio (``cortex mcp``) and streamable HTTP (``/mcp`` of ``cortex serve``).
 Its backend is a :class:`cortex.api.MemoryAPI`: the Cortex the server owns, or a
-:class:`cortex.service.client.RemoteCortex` talking to it. Tools are named and shaped like the Python API
+:class:`cortex.client.RemoteCortex` talking to it. Tools are named and shaped like the Python API
 (``recall`` is the AND-token recall, ``agent_start`` the block); enums where the API has one. Every error is one
 line naming the field: Cortex errors carry their own message, argument errors are rewritten from pydantic's.
 """

@@ -16,13 +16,13 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from cortex import provenance
+from cortex import config, discovery, provenance
 from cortex.core import Cortex
-from cortex.errors import AuthError, InvalidInputError
-from cortex.service import discovery
+from cortex.errors import AuthError, InvalidInputError, StoreLockedError
+from cortex.service import control
 from cortex.service.auth import TokenStore
 from cortex.service.guard import Limits
 from cortex.state import state_dir_of
@@ -102,9 +102,16 @@ def serve(
     max_body_bytes: int | None = None,
     body_timeout: float | None = None,
     max_concurrency: int | None = None,
-) -> None:
+    auto: bool = False,
+    announce: Callable[[str], None] | None = None,
+) -> bool:
     """Run the server over the store at ``location`` until SIGTERM/SIGINT (or ``idle_exit`` seconds without a
-    request). Tokens and the discovery file live in the store's state directory."""
+    request). Tokens and the discovery file live in the store's state directory. ``auto``: started in the
+    background by a client (a later ``cortex serve`` takes its place).
+
+    One process owns a store: a server a client started is stopped and this one takes its place; when a server
+    started by ``cortex serve`` already owns it, ``announce`` hears where and the answer is False (nothing
+    done); another process holding the store is waited for as long as :func:`cortex.config.lock_wait`."""
     import uvicorn
 
     from cortex.service.http import create_app
@@ -121,6 +128,14 @@ def serve(
             f"refusing to listen on {host} without tokens: create one with `cortex token create --admin` "
             "(or --agent NAME), or listen on 127.0.0.1"
         )
+    owner = control.status(state_dir)
+    if owner is not None and not auto and owner.info.auto:
+        (announce or log.warning)(f"taking over from the server pid {owner.info.pid} a client started")
+        control.stop(owner)
+    elif owner is not None:
+        (announce or log.warning)(f"{owner.info.store or state_dir} is already served on {owner.info.url} (pid "
+                                  f"{owner.info.pid}); `cortex server stop` stops it")
+        return False
     if not 0 <= port <= 65535:
         raise InvalidInputError("port", f"must be 0-65535, not {port}")
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
@@ -133,14 +148,26 @@ def serve(
     except OSError as exc:
         sock.close()
         raise InvalidInputError("port", f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    cx = Cortex.open(location, agent_dirs=list(agent_dirs), embeddings=embeddings, state_dir=state_dir)
+    # a server a client starts gives way at once: the one that won the race is about to publish itself
+    deadline = time.monotonic() + (0.0 if auto else config.lock_wait())
+    while True:
+        try:
+            cx = Cortex.open(location, agent_dirs=list(agent_dirs), embeddings=embeddings, state_dir=state_dir,
+                             client=False)
+            break
+        except StoreLockedError:
+            if time.monotonic() >= deadline:
+                sock.close()
+                raise
+            time.sleep(0.1)
     warm_up = getattr(cx.embeddings, "warm_up", None)
     if warm_up is not None:
         warm_up()  # requests never wait for the model: until it is loaded, writes skip vectors, searches use bm25
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
     info = discovery.ServerInfo(url=f"http://{shown_host}:{bound_port}", pid=os.getpid(),
-                                token=secrets.token_urlsafe(32))
+                                token=secrets.token_urlsafe(32), auto=auto, started=time.time(),
+                                idle_exit=idle_exit, store=str(cx.info()["store"]))
     last_request = [time.monotonic()]
 
     def started() -> None:
@@ -167,9 +194,9 @@ def serve(
     # beyond max_concurrency requests in flight uvicorn answers 503 at once instead of queueing without bound
     # timeout_keep_alive well above the clients' 5 s keep-alive expiry (httpx's default): with both at 5 s, a
     # client could reuse a connection in the instant the server closed it, and see a connection reset
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10,
+    settings = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10,
                             limit_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY, timeout_keep_alive=30)
-    server = _Server(config)
+    server = _Server(settings)
     if idle_exit:
         def watch() -> None:
             while not server.should_exit:
@@ -185,3 +212,4 @@ def serve(
         sock.close()
         if not server.started:  # the lifespan never ran: release the store here
             stopped()
+    return True

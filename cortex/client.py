@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from cortex.sparql import SparqlResult
     from cortex.transfer import Violation
 
+#: A bearer token for the server (else the local token its discovery file holds, for clients of the same user).
+TOKEN_ENV = "CORTEX_TOKEN"
+
 _ERRORS: dict[str, type[errors.CortexError]] = {
     cls.__name__: cls
     for cls in (errors.InvalidInputError, errors.AgentNotFoundError, errors.MemoryDisabledError,

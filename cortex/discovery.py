@@ -1,0 +1,139 @@
+"""The discovery file ``<state>/cortex-server.json``: where the server that owns a store listens (the state
+directory of an embedded store is the store directory, see :mod:`cortex.state`).
+
+Written by ``cortex serve`` once it listens, removed on clean exit. Clients (CLI, hooks, ``cortex mcp``) use
+the server it names when that process is alive and answers ``/healthz``; a stale file is ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cortex.files import atomic_write, read_regular
+from cortex.state import server_file
+
+if TYPE_CHECKING:
+    import urllib.request
+
+
+#: Where each running server of this user leaves a pointer to its state directory (``cortex server status
+#: --all``): ``$CORTEX_SERVERS_DIR``, else ``$XDG_STATE_HOME/cortex/servers`` (``~/.local/state/...``).
+SERVERS_DIR_ENV = "CORTEX_SERVERS_DIR"
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """A running server: its base URL, pid and the local admin token for clients of the same user; whether it
+    was started in the background by a client (``auto``: ``cortex serve`` takes its place), when, how long it
+    stays idle before it stops, and the store's printable location."""
+
+    url: str
+    pid: int
+    token: str
+    auto: bool = False
+    started: float = 0.0
+    idle_exit: float | None = None
+    store: str = ""
+
+
+def write(state_dir: Path, info: ServerInfo) -> None:
+    """Publish ``info`` atomically, readable by the owner only (it holds a token), and register the state
+    directory in the user's list of servers."""
+    atomic_write(server_file(state_dir), json.dumps(dataclasses.asdict(info)))
+    try:
+        directory = servers_dir()
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(directory / f"{info.pid}.json", json.dumps({"state_dir": str(state_dir.resolve())}))
+    except OSError:  # the list is for `cortex server status --all`; the server works without it
+        pass
+
+
+def remove(state_dir: Path, pid: int) -> None:
+    """Remove the file if it still names process ``pid``, and the user's pointer to it."""
+    info = read(state_dir)
+    if info is not None and info.pid == pid:
+        server_file(state_dir).unlink(missing_ok=True)
+    (servers_dir() / f"{pid}.json").unlink(missing_ok=True)
+
+
+def read(state_dir: Path) -> ServerInfo | None:
+    """The discovery file of ``state_dir`` as written, live or not; None when absent or unreadable."""
+    try:
+        data = json.loads(read_regular(server_file(state_dir), 64 * 1024))
+        idle = data.get("idle_exit")
+        return ServerInfo(url=str(data["url"]), pid=int(data["pid"]), token=str(data["token"]),
+                          auto=bool(data.get("auto", False)), started=float(data.get("started", 0.0)),
+                          idle_exit=float(idle) if idle is not None else None, store=str(data.get("store", "")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def servers_dir() -> Path:
+    """The directory of the user's running-server pointers (see :data:`SERVERS_DIR_ENV`)."""
+    configured = os.environ.get(SERVERS_DIR_ENV)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "cortex" / "servers"
+
+
+def registered() -> list[Path]:
+    """The state directories of this user's servers that are still running (stale pointers are removed)."""
+    found = []
+    try:
+        entries = sorted(servers_dir().glob("*.json"))
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            state_dir = Path(json.loads(read_regular(entry, 64 * 1024))["state_dir"])
+            pid = int(entry.stem)
+        except (OSError, ValueError, KeyError, TypeError):
+            entry.unlink(missing_ok=True)
+            continue
+        info = read(state_dir)
+        if info is None or info.pid != pid or not _alive(pid):
+            entry.unlink(missing_ok=True)
+            continue
+        found.append(state_dir)
+    return found
+
+
+def local_opener() -> "urllib.request.OpenerDirector":
+    """A urllib opener that ignores proxy settings: the server is local, and requests carry its token."""
+    import urllib.request
+
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def find(state_dir: Path, *, timeout: float = 1.0) -> ServerInfo | None:
+    """The live server of the store whose state directory is ``state_dir``, or None (no file, dead pid, or
+    no answer on /healthz)."""
+    info = read(state_dir)
+    if info is None or not _alive(info.pid):
+        return None
+    import urllib.error  # here and not httpx: this runs on the hook path, where every import counts
+    import urllib.request
+
+    try:
+        with local_opener().open(f"{info.url}/healthz", timeout=timeout) as response:
+            if json.loads(response.read()).get("pid") == info.pid:
+                return info
+    except (OSError, ValueError, urllib.error.URLError):
+        pass
+    return None
