@@ -22,10 +22,10 @@ from urllib.parse import quote, urlencode, urlsplit
 from cortex import config, errors, provenance
 from cortex.model import IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
 from cortex.render import render as render_block
-from cortex.rerank import Reranking
 from cortex.validation import check_agent_name, is_memory_id
 
 if TYPE_CHECKING:
+    from cortex.rerank import Reranking
     from cortex.sparql import SparqlResult
     from cortex.transfer import Violation
 
@@ -316,7 +316,8 @@ class RemoteCortex:
         include_superseded: bool = False,
         as_of: datetime | str | None = None,
     ) -> SearchResult:
-        settings = _json.dumps(dataclasses.asdict(rerank)) if isinstance(rerank, Reranking) else str(bool(rerank)).lower()
+        # a dataclass of settings (cortex.rerank, imported only by whoever made one: it needs numpy), or a flag
+        settings = _json.dumps(dataclasses.asdict(rerank)) if dataclasses.is_dataclass(rerank) else str(bool(rerank)).lower()
         params = self._params(query=query, mode=str(mode), limit=limit, project=project, type=type,
                               explain=str(explain).lower(), rerank=settings, tags=_tags(tags), scope=scope,
                               source=source, include_expired=include_expired,
