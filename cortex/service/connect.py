@@ -73,7 +73,7 @@ def for_cli(location: Location, *, embeddings: str, agent_dirs: Sequence[Path], 
     client = remote(state_dir)
     if client is not None:
         return client
-    if state_dir is not None and config.resolve_embeddings(embeddings) == "local" \
+    if state_dir is not None and config.resolve_embeddings(embeddings) in config.MODEL_PROVIDERS \
             and not os.environ.get(NO_SERVER_ENV):
         client = ensure_server(state_dir, agent_dirs=agent_dirs, embeddings=embeddings)
         info = discovery.read(state_dir)
