@@ -1,6 +1,7 @@
 """Retrieval benchmark on LoCoMo and LongMemEval through the public ``Cortex.search`` API, on an on-disk store.
 
-    python bench/retrieval.py                      # data from ../shared/bench/data, local embeddings
+    python bench/retrieval.py                      # data from ../shared/bench/data, local (ONNX) embeddings
+    python bench/retrieval.py --embeddings torch   # the same MiniLM, fp32 on torch (the torch extra)
     python bench/retrieval.py --data DIR --modes all,bm25 --skip-longmemeval --embeddings none
     python bench/retrieval.py --fusions linear:0.5,rrf:60,dbsf:0.5   # compare fusion methods
 
@@ -284,7 +285,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--modes", default="all,bm25,semantic,hybrid")
     parser.add_argument("--fusions", default="", help="extra hybrid fusion variants, e.g. linear:0.3,rrf:60,dbsf:0.5")
-    parser.add_argument("--embeddings", default="local", choices=["local", "none"])
+    parser.add_argument("--embeddings", default="local", choices=["local", "torch", "none"],
+                        help="local: the default int8 ONNX MiniLM; torch: the fp32 MiniLM on sentence-transformers")
     parser.add_argument("--rerank", action="store_true",
                         help="keep reranking on (recency, usage, confidence, decay), each question asked at its moment")
     parser.add_argument("--no-decay", action="store_true", help="with --rerank: without the per-source decay")

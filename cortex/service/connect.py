@@ -11,9 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cortex import config
+from cortex import config, discovery
 from cortex.errors import ServiceError, StoreLockedError
-from cortex import discovery
 from cortex.client import TOKEN_ENV
 from cortex.state import is_remote, server_log, state_dir_of
 from cortex.store import Location
