@@ -17,6 +17,7 @@ strings cannot swallow a line break, IRIs hold no space, and nothing else spans 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -59,7 +60,14 @@ _TERMINALS: list[tuple[str, str]] = [
     ("word", r"[A-Za-z_][A-Za-z0-9_]*"),
     ("punct", r"\^\^|&&|\|\||!=|<=|>=|[{}()\[\];,.!=<>+\-*/^|?]"),
 ]
-_SCANNER = re.compile("|".join(f"(?P<t{i}>{pattern})" for i, (_, pattern) in enumerate(_TERMINALS)))
+
+
+@functools.cache
+def _scanner() -> re.Pattern[str]:
+    # compiled on first use (~30 ms): a process that never judges a query (a hook) does not pay for it
+    return re.compile("|".join(f"(?P<t{i}>{pattern})" for i, (_, pattern) in enumerate(_TERMINALS)))
+
+
 _KINDS = [kind for kind, _ in _TERMINALS]
 _CODEPOINT = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 _ECHARS = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", "\\": "\\", '"': '"', "'": "'"}
@@ -111,7 +119,7 @@ def tokenize(query: str) -> list[Token]:
     tokens: list[Token] = []
     stack: list[str] = []
     position, line, line_start = 0, 1, 0
-    scan = _SCANNER.match
+    scan = _scanner().match
     while position < len(text):
         match = scan(text, position)
         column = position - line_start + 1
