@@ -15,7 +15,7 @@ import pytest
 
 from cortex import Cortex
 
-from .service_helpers import AGENT, cortex, make_project
+from .service_helpers import AGENT, cortex, make_project, start_server
 from .test_hooks import hook
 
 
@@ -129,6 +129,20 @@ def test_session_start_touches_its_memories_once_per_session(project):
         result = hook(project, "SessionStart", {"source": source}, CORTEX_HOOK_AGENT="architect")
         context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
         assert "Services talk through the queue" in context  # injected again: the context lost it
+    assert _usage(project, "architect") == {"Services talk through the queue": 1}
+
+
+def test_through_the_server_a_resumed_session_is_not_touched_again(project):
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register("architect")
+        cx.store("architect", "Services talk through the queue")
+    server = start_server(project)
+    try:
+        for source in ("startup", "resume", "compact", "clear"):
+            result = hook(project, "SessionStart", {"source": source}, CORTEX_HOOK_AGENT="architect")
+            assert "Services talk" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    finally:
+        server.stop()
     assert _usage(project, "architect") == {"Services talk through the queue": 1}
 
 
