@@ -89,9 +89,9 @@ def task_text(task: str, role: frozenset[str]) -> str:
 
 
 def general_ids(parts: Sequence[Part], filters: Filters, limit: int) -> list[tuple[Scope, str]]:
-    """The (scope, id) of the ``limit`` memories passing ``filters`` with the highest confidence, then newest,
-    across ``parts``: an order showing a memory does not change."""
-    rows: list[tuple[float, int, str, Scope]] = []
+    """The (scope, id) of the ``limit`` memories passing ``filters`` with the highest confidence, then newest
+    (then the latest written), across ``parts``: an order showing a memory does not change."""
+    rows: list[tuple[float, int, int, Scope, str]] = []
     for part in parts:
         index = part.index
         docs = np.arange(len(index.ids))
@@ -100,10 +100,11 @@ def general_ids(parts: Sequence[Part], filters: Filters, limit: int) -> list[tup
             continue
         confidence = index.col("confidence")[docs].astype(np.float64)
         created = index.col("created")[docs]
-        best = np.lexsort((-created, -confidence))[:limit]  # last key sorts first
-        rows.extend((-float(confidence[k]), -int(created[k]), str(index.ids[docs[k]]), part.scope) for k in best)
-    rows.sort(key=lambda r: (r[0], r[1], r[2]))
-    return [(scope, memory_id) for _, _, memory_id, scope in rows[:limit]]
+        best = np.lexsort((-docs, -created, -confidence))[:limit]  # the last key sorts first
+        rows.extend((-float(confidence[k]), -int(created[k]), -int(docs[k]), part.scope, str(index.ids[docs[k]]))
+                    for k in best)
+    rows.sort(key=lambda r: r[:3])
+    return [(scope, memory_id) for _, _, _, scope, memory_id in rows[:limit]]
 
 
 def distinct(memories: Iterable[Memory]) -> list[Memory]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import traceback
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -470,7 +471,8 @@ def _run(event: str, raw: str, agent: str | None) -> str:
         return ""
 
 
-def _own_lines(root: Path, event: str, payload: dict[str, Any]) -> tuple[str | None, str, Any]:
+def _own_lines(root: Path, event: str,
+               payload: dict[str, Any]) -> tuple[str | None, str, Callable[[Any], bool]]:
     """Which transcript a ``Stop``/``SubagentStop`` reads for the agent that stops, the key of its offset, and
     which of its lines are that agent's own: never another agent's learnings under this one's name."""
     if event == "Stop":
@@ -482,7 +484,7 @@ def _own_lines(root: Path, event: str, payload: dict[str, Any]) -> tuple[str | N
     parent = _readable_transcript(root, payload.get("transcript_path"))
     agent_id = payload.get("agent_id")
     if not parent:
-        return None, "", None
+        return None, "", _sidechain
     _log(root, f"SubagentStop: no agent_transcript_path for {payload.get('agent_type')!r}: only the parent "
                "transcript's sidechain lines are read")
 
