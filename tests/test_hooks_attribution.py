@@ -209,6 +209,19 @@ def test_the_same_content_twice_is_one_line(project):
     assert context.count("Run the linter before pushing") == 1
 
 
+def test_a_learning_stored_and_injected_is_one_line(tmp_path):
+    defs = tmp_path / "agent_defs"
+    defs.mkdir()
+    for name, extra in (("lead", "cortex:\n  lead: true\n"), ("api", "")):
+        (defs / f"{name}.md").write_text(f"---\nname: {name}\ndescription: {name}\nmemory: true\n{extra}---\n")
+    with Cortex.open(tmp_path / "store", agent_dirs=[defs], embeddings=None) as cx:
+        cx.store("api", "Run the linter before pushing")
+        cx.inject_learning("lead", "Run the linter before pushing", "best-practice")  # the swarm's copy
+        for task in ("linter", None):
+            block = cx.agent_start("api", task=task)
+            assert block.count("Run the linter before pushing") == 1, block
+
+
 # -- finding 9: install for a team, unknown events --------------------------------------------------------------
 
 
