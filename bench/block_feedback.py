@@ -1,6 +1,7 @@
 """The block of agent_start on a recorded set of reviewer tasks, run 5 rounds (docs/agents.md): how many
 lines matched only the agent's role words, whether the task's memory came first, whether a confident general
-memory was shown, and whether showing changed later blocks. `python bench/block_feedback.py`."""
+memory was shown, and whether showing changed later blocks. `python bench/block_feedback.py [LIMIT]` (default 5)."""
+import sys
 import tempfile
 from pathlib import Path
 from cortex import Cortex
@@ -14,6 +15,7 @@ TASKS = {
 }
 NOISE = ["Changes reviewed by hand get a second reader", "Reviews by hand take a day",
          "Code changes need a changelog line", "Review comments go in the PR, not chat"]
+LIMIT = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 GENERAL = "Never merge on Fridays"
 with tempfile.TemporaryDirectory() as d:
     cx = Cortex.open(Path(d) / "store", embeddings=None)
@@ -24,16 +26,25 @@ with tempfile.TemporaryDirectory() as d:
     noise_lines = total_lines = relevant_first = general_in = 0
     changed = 0
     first = {}
+    per_round = []
     for r in range(rounds):
+        per_round.append(0)
         for task, relevant in TASKS.items():
-            block = cx.agent_start("reviewer", task=task, limit=5)
+            block = cx.agent_start("reviewer", task=task, limit=LIMIT)
             lines = block.splitlines()[1:-1]
             total_lines += len(lines)
             noise_lines += sum(any(n in l for n in NOISE) for l in lines)
             relevant_first += bool(lines) and relevant in lines[0]
+            per_round[-1] += bool(lines) and relevant in lines[0]
             general_in += GENERAL in block
             if r == 0: first[task] = block
             elif block != first[task]: changed += 1
     n = rounds * len(TASKS)
     print(f"{n} blocks: role-word-only lines {noise_lines}/{total_lines}; task memory first {relevant_first}/{n}; "
-          f"confident general memory shown {general_in}/{n}; blocks changed after round 1: {changed}/{n - len(TASKS)}")
+          f"confident general memory shown {general_in}/{n}; blocks changed after round 1: {changed}/{n - len(TASKS)}; "
+          f"task memory first, by round: {per_round}")
+    # after those rounds, a memory more relevant to a new task than the one shown 5 times: which comes first?
+    cx.store("reviewer", "HTTP client timeout handling: timeouts are 30 s per call")
+    block = cx.agent_start("reviewer", task="Review the HTTP client timeout handling", limit=LIMIT)
+    print("new task, the more relevant unshown memory first:", "timeouts are 30 s" in block.splitlines()[1])
+    cx.close()
