@@ -213,8 +213,10 @@ class MemoryAPI(Protocol):
         *,
         tags: Iterable[str] | None = None,
         scope: str | None = None,
+        touch: bool = True,
     ) -> str:
-        """The ``<agent-memory>`` block to inject at agent start; touches what it shows."""
+        """The ``<agent-memory>`` block to inject at agent start; touches what it shows unless ``touch`` is
+        false."""
         ...
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:

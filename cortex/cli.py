@@ -882,13 +882,17 @@ def hook(args: tuple[str, ...]) -> None:
 @cli.command()
 @click.argument("target", type=click.Choice(["claude"]))
 @click.option("--agent", default=None,
-              help="The main session's agent: also wires SessionStart and Stop to its memory.")
-def install(target: str, agent: str | None) -> None:
-    """Add Cortex's hooks to .claude/settings.json and its MCP server to .mcp.json (idempotent). The commands
-    name this Python interpreter, so they work when Claude Code runs outside the virtualenv."""
+              help="The main session's agent (declared in an agent directory): also wires SessionStart and Stop "
+                   "to its memory.")
+@click.option("--force", is_flag=True, help="Install --agent even when no agent definition declares it.")
+def install(target: str, agent: str | None, force: bool) -> None:
+    """Add Cortex's hooks to .claude/settings.json and its MCP server to .mcp.json (idempotent, committed: the
+    commands run "${CORTEX_BIN:-cortex}", no path of this machine), and this machine's cortex as env CORTEX_BIN
+    in .claude/settings.local.json (not committed), so they also work when Claude Code runs outside the
+    virtualenv."""
     from cortex.service.install import install as run_install
 
-    changes = run_install(config.find_project_root(), agent)
+    changes = run_install(config.find_project_root(), agent, force=force)
     click.echo("\n".join(changes) if changes else "already installed", err=True)
 
 

@@ -379,9 +379,10 @@ class RemoteCortex:
         *,
         tags: Iterable[str] | None = None,
         scope: str | None = None,
+        touch: bool = True,
     ) -> str:
         body = _jsonable({"task": task, "project": project, "limit": limit, "max_chars": max_chars,
-                          "tags": _tags(tags), "scope": scope}, drop_none=True)
+                          "tags": _tags(tags), "scope": scope, "touch": None if touch else False}, drop_none=True)
         return str(self._call("POST", f"/agents/{_agent(agent)}/start", json=body)["block"])
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:

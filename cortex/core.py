@@ -33,7 +33,8 @@ from cortex.lifecycle import Policy
 from cortex.memories import MemoryRepository
 from cortex.model import IndexStatus, Memory, MemoryType, Page, Provenance, Query, Scope, SearchResult, Source, utcnow
 from cortex.recall import Part, parts_of, recall_ids
-from cortex.render import fit
+from cortex.render import RANKING as BLOCK_RANKING
+from cortex.render import compose, fit, general_ids, role_terms, task_text
 from cortex.render import render as render_block
 from cortex.rerank import NO_RERANKING, Reranking
 from cortex.scopes import Member
@@ -917,17 +918,21 @@ class Cortex:
         *,
         tags: Iterable[str] | None = None,
         scope: str | None = None,
+        touch: bool = True,
     ) -> str:
-        """The block to inject when ``agent`` starts on ``task``; touches every memory it renders.
+        """The block to inject when ``agent`` starts on ``task``; touches every memory it renders (unless
+        ``touch`` is false: the same session's block shown again).
 
         Considers the current memories of every scope the agent reads (or of ``scope``; shared ones are marked
         with their scope), of ``project`` (default: the agent's ``cortex.project``, else all projects) and of
         ``global``, with all ``tags``. ``limit`` and ``max_chars`` default to the agent's ``cortex.recall``
-        settings, else 5 memories and 8000 characters.
+        settings, else 5 memories and 8000 characters. What is shown is ranked without usage or last use, so
+        being shown never lifts a memory (:mod:`cortex.render`); the same content is one line.
         """
         if task is not None:
             task = check_query_text(task, "task")
-        settings = self._agent(agent).settings
+        definition = self._agent(agent)
+        settings = definition.settings
         limit = check_limit(limit if limit is not None else settings.recall_limit or config.DEFAULT_START_LIMIT)
         budget = check_limit(max_chars if max_chars is not None else
                              settings.recall_max_chars or config.DEFAULT_START_MAX_CHARS, "max_chars", 10_000_000)
@@ -936,19 +941,21 @@ class Cortex:
         if project is not None:
             q = replace(q, filters=replace(q.filters, projects=frozenset([check_project(project),
                                                                            config.DEFAULT_PROJECT])))
-        found: list[Memory] = []
-        if task is not None and task.strip():  # hybrid falls back to bm25 without embeddings
-            result = run_search(self._memories, q.scopes, replace(q, text=task), SearchMode.HYBRID,
-                                reranking=Reranking(), explain=False, fusion=self.fusion, now=self._clock(),
+        hits: list[Memory] = []
+        text = task_text(task, role_terms(definition.name, definition.description)) if task else ""
+        if text.strip():  # hybrid falls back to bm25 without embeddings
+            result = run_search(self._memories, q.scopes, replace(q, text=text, limit=2 * limit), SearchMode.HYBRID,
+                                reranking=BLOCK_RANKING, explain=False, fusion=self.fusion, now=self._clock(),
                                 policy=self._policy(agent))
-            found = [h.memory for h in result]
+            hits = [h.memory for h in result]
         with self._memories.lock:
-            if not found:  # no task, or nothing related: the most used memories
-                found = self._memories.load_many(recall_ids(self._parts(q.scopes), q))
-            shown = fit(found, budget)
-            now = self._clock()
-            for scope_, ids in _by_scope(shown, q.scopes).items():
-                self._memories.touch(scope_, ids, now)
+            # twice the limit: room for what the same content repeated takes out
+            general = self._memories.load_many(general_ids(self._parts(q.scopes), q.filters, 2 * limit))
+            shown = fit(compose(hits, general, limit), budget)
+            if touch:
+                now = self._clock()
+                for scope_, ids in _by_scope(shown, q.scopes).items():
+                    self._memories.touch(scope_, ids, now)
             return render_block(shown)
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:

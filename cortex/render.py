@@ -1,11 +1,27 @@
-"""The ``<agent-memory>`` block injected into an agent's prompt."""
+"""The ``<agent-memory>`` block injected into an agent's prompt, and which memories it shows
+(:meth:`cortex.core.Cortex.agent_start`).
+
+Showing a memory touches it (usageCount + 1, lastUsedAt = now), so a ranking that read usage or last use would
+lift whatever was shown before, for every later task: the block's ranking reads neither. With a task, memories
+rank by relevance to it, weighed by confidence and per-source decay (:data:`RANKING`); the words of the agent's
+own name and description are not query words (every task of that agent carries them, so they would match the
+same memories for every task); one slot is kept for the most confident memory the task did not match
+(:data:`GENERAL_MIN_CONFIDENCE`). Without a task (or when nothing matched), memories come by confidence, then
+newest first. The same content in two memories (two scopes, a store repeated) is one line.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from cortex.model import Memory
+import numpy as np
+
+from cortex.index.analyzer import analyze
+from cortex.model import Filters, Memory, Scope
+from cortex.recall import Part
+from cortex.rerank import Reranking
+from cortex.text import normalize
 
 OPEN_TAG = "<agent-memory>"
 CLOSE_TAG = "</agent-memory>"
@@ -49,3 +65,69 @@ def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
     if not kept:
         return ""
     return "\n".join([OPEN_TAG, *(render_line(m) for m in kept), CLOSE_TAG])
+
+
+# -- which memories the block shows ------------------------------------------------------------------
+
+#: The reranking of a task's block: relevance, confidence and decay; never usage or last use (injection feeds both).
+RANKING = Reranking(recency=False, usage=False)
+#: A memory at least this confident keeps a slot in a task's block even when the task does not match it (0.9 is
+#: what ``validate`` gives).
+GENERAL_MIN_CONFIDENCE = 0.9
+
+
+def role_terms(name: str, description: str) -> frozenset[str]:
+    """The analysed terms of an agent's name (its parts: ``code-reviewer`` -> code, reviewer) and description."""
+    return frozenset(analyze(f"{name.replace('-', ' ').replace('_', ' ')} {description}"))
+
+
+def task_text(task: str, role: frozenset[str]) -> str:
+    """``task`` without the words whose every analysed term is one of the agent's ``role`` terms ("" when
+    nothing else is left)."""
+    kept = [word for word in task.split() if not (set(analyze(word)) and set(analyze(word)) <= role)]
+    return " ".join(kept)
+
+
+def general_ids(parts: Sequence[Part], filters: Filters, limit: int) -> list[tuple[Scope, str]]:
+    """The (scope, id) of the ``limit`` memories passing ``filters`` with the highest confidence, then newest
+    (then the latest written), across ``parts``: an order showing a memory does not change."""
+    rows: list[tuple[float, int, int, Scope, str]] = []
+    for part in parts:
+        index = part.index
+        docs = np.arange(len(index.ids))
+        docs = docs[index.keep(docs, filters)]
+        if not len(docs):
+            continue
+        confidence = index.col("confidence")[docs].astype(np.float64)
+        created = index.col("created")[docs]
+        best = np.lexsort((-docs, -created, -confidence))[:limit]  # the last key sorts first
+        rows.extend((-float(confidence[k]), -int(created[k]), -int(docs[k]), part.scope, str(index.ids[docs[k]]))
+                    for k in best)
+    rows.sort(key=lambda r: r[:3])
+    return [(scope, memory_id) for _, _, _, scope, memory_id in rows[:limit]]
+
+
+def distinct(memories: Iterable[Memory]) -> list[Memory]:
+    """``memories`` in order without a later one whose content (normalised, trimmed) an earlier one has."""
+    seen: set[str] = set()
+    out = []
+    for memory in memories:
+        key = " ".join(normalize(memory.content).split())
+        if key not in seen:
+            seen.add(key)
+            out.append(memory)
+    return out
+
+
+def compose(hits: Sequence[Memory], general: Sequence[Memory], limit: int) -> list[Memory]:
+    """The block's memories, best first: the task's ``hits`` (distinct), with the most confident of ``general``
+    (by confidence, best first) that they miss in the last of ``limit`` slots when it is confident enough; without
+    hits, ``general``."""
+    hits = distinct(hits)
+    if not hits:
+        return distinct(general)[:limit]
+    shown = {" ".join(normalize(m.content).split()) for m in hits}
+    extra = next((m for m in general if " ".join(normalize(m.content).split()) not in shown), None)
+    if extra is None or extra.confidence < GENERAL_MIN_CONFIDENCE or limit < 2:
+        return hits[:limit]
+    return [*hits[:max(0, limit - 1)], extra]

@@ -5,6 +5,7 @@ mid-session, a built-in subagent runs. At the end every learning is stored exact
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -21,6 +22,8 @@ class Session:
         self.project = project
         settings = json.loads((project / ".claude" / "settings.json").read_text())
         self.commands = {event: groups[-1]["hooks"][-1]["command"] for event, groups in settings["hooks"].items()}
+        # what Claude Code merges from the personal .claude/settings.local.json: this machine's cortex
+        self.env = json.loads((project / ".claude" / "settings.local.json").read_text())["env"]
         self.claude = tmp / "claude"  # Claude Code's directory ($CLAUDE_CONFIG_DIR): where its transcripts are
         self.parent = self.claude / "projects" / "-proj" / "session.jsonl"
         self.parent.parent.mkdir(parents=True)
@@ -37,7 +40,8 @@ class Session:
         body = {"session_id": "s1", "cwd": str(self.project), "hook_event_name": event,
                 "transcript_path": str(self.parent), **payload}
         bare = {"PATH": "/usr/bin:/bin", "CORTEX_EMBEDDINGS": "none", "CORTEX_LOCK_WAIT": "2",
-                "CLAUDE_CONFIG_DIR": str(self.claude)}
+                "CLAUDE_CONFIG_DIR": str(self.claude), **self.env,
+                **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})}
         result = subprocess.run(["/bin/sh", "-c", self.commands[event]], input=json.dumps(body), capture_output=True,
                                 text=True, env=bare, cwd="/", timeout=120)
         assert result.returncode == 0, result.stderr

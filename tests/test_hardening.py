@@ -317,7 +317,7 @@ def test_hook_logs_and_state_are_private(tmp_path):
     project = make_project(tmp_path / "p", "alice")
     run("NoSuchEvent", json.dumps({"cwd": str(project)}))  # logged
     logs = project / ".cortex" / "logs"
-    assert "unknown hook event" in (logs / "hooks.log").read_text()
+    assert "not an event Cortex handles" in (logs / "hooks.log").read_text()
     assert stat.S_IMODE(logs.stat().st_mode) == 0o700
 
 
@@ -388,7 +388,7 @@ def test_a_huge_transcript_does_not_stop_later_captures(tmp_path):
     transcript = project / "t.jsonl"  # inside the project: a hook reads transcripts there or in ~/.claude
     line = json.dumps({"type": "assistant", "message": {"role": "assistant", "content": "x" * 3_000_000}})
     transcript.write_text("\n".join([line] * 12) + "\n")
-    payload = {"cwd": str(project), "agent_type": "alice", "transcript_path": str(transcript),
+    payload = {"cwd": str(project), "agent_type": "alice", "agent_transcript_path": str(transcript),
                "last_assistant_message": "LEARNED: the last message still counts"}
     hooks.run("SubagentStop", json.dumps(payload))
     with open(transcript, "a") as fh:

@@ -479,7 +479,7 @@ def test_transcript_lines_with_unicode_line_separators_are_captured(tmp_path):
                for i, c in enumerate(("\u2028", "\u0085", "\u2029"))]
     transcript.write_text("\n".join(json.dumps(e, ensure_ascii=False) for e in entries) + "\n", encoding="utf-8")
     payload = {"cwd": str(project), "agent_type": "api", "hook_event_name": "SubagentStop",
-               "transcript_path": str(transcript), "last_assistant_message": "done"}
+               "agent_transcript_path": str(transcript), "last_assistant_message": "done"}
     assert hook(["claude", "SubagentStop"], json.dumps(payload), project).returncode == 0
     with open_agents(project / ".cortex" / "store", "api") as cx:
         assert len(cx.recall("api", "arated")) == 3  # each entry read whole (they were dropped)

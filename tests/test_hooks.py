@@ -173,9 +173,9 @@ def test_install_and_uninstall_claude_are_exact_and_idempotent(project):
     assert data["permissions"] == mine["permissions"]
     assert data["hooks"]["Stop"] == mine["hooks"]["Stop"]  # no main-session hooks without --agent
     commands = {e: [h["command"] for g in data["hooks"][e] for h in g["hooks"]] for e in data["hooks"]}
-    assert commands["SubagentStart"] == [f"{sys.executable} -m cortex hook claude SubagentStart"]
+    assert commands["SubagentStart"] == ['"${CORTEX_BIN:-cortex}" hook claude SubagentStart']
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {
-        "other": {"command": "other"}, "cortex": {"command": sys.executable, "args": ["-m", "cortex", "mcp"]}}
+        "other": {"command": "other"}, "cortex": {"command": "${CORTEX_BIN:-cortex}", "args": ["mcp"]}}
     snapshot = (settings.read_text(), (project / ".mcp.json").read_text())
     again = cortex(project, "install", "claude")
     assert again.stderr.strip() == "already installed"
@@ -184,8 +184,8 @@ def test_install_and_uninstall_claude_are_exact_and_idempotent(project):
     assert "added hook SessionStart" in with_agent.stderr
     commands = {e: [h["command"] for g in json.loads(settings.read_text())["hooks"][e] for h in g["hooks"]]
                 for e in ("SessionStart", "Stop")}
-    assert commands == {"SessionStart": [f"{sys.executable} -m cortex hook claude SessionStart --agent reviewer"],
-                        "Stop": ["echo mine", f"{sys.executable} -m cortex hook claude Stop --agent reviewer"]}
+    assert commands == {"SessionStart": ['"${CORTEX_BIN:-cortex}" hook claude SessionStart --agent reviewer'],
+                        "Stop": ["echo mine", '"${CORTEX_BIN:-cortex}" hook claude Stop --agent reviewer']}
     removed = cortex(project, "uninstall", "claude")
     assert removed.returncode == 0 and "removed hook SubagentStart" in removed.stderr
     assert "added" not in removed.stderr
@@ -204,7 +204,9 @@ def test_installed_commands_run_without_the_virtualenv_on_path(project):
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["SubagentStart"][0]["hooks"][0]["command"]
     payload = json.dumps({"cwd": str(project), "agent_type": "reviewer", "hook_event_name": "SubagentStart"})
-    bare = {"PATH": "/usr/bin:/bin", "CORTEX_EMBEDDINGS": "none"}  # as `env -i PATH=/usr/bin:/bin`
+    # as `env -i PATH=/usr/bin:/bin`, with the env Claude Code takes from .claude/settings.local.json
+    local = json.loads((project / ".claude" / "settings.local.json").read_text())["env"]
+    bare = {"PATH": "/usr/bin:/bin", "CORTEX_EMBEDDINGS": "none", **local}
     result = subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, text=True, env=bare,
                             cwd="/", timeout=60)
     assert result.returncode == 0, result.stderr

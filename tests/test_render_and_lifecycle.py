@@ -58,18 +58,20 @@ def test_agent_start_ranks_a_task_sentence_by_bm25(cx):
     cx.store("reviewer", "Auth tokens expire after one hour; the auth module refreshes them")
     block = cx.agent_start("reviewer", task="Please review the auth module for token handling")
     lines = block.splitlines()[1:-1]
-    # the memory sharing most task terms (auth, module, token) ranks first; the other two share some
+    # the memory sharing most task terms (auth, module, token) ranks first; "review" is the reviewer's own role
+    # word (its name), in every task it gets: it matches nothing (cortex.render)
     assert lines[0] == "- [insight] Auth tokens expire after one hour; the auth module refreshes them"
-    assert len(lines) == 3
+    assert lines[1:] == ["- [insight] The auth module caches sessions in redis"]
 
 
-def test_agent_start_without_matches_shows_most_used(cx):
-    a = cx.store("reviewer", "alpha")
-    b = cx.store("reviewer", "beta")
-    cx.touch("reviewer", b.id)
+def test_agent_start_without_matches_shows_most_confident_not_most_used(cx):
+    a = cx.store("reviewer", "alpha", confidence=0.6)
+    b = cx.store("reviewer", "beta", confidence=0.8)
+    for _ in range(5):  # uses (injections counted with them) never decide what the block shows
+        cx.touch("reviewer", a.id)
     block = cx.agent_start("reviewer", task="zzz qqq", limit=1)
     assert block == "<agent-memory>\n- [insight] beta\n</agent-memory>"
-    assert cx.get("reviewer", a.id).usage_count == 0
+    assert cx.get("reviewer", b.id).usage_count == 1 and cx.get("reviewer", a.id).usage_count == 5
 
 
 def test_agent_start_project_scope_includes_global(cx):

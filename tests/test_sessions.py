@@ -92,8 +92,9 @@ def test_the_subagent_start_block_is_ranked_for_the_task_in_the_parent_transcrip
                         assistant("I'll ask the reviewer.", agent_call("planner", "plan the formatting work")),
                         assistant(agent_call("reviewer", "Review the retry loop of the payment webhook",
                                              "webhook review")))
+    # the parent transcript lies in Claude Code's directory, where a hook reads it (elsewhere it is not read)
     start = hook(project, "SubagentStart", {"agent_id": "a1", "agent_type": "reviewer",
-                                            "transcript_path": str(parent)})
+                                            "transcript_path": str(parent)}, CLAUDE_CONFIG_DIR=str(tmp_path))
     block = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
     assert block.splitlines()[1] == "- [insight] Payment webhooks must carry an idempotency key"
 

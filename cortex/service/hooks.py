@@ -3,9 +3,17 @@
 * ``SessionStart`` / ``SubagentStart``: answer ``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}``
   with the ``<agent-memory>`` block (under 10,000 characters) of the agent: ``agent_type`` for a subagent, the
   ``--agent`` of the hook command (or ``$CORTEX_HOOK_AGENT``) for the main session. A subagent's block is ranked
-  for its task, read from the parent transcript's latest ``Agent``/``Task`` tool call for that agent type.
-* ``Stop`` / ``SubagentStop``: capture marker lines with ``agent_end`` from ``last_assistant_message`` (and the
-  assistant text the transcript gained since the last capture); ignored when ``stop_hook_active`` is true.
+  for its task, read from the parent transcript's latest ``Agent``/``Task`` tool call for that agent type. The
+  memories shown are touched once per session: a ``SessionStart`` whose ``source`` is ``resume``, ``compact`` or
+  ``clear`` injects the block again without touching them.
+* ``Stop`` / ``SubagentStop``: capture marker lines with ``agent_end`` from ``last_assistant_message`` and the
+  assistant text the agent's own transcript gained since the last capture; ignored when ``stop_hook_active`` is
+  true. Learnings go to the agent that wrote them: ``Stop`` reads the main transcript without its sidechain lines
+  (``"isSidechain": true``: a subagent's); ``SubagentStop`` reads ``agent_transcript_path``, and without it only
+  the sidechain lines of the parent transcript (of its ``agent_id`` where the lines name one), never the main
+  agent's lines. Marker lines inside fenced code blocks are not captured (:mod:`cortex.markers`).
+
+Events Cortex does not handle are one quiet line in the log (exit 0).
 
 A coding agent's name is resolved to a declared agent (itself, or the agent that lists it in ``cortex:
 aliases:``); built-in and undeclared agents (``Explore``, ``general-purpose``) have no memory: one quiet line in
@@ -21,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import traceback
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -28,6 +37,8 @@ from typing import Any
 from cortex import config, provenance
 
 EVENTS = ("SessionStart", "SubagentStart", "Stop", "SubagentStop")
+#: SessionStart ``source`` values of a session that already started (its memories were touched then).
+REPEATED_STARTS = ("resume", "compact", "clear")
 #: Claude Code truncates additionalContext beyond 10,000 characters; stay under it with the wrapper.
 MAX_CONTEXT = 9_500
 AGENT_ENV = "CORTEX_HOOK_AGENT"
@@ -148,10 +159,19 @@ def _content(entry: Any, role: str) -> list[Any]:
     return content if isinstance(content, list) else []
 
 
-def _assistant_text(entries: list[Any]) -> str:
+def _sidechain(entry: Any) -> bool:
+    """Whether a transcript line is a subagent's (``"isSidechain": true``), not its session's main agent's."""
+    return isinstance(entry, dict) and entry.get("isSidechain") is True
+
+
+def _marker_text(entries: list[Any]) -> str:
+    """The marker lines of the assistant text of ``entries``, message by message (a code fence left open in one
+    message does not hide the next one's learnings)."""
+    from cortex.markers import marker_lines
+
     parts = [c.get("text", "") for e in entries for c in _content(e, "assistant")
              if isinstance(c, dict) and c.get("type") == "text"]
-    return "\n".join(p for p in parts if isinstance(p, str))
+    return "\n".join(filter(None, (marker_lines(p) for p in parts if isinstance(p, str))))
 
 
 def subagent_task(transcript: str, agent_type: str) -> str | None:
@@ -178,7 +198,7 @@ class _Offsets:
     every turn, and re-reading the whole session would touch every earlier learning again each time."""
 
     def __init__(self, root: Path) -> None:
-        self.path = root / ".cortex" / "state" / "transcripts.json"
+        self.path = root / ".cortex" / "state" / "transcripts.json"  # keyed by path (+ "#sidechain")
         from cortex.files import read_regular
 
         try:
@@ -187,8 +207,8 @@ class _Offsets:
         except (OSError, ValueError):
             self.data = {}
 
-    def get(self, transcript: str) -> int:
-        offset = self.data.get(transcript, 0)
+    def get(self, transcript: str, key: str | None = None) -> int:
+        offset = self.data.get(key or transcript, 0)
         try:
             return offset if isinstance(offset, int) and offset <= os.path.getsize(transcript) else 0
         except OSError:
@@ -231,8 +251,9 @@ class _ServerHooks:
         answer = self._request("GET", f"/agents/resolve?name={quote(name, safe='')}")["agent"]
         return str(answer) if answer is not None else None
 
-    def agent_start(self, agent: str, task: str | None, max_chars: int) -> str:
-        return str(self._request("POST", f"/agents/{agent}/start", {"task": task, "max_chars": max_chars})["block"])
+    def agent_start(self, agent: str, task: str | None, max_chars: int, *, touch: bool = True) -> str:
+        body = {"task": task, "max_chars": max_chars, **({} if touch else {"touch": False})}
+        return str(self._request("POST", f"/agents/{agent}/start", body)["block"])
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> None:
         self._request("POST", f"/agents/{agent}/end", {"output": output, "project": project})
@@ -395,28 +416,29 @@ def _run(event: str, raw: str, agent: str | None) -> str:
             print(f"cortex: hook: {root / linked} is a symbolic link: a hook writes nothing through it", file=sys.stderr)
             return ""
         if event not in EVENTS:
-            raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(EVENTS)}")
+            _log(root, f"{str(event)[:100]!r}: not an event Cortex handles ({', '.join(EVENTS)}); nothing done")
+            return ""
         agent_type = payload.get("agent_type") or agent or os.environ.get(AGENT_ENV)
         if not agent_type or not isinstance(agent_type, str):
             return ""
         if event in ("Stop", "SubagentStop"):
             if payload.get("stop_hook_active"):
                 return ""
-            text = payload.get("last_assistant_message") or ""
-            transcript = payload.get("agent_transcript_path") if event == "SubagentStop" else None
-            transcript = _readable_transcript(root, transcript or payload.get("transcript_path"))
+            last = payload.get("last_assistant_message")
+            from cortex.markers import marker_lines
+
+            # only what capture keeps is sent, however long the transcript
+            found = marker_lines(last) if isinstance(last, str) else ""
+            transcript, key, keep = _own_lines(root, event, payload)
             offsets, read_to = None, 0
             if transcript:
                 offsets = _Offsets(root)
-                entries, read_to = _transcript_lines(transcript, offsets.get(transcript))
-                text = f"{_assistant_text(entries)}\n{text}"
-            from cortex.markers import marker_lines
-
-            lines = marker_lines(text)  # only what capture keeps is sent, however long the transcript
-            if lines:
-                _capture(root, agent_type, lines)
-            if offsets is not None:  # delivered or spooled: either way this part of the transcript is done
-                offsets.set(str(transcript), read_to)
+                entries, read_to = _transcript_lines(transcript, offsets.get(transcript, key))
+                found = f"{_marker_text([e for e in entries if keep(e)])}\n{found}".strip("\n")
+            if found:
+                _capture(root, agent_type, found)
+            if offsets is not None and transcript:  # delivered or spooled: this part of the transcript is done
+                offsets.set(key, read_to)
             return ""
         task = payload.get("prompt") or None
         parent = _readable_transcript(root, payload.get("transcript_path")) if event == "SubagentStart" else None
@@ -429,7 +451,9 @@ def _run(event: str, raw: str, agent: str | None) -> str:
             name = cx.resolve_agent(agent_type)
             if name is None:
                 raise _Unknown(agent_type)
-            block = cx.agent_start(name, task, max_chars=MAX_CONTEXT)
+            # a session resumed, compacted or cleared gets its block again; it was touched at its start
+            touch = not (event == "SessionStart" and payload.get("source") in REPEATED_STARTS)
+            block = cx.agent_start(name, task, max_chars=MAX_CONTEXT, touch=touch)
         finally:
             cx.close(flush=False)  # committed writes survive the process; a hook does not pay for an fsync
         if not block:
@@ -445,6 +469,31 @@ def _run(event: str, raw: str, agent: str | None) -> str:
         detail = "" if isinstance(exc, CortexError) else f"\n{traceback.format_exc()}"
         _log(root, f"{event}: {type(exc).__name__}: {exc}{detail}")
         return ""
+
+
+def _own_lines(root: Path, event: str,
+               payload: dict[str, Any]) -> tuple[str | None, str, Callable[[Any], bool]]:
+    """Which transcript a ``Stop``/``SubagentStop`` reads for the agent that stops, the key of its offset, and
+    which of its lines are that agent's own: never another agent's learnings under this one's name."""
+    if event == "Stop":
+        transcript = _readable_transcript(root, payload.get("transcript_path"))
+        return transcript, transcript or "", lambda e: not _sidechain(e)
+    own = _readable_transcript(root, payload.get("agent_transcript_path"))
+    if own:
+        return own, own, lambda e: True  # a subagent's own transcript: every line is its
+    parent = _readable_transcript(root, payload.get("transcript_path"))
+    agent_id = payload.get("agent_id")
+    if not parent:
+        return None, "", _sidechain
+    _log(root, f"SubagentStop: no agent_transcript_path for {payload.get('agent_type')!r}: only the parent "
+               "transcript's sidechain lines are read")
+
+    def keep(entry: Any) -> bool:
+        named = entry.get("agentId") if isinstance(entry, dict) else None
+        return _sidechain(entry) and not (isinstance(agent_id, str) and isinstance(named, str) and named != agent_id)
+
+    # its own offset: the main Stop reads the same file's main lines from where it left off
+    return parent, f"{parent}#sidechain", keep
 
 
 USAGE = "usage: cortex hook claude EVENT [--agent NAME]"

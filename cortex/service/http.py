@@ -21,7 +21,7 @@ from fastapi import Body, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi_offline import FastAPIOffline
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -136,6 +136,8 @@ class StartBody(_Body):
     max_chars: int | None = None
     tags: Loose = None
     scope: str | None = None
+    #: false: the same session's block shown again (resumed, compacted), not a new use
+    touch: StrictBool = True
 
 
 class EndBody(_Body):
@@ -430,7 +432,7 @@ def create_app(
     def start(agent: str, caller: Caller, body: Annotated[StartBody, Body()] = StartBody()) -> Block:
         """The <agent-memory> block to inject at agent start (touches what it shows)."""
         return Block(block=cx.agent_start(scoped(caller, agent), body.task, body.project, body.limit, body.max_chars,
-                                          tags=body.tags, scope=body.scope))
+                                          tags=body.tags, scope=body.scope, touch=body.touch))
 
     @app.post(f"{v1}/agents/{{agent}}/end", tags=["prompt"])
     def end(agent: str, body: EndBody, caller: Caller) -> list[Memory]:

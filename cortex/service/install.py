@@ -1,45 +1,59 @@
-"""``cortex install claude`` / ``cortex uninstall claude``: the hook entries in ``.claude/settings.json`` and
-the MCP server entry in ``.mcp.json``, merged into what is there and removed exactly.
+"""``cortex install claude`` / ``cortex uninstall claude``: the hook entries in ``.claude/settings.json``, the
+MCP server entry in ``.mcp.json`` and this machine's ``CORTEX_BIN`` in ``.claude/settings.local.json``, merged
+into what is there and removed exactly.
 
-Commands name this Python interpreter by its absolute path (``/path/to/python -m cortex ...``), so they run when
-Claude Code is started outside the virtualenv, with a bare ``PATH``. The subagent hooks are always installed;
-the main session's (``SessionStart``, ``Stop``) only for an agent named with ``--agent``.
+``.claude/settings.json`` and ``.mcp.json`` are committed and shared by a team, so they hold no path of this
+machine: the commands are ``"${CORTEX_BIN:-cortex}" hook claude EVENT`` and ``"${CORTEX_BIN:-cortex}" mcp``, the
+``cortex`` of ``PATH`` (an activated virtualenv, pipx) unless ``$CORTEX_BIN`` names one. The absolute path of
+this installation's ``cortex`` goes to ``.claude/settings.local.json`` (personal, not committed) as
+``env.CORTEX_BIN``: Claude Code merges that file into the project's settings and gives its ``env`` to the hooks
+and MCP servers it starts (``.mcp.json`` expands ``${VAR:-default}``), so the commands run with a bare ``PATH``
+too. The subagent hooks are always installed; the main session's (``SessionStart``, ``Stop``) only for an agent
+named with ``--agent``, which must be declared (``--force`` installs an undeclared one).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-import shlex
-import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
-from cortex.errors import CortexError
+from cortex import config
+from cortex.errors import AgentNotFoundError, CortexError
 from cortex.files import atomic_write
 from cortex.validation import check_agent_name
 
 MCP_NAME = "cortex"
 SUBAGENT_EVENTS = ("SubagentStart", "SubagentStop")
 SESSION_EVENTS = ("SessionStart", "Stop")
-#: A command this module wrote, whatever interpreter and agent it named (and the bare form of older versions).
-_OURS = re.compile(r"^(?:\S+ -m cortex|cortex|'[^']*' -m cortex) hook claude (SessionStart|SubagentStart|Stop|SubagentStop)"
-                   r"(?: --agent [a-z0-9][a-z0-9_-]*)?$")
-
-
-def _interpreter() -> str:
-    return shlex.quote(sys.executable)
+#: The variable naming this machine's ``cortex`` (in ``.claude/settings.local.json``).
+BIN_ENV = "CORTEX_BIN"
+#: How the committed commands name ``cortex``: ``$CORTEX_BIN``, else ``cortex`` on ``PATH``.
+PORTABLE = '"${%s:-cortex}"' % BIN_ENV
+#: A command this module wrote, whatever agent it named (and the absolute-interpreter and bare forms of older
+#: versions).
+_OURS = re.compile(r"^(?:\S+ -m cortex|cortex|'[^']*' -m cortex|" + re.escape(PORTABLE) + ")"
+                   r" hook claude (SessionStart|SubagentStart|Stop|SubagentStop)(?: --agent [a-z0-9][a-z0-9_-]*)?$")
 
 
 def hook_command(event: str, agent: str | None = None) -> str:
-    """The command Claude Code runs for ``event``."""
-    command = f"{_interpreter()} -m cortex hook claude {event}"
+    """The command Claude Code runs for ``event`` (portable: no path of this machine)."""
+    command = f"{PORTABLE} hook claude {event}"
     return f"{command} --agent {agent}" if agent else command
 
 
 def mcp_entry() -> dict[str, Any]:
-    """The ``.mcp.json`` entry of the MCP server."""
-    return {"command": sys.executable, "args": ["-m", "cortex", "mcp"]}
+    """The ``.mcp.json`` entry of the MCP server (portable: no path of this machine)."""
+    return {"command": "${%s:-cortex}" % BIN_ENV, "args": ["mcp"]}  # no shell: expanded by Claude Code
+
+
+def local_bin() -> str | None:
+    """The absolute path of this installation's ``cortex`` console script, or None when it has none."""
+    script = Path(sysconfig.get_path("scripts")) / "cortex"
+    return str(script) if script.is_file() and os.access(script, os.X_OK) else None
 
 
 def _is_ours(command: Any) -> bool:
@@ -47,8 +61,19 @@ def _is_ours(command: Any) -> bool:
 
 
 def _is_our_mcp(entry: Any) -> bool:
-    return isinstance(entry, dict) and (entry == {"command": "cortex", "args": ["mcp"]}
+    return isinstance(entry, dict) and (entry in ({"command": "cortex", "args": ["mcp"]}, mcp_entry())
                                         or entry.get("args") == ["-m", "cortex", "mcp"])
+
+
+def check_agent(root: Path, agent: str) -> None:
+    """Refuse an ``--agent`` that no agent definition of the project declares (nor lists as an alias)."""
+    from cortex.agents import AgentRegistry
+
+    registry = AgentRegistry()
+    registry.load(config.discover_agent_dirs(root))
+    if registry.resolve(agent) is None:
+        raise CortexError(f"{AgentNotFoundError(agent, registry.dirs)}; nothing was changed "
+                          f"(--force installs the hooks for {agent!r} anyway)")
 
 
 def _read(path: Path, section: str) -> dict[str, Any]:
@@ -100,14 +125,19 @@ def _remove_ours(hooks: dict[str, Any], event: str) -> bool:
     return removed
 
 
-def install(root: Path, agent: str | None = None) -> list[str]:
-    """Add (or bring up to date) the hooks and the MCP entry; returns a line per change (empty when everything
-    was already there). ``agent`` names the main session's agent: its ``SessionStart``/``Stop`` hooks are added."""
+def install(root: Path, agent: str | None = None, *, force: bool = False) -> list[str]:
+    """Add (or bring up to date) the hooks, the MCP entry and this machine's ``CORTEX_BIN``; returns a line per
+    change (empty when everything was already there). ``agent`` names the main session's agent: its
+    ``SessionStart``/``Stop`` hooks are added; it must be declared unless ``force``."""
     if agent is not None:
         check_agent_name(agent)
+        if not force:
+            check_agent(root, agent)
     changes = []
     settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
-    settings, mcp = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers")  # both checked before writing
+    local_path = root / ".claude" / "settings.local.json"
+    # all checked before anything is written
+    settings, mcp, local = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers"), _read(local_path, "env")
     hooks = settings.setdefault("hooks", {})
     wanted = {event: hook_command(event) for event in SUBAGENT_EVENTS}
     if agent is not None:
@@ -128,6 +158,15 @@ def install(root: Path, agent: str | None = None) -> list[str]:
     if changes:
         _write(settings_path, settings)
         _write(mcp_path, mcp)
+    executable = local_bin()
+    env = local.get("env", {})
+    if executable is None:
+        changes.append(f"no cortex console script in {sysconfig.get_path('scripts')}: the hooks and the MCP "
+                       f"server run the cortex found on PATH")
+    elif env.get(BIN_ENV) != executable:
+        local["env"] = {**env, BIN_ENV: executable}
+        _write(local_path, local)
+        changes.append(f"{local_path}: set env {BIN_ENV}={executable} (this machine's cortex; not committed)")
     return changes
 
 
@@ -135,7 +174,8 @@ def uninstall(root: Path) -> list[str]:
     """Remove exactly what :func:`install` adds (from any interpreter, for any agent); a line per change."""
     changes = []
     settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
-    settings, mcp = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers")
+    local_path = root / ".claude" / "settings.local.json"
+    settings, mcp, local = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers"), _read(local_path, "env")
     hooks = settings.get("hooks", {})
     for event in (*SESSION_EVENTS, *SUBAGENT_EVENTS):
         if _remove_ours(hooks, event):
@@ -148,8 +188,16 @@ def uninstall(root: Path) -> list[str]:
         changes.append(f"{mcp_path}: removed MCP server {MCP_NAME!r}")
         if not servers:
             del mcp["mcpServers"]
+    env = local.get("env", {})
+    if BIN_ENV in env:
+        del env[BIN_ENV]
+        if not env:
+            del local["env"]
+        changes.append(f"{local_path}: removed env {BIN_ENV}")
     if changes:
-        for path, data in ((settings_path, settings), (mcp_path, mcp)):
+        for path, data in ((settings_path, settings), (mcp_path, mcp), (local_path, local)):
+            if not data and not path.exists():
+                continue
             if data:
                 _write(path, data)
             else:
