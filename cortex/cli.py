@@ -643,12 +643,13 @@ def list_(state: _State, agent: str, type_: str | None, project: str | None, lim
 @click.option("--max-chars", type=click.IntRange(1), default=None)
 @click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeat: all of them).")
 @click.option("--scope", default=None, help="Only this scope: agent, team:NAME or swarm.")
+@click.option("--no-touch", is_flag=True, help="Do not mark what it shows as used (a block shown again).")
 @pass_state
 def start(state: _State, agent: str, task: str | None, project: str | None, limit: int | None,
-          max_chars: int | None, tags: tuple[str, ...], scope: str | None) -> None:
+          max_chars: int | None, tags: tuple[str, ...], scope: str | None, no_touch: bool) -> None:
     """Print the <agent-memory> block for an agent starting on TASK (touches what it shows)."""
     block = state.cortex().agent_start(agent, task=task, project=project, limit=limit, max_chars=max_chars,
-                                       tags=list(tags) or None, scope=scope)
+                                       tags=list(tags) or None, scope=scope, touch=not no_touch)
     if block:
         click.echo(block)
 

@@ -553,11 +553,15 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         limit: Annotated[int | None, Field(description="How many memories at most", ge=1, le=100)] = None,
         tags: Tags = None,
         scope: ScopeFilter = None,
+        touch: Annotated[bool, Field(description="Mark the memories shown as used (false when the same session "
+                                                 "shows its block again: resumed, compacted)")] = True,
     ) -> BlockOutput:
         """The <agent-memory> block of the current memories most relevant to the task (its own, its teams', the
-        swarm's; shared ones marked with their scope), to put in the agent's prompt (marks them used)."""
+        swarm's; shared ones marked with their scope), to put in the agent's prompt (marks them used unless
+        ``touch`` is false)."""
         with calling(ctx, agent) as cx:
-            return BlockOutput(block=cx.agent_start(agent, task, project, limit, tags=tags, scope=scope))
+            return BlockOutput(block=cx.agent_start(agent, task, project, limit, tags=tags, scope=scope,
+                                                    touch=touch))
 
     @server.tool(annotations=writes)
     def agent_end(
