@@ -247,3 +247,11 @@ def test_small_things_a_new_user_meets(project, tmp_path):
         assert "--project" in (help_text := cortex(project, command, "--help").stdout)
         assert "project" in help_text.split("--project", 1)[1].split("\n")[0].lower() or \
             "project" in help_text.split("--project", 1)[1].split("--")[0].lower()
+
+
+def test_start_without_touching(project):
+    stored = ok(cortex(project, "store", "reviewer", "Null checks go before every dereference"))
+    assert "Null checks" in cortex(project, "start", "reviewer", "--task", "null checks", "--no-touch").stdout
+    assert ok(cortex(project, "get", "reviewer", stored["id"]))["usage_count"] == 0
+    assert "Null checks" in cortex(project, "start", "reviewer", "--task", "null checks").stdout
+    assert ok(cortex(project, "get", "reviewer", stored["id"]))["usage_count"] == 1

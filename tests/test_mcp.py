@@ -75,8 +75,14 @@ async def exercise(client: Client, agent: str = "alice") -> None:
     assert [m["id"] for m in recalled.structured_content["memories"]] == [memory["id"]]
     assert (await client.call_tool("recall", {"agent": agent, "query": "null absent"})
             ).structured_content["memories"] == []
+    again = await client.call_tool("agent_start", {"agent": agent, "task": "null handling", "touch": False})
+    assert "Always check null pointers" in again.structured_content["block"]
+    assert (await client.call_tool("get_memory", {"agent": agent, "memory_id": memory["id"]})
+            ).structured_content["usage_count"] == 1  # shown again, not used again
     block = await client.call_tool("agent_start", {"agent": agent, "task": "review null handling"})
     assert block.structured_content["block"].startswith("<agent-memory>\n- [pattern] Always check null pointers")
+    assert (await client.call_tool("get_memory", {"agent": agent, "memory_id": memory["id"]})
+            ).structured_content["usage_count"] == 2
     captured = await client.call_tool("agent_end", {"agent": agent, "output": "Done.\nLEARNED: tests need fixtures"})
     assert [m["content"] for m in captured.structured_content["memories"]] == ["tests need fixtures"]
     stats = await client.call_tool("memory_stats", {"agent": agent})
