@@ -276,31 +276,49 @@ def iter_definition_files(dirs: Iterable[str | os.PathLike[str]]) -> Iterator[Pa
 
 
 def _signature(dirs: Sequence[Path]) -> tuple[Any, ...]:
-    """What changes when a definition is added, removed, renamed or edited in ``dirs`` (a few stat calls)."""
+    """What changes when a definition is added, removed, renamed or edited in ``dirs``: each directory's
+    mtime (None while it does not exist) and each ``*.md`` file's name, mtime and size."""
     parts: list[Any] = []
     for directory in dirs:
         try:
-            parts.append((str(directory), directory.stat().st_mtime_ns))
+            files = []
+            stamp = os.stat(directory).st_mtime_ns
             with os.scandir(directory) as entries:
                 for entry in entries:
                     if entry.name.endswith(".md"):
                         info = entry.stat()
-                        parts.append((entry.name, info.st_mtime_ns, info.st_size))
+                        files.append((entry.name, info.st_mtime_ns, info.st_size))
+            files.sort()
+            parts.append((str(directory), stamp, tuple(files)))
         except OSError:
-            parts.append((str(directory), None))
-    return tuple(sorted(parts, key=repr))
+            parts.append((str(directory), None, ()))
+    return tuple(parts)
+
+
+def _dir_stamps(dirs: Sequence[Path]) -> tuple[int | None, ...]:
+    """Each directory's mtime, None while it does not exist: one ``stat`` each, enough to see a file added,
+    removed or renamed (or a directory created) since the last look."""
+    stamps: list[int | None] = []
+    for directory in dirs:
+        try:
+            stamps.append(os.stat(directory).st_mtime_ns)
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
 
 
 class AgentRegistry:
     """The declared agents of one Cortex: loaded from Markdown and/or registered in code.
 
-    Definitions loaded from directories are picked up live: a cheap check (a few ``stat`` calls, at most once
-    a second, and always before saying an agent is unknown) reloads them when a file was added, removed or
-    edited, so a long-running server knows agents created after it started. Agents registered in code are
-    kept across reloads and win over a file of the same name.
+    Definitions loaded from directories are picked up live, so a long-running server knows agents created
+    after it started: every lookup compares the directories' mtimes (one ``stat`` each; a directory that does
+    not exist yet is watched by its path too), which shows a file added, removed or renamed and a directory
+    created; the files' own mtimes and sizes (an edit in place) are compared at most once every
+    :data:`CHECK_INTERVAL` seconds, and always before saying an agent is unknown or has no memory. Agents
+    registered in code are kept across reloads and win over a file of the same name.
     """
 
-    #: Seconds between two checks of the directories for changes.
+    #: Seconds between two full checks of the files for edits in place.
     CHECK_INTERVAL = 1.0
 
     def __init__(self) -> None:
@@ -309,6 +327,7 @@ class AgentRegistry:
         self._aliases: dict[str, str] = {}
         self.dirs: list[Path] = []
         self._signature: tuple[Any, ...] | None = None
+        self._stamps: tuple[int | None, ...] = ()
         self._checked = 0.0
         self._lock = threading.Lock()
         #: Problems found by the last load, one per broken field or file.
@@ -322,6 +341,7 @@ class AgentRegistry:
             return self._reload()
 
     def _reload(self) -> list[AgentProblem]:
+        self._stamps = _dir_stamps(self.dirs)
         self._signature = _signature(self.dirs)
         self._checked = time.monotonic()
         problems: list[AgentProblem] = []
@@ -375,17 +395,19 @@ class AgentRegistry:
         self._aliases = aliases
 
     def refresh(self, *, force: bool = False) -> bool:
-        """Reload the definitions when a file in the watched directories changed (checked at most once every
-        :data:`CHECK_INTERVAL` seconds unless ``force``). Returns True when something was reloaded."""
+        """Reload the definitions when the watched directories changed: their mtimes on every call, the files'
+        mtimes and sizes at most once every :data:`CHECK_INTERVAL` seconds unless ``force``. Returns True when
+        something was reloaded."""
         if not self.dirs:
             return False
         with self._lock:
             now = time.monotonic()
-            if not force and now - self._checked < self.CHECK_INTERVAL:
-                return False
-            self._checked = now
-            if _signature(self.dirs) == self._signature:
-                return False
+            if _dir_stamps(self.dirs) == self._stamps:
+                if not force and now - self._checked < self.CHECK_INTERVAL:
+                    return False
+                self._checked = now
+                if _signature(self.dirs) == self._signature:
+                    return False
             for problem in self._reload():
                 log.warning("agent definition problem: %s", problem)
             return True
@@ -445,6 +467,8 @@ class AgentRegistry:
             definition = self._lookup(name)
         if definition is None:
             raise AgentNotFoundError(name, searched=self.dirs)
+        if memory and not definition.memory_enabled and self.refresh(force=True):
+            definition = self._lookup(name) or definition
         if memory and not definition.memory_enabled:
             raise MemoryDisabledError(name)
         return definition

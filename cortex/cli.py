@@ -40,7 +40,8 @@ class _State:
         self.store: Path | str = (store if "://" in store else Path(store)) if store is not None \
             else config.default_store_path(self.root)
         self.state_dir = state_dir_of(self.store)
-        self.agent_dirs = list(agents_dirs) or config.discover_agent_dirs(self.root)
+        # every candidate, existing or not: a server started now must see a directory created later
+        self.agent_dirs = list(agents_dirs) or config.agent_dir_candidates(self.root)
         self._cx: MemoryAPI | None = None
 
     def printable_store(self) -> str:
@@ -729,7 +730,8 @@ def agents_check(state: _State) -> None:
     if problems:
         click.echo(f"cortex: {len(problems)} problem(s) in {count} definition file(s)", err=True)
         sys.exit(1)
-    click.echo(f"cortex: {count} definition file(s) OK in {', '.join(map(str, state.agent_dirs)) or 'no directory'}",
+    existing = [str(d) for d in state.agent_dirs if d.is_dir()]
+    click.echo(f"cortex: {count} definition file(s) OK in {', '.join(existing) or 'no directory'}",
                err=True)
 
 
