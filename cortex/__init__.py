@@ -19,6 +19,7 @@ _EXPORTS = {
     "AgentDefinition": "cortex.agents", "AgentProblem": "cortex.agents", "AgentRegistry": "cortex.agents",
     "AgentSettings": "cortex.agents", "Cortex": "cortex.core",
     "AgentDefinitionError": "cortex.errors", "AgentNotFoundError": "cortex.errors", "AuthError": "cortex.errors",
+    "BrokenAgentError": "cortex.errors",
     "CortexError": "cortex.errors", "InvalidInputError": "cortex.errors", "InvalidMemoryError": "cortex.errors",
     "MemoryDisabledError": "cortex.errors", "MemoryNotFoundError": "cortex.errors", "ServiceError": "cortex.errors",
     "PermissionDeniedError": "cortex.errors", "VersionConflictError": "cortex.errors",
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         AgentDefinitionError,
         AgentNotFoundError,
         AuthError,
+        BrokenAgentError,
         CortexError,
         InvalidInputError,
         InvalidMemoryError,
@@ -68,7 +70,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentDefinition", "AgentDefinitionError", "AgentNotFoundError", "AgentProblem", "AgentRegistry",
-    "AgentSettings", "AuthError", "Cortex", "CortexError", "Hit", "InvalidInputError", "InvalidMemoryError",
+    "AgentSettings", "AuthError", "BrokenAgentError", "Cortex", "CortexError", "Hit", "InvalidInputError",
+    "InvalidMemoryError",
     "Memory", "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Page", "PermissionDeniedError",
     "Reranking", "Scope", "SearchMode", "SearchResult", "ServiceError", "Source", "StoreError", "StoreLockedError",
     "VersionConflictError",

@@ -8,13 +8,14 @@ and what is wrong.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,13 @@ from typing import Any
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from cortex.errors import AgentDefinitionError, AgentNotFoundError, InvalidInputError, MemoryDisabledError
+from cortex.errors import (
+    AgentDefinitionError,
+    AgentNotFoundError,
+    BrokenAgentError,
+    InvalidInputError,
+    MemoryDisabledError,
+)
 from cortex.files import read_regular
 from cortex.validation import (
     AGENT_NAME_RE,
@@ -96,6 +103,8 @@ class AgentProblem:
     path: Path
     field: str
     message: str
+    #: The name the file declares, when it could be read (None: unknown, the file may declare any agent).
+    agent: str | None = dataclasses.field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.path}: {self.field}: {self.message}"
@@ -259,7 +268,8 @@ def _parse(text: str, path: Path) -> AgentDefinition | list[AgentProblem]:
         else:
             problems.append(AgentProblem(path, "cortex.memory", f"must be true or false, not {cortex_block['memory']!r}"))
     if problems:
-        return problems
+        declared = name if isinstance(name, str) else None
+        return [replace(p, agent=declared) for p in problems]
     extra = {k: v for k, v in meta.items() if k not in ("name", "description", "memory", "cortex")}
     return AgentDefinition(
         name=str(name), description=str(description), memory=memory, settings=settings, extra=extra,
@@ -332,6 +342,8 @@ class AgentRegistry:
         self._lock = threading.Lock()
         #: Problems found by the last load, one per broken field or file.
         self.problems: list[AgentProblem] = []
+        #: The files the last load could not read or parse, with their problems.
+        self.broken: dict[Path, list[AgentProblem]] = {}
 
     def load(self, dirs: Iterable[str | os.PathLike[str]]) -> list[AgentProblem]:
         """Load every definition in ``dirs`` (earlier directories win on duplicate names) and keep watching
@@ -345,20 +357,21 @@ class AgentRegistry:
         self._signature = _signature(self.dirs)
         self._checked = time.monotonic()
         problems: list[AgentProblem] = []
+        broken: dict[Path, list[AgentProblem]] = {}
         found: dict[str, AgentDefinition] = {}
         for path in iter_definition_files(self.dirs):
             try:
                 data = read_regular(path, MAX_DEFINITION_BYTES + 1)
                 if len(data) > MAX_DEFINITION_BYTES:
-                    problems.append(AgentProblem(path, "file", f"is over {MAX_DEFINITION_BYTES // 1024} KiB: not read"))
+                    broken[path] = [AgentProblem(path, "file", f"is over {MAX_DEFINITION_BYTES // 1024} KiB: not read")]
                     continue
                 text = data.decode("utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                problems.append(AgentProblem(path, "file", f"cannot be read: {exc}"))
+                broken[path] = [AgentProblem(path, "file", f"cannot be read: {exc}")]
                 continue
             parsed = _parse(text, path)
             if isinstance(parsed, list):
-                problems.extend(parsed)
+                broken[path] = parsed
                 continue
             if parsed.name in found:
                 problems.append(AgentProblem(
@@ -366,6 +379,8 @@ class AgentRegistry:
                 ))
                 continue
             found[parsed.name] = parsed
+        problems[:0] = [p for file_problems in broken.values() for p in file_problems]
+        self.broken = broken
         problems.extend(self._alias_problems(found))
         self._files = found
         self._index_aliases()
@@ -456,7 +471,23 @@ class AgentRegistry:
             self.refresh(force=True)
         if agent_type in self._aliases:
             return self._aliases[agent_type]
-        return agent_type if self._lookup(agent_type) is not None else None
+        if self._lookup(agent_type) is not None:
+            return agent_type
+        self._raise_broken(agent_type)
+        return None
+
+    def broken_for(self, name: str) -> list[AgentProblem]:
+        """The problems of the broken files that would declare ``name``: a file named ``{name}.md`` or whose
+        ``name:`` is ``name``, and every file that could not be read far enough to know which agent it
+        declares (a YAML error, no ``name:``)."""
+        return [p for path, problems in self.broken.items()
+                if path.stem == name or any(p.agent in (None, name) for p in problems) for p in problems]
+
+    def _raise_broken(self, name: str) -> None:
+        problems = self.broken_for(name)
+        if problems:
+            named = any(p.path.stem == name or p.agent == name for p in problems)
+            raise BrokenAgentError(name, problems, named=named)
 
     def require(self, name: str, *, memory: bool = True) -> AgentDefinition:
         """The definition of a declared agent (with memory enabled unless ``memory=False``)."""
@@ -466,6 +497,7 @@ class AgentRegistry:
         if definition is None and self.refresh(force=True):
             definition = self._lookup(name)
         if definition is None:
+            self._raise_broken(name)
             raise AgentNotFoundError(name, searched=self.dirs)
         if memory and not definition.memory_enabled and self.refresh(force=True):
             definition = self._lookup(name) or definition

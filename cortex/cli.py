@@ -704,16 +704,20 @@ def reindex(state: _State, agent_names: tuple[str, ...], force: bool) -> None:
 def agents_list(state: _State, fmt: str) -> None:
     """List the agents declared in the agent directories."""
     registry = state.registry()
-    items = [
+    items: list[dict[str, Any]] = [
         {"name": d.name, "description": d.description, "memory": d.memory, "memory_enabled": d.memory_enabled,
-         "project": d.settings.project, "path": str(d.path) if d.path else None}
+         "project": d.settings.project, "path": str(d.path) if d.path else None, "problems": []}
         for d in registry.list()
     ]
+    # a broken file is listed too, with what is wrong (it declares no agent until fixed)
+    items += [{"name": problems[0].agent, "description": None, "memory": None, "memory_enabled": False,
+               "project": None, "path": str(path), "problems": [f"{p.field}: {p.message}" for p in problems]}
+              for path, problems in registry.broken.items()]
     if fmt == "json":
         _emit(items)
     else:
-        rows = [(str(i["name"]), "yes" if i["memory_enabled"] else "no", str(i["path"] or ""), str(i["description"]))
-                for i in items]
+        rows = [(str(i["name"] or "?"), "BROKEN" if i["problems"] else "yes" if i["memory_enabled"] else "no",
+                 str(i["path"] or ""), "; ".join(i["problems"]) or str(i["description"])) for i in items]
         click.echo(_table(rows, ["name", "memory", "path", "description"]))
 
 

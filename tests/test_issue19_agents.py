@@ -68,3 +68,84 @@ def test_registry_sees_new_files_and_directories_on_the_next_call(tmp_path: Path
     assert registry.get("late") is not None
     (dirs[1] / "later.md").write_text(AGENT.format(name="later"))
     assert "later" in [d.name for d in registry.list()]
+
+
+# -- finding 4: a broken definition is named with its problem ----------------------------------------------------
+
+import asyncio  # noqa: E402
+import json  # noqa: E402
+
+import httpx2  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+from cortex import BrokenAgentError, Cortex  # noqa: E402
+
+YAML_BROKEN = "---\nname: yamlbad\ndescription: [unclosed\nmemory: true\n---\n"
+NO_NAME = "---\ndescription: An agent without a name\nmemory: true\n---\n"
+NO_DESCRIPTION = "---\nname: nodesc\nmemory: true\n---\n"
+
+
+def _broken_project(root: Path) -> Path:
+    project = make_project(root, "reviewer")
+    (project / "agent_defs" / "yamlbad.md").write_text(YAML_BROKEN)
+    (project / "agent_defs" / "noname.md").write_text(NO_NAME)
+    (project / "agent_defs" / "nodesc.md").write_text(NO_DESCRIPTION)
+    return project
+
+
+def test_python_names_the_broken_file_and_its_problem(tmp_path: Path) -> None:
+    project = _broken_project(tmp_path / "p")
+    with Cortex.open(None, agent_dirs=[project / "agent_defs"], embeddings=None) as cx:
+        cx.store("reviewer", "works")  # a broken file never stops the others
+        with pytest.raises(BrokenAgentError) as nodesc:
+            cx.store("nodesc", "x")
+        assert "nodesc.md: description: missing" in str(nodesc.value)
+        assert "not declared" not in str(nodesc.value)
+        with pytest.raises(BrokenAgentError) as yamlbad:
+            cx.store("yamlbad", "x")
+        assert "yamlbad.md: frontmatter: YAML error at line" in str(yamlbad.value)
+        with pytest.raises(BrokenAgentError) as noname:
+            cx.store("noname", "x")
+        assert "noname.md: name: missing" in str(noname.value)
+        assert noname.value.agent == "noname" and noname.value.problems
+        # the hooks' lookup names it too (a SubagentStop for it is spooled, not dropped)
+        with pytest.raises(BrokenAgentError):
+            cx.resolve_agent("nodesc")
+
+
+def test_every_surface_names_the_broken_file_through_a_server(tmp_path: Path) -> None:
+    project = _broken_project(tmp_path / "p")
+    server = start_server(project, CORTEX_EMBEDDINGS="none")
+    try:
+        # broken after the server started, too
+        (project / "agent_defs" / "late.md").write_text("---\nname: late\n---\n")
+        for agent, expected in (("nodesc", "nodesc.md: description: missing"),
+                                ("late", "late.md: description: missing"),
+                                ("yamlbad", "yamlbad.md: frontmatter: YAML error at line")):
+            answer = _store_over_http(server.url, server.token, agent)
+            assert answer.status_code == 409, answer.text
+            error = answer.json()["error"]
+            assert error["type"] == "BrokenAgentError" and expected in error["message"], error
+
+        ran = cortex(project, "store", "noname", "x", CORTEX_EMBEDDINGS="none")
+        assert ran.returncode == 1 and "noname.md: name: missing" in ran.stderr, ran.stderr
+        assert "not declared (searched" not in ran.stderr
+
+        listed = cortex(project, "agents", "list", CORTEX_EMBEDDINGS="none")
+        entries = {Path(e["path"]).name: e for e in json.loads(listed.stdout)}
+        assert entries["nodesc.md"]["problems"] == ["description: missing (required)"]
+        assert entries["reviewer.md"]["problems"] == []
+        assert any("YAML error" in p for p in entries["yamlbad.md"]["problems"])
+
+        async def mcp() -> str:
+            headers = {"Authorization": f"Bearer {server.token}"}
+            async with Client(streamable_http_client(f"{server.url}/mcp",
+                                                     http_client=httpx2.AsyncClient(headers=headers))) as client:
+                result = await client.call_tool("add_memory", {"agent": "nodesc", "content": "x"})
+                assert result.is_error
+                return str(result.content[0].text)
+
+        assert "nodesc.md: description: missing" in asyncio.run(mcp())
+    finally:
+        server.stop()

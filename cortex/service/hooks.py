@@ -278,8 +278,11 @@ def _open(root: Path) -> Any:
 
 def _transient(exc: BaseException) -> bool:
     """Whether a failed delivery may succeed later (then the capture is spooled rather than dropped)."""
-    from cortex.errors import InvalidInputError, MemoryDisabledError
+    from cortex.errors import BrokenAgentError, InvalidInputError, MemoryDisabledError
 
+    # a broken definition is fixed by editing the file: the capture waits for it (the error names the file)
+    if isinstance(exc, BrokenAgentError) or (isinstance(exc, ConnectionError) and "BrokenAgentError" in str(exc)):
+        return True
     if isinstance(exc, (InvalidInputError, MemoryDisabledError, _Unknown)):
         return False
     return not (isinstance(exc, ConnectionError) and ("answered 4" in str(exc) and "answered 408" not in str(exc)))
@@ -300,10 +303,10 @@ def _capture(root: Path, agent_type: str, text: str) -> None:
         _log(root, f"capture for {agent_type!r} spooled (store not reachable: {type(exc).__name__}: {exc})")
         return
     try:
-        agent = cx.resolve_agent(agent_type)
-        if agent is None:
-            raise _Unknown(agent_type)
         try:
+            agent = cx.resolve_agent(agent_type)
+            if agent is None:
+                raise _Unknown(agent_type)
             cx.agent_end(agent, text)
         except Exception as exc:
             if not _transient(exc):

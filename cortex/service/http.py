@@ -29,6 +29,7 @@ from cortex import config, sparql, transfer
 from cortex.core import Cortex
 from cortex.errors import (
     AgentNotFoundError,
+    BrokenAgentError,
     AuthError,
     CortexError,
     InvalidInputError,
@@ -196,7 +197,7 @@ def status_of(exc: CortexError) -> int:
         return 403
     if isinstance(exc, (AgentNotFoundError, MemoryNotFoundError)):
         return 404
-    if isinstance(exc, (MemoryDisabledError, StoreLockedError, VersionConflictError)):
+    if isinstance(exc, (MemoryDisabledError, StoreLockedError, VersionConflictError, BrokenAgentError)):
         return 409
     if isinstance(exc, QueryTimeoutError):
         return 503
@@ -309,7 +310,12 @@ def create_app(
     @app.get(f"{v1}/agents/resolve", tags=["agents"])
     def resolve_agent(caller: Caller, name: Annotated[str, Query(max_length=200)]) -> dict[str, str | None]:
         """The declared agent with memory that a coding agent's name stands for (itself or an alias), or null."""
-        resolved = cx.resolve_agent(name)
+        try:
+            resolved = cx.resolve_agent(name)
+        except BrokenAgentError as exc:
+            if caller.may_use(exc.agent):
+                raise
+            resolved = None  # never a hint of a definition the caller may not use
         return {"agent": resolved if resolved is not None and caller.may_use(resolved) else None}
 
     @app.get(f"{v1}/agents", tags=["agents"])
