@@ -92,8 +92,15 @@ class _Group(click.Group):
     """Turns every :class:`CortexError` into one line on stderr and exit status 1."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from cortex import notices
+
         try:
-            return super().invoke(ctx)
+            with notices.collect() as notes:
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    for note in notes:  # a write the prune will delete, what a prune deleted
+                        click.echo(f"cortex: warning: {note}", err=True)
         except CortexError as exc:
             click.echo(f"cortex: error: {exc}", err=True)
             ctx.exit(1)

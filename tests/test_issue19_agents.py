@@ -149,3 +149,79 @@ def test_every_surface_names_the_broken_file_through_a_server(tmp_path: Path) ->
         assert "nodesc.md: description: missing" in asyncio.run(mcp())
     finally:
         server.stop()
+
+
+# -- finding 5: nothing deleted silently -------------------------------------------------------------------------
+
+import warnings  # noqa: E402
+
+from cortex.notices import CortexWarning  # noqa: E402
+
+PRUNED = "will be deleted by the prune at the next agent_end"
+
+
+def _prune_records(cx: Cortex, agent: str) -> list[dict[str, str]]:
+    result = cx.sparql(
+        "PREFIX prov: <http://www.w3.org/ns/prov#> SELECT ?m ?rule ?at ?who WHERE { GRAPH ?g { "
+        "?a <urn:cortex:agentmem:action> \"prune\" ; prov:invalidated ?m ; <urn:cortex:agentmem:rule> ?rule ; "
+        "prov:startedAtTime ?at ; prov:wasAssociatedWith ?who } }")
+    return [{k: v.value for k, v in row.items()} for row in result.rows]
+
+
+def test_python_warns_about_a_write_the_prune_will_delete_and_records_each_deletion(tmp_path: Path) -> None:
+    with Cortex.open(tmp_path / "store", embeddings=None) as cx:
+        cx.agents.register("a")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            kept = cx.store("a", "sure enough", confidence=0.5)  # no warning above the threshold
+        with pytest.warns(CortexWarning, match=PRUNED):
+            low = cx.store("a", "a guess", confidence=0.2)
+        with pytest.warns(CortexWarning, match=PRUNED):
+            cx.update("a", kept.id, confidence=0.1)
+        with pytest.warns(CortexWarning, match="agent_end of agent 'a' pruned 2 memories"):
+            captured = cx.agent_end("a", "LEARNED: the build needs make")
+        assert [m.content for m in captured] == ["the build needs make"]
+        assert sorted(p.id for p in captured.pruned) == sorted([low.id, kept.id])
+        assert {p.content for p in captured.pruned} == {"a guess", "sure enough"}
+        assert all("min_confidence 0.3" in p.rule for p in captured.pruned)
+        records = _prune_records(cx, "a")
+        assert sorted(r["m"].rsplit(":", 1)[1] for r in records) == sorted([low.id, kept.id])
+        assert all(r["rule"] == "confidence < 0.3" and r["who"] == "urn:cortex:agent:a" for r in records)
+
+
+def test_every_surface_warns_and_reports_the_prune_through_a_server(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", "reviewer")
+    server = start_server(project, CORTEX_EMBEDDINGS="none")
+    headers = {"Authorization": f"Bearer {server.token}"}
+    try:
+        answer = _store_over_http(server.url, server.token, "reviewer", confidence=0.2)
+        assert answer.status_code == 201
+        assert PRUNED in answer.json()["warnings"][0]
+        assert PRUNED in answer.headers["Cortex-Warnings"]
+        assert _store_over_http(server.url, server.token, "reviewer", content="fine").json()["warnings"] == []
+
+        ran = cortex(project, "store", "reviewer", "from the CLI", "--confidence", "0.1", CORTEX_EMBEDDINGS="none")
+        assert ran.returncode == 0 and PRUNED in ran.stderr, ran.stderr
+
+        async def mcp() -> tuple[dict, dict]:
+            async with Client(streamable_http_client(f"{server.url}/mcp",
+                                                     http_client=httpx2.AsyncClient(headers=headers))) as client:
+                added = await client.call_tool("add_memory", {"agent": "reviewer", "content": "from MCP",
+                                                              "confidence": 0.25})
+                ended = await client.call_tool("agent_end", {"agent": "reviewer", "output": "LEARNED: another fact"})
+                return added.structured_content, ended.structured_content
+
+        added, ended = asyncio.run(mcp())
+        assert PRUNED in added["warnings"][0]
+        assert "pruned 3 memories" in ended["warnings"][0], ended
+
+        _store_over_http(server.url, server.token, "reviewer", content="again", confidence=0.2)
+        end = httpx.post(f"{server.url}/v1/agents/reviewer/end", json={"output": "LEARNED: more"}, headers=headers,
+                         timeout=30)
+        assert "pruned 1 memory" in end.headers["Cortex-Warnings"]
+
+        cortex(project, "store", "reviewer", "last", "--confidence", "0.1", CORTEX_EMBEDDINGS="none")
+        ran = cortex(project, "end", "reviewer", stdin="LEARNED: the end\n", CORTEX_EMBEDDINGS="none")
+        assert ran.returncode == 0 and "pruned 1 memory" in ran.stderr, ran.stderr
+    finally:
+        server.stop()

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from cortex import config, errors, provenance
+from cortex import config, errors, notices, provenance
 from cortex.model import IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
 from cortex.render import render as render_block
 from cortex.rerank import Reranking
@@ -114,8 +114,10 @@ class RemoteCortex:
         for value in (json, params):
             _check_text(value, "")  # the same field error as in process, not an encoding traceback
         body = _json.dumps(json).encode("utf-8") if json is not None else None
-        data, _ = self._raw(method, path, params=params, body=body,
-                            content_type="application/json" if body is not None else None, accept=None)
+        data, headers = self._raw(method, path, params=params, body=body,
+                                  content_type="application/json" if body is not None else None, accept=None)
+        for note in notices.decode(headers.get(notices.HEADER.lower())):
+            notices.notice(note)  # the server's warnings, to this process's caller
         return _json.loads(data) if data else None
 
     def _raw(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: bytes | None = None,

@@ -220,6 +220,10 @@ class _ServerHooks:
                      **provenance.current().headers()})
         try:
             with local_opener().open(request, timeout=30) as response:
+                from cortex import notices
+
+                for note in notices.decode(response.headers.get(notices.HEADER)):
+                    notices.notice(note)  # what the server's prune deleted: into the hook's log
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")[:300]
@@ -417,7 +421,14 @@ def _run(event: str, raw: str, agent: str | None) -> str:
 
             lines = marker_lines(text)  # only what capture keeps is sent, however long the transcript
             if lines:
-                _capture(root, agent_type, lines)
+                from cortex import notices
+
+                with notices.collect() as notes:
+                    try:
+                        _capture(root, agent_type, lines)
+                    finally:
+                        for note in notes:
+                            _log(root, f"{event}: {note}")
             if offsets is not None:  # delivered or spooled: either way this part of the transcript is done
                 offsets.set(str(transcript), read_to)
             return ""

@@ -364,7 +364,7 @@ class OxigraphStore:
             graph = self.vocab.graph(scope)
             removes: list[Quad] = []
             inserts = [q for m in adds for q in self.codec.quads(scope, m)] + self.codec.derived_quads(scope, derived)
-            inserts += self.codec.write_activity_quads(scope, activity, adds, [new for _, new, _ in replaces])
+            inserts += self.codec.write_activity_quads(scope, activity, adds, [new for _, new, _ in replaces], deletes)
             kept = self.codec.kept
             for old, new, archive in replaces:
                 subject = self.vocab.memory(scope, old.id)
