@@ -225,3 +225,59 @@ def test_every_surface_warns_and_reports_the_prune_through_a_server(tmp_path: Pa
         assert ran.returncode == 0 and "pruned 1 memory" in ran.stderr, ran.stderr
     finally:
         server.stop()
+
+
+# -- hooks: what the prune deleted and a broken definition go to the hook log ------------------------------------
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from tests.service_helpers import env  # noqa: E402
+
+
+def _hook(project: Path, event: str, payload: dict) -> subprocess.CompletedProcess:
+    payload = {"session_id": "s1", "transcript_path": "", "cwd": str(project), "hook_event_name": event, **payload}
+    return subprocess.run([sys.executable, "-m", "cortex", "hook", "claude", event], input=json.dumps(payload),
+                          cwd=project, capture_output=True, text=True, timeout=120,
+                          env=env(CLAUDE_CONFIG_DIR=str(project.parent), CORTEX_EMBEDDINGS="none"))
+
+
+def _hook_log(project: Path) -> str:
+    path = project / ".cortex" / "logs" / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
+@pytest.mark.parametrize("through_server", [False, True])
+def test_a_subagent_stop_logs_what_the_prune_deleted(tmp_path: Path, through_server: bool) -> None:
+    project = make_project(tmp_path / "p", "reviewer")
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register("reviewer")
+        with pytest.warns(CortexWarning):
+            weak = cx.store("reviewer", "a weak guess", confidence=0.1)
+    server = start_server(project, CORTEX_EMBEDDINGS="none") if through_server else None
+    try:
+        ran = _hook(project, "SubagentStop", {"agent_type": "reviewer", "last_assistant_message": "LEARNED: x"})
+        assert ran.returncode == 0 and "Warning" not in ran.stderr, ran.stderr
+        assert f"SubagentStop: agent_end of agent 'reviewer' pruned 1 memory" in _hook_log(project)
+        assert weak.id in _hook_log(project)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def test_a_capture_for_a_broken_definition_is_logged_with_its_problem_and_kept(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", "reviewer")
+    broken = project / "agent_defs" / "nodesc.md"
+    broken.write_text(NO_DESCRIPTION)
+    server = start_server(project, CORTEX_EMBEDDINGS="none")
+    try:
+        _hook(project, "SubagentStop", {"agent_type": "nodesc", "last_assistant_message": "LEARNED: keep me"})
+        log = _hook_log(project)
+        assert "nodesc.md: description: missing" in log and "spooled" in log, log
+        broken.write_text(AGENT.format(name="nodesc"))
+        _hook(project, "SubagentStop", {"agent_type": "reviewer", "last_assistant_message": "LEARNED: later"})
+        contents = [m["content"] for m in httpx.get(f"{server.url}/v1/agents/nodesc/memories", timeout=30,
+                                                    headers={"Authorization": f"Bearer {server.token}"}).json()]
+        assert contents == ["keep me"], _hook_log(project)
+    finally:
+        server.stop()
