@@ -1009,8 +1009,8 @@ class Cortex:
                   for i in deleted if i in before]
         if pruned:
             shown = ", ".join(f"{p.id} ({p.rule})" for p in pruned[:5]) + (", ..." if len(pruned) > 5 else "")
-            notices.notice(f"agent_end of agent {agent!r} pruned {len(pruned)} memor{'y' if len(pruned) == 1 else 'ies'}"
-                           f" (cortex.prune: {rule}): {shown}")
+            count = f"{len(pruned)} memor{'y' if len(pruned) == 1 else 'ies'}"
+            notices.notice(f"agent_end of agent {agent!r} pruned {count} (cortex.prune: {rule}): {shown}")
             log.info("%s: pruned %d memories at agent end (%s)", scope, len(pruned), rule)
         return pruned
 

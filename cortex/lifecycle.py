@@ -244,5 +244,6 @@ def validated(memory: Memory, now: datetime) -> Memory:
 
 
 __all__ = ["DEFAULT_HALF_LIFE", "DEFAULT_MIN_CONFIDENCE", "DEFAULT_TTL", "NEVER_EXPIRES", "Policy", "Supersession",
-           "changes", "check_replacement", "check_successor", "check_supersedable", "expired", "prune_candidates", "prune_rule", "reinstated", "successor_entry", "version_at",
-           "superseded", "supersession", "updated", "validated"]
+           "changes", "check_replacement", "check_successor", "check_supersedable", "expired", "prune_candidates",
+           "prune_rule", "reinstated", "successor_entry", "version_at", "superseded", "supersession", "updated",
+           "validated"]
