@@ -223,6 +223,19 @@ def test_every_surface_warns_and_reports_the_prune_through_a_server(tmp_path: Pa
         cortex(project, "store", "reviewer", "last", "--confidence", "0.1", CORTEX_EMBEDDINGS="none")
         ran = cortex(project, "end", "reviewer", stdin="LEARNED: the end\n", CORTEX_EMBEDDINGS="none")
         assert ran.returncode == 0 and "pruned 1 memory" in ran.stderr, ran.stderr
+
+        from cortex.service.client import RemoteCortex
+
+        client = RemoteCortex(server.url, server.token)
+        try:
+            with pytest.warns(CortexWarning, match=PRUNED):
+                weak = client.store("reviewer", "through the client", confidence=0.05)
+            with pytest.warns(CortexWarning, match="pruned 1 memory"):
+                captured = client.agent_end("reviewer", "LEARNED: client end")
+            assert [m.content for m in captured] == ["client end"]
+            assert [(p.id, p.content) for p in captured.pruned] == [(weak.id, "through the client")]
+        finally:
+            client.close()
     finally:
         server.stop()
 

@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from cortex import config, errors, notices, provenance
-from cortex.model import IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
+from cortex.model import Captured, IndexStatus, Memory, MemoryType, Page, Provenance, Pruned, SearchResult, Source
 from cortex.render import render as render_block
 from cortex.rerank import Reranking
 from cortex.validation import check_agent_name, is_memory_id
@@ -382,9 +382,11 @@ class RemoteCortex:
                           "tags": _tags(tags), "scope": scope}, drop_none=True)
         return str(self._call("POST", f"/agents/{_agent(agent)}/start", json=body)["block"])
 
-    def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:
-        data = self._call("POST", f"/agents/{_agent(agent)}/end", json={"output": output, "project": project})
-        return [Memory.model_validate(m) for m in data]
+    def agent_end(self, agent: str, output: str, project: str | None = None) -> Captured:
+        data = self._call("POST", f"/agents/{_agent(agent)}/end", json={"output": output, "project": project},
+                          params={"pruned": "true"})
+        return Captured([Memory.model_validate(m) for m in data["memories"]],
+                        [Pruned.model_validate(p) for p in data["pruned"]])
 
     def resolve_agent(self, name: str) -> str | None:
         answer = self._call("GET", "/agents/resolve", params={"name": name})["agent"]

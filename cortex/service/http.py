@@ -42,7 +42,7 @@ from cortex.errors import (
     TooBusyError,
     VersionConflictError,
 )
-from cortex.model import IndexStatus, Memory, Page, Provenance, SearchResult, WrittenMemory
+from cortex.model import IndexStatus, Memory, Page, Provenance, Pruned, SearchResult, WrittenMemory
 from cortex.rerank import Reranking
 from cortex.service.auth import ADMIN, LOCAL, Principal, TokenStore, token_id
 from cortex.service.guard import SPARQL_SLOTS, Guard, Limits
@@ -142,6 +142,13 @@ class StartBody(_Body):
 class EndBody(_Body):
     output: str
     project: str | None = None
+
+
+class EndAnswer(BaseModel):
+    """``/end?pruned=true``: what was captured, and what the prune at agent end deleted."""
+
+    memories: list[Memory]
+    pruned: list[Pruned]
 
 
 class TokenBody(_Body):
@@ -468,10 +475,12 @@ def create_app(
                                           tags=body.tags, scope=body.scope))
 
     @app.post(f"{v1}/agents/{{agent}}/end", tags=["prompt"])
-    def end(agent: str, body: EndBody, caller: Caller) -> list[Memory]:
+    def end(agent: str, body: EndBody, caller: Caller, pruned: bool = False) -> list[Memory] | EndAnswer:
         """Capture marker lines from the agent's output, then prune with the agent's ``cortex.prune`` settings
-        (what it deleted is in the ``Cortex-Warnings`` header, and recorded as a ``prune`` activity)."""
-        return cx.agent_end(scoped(caller, agent), body.output, body.project)
+        (what it deleted is in the ``Cortex-Warnings`` header, and recorded as a ``prune`` activity). With
+        ``pruned=true`` the answer is an object: the captured ``memories`` and the ``pruned`` ones."""
+        captured = cx.agent_end(scoped(caller, agent), body.output, body.project)
+        return EndAnswer(memories=list(captured), pruned=captured.pruned) if pruned else list(captured)
 
     def admin_only(caller: Principal) -> TokenStore:
         caller.require_admin("managing tokens")
