@@ -26,7 +26,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("derived", ["cortex.index", "cortex.embeddings"]),
     ("storage", ["cortex.store", "cortex.vocab"]),
     ("model", ["cortex.model", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
-    ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance"]),
+    ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance",
+              "cortex.notices"]),
 ]
 
 
