@@ -231,8 +231,8 @@ class Cortex:
         which = (f"memory {memory.id} ({rule})" if len(doomed) == 1
                  else f"{len(doomed)} memories (e.g. {memory.id}: {rule})")
         notices.notice(f"{which} will be deleted by the prune at the next agent_end of agent {memory.agent!r} (every "
-                       "Stop/SubagentStop hook): store it with a higher confidence, or change cortex.prune in the "
-                       "agent's definition")
+                       "Stop/SubagentStop hook): give a higher confidence, or change cortex.prune in the agent's "
+                       "definition")
 
     def _teams(self) -> set[str]:
         """Every team some declared agent with memory belongs to."""
