@@ -457,9 +457,12 @@ class AgentRegistry:
         return self._code.get(name) or self._files.get(name)
 
     def get(self, name: str) -> AgentDefinition | None:
-        """The definition, or None."""
+        """The definition, or None (after a full check of the files)."""
         self.refresh()
-        return self._lookup(name)
+        definition = self._lookup(name)
+        if definition is None and self.refresh(force=True):
+            definition = self._lookup(name)
+        return definition
 
     def resolve(self, agent_type: str) -> str | None:
         """The declared agent a coding agent's name stands for: the agent itself, or the agent that lists it
