@@ -20,6 +20,7 @@ _EXPORTS = {
     "AgentSettings": "cortex.agents", "Cortex": "cortex.core", "RemoteCortex": "cortex.client",
     "MemoryAPI": "cortex.api",
     "AgentDefinitionError": "cortex.errors", "AgentNotFoundError": "cortex.errors", "AuthError": "cortex.errors",
+    "BrokenAgentError": "cortex.errors",
     "CortexError": "cortex.errors", "InvalidInputError": "cortex.errors", "InvalidMemoryError": "cortex.errors",
     "MemoryDisabledError": "cortex.errors", "MemoryNotFoundError": "cortex.errors", "ServiceError": "cortex.errors",
     "PermissionDeniedError": "cortex.errors", "VersionConflictError": "cortex.errors",
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
         AgentDefinitionError,
         AgentNotFoundError,
         AuthError,
+        BrokenAgentError,
         CortexError,
         InvalidInputError,
         InvalidMemoryError,
@@ -71,8 +73,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentDefinition", "AgentDefinitionError", "AgentNotFoundError", "AgentProblem", "AgentRegistry",
-    "AgentSettings", "AuthError", "Cortex", "CortexError", "Hit", "InvalidInputError", "InvalidMemoryError",
-    "Memory", "MemoryAPI", "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Page", "PermissionDeniedError",
-    "Reranking", "RemoteCortex", "Scope", "SearchMode", "SearchResult", "ServiceError", "Source", "StoreError", "StoreLockedError",
+    "AgentSettings", "AuthError", "BrokenAgentError", "Cortex", "CortexError", "Hit", "InvalidInputError",
+    "InvalidMemoryError", "Memory", "MemoryAPI", "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Page",
+    "PermissionDeniedError", "Reranking", "RemoteCortex", "Scope", "SearchMode", "SearchResult", "ServiceError",
+    "Source", "StoreError", "StoreLockedError",
     "VersionConflictError",
 ]

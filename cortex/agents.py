@@ -8,13 +8,14 @@ and what is wrong.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,13 @@ from typing import Any
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from cortex.errors import AgentDefinitionError, AgentNotFoundError, InvalidInputError, MemoryDisabledError
+from cortex.errors import (
+    AgentDefinitionError,
+    AgentNotFoundError,
+    BrokenAgentError,
+    InvalidInputError,
+    MemoryDisabledError,
+)
 from cortex.files import read_regular
 from cortex.validation import (
     AGENT_NAME_RE,
@@ -96,6 +103,8 @@ class AgentProblem:
     path: Path
     field: str
     message: str
+    #: The name the file declares, when it could be read (None: unknown, the file may declare any agent).
+    agent: str | None = dataclasses.field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.path}: {self.field}: {self.message}"
@@ -259,7 +268,8 @@ def _parse(text: str, path: Path) -> AgentDefinition | list[AgentProblem]:
         else:
             problems.append(AgentProblem(path, "cortex.memory", f"must be true or false, not {cortex_block['memory']!r}"))
     if problems:
-        return problems
+        declared = name if isinstance(name, str) else None
+        return [replace(p, agent=declared) for p in problems]
     extra = {k: v for k, v in meta.items() if k not in ("name", "description", "memory", "cortex")}
     return AgentDefinition(
         name=str(name), description=str(description), memory=memory, settings=settings, extra=extra,
@@ -276,31 +286,49 @@ def iter_definition_files(dirs: Iterable[str | os.PathLike[str]]) -> Iterator[Pa
 
 
 def _signature(dirs: Sequence[Path]) -> tuple[Any, ...]:
-    """What changes when a definition is added, removed, renamed or edited in ``dirs`` (a few stat calls)."""
+    """What changes when a definition is added, removed, renamed or edited in ``dirs``: each directory's
+    mtime (None while it does not exist) and each ``*.md`` file's name, mtime and size."""
     parts: list[Any] = []
     for directory in dirs:
         try:
-            parts.append((str(directory), directory.stat().st_mtime_ns))
+            files = []
+            stamp = os.stat(directory).st_mtime_ns
             with os.scandir(directory) as entries:
                 for entry in entries:
                     if entry.name.endswith(".md"):
                         info = entry.stat()
-                        parts.append((entry.name, info.st_mtime_ns, info.st_size))
+                        files.append((entry.name, info.st_mtime_ns, info.st_size))
+            files.sort()
+            parts.append((str(directory), stamp, tuple(files)))
         except OSError:
-            parts.append((str(directory), None))
-    return tuple(sorted(parts, key=repr))
+            parts.append((str(directory), None, ()))
+    return tuple(parts)
+
+
+def _dir_stamps(dirs: Sequence[Path]) -> tuple[int | None, ...]:
+    """Each directory's mtime, None while it does not exist: one ``stat`` each, enough to see a file added,
+    removed or renamed (or a directory created) since the last look."""
+    stamps: list[int | None] = []
+    for directory in dirs:
+        try:
+            stamps.append(os.stat(directory).st_mtime_ns)
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
 
 
 class AgentRegistry:
     """The declared agents of one Cortex: loaded from Markdown and/or registered in code.
 
-    Definitions loaded from directories are picked up live: a cheap check (a few ``stat`` calls, at most once
-    a second, and always before saying an agent is unknown) reloads them when a file was added, removed or
-    edited, so a long-running server knows agents created after it started. Agents registered in code are
-    kept across reloads and win over a file of the same name.
+    Definitions loaded from directories are picked up live, so a long-running server knows agents created
+    after it started: every lookup compares the directories' mtimes (one ``stat`` each; a directory that does
+    not exist yet is watched by its path too), which shows a file added, removed or renamed and a directory
+    created; the files' own mtimes and sizes (an edit in place) are compared at most once every
+    :data:`CHECK_INTERVAL` seconds, and always before saying an agent is unknown or has no memory. Agents
+    registered in code are kept across reloads and win over a file of the same name.
     """
 
-    #: Seconds between two checks of the directories for changes.
+    #: Seconds between two full checks of the files for edits in place.
     CHECK_INTERVAL = 1.0
 
     def __init__(self) -> None:
@@ -309,10 +337,13 @@ class AgentRegistry:
         self._aliases: dict[str, str] = {}
         self.dirs: list[Path] = []
         self._signature: tuple[Any, ...] | None = None
+        self._stamps: tuple[int | None, ...] = ()
         self._checked = 0.0
         self._lock = threading.Lock()
         #: Problems found by the last load, one per broken field or file.
         self.problems: list[AgentProblem] = []
+        #: The files the last load could not read or parse, with their problems.
+        self.broken: dict[Path, list[AgentProblem]] = {}
 
     def load(self, dirs: Iterable[str | os.PathLike[str]]) -> list[AgentProblem]:
         """Load every definition in ``dirs`` (earlier directories win on duplicate names) and keep watching
@@ -322,23 +353,25 @@ class AgentRegistry:
             return self._reload()
 
     def _reload(self) -> list[AgentProblem]:
+        self._stamps = _dir_stamps(self.dirs)
         self._signature = _signature(self.dirs)
         self._checked = time.monotonic()
         problems: list[AgentProblem] = []
+        broken: dict[Path, list[AgentProblem]] = {}
         found: dict[str, AgentDefinition] = {}
         for path in iter_definition_files(self.dirs):
             try:
                 data = read_regular(path, MAX_DEFINITION_BYTES + 1)
                 if len(data) > MAX_DEFINITION_BYTES:
-                    problems.append(AgentProblem(path, "file", f"is over {MAX_DEFINITION_BYTES // 1024} KiB: not read"))
+                    broken[path] = [AgentProblem(path, "file", f"is over {MAX_DEFINITION_BYTES // 1024} KiB: not read")]
                     continue
                 text = data.decode("utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                problems.append(AgentProblem(path, "file", f"cannot be read: {exc}"))
+                broken[path] = [AgentProblem(path, "file", f"cannot be read: {exc}")]
                 continue
             parsed = _parse(text, path)
             if isinstance(parsed, list):
-                problems.extend(parsed)
+                broken[path] = parsed
                 continue
             if parsed.name in found:
                 problems.append(AgentProblem(
@@ -346,6 +379,8 @@ class AgentRegistry:
                 ))
                 continue
             found[parsed.name] = parsed
+        problems[:0] = [p for file_problems in broken.values() for p in file_problems]
+        self.broken = broken
         problems.extend(self._alias_problems(found))
         self._files = found
         self._index_aliases()
@@ -375,17 +410,19 @@ class AgentRegistry:
         self._aliases = aliases
 
     def refresh(self, *, force: bool = False) -> bool:
-        """Reload the definitions when a file in the watched directories changed (checked at most once every
-        :data:`CHECK_INTERVAL` seconds unless ``force``). Returns True when something was reloaded."""
+        """Reload the definitions when the watched directories changed: their mtimes on every call, the files'
+        mtimes and sizes at most once every :data:`CHECK_INTERVAL` seconds unless ``force``. Returns True when
+        something was reloaded."""
         if not self.dirs:
             return False
         with self._lock:
             now = time.monotonic()
-            if not force and now - self._checked < self.CHECK_INTERVAL:
-                return False
-            self._checked = now
-            if _signature(self.dirs) == self._signature:
-                return False
+            if _dir_stamps(self.dirs) == self._stamps:
+                if not force and now - self._checked < self.CHECK_INTERVAL:
+                    return False
+                self._checked = now
+                if _signature(self.dirs) == self._signature:
+                    return False
             for problem in self._reload():
                 log.warning("agent definition problem: %s", problem)
             return True
@@ -420,9 +457,12 @@ class AgentRegistry:
         return self._code.get(name) or self._files.get(name)
 
     def get(self, name: str) -> AgentDefinition | None:
-        """The definition, or None."""
+        """The definition, or None (after a full check of the files)."""
         self.refresh()
-        return self._lookup(name)
+        definition = self._lookup(name)
+        if definition is None and self.refresh(force=True):
+            definition = self._lookup(name)
+        return definition
 
     def resolve(self, agent_type: str) -> str | None:
         """The declared agent a coding agent's name stands for: the agent itself, or the agent that lists it
@@ -434,7 +474,23 @@ class AgentRegistry:
             self.refresh(force=True)
         if agent_type in self._aliases:
             return self._aliases[agent_type]
-        return agent_type if self._lookup(agent_type) is not None else None
+        if self._lookup(agent_type) is not None:
+            return agent_type
+        self._raise_broken(agent_type)
+        return None
+
+    def broken_for(self, name: str) -> list[AgentProblem]:
+        """The problems of the broken files that would declare ``name``: a file named ``{name}.md`` or whose
+        ``name:`` is ``name``, and every file that could not be read far enough to know which agent it
+        declares (a YAML error, no ``name:``)."""
+        return [p for path, problems in self.broken.items()
+                if path.stem == name or any(p.agent in (None, name) for p in problems) for p in problems]
+
+    def _raise_broken(self, name: str) -> None:
+        problems = self.broken_for(name)
+        if problems:
+            named = any(p.path.stem == name or p.agent == name for p in problems)
+            raise BrokenAgentError(name, problems, named=named)
 
     def require(self, name: str, *, memory: bool = True) -> AgentDefinition:
         """The definition of a declared agent (with memory enabled unless ``memory=False``)."""
@@ -444,7 +500,10 @@ class AgentRegistry:
         if definition is None and self.refresh(force=True):
             definition = self._lookup(name)
         if definition is None:
+            self._raise_broken(name)
             raise AgentNotFoundError(name, searched=self.dirs)
+        if memory and not definition.memory_enabled and self.refresh(force=True):
+            definition = self._lookup(name) or definition
         if memory and not definition.memory_enabled:
             raise MemoryDisabledError(name)
         return definition

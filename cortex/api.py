@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cortex import config
-from cortex.model import IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
+from cortex.model import Captured, IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
 from cortex.rerank import Reranking
 
 if TYPE_CHECKING:
@@ -219,8 +219,9 @@ class MemoryAPI(Protocol):
         false."""
         ...
 
-    def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:
-        """Capture marker lines from the agent's output; returns what was stored or refreshed."""
+    def agent_end(self, agent: str, output: str, project: str | None = None) -> Captured:
+        """Capture marker lines from the agent's output, then prune by the agent's rule; returns what was stored
+        or refreshed (``.pruned``: what the prune deleted)."""
         ...
 
     def resolve_agent(self, name: str) -> str | None:

@@ -40,7 +40,8 @@ class _State:
         self.store: Path | str = (store if "://" in store else Path(store)) if store is not None \
             else config.default_store_path(self.root)
         self.state_dir = state_dir_of(self.store)
-        self.agent_dirs = list(agents_dirs) or config.discover_agent_dirs(self.root)
+        # every candidate, existing or not: a server started now must see a directory created later
+        self.agent_dirs = list(agents_dirs) or config.agent_dir_candidates(self.root)
         self._cx: MemoryAPI | None = None
 
     def printable_store(self) -> str:
@@ -91,8 +92,15 @@ class _Group(click.Group):
     """Turns every :class:`CortexError` into one line on stderr and exit status 1."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from cortex import notices
+
         try:
-            return super().invoke(ctx)
+            with notices.collect() as notes:
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    for note in notes:  # a write the prune will delete, what a prune deleted
+                        click.echo(f"cortex: warning: {note}", err=True)
         except CortexError as exc:
             click.echo(f"cortex: error: {exc}", err=True)
             ctx.exit(1)
@@ -702,16 +710,20 @@ def reindex(state: _State, agent_names: tuple[str, ...], force: bool) -> None:
 def agents_list(state: _State, fmt: str) -> None:
     """List the agents declared in the agent directories."""
     registry = state.registry()
-    items = [
+    items: list[dict[str, Any]] = [
         {"name": d.name, "description": d.description, "memory": d.memory, "memory_enabled": d.memory_enabled,
-         "project": d.settings.project, "path": str(d.path) if d.path else None}
+         "project": d.settings.project, "path": str(d.path) if d.path else None, "problems": []}
         for d in registry.list()
     ]
+    # a broken file is listed too, with what is wrong (it declares no agent until fixed)
+    items += [{"name": problems[0].agent, "description": None, "memory": None, "memory_enabled": False,
+               "project": None, "path": str(path), "problems": [f"{p.field}: {p.message}" for p in problems]}
+              for path, problems in registry.broken.items()]
     if fmt == "json":
         _emit(items)
     else:
-        rows = [(str(i["name"]), "yes" if i["memory_enabled"] else "no", str(i["path"] or ""), str(i["description"]))
-                for i in items]
+        rows = [(str(i["name"] or "?"), "BROKEN" if i["problems"] else "yes" if i["memory_enabled"] else "no",
+                 str(i["path"] or ""), "; ".join(i["problems"]) or str(i["description"])) for i in items]
         click.echo(_table(rows, ["name", "memory", "path", "description"]))
 
 
@@ -728,7 +740,8 @@ def agents_check(state: _State) -> None:
     if problems:
         click.echo(f"cortex: {len(problems)} problem(s) in {count} definition file(s)", err=True)
         sys.exit(1)
-    click.echo(f"cortex: {count} definition file(s) OK in {', '.join(map(str, state.agent_dirs)) or 'no directory'}",
+    existing = [str(d) for d in state.agent_dirs if d.is_dir()]
+    click.echo(f"cortex: {count} definition file(s) OK in {', '.join(existing) or 'no directory'}",
                err=True)
 
 

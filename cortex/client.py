@@ -19,8 +19,8 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from cortex import config, errors, provenance
-from cortex.model import IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
+from cortex import config, errors, notices, provenance
+from cortex.model import Captured, IndexStatus, Memory, MemoryType, Page, Provenance, Pruned, SearchResult, Source
 from cortex.render import render as render_block
 from cortex.validation import check_agent_name, is_memory_id
 
@@ -37,7 +37,7 @@ _ERRORS: dict[str, type[errors.CortexError]] = {
     for cls in (errors.InvalidInputError, errors.AgentNotFoundError, errors.MemoryDisabledError,
                 errors.MemoryNotFoundError, errors.StoreError, errors.StoreLockedError, errors.AuthError,
                 errors.PermissionDeniedError, errors.VersionConflictError, errors.QueryTimeoutError,
-                errors.TooBusyError, errors.CortexError)
+                errors.TooBusyError, errors.BrokenAgentError, errors.CortexError)
 }
 
 
@@ -117,8 +117,10 @@ class RemoteCortex:
         for value in (json, params):
             _check_text(value, "")  # the same field error as in process, not an encoding traceback
         body = _json.dumps(json).encode("utf-8") if json is not None else None
-        data, _ = self._raw(method, path, params=params, body=body,
-                            content_type="application/json" if body is not None else None, accept=None)
+        data, headers = self._raw(method, path, params=params, body=body,
+                                  content_type="application/json" if body is not None else None, accept=None)
+        for note in notices.decode(headers.get(notices.HEADER.lower())):
+            notices.notice(note)  # the server's warnings, to this process's caller
         return _json.loads(data) if data else None
 
     def _raw(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: bytes | None = None,
@@ -385,9 +387,11 @@ class RemoteCortex:
                           "tags": _tags(tags), "scope": scope, "touch": None if touch else False}, drop_none=True)
         return str(self._call("POST", f"/agents/{_agent(agent)}/start", json=body)["block"])
 
-    def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:
-        data = self._call("POST", f"/agents/{_agent(agent)}/end", json={"output": output, "project": project})
-        return [Memory.model_validate(m) for m in data]
+    def agent_end(self, agent: str, output: str, project: str | None = None) -> Captured:
+        data = self._call("POST", f"/agents/{_agent(agent)}/end", json={"output": output, "project": project},
+                          params={"pruned": "true"})
+        return Captured([Memory.model_validate(m) for m in data["memories"]],
+                        [Pruned.model_validate(p) for p in data["pruned"]])
 
     def resolve_agent(self, name: str) -> str | None:
         answer = self._call("GET", "/agents/resolve", params={"name": name})["agent"]

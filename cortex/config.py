@@ -90,7 +90,13 @@ def default_store_path(root: Path) -> Path | str:
 
 def discover_agent_dirs(root: Path) -> list[Path]:
     """The agent directories that exist under ``root``, in precedence order."""
-    return [root / d for d in AGENT_DIRS if (root / d).is_dir()]
+    return [root / d for d in agent_dir_candidates(root) if d.is_dir()]
+
+
+def agent_dir_candidates(root: Path) -> list[Path]:
+    """Every directory under ``root`` agent definitions may be in, in precedence order, whether it exists or
+    not: what a registry watches, so that a directory created later is read too."""
+    return [root / d for d in AGENT_DIRS]
 
 
 def lock_wait() -> float:

@@ -17,8 +17,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from cortex import capture, config, lifecycle, listing, scopes, shapes, sparql, transfer
-from cortex.agents import AgentDefinition, AgentRegistry
+from cortex import capture, config, lifecycle, listing, notices, scopes, shapes, sparql, transfer
+from cortex.agents import AgentDefinition, AgentRegistry, AgentSettings
 from cortex.embeddings import EmbeddingProvider, make_provider
 from cortex.errors import (
     AgentNotFoundError,
@@ -31,7 +31,20 @@ from cortex.errors import (
 )
 from cortex.lifecycle import Policy
 from cortex.memories import MemoryRepository
-from cortex.model import IndexStatus, Memory, MemoryType, Page, Provenance, Query, Scope, SearchResult, Source, utcnow
+from cortex.model import (
+    Captured,
+    IndexStatus,
+    Memory,
+    MemoryType,
+    Page,
+    Provenance,
+    Pruned,
+    Query,
+    Scope,
+    SearchResult,
+    Source,
+    utcnow,
+)
 from cortex.recall import Part, parts_of, recall_ids
 from cortex.render import RANKING as BLOCK_RANKING
 from cortex.render import compose, fit, general_ids, role_terms, task_text
@@ -228,9 +241,34 @@ class Cortex:
         settings = self._agent(agent).settings
         return Member(agent, settings.teams, settings.lead)
 
-    def _delete(self, scope: Scope, memory_ids: Sequence[str]) -> list[str]:
-        """Delete memories; the ones they had superseded are current again (docs/lifecycle.md)."""
-        return self._memories.delete(scope, memory_ids, reinstate=lifecycle.reinstated)
+    def _delete(self, scope: Scope, memory_ids: Sequence[str], **recorded: Any) -> list[str]:
+        """Delete memories; the ones they had superseded are current again (docs/lifecycle.md). ``recorded``
+        (action, actor, at, rule) records an automatic deletion's activity in the same update."""
+        return self._memories.delete(scope, memory_ids, reinstate=lifecycle.reinstated, **recorded)
+
+    def _warn_prunable(self, memories: Sequence[Memory]) -> None:
+        """Tell the caller (:func:`cortex.notices.notice`) which of these memories, just written, the prune at
+        their agent's next ``agent_end`` deletes: nothing is deleted without a word."""
+        now, doomed, settings = self._clock(), [], {}
+        for memory in memories:
+            if memory.scope != "agent":
+                continue  # agent_end prunes the agent's own memories only
+            if memory.agent not in settings:
+                definition = self.agents.get(memory.agent)
+                settings[memory.agent] = definition.settings if definition is not None else None
+            found = settings[memory.agent]
+            rule = lifecycle.prune_rule(memory, min_confidence=found.prune_min_confidence,
+                                        max_age=found.prune_max_age, now=now) if found is not None else None
+            if rule is not None:
+                doomed.append((memory, rule))
+        if not doomed:
+            return
+        memory, rule = doomed[0]
+        which = (f"memory {memory.id} ({rule})" if len(doomed) == 1
+                 else f"{len(doomed)} memories (e.g. {memory.id}: {rule})")
+        notices.notice(f"{which} will be deleted by the prune at the next agent_end of agent {memory.agent!r} (every "
+                       "Stop/SubagentStop hook): give a higher confidence, or change cortex.prune in the agent's "
+                       "definition")
 
     def _teams(self) -> set[str]:
         """Every team some declared agent with memory belongs to."""
@@ -290,6 +328,7 @@ class Cortex:
                  "ttl": ttl, "tags": tags, "metadata": metadata, "scope": scope}
         target, memories = self._new_memories(agent, [entry], batch=False)
         self._memories.add(target, memories)
+        self._warn_prunable(memories)
         return memories[0]
 
     def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]:
@@ -307,6 +346,7 @@ class Cortex:
         target, memories = self._new_memories(agent, entries, batch=True)
         if memories:
             self._memories.add(target, memories)
+            self._warn_prunable(memories)
         return memories
 
     def _new_memories(self, agent: str, entries: Iterable[Any], *, batch: bool) -> tuple[Scope, list[Memory]]:
@@ -366,7 +406,9 @@ class Cortex:
             new = lifecycle.updated(memory, changes, now)
             return self._memories.write(scope, [], [(memory, new, True)], action="update", actor=agent, at=now)[0]
 
-        return self._changing(attempt)
+        updated = self._changing(attempt)
+        self._warn_prunable([updated])
+        return updated
 
     def _changing(self, attempt: Callable[[], _T]) -> _T:
         """Run ``attempt`` (read a memory, then write what follows from it) under the repository's lock; when the
@@ -406,7 +448,9 @@ class Cortex:
         write. Returns the replacing memory."""
         rule = lifecycle.supersession(content, by, reason, fields)
         member = self._member(agent)
-        return self._changing(lambda: self._supersede(agent, member, old_id, rule))
+        new = self._changing(lambda: self._supersede(agent, member, old_id, rule))
+        self._warn_prunable([new])
+        return new
 
     def _supersede(self, agent: str, member: Member, old_id: str, rule: lifecycle.Supersession) -> Memory:
         """One attempt of :meth:`supersede`, on the memory as it is now."""
@@ -472,6 +516,7 @@ class Cortex:
         memory = memory_from_entry(owner, entry, self._clock(), self._policy(lead).expires_at, author=lead,
                                    scope="agent" if target.kind == "agent" else target.relative)
         self._memories.add(target, [memory])
+        self._warn_prunable([memory])
         return memory
 
     def touch(self, agent: str, memory_id: str) -> Memory:
@@ -958,7 +1003,7 @@ class Cortex:
                     self._memories.touch(scope_, ids, now)
             return render_block(shown)
 
-    def agent_end(self, agent: str, output: str, project: str | None = None) -> list[Memory]:
+    def agent_end(self, agent: str, output: str, project: str | None = None) -> Captured:
         """Capture memories from marker lines in ``output`` (``LEARNED:``, ``INSIGHT:``, ``PATTERN:``,
         ``CONVENTION:``, ``DECISION:``; source ``agent_end``) and ``SUPERSEDES <id>: text`` lines (the memory
         ``<id>`` is superseded by ``text``), then prune with the agent's ``cortex.prune`` settings.
@@ -988,8 +1033,28 @@ class Cortex:
                                                       max_age=settings.prune_max_age, now=now)
                 if i not in captured
             ]
-            self._delete(scope, doomed)
-            return result
+            return Captured(result, self._prune_at_end(agent, scope, doomed, settings, now))
+
+    def _prune_at_end(self, agent: str, scope: Scope, doomed: Sequence[str], settings: AgentSettings,
+                      now: datetime) -> list[Pruned]:
+        """Delete what the agent's prune rule selected, record it (a ``prune`` activity that
+        ``prov:invalidated`` each memory) and say it (:func:`cortex.notices.notice`); returns what went."""
+        if not doomed:
+            return []
+        rule = f"confidence < {settings.prune_min_confidence:g}" + (
+            f" or unused for longer than {settings.prune_max_age}" if settings.prune_max_age is not None else "")
+        before = {m.id: m for m in self._memories.load(scope, list(doomed))}
+        deleted = self._delete(scope, doomed, action="prune", actor=agent, at=now, rule=rule)
+        pruned = [Pruned(id=i, agent=agent, content=before[i].content, confidence=before[i].confidence,
+                         rule=lifecycle.prune_rule(before[i], min_confidence=settings.prune_min_confidence,
+                                                   max_age=settings.prune_max_age, now=now) or rule)
+                  for i in deleted if i in before]
+        if pruned:
+            shown = ", ".join(f"{p.id} ({p.rule})" for p in pruned[:5]) + (", ..." if len(pruned) > 5 else "")
+            count = f"{len(pruned)} memor{'y' if len(pruned) == 1 else 'ies'}"
+            notices.notice(f"agent_end of agent {agent!r} pruned {count} (cortex.prune: {rule}): {shown}")
+            log.info("%s: pruned %d memories at agent end (%s)", scope, len(pruned), rule)
+        return pruned
 
 
 #: How many times a change is read and decided again when another process changed the memory in between.

@@ -90,6 +90,22 @@ class AgentDefinitionError(CortexError):
         super().__init__("; ".join(str(p) for p in problems))
 
 
+class BrokenAgentError(AgentDefinitionError):
+    """The agent asked for is not declared because a definition file that would declare it is broken (named
+    after it, or not readable far enough to say which agent it declares); ``problems`` say where and what."""
+
+    def __init__(self, agent: str, problems: list[AgentProblem], *, named: bool = True) -> None:
+        self.agent = agent
+        self.problems = problems
+        listed = "; ".join(str(p) for p in problems)
+        if named:
+            what = f"agent {agent!r} cannot be used: its definition is broken: {listed}"
+        else:
+            what = (f"agent {agent!r} is not declared, and a definition file that may declare it is broken: "
+                    f"{listed}")
+        CortexError.__init__(self, f"{what} (fix the file; `cortex agents check` lists every problem)")
+
+
 class AuthError(CortexError):
     """A request carried no token, or one that is not valid."""
 

@@ -116,6 +116,15 @@ def prune_candidates(
     return index.select(doomed)
 
 
+def prune_rule(memory: Memory, *, min_confidence: float, max_age: timedelta | None, now: datetime) -> str | None:
+    """Which rule of :func:`prune_candidates` selects ``memory`` at ``now`` (its text), or None."""
+    if memory.confidence < min_confidence:
+        return f"confidence {memory.confidence:g} < cortex.prune.min_confidence {min_confidence:g}"
+    if max_age is not None and memory.last_used_at < now - max_age:
+        return f"unused since {memory.last_used_at.isoformat()}, longer than cortex.prune.max_age {max_age}"
+    return None
+
+
 def expired(index: MemoryIndex, now: datetime) -> list[str]:
     """Ids of the memories whose time to live has run out at ``now`` (what ``purge_expired`` deletes)."""
     expires = index.col("expires")
@@ -235,5 +244,6 @@ def validated(memory: Memory, now: datetime) -> Memory:
 
 
 __all__ = ["DEFAULT_HALF_LIFE", "DEFAULT_MIN_CONFIDENCE", "DEFAULT_TTL", "NEVER_EXPIRES", "Policy", "Supersession",
-           "changes", "check_replacement", "check_successor", "check_supersedable", "expired", "prune_candidates", "reinstated", "successor_entry", "version_at",
-           "superseded", "supersession", "updated", "validated"]
+           "changes", "check_replacement", "check_successor", "check_supersedable", "expired", "prune_candidates",
+           "prune_rule", "reinstated", "successor_entry", "version_at", "superseded", "supersession", "updated",
+           "validated"]

@@ -346,10 +346,13 @@ class MemoryRepository:
             return touched
 
     def delete(self, scope: Scope, memory_ids: Sequence[str],
-               reinstate: Callable[[Memory], Memory] | None = None) -> list[str]:
+               reinstate: Callable[[Memory], Memory] | None = None, *, action: str | None = None,
+               actor: str | None = None, at: datetime | None = None, rule: str | None = None) -> list[str]:
         """Remove every triple of the existing ones of these memories, in one atomic update; returns their ids.
         With ``reinstate``, each memory they had superseded (and that stays) is replaced by ``reinstate(it)``
-        in the same update (the lifecycle makes it current again)."""
+        in the same update (the lifecycle makes it current again). With ``action`` (an automatic deletion:
+        ``prune``), the same update records the activity that deleted them (``prov:invalidated``), with
+        ``actor``, ``at`` and ``rule``."""
         with self.lock:
             index = self._indexes.get(scope)
             ids = [i for i in dict.fromkeys(memory_ids) if i in index]
@@ -366,7 +369,12 @@ class MemoryRepository:
                 for _, memory in restored:
                     index.upsert(memory)
 
-            if restored:
+            if action is not None:
+                activity = replace(provenance.current(), action=action, agent=actor, at=at, rule=rule)
+                self._commit(scope, ids + [m.id for m, _ in restored],
+                             lambda: self.store.write(scope, [], [(old, new, False) for old, new in restored],
+                                                      deletes=ids, activity=activity), apply)
+            elif restored:
                 self._commit(scope, ids + [m.id for m, _ in restored],
                              lambda: self.store.write(scope, [], [(old, new, False) for old, new in restored],
                                                       deletes=ids), apply)

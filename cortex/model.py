@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import StrEnum
@@ -287,6 +287,38 @@ class Revision(GeneratedBy):
     lead editing a team memory is not its author), when (``started_at``) and through which surface."""
 
     action: str
+
+
+class WrittenMemory(Memory):
+    """A memory as a write answers it (HTTP, MCP): the memory, and what the caller must know about it."""
+
+    warnings: list[str] = Field(default_factory=list, description="E.g. that the prune at the agent's next "
+                                                                   "agent_end will delete it")
+
+    @classmethod
+    def of(cls, memory: Memory, warnings: list[str]) -> "WrittenMemory":
+        """``memory`` with ``warnings``."""
+        return cls.model_validate({**memory.model_dump(), "warnings": list(warnings)})
+
+
+class Pruned(BaseModel):
+    """A memory deleted by the prune at agent end (reported by ``agent_end``, recorded as a ``prune`` activity)."""
+
+    id: str
+    agent: str
+    content: str
+    confidence: float
+    #: the rule that selected it (its confidence under the threshold, or unused for too long)
+    rule: str
+
+
+class Captured(list[Memory]):
+    """What ``agent_end`` returns: the memories stored or refreshed (a list, as before), and in :attr:`pruned`
+    the memories its prune deleted."""
+
+    def __init__(self, memories: Iterable[Memory] = (), pruned: Iterable[Pruned] = ()) -> None:
+        super().__init__(memories)
+        self.pruned: list[Pruned] = list(pruned)
 
 
 class Provenance(BaseModel):

@@ -38,6 +38,8 @@ class Activity:
     action: str | None = None
     agent: str | None = None
     at: datetime | None = None
+    #: why an automatic deletion (``action`` prune) deleted what it did: the rule, e.g. its thresholds
+    rule: str | None = None
 
     def headers(self) -> dict[str, str]:
         """The activity as request headers (what a client forwards to the server: where the call came from)."""

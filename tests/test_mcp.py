@@ -59,7 +59,7 @@ async def exercise(client: Client, agent: str = "alice") -> None:
     assert added.structured_content["created"] is True
     assert memory["type"] == "pattern" and memory["agent"] == agent
     duplicate = await client.call_tool("add_memory", {"agent": agent, "content": "Always check null pointers"})
-    assert duplicate.structured_content == {"memory": memory, "created": False}
+    assert duplicate.structured_content == {"memory": memory, "created": False, "warnings": []}
     found = await client.call_tool("search_memories", {"agent": agent, "query": "null pointer checks"})
     hits = found.structured_content["hits"]
     assert hits[0]["id"] == memory["id"] and hits[0]["summary"] == "Always check null pointers"

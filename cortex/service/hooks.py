@@ -240,6 +240,10 @@ class _ServerHooks:
                      **provenance.current().headers()})
         try:
             with local_opener().open(request, timeout=30) as response:
+                from cortex import notices
+
+                for note in notices.decode(response.headers.get(notices.HEADER)):
+                    notices.notice(note)  # what the server's prune deleted: into the hook's log
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")[:300]
@@ -299,8 +303,11 @@ def _open(root: Path) -> Any:
 
 def _transient(exc: BaseException) -> bool:
     """Whether a failed delivery may succeed later (then the capture is spooled rather than dropped)."""
-    from cortex.errors import InvalidInputError, MemoryDisabledError
+    from cortex.errors import BrokenAgentError, InvalidInputError, MemoryDisabledError
 
+    # a broken definition is fixed by editing the file: the capture waits for it (the error names the file)
+    if isinstance(exc, BrokenAgentError) or (isinstance(exc, ConnectionError) and "BrokenAgentError" in str(exc)):
+        return True
     if isinstance(exc, (InvalidInputError, MemoryDisabledError, _Unknown)):
         return False
     return not (isinstance(exc, ConnectionError) and ("answered 4" in str(exc) and "answered 408" not in str(exc)))
@@ -321,10 +328,10 @@ def _capture(root: Path, agent_type: str, text: str) -> None:
         _log(root, f"capture for {agent_type!r} spooled (store not reachable: {type(exc).__name__}: {exc})")
         return
     try:
-        agent = cx.resolve_agent(agent_type)
-        if agent is None:
-            raise _Unknown(agent_type)
         try:
+            agent = cx.resolve_agent(agent_type)
+            if agent is None:
+                raise _Unknown(agent_type)
             cx.agent_end(agent, text)
         except Exception as exc:
             if not _transient(exc):
@@ -436,7 +443,14 @@ def _run(event: str, raw: str, agent: str | None) -> str:
                 entries, read_to = _transcript_lines(transcript, offsets.get(transcript, key))
                 found = f"{_marker_text([e for e in entries if keep(e)])}\n{found}".strip("\n")
             if found:
-                _capture(root, agent_type, found)
+                from cortex import notices
+
+                with notices.collect() as notes:
+                    try:
+                        _capture(root, agent_type, found)
+                    finally:
+                        for note in notes:
+                            _log(root, f"{event}: {note}")
             if offsets is not None and transcript:  # delivered or spooled: this part of the transcript is done
                 offsets.set(key, read_to)
             return ""

@@ -25,10 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from cortex import config, sparql, transfer
+from cortex import config, notices, sparql, transfer
 from cortex.core import Cortex
 from cortex.errors import (
     AgentNotFoundError,
+    BrokenAgentError,
     AuthError,
     CortexError,
     InvalidInputError,
@@ -41,7 +42,7 @@ from cortex.errors import (
     TooBusyError,
     VersionConflictError,
 )
-from cortex.model import IndexStatus, Memory, Page, Provenance, SearchResult
+from cortex.model import IndexStatus, Memory, Page, Provenance, Pruned, SearchResult, WrittenMemory
 from cortex.rerank import Reranking
 from cortex.service.auth import ADMIN, LOCAL, Principal, TokenStore, token_id
 from cortex.service.guard import SPARQL_SLOTS, Guard, Limits
@@ -145,6 +146,13 @@ class EndBody(_Body):
     project: str | None = None
 
 
+class EndAnswer(BaseModel):
+    """``/end?pruned=true``: what was captured, and what the prune at agent end deleted."""
+
+    memories: list[Memory]
+    pruned: list[Pruned]
+
+
 class TokenBody(_Body):
     agent: str | None = Field(default=None, description="The agent the token may use; none: an admin token")
     force: bool = Field(default=False, description="Create it even for an agent that is not declared")
@@ -186,6 +194,27 @@ def _principal(request: Request) -> Principal:
 Caller = Annotated[Principal, Depends(_principal)]
 
 
+class _WarningsHeader:
+    """Every notice of a request (a write the prune will delete, what a prune deleted), whatever the route, in
+    the ``Cortex-Warnings`` response header (plain ASGI: streamed MCP answers pass through untouched)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        with notices.collect() as notes:
+            async def send_noted(message: Any) -> None:
+                if message["type"] == "http.response.start" and notes:
+                    header = (notices.HEADER.lower().encode(), notices.encode(notes).encode("ascii"))
+                    message = {**message, "headers": [*message.get("headers", []), header]}
+                await send(message)
+
+            await self.app(scope, receive, send_noted)
+
+
 def status_of(exc: CortexError) -> int:
     """The HTTP status for a Cortex error."""
     if isinstance(exc, InvalidInputError):
@@ -198,7 +227,7 @@ def status_of(exc: CortexError) -> int:
         return 403
     if isinstance(exc, (AgentNotFoundError, MemoryNotFoundError)):
         return 404
-    if isinstance(exc, (MemoryDisabledError, StoreLockedError, VersionConflictError)):
+    if isinstance(exc, (MemoryDisabledError, StoreLockedError, VersionConflictError, BrokenAgentError)):
         return 409
     if isinstance(exc, QueryTimeoutError):
         return 503
@@ -311,7 +340,12 @@ def create_app(
     @app.get(f"{v1}/agents/resolve", tags=["agents"])
     def resolve_agent(caller: Caller, name: Annotated[str, Query(max_length=200)]) -> dict[str, str | None]:
         """The declared agent with memory that a coding agent's name stands for (itself or an alias), or null."""
-        resolved = cx.resolve_agent(name)
+        try:
+            resolved = cx.resolve_agent(name)
+        except BrokenAgentError as exc:
+            if caller.may_use(exc.agent):
+                raise
+            resolved = None  # never a hint of a definition the caller may not use
         return {"agent": resolved if resolved is not None and caller.may_use(resolved) else None}
 
     @app.get(f"{v1}/agents", tags=["agents"])
@@ -320,11 +354,13 @@ def create_app(
         return [a for a in cx.describe_agents() if caller.may_use(a["name"])]
 
     @app.post(f"{v1}/agents/{{agent}}/memories", status_code=201, tags=["memories"])
-    def store(agent: str, body: StoreBody, caller: Caller) -> Memory:
-        """Store one memory."""
-        return cx.store(scoped(caller, agent), body.content, type=body.type, project=body.project,
-                        confidence=body.confidence, source=body.source, ttl=body.ttl, tags=body.tags,
-                        metadata=body.metadata, scope=body.scope)
+    def store(agent: str, body: StoreBody, caller: Caller) -> WrittenMemory:
+        """Store one memory (``warnings``: e.g. that the prune at the agent's next agent_end will delete it)."""
+        with notices.collect() as notes:
+            memory = cx.store(scoped(caller, agent), body.content, type=body.type, project=body.project,
+                              confidence=body.confidence, source=body.source, ttl=body.ttl, tags=body.tags,
+                              metadata=body.metadata, scope=body.scope)
+        return WrittenMemory.of(memory, notes)
 
     @app.post(f"{v1}/agents/{{agent}}/memories/batch", status_code=201, tags=["memories"])
     def store_many(agent: str, body: BatchBody, caller: Caller) -> list[Memory]:
@@ -361,11 +397,13 @@ def create_app(
                                 include_superseded=include_superseded, cursor=cursor, limit=limit)
 
     @app.patch(f"{v1}/agents/{{agent}}/memories/{{memory_id}}", tags=["lifecycle"])
-    def update(agent: str, memory_id: str, body: UpdateBody, caller: Caller) -> Memory:
+    def update(agent: str, memory_id: str, body: UpdateBody, caller: Caller) -> WrittenMemory:
         """Change fields in place: version + 1, the earlier version kept (history)."""
-        return cx.update(scoped(caller, agent), memory_id, content=body.content, type=body.type,
-                         project=body.project, confidence=body.confidence, tags=body.tags,
-                         metadata=body.metadata, expected_version=body.expected_version)
+        with notices.collect() as notes:
+            memory = cx.update(scoped(caller, agent), memory_id, content=body.content, type=body.type,
+                               project=body.project, confidence=body.confidence, tags=body.tags,
+                               metadata=body.metadata, expected_version=body.expected_version)
+        return WrittenMemory.of(memory, notes)
 
     @app.get(f"{v1}/agents/{{agent}}/memories/{{memory_id}}/history", tags=["lifecycle"])
     def history(agent: str, memory_id: str, caller: Caller) -> list[Memory]:
@@ -379,11 +417,13 @@ def create_app(
         return cx.provenance(scoped(caller, agent), memory_id)
 
     @app.post(f"{v1}/agents/{{agent}}/memories/{{memory_id}}/supersede", status_code=201, tags=["lifecycle"])
-    def supersede(agent: str, memory_id: str, body: SupersedeBody, caller: Caller) -> Memory:
+    def supersede(agent: str, memory_id: str, body: SupersedeBody, caller: Caller) -> WrittenMemory:
         """Replace the memory by new content (or by an existing memory): returns the replacing memory."""
         fields = body.model_dump(exclude_none=True, exclude={"content", "by", "reason"})
-        return cx.supersede(scoped(caller, agent), memory_id, body.content, by=body.by, reason=body.reason,
-                            **fields)
+        with notices.collect() as notes:
+            memory = cx.supersede(scoped(caller, agent), memory_id, body.content, by=body.by, reason=body.reason,
+                                  **fields)
+        return WrittenMemory.of(memory, notes)
 
     @app.post(f"{v1}/agents/{{agent}}/memories/{{memory_id}}/validate", tags=["lifecycle"])
     def validate(agent: str, memory_id: str, caller: Caller) -> Memory:
@@ -391,10 +431,12 @@ def create_app(
         return cx.validate(scoped(caller, agent), memory_id)
 
     @app.post(f"{v1}/agents/{{lead}}/inject", status_code=201, tags=["lifecycle"])
-    def inject(lead: str, body: InjectBody, caller: Caller) -> Memory:
+    def inject(lead: str, body: InjectBody, caller: Caller) -> WrittenMemory:
         """A lead's learning for the swarm (default), one of its teams, or one worker."""
-        return cx.inject_learning(scoped(caller, lead), body.content, body.category, team=body.team, to=body.to,
-                                  confidence=body.confidence, project=body.project, tags=body.tags)
+        with notices.collect() as notes:
+            memory = cx.inject_learning(scoped(caller, lead), body.content, body.category, team=body.team,
+                                        to=body.to, confidence=body.confidence, project=body.project, tags=body.tags)
+        return WrittenMemory.of(memory, notes)
 
     @app.post(f"{v1}/purge-expired", tags=["lifecycle"])
     def purge_expired(caller: Caller, body: Annotated[PurgeBody, Body()] = PurgeBody()) -> PurgeResult:
@@ -435,9 +477,12 @@ def create_app(
                                           tags=body.tags, scope=body.scope, touch=body.touch))
 
     @app.post(f"{v1}/agents/{{agent}}/end", tags=["prompt"])
-    def end(agent: str, body: EndBody, caller: Caller) -> list[Memory]:
-        """Capture marker lines from the agent's output."""
-        return cx.agent_end(scoped(caller, agent), body.output, body.project)
+    def end(agent: str, body: EndBody, caller: Caller, pruned: bool = False) -> list[Memory] | EndAnswer:
+        """Capture marker lines from the agent's output, then prune with the agent's ``cortex.prune`` settings
+        (what it deleted is in the ``Cortex-Warnings`` header, and recorded as a ``prune`` activity). With
+        ``pruned=true`` the answer is an object: the captured ``memories`` and the ``pruned`` ones."""
+        captured = cx.agent_end(scoped(caller, agent), body.output, body.project)
+        return EndAnswer(memories=list(captured), pruned=captured.pruned) if pruned else list(captured)
 
     def admin_only(caller: Principal) -> TokenStore:
         caller.require_admin("managing tokens")
@@ -593,6 +638,7 @@ def create_app(
 
     if mcp_server is not None:
         app.router.routes.extend(mcp_app.routes)  # exactly /mcp; any other path is a JSON 404 of this app
+    app.add_middleware(_WarningsHeader)
     # middlewares run outermost-last-added: the host check, then the guard, before any route or body parsing
     app.add_middleware(Guard, authenticate=authenticate, limits=limits or Limits.from_env(), on_request=on_request)
     if allowed_hosts is not None:

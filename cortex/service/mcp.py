@@ -20,11 +20,11 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from cortex import config, provenance
+from cortex import config, notices, provenance
 from cortex import sparql as sparql_limits
 from cortex.api import MemoryAPI
 from cortex.errors import AgentNotFoundError, CortexError
-from cortex.model import Memory, Page, Provenance
+from cortex.model import Memory, Page, Provenance, WrittenMemory
 from cortex.scopes import Member
 from cortex.service.auth import Principal
 from cortex.service.guard import SPARQL_SLOTS
@@ -65,12 +65,16 @@ class SearchOutput(BaseModel):
 
 class MemoriesOutput(BaseModel):
     memories: list[Memory]
+    warnings: list[str] = Field(default_factory=list, description="What you must know: e.g. the memories the prune "
+                                                                  "at agent end deleted")
 
 
 class AddOutput(BaseModel):
     memory: Memory
     created: bool = Field(description="False when exactly this content was already stored for the agent and "
                                       "project: the existing memory is returned, not a duplicate")
+    warnings: list[str] = Field(default_factory=list, description="What you must know: e.g. that the prune at the "
+                                                                  "agent's next agent_end will delete it")
 
 
 class HistoryOutput(BaseModel):
@@ -255,10 +259,10 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
                         if m.content == content]
             if existing:
                 return AddOutput(memory=existing[0], created=False)
-            return AddOutput(memory=cx.store(agent, content, type=type, project=project, confidence=confidence,
-                                             tags=tags or (), metadata=metadata, source=source, ttl=ttl,
-                                             scope=scope),
-                             created=True)
+            with notices.collect() as notes:
+                memory = cx.store(agent, content, type=type, project=project, confidence=confidence,
+                                  tags=tags or (), metadata=metadata, source=source, ttl=ttl, scope=scope)
+            return AddOutput(memory=memory, created=True, warnings=notes)
 
     @server.tool(annotations=readonly)
     def search_memories(
@@ -349,12 +353,13 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         expected_version: Annotated[int | None, Field(
             description="The version you read: if the memory changed since, nothing is changed and you get an error "
                         "(read it again)", ge=1)] = None,
-    ) -> Memory:
+    ) -> WrittenMemory:
         """Correct a memory in place: only the fields given change, its version goes up by one and the earlier
         version is kept (memory_history). To record that a fact changed over time, use supersede_memory."""
-        with calling(ctx, agent) as cx:
-            return cx.update(agent, memory_id, content=content, type=type, project=project, confidence=confidence,
-                             tags=tags, metadata=metadata, expected_version=expected_version)
+        with calling(ctx, agent) as cx, notices.collect() as notes:
+            memory = cx.update(agent, memory_id, content=content, type=type, project=project, confidence=confidence,
+                               tags=tags, metadata=metadata, expected_version=expected_version)
+        return WrittenMemory.of(memory, notes)
 
     @server.tool(annotations=readonly)
     def memory_history(agent: Agent, memory_id: MemoryId, ctx: Context) -> HistoryOutput:
@@ -390,15 +395,16 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         = None,
         valid_from: Annotated[str | None, Field(description="When the new fact became true (ISO 8601; default: "
                                                             "now); the old one is valid until then")] = None,
-    ) -> Memory:
+    ) -> WrittenMemory:
         """Replace an outdated memory: the old one stays in history, valid until now and pointing to its
         replacement, and no longer appears in searches. Give `content` (a new memory) or `by`. Returns the
         replacing memory."""
         given = {"type": type, "project": project, "tags": tags, "confidence": confidence, "source": source,
                  "ttl": ttl, "metadata": metadata, "valid_from": valid_from}
         fields: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-        with calling(ctx, agent) as cx:
-            return cx.supersede(agent, memory_id, content, by=by, reason=reason, **fields)
+        with calling(ctx, agent) as cx, notices.collect() as notes:
+            memory = cx.supersede(agent, memory_id, content, by=by, reason=reason, **fields)
+        return WrittenMemory.of(memory, notes)
 
     @server.tool(annotations=writes)
     def validate_memory(agent: Agent, memory_id: MemoryId, ctx: Context) -> Memory:
@@ -420,12 +426,13 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         project: Annotated[str, Field(description="Project it applies to; 'global' for everywhere")]
         = config.DEFAULT_PROJECT,
         tags: Annotated[list[str] | None, Field(description="More tags besides the category")] = None,
-    ) -> Memory:
+    ) -> WrittenMemory:
         """A lead shares a learning: with every agent (default), with one team, or with one worker. Only leads
         may; the memory is tagged with its category."""
-        with calling(ctx, agent) as cx:
-            return cx.inject_learning(agent, content, category, team=team, to=to, confidence=confidence,
-                                      project=project, tags=tags or ())
+        with calling(ctx, agent) as cx, notices.collect() as notes:
+            memory = cx.inject_learning(agent, content, category, team=team, to=to, confidence=confidence,
+                                        project=project, tags=tags or ())
+        return WrittenMemory.of(memory, notes)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                              open_world_hint=False))
@@ -573,9 +580,10 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         project: Annotated[str | None, Field(description="Project of the captured memories")] = None,
     ) -> MemoriesOutput:
         """Capture the marker lines of an agent's output as memories (a line already stored is refreshed, not
-        stored twice)."""
-        with calling(ctx, agent) as cx:
-            return MemoriesOutput(memories=cx.agent_end(agent, output, project))
+        stored twice), then prune the agent's memories by its prune rule: `warnings` says what was deleted."""
+        with calling(ctx, agent) as cx, notices.collect() as notes:
+            memories = cx.agent_end(agent, output, project)
+        return MemoriesOutput(memories=memories, warnings=notes)
 
     @server.resource("cortex://agents/{agent}/memory", name="agent_memory", mime_type="text/markdown",
                      description="The agent's <agent-memory> block: its most used memories")

@@ -49,6 +49,24 @@ RAW_LOAD_MIN = 100_000
 ROLLBACK_CHUNK = 2_000
 
 
+#: RocksDB info logs kept from earlier opens (each open renames ``LOG`` to ``LOG.old.<micros>``, ~136 KB each,
+#: and pyoxigraph offers no option to bound them).
+KEPT_OLD_LOGS = 3
+
+
+def _trim_old_logs(path: Path, keep: int = KEPT_OLD_LOGS) -> None:
+    """Delete all but the ``keep`` newest ``LOG.old.*`` files of the store directory."""
+    try:
+        old = sorted(path.glob("LOG.old.*"), key=lambda p: (p.stat().st_mtime_ns, p.name))
+    except OSError:
+        return
+    for stale in old[:max(0, len(old) - keep)]:
+        try:
+            stale.unlink()
+        except OSError:  # gone already, or not ours to delete: the next open tries again
+            pass
+
+
 def _lock_holder(lock_file: Path) -> int | None:
     """The pid of the process holding RocksDB's ``LOCK`` file, asked of the kernel (``F_GETLK``): always the
     real holder, even while several processes race to open the store. None where that cannot be asked."""
@@ -149,6 +167,7 @@ class OxigraphStore:
                 raise StoreLockedError(self._path, self._owner_pid(exc)) from None
             raise StoreError(f"cannot open store {self._path}: {exc}") from exc
         (self._path / OWNER_FILE).write_text(json.dumps({"pid": os.getpid()}))
+        _trim_old_logs(self._path)
         return store
 
     def _owner_pid(self, exc: OSError) -> int | None:
@@ -345,7 +364,7 @@ class OxigraphStore:
             graph = self.vocab.graph(scope)
             removes: list[Quad] = []
             inserts = [q for m in adds for q in self.codec.quads(scope, m)] + self.codec.derived_quads(scope, derived)
-            inserts += self.codec.write_activity_quads(scope, activity, adds, [new for _, new, _ in replaces])
+            inserts += self.codec.write_activity_quads(scope, activity, adds, [new for _, new, _ in replaces], deletes)
             kept = self.codec.kept
             for old, new, archive in replaces:
                 subject = self.vocab.memory(scope, old.id)

@@ -166,6 +166,10 @@ class MemoryCodec:
         self.p_associated = NamedNode(PROV + "wasAssociatedWith")
         self.activity_fields = {name: vocab.predicate(name) for name in ("surface", "event", "session", "tool")}
         self.p_action = vocab.predicate("action")
+        self.p_rule = vocab.predicate("rule")  # the rule an automatic deletion applied
+        self.p_invalidated = NamedNode(PROV + "invalidated")  # a deleting activity -> each memory it deleted
+        #: an activity that only deleted memories (a prune): a PROV activity with a shape of its own
+        self.deletion_class = vocab.predicate("Deletion")
         self.p_dropping = vocab.predicate("dropping")  # an activity whose memories a delete is dropping
         #: Links a replacement of a memory keeps (they are not fields of the memory): its uses and what it was
         #: derived from (the activity that generated it links to it: not a triple of the memory).
@@ -325,7 +329,15 @@ class MemoryCodec:
         if not memories:
             return []
         g, node = self.vocab.prov_graph(scope), self.activity_iri(scope, token)
-        out = [Quad(node, RDF_TYPE, self.activity_class, g)]
+        out = self._activity_node(scope, activity, token)
+        out.extend(Quad(node, self.p_generated, self.vocab.memory(scope, m.id), g) for m in memories)
+        return out
+
+    def _activity_node(self, scope: Scope, activity: Activity, token: str, cls: NamedNode | None = None) -> list[Quad]:
+        """The activity's own triples: its class, surface, event, session, tool and, for a change, what, by whom,
+        when and by which rule."""
+        g, node = self.vocab.prov_graph(scope), self.activity_iri(scope, token)
+        out = [Quad(node, RDF_TYPE, cls or self.activity_class, g)]
         for name, predicate in self.activity_fields.items():
             value = getattr(activity, name)
             if value is not None:
@@ -336,20 +348,28 @@ class MemoryCodec:
                 out.append(Quad(node, self.p_associated, self.vocab.agent(activity.agent), g))
             if activity.at is not None:
                 out.append(Quad(node, self.p_started, date_time(activity.at), g))
-        out.extend(Quad(node, self.p_generated, self.vocab.memory(scope, m.id), g) for m in memories)
+            if activity.rule is not None:
+                out.append(Quad(node, self.p_rule, Literal(activity.rule), g))
         return out
 
     def write_activity_quads(self, scope: Scope, activity: Activity | None, adds: Sequence[Memory],
-                             changed: Sequence[Memory]) -> list[Quad]:
+                             changed: Sequence[Memory], deleted: Sequence[str] = ()) -> list[Quad]:
         """The provenance of one write: an activity that generated ``adds`` (as for a store), and, when the
         write changed existing memories (``activity.action``), an activity of its own that generated their new
-        state, naming what it did, the agent that did it and when."""
+        state, naming what it did, the agent that did it and when; when it also deleted memories (a prune),
+        that activity ``prov:invalidated`` each of them (kept after they are gone: nothing goes unrecorded)."""
         if activity is None:
             return []
-        created = replace(activity, action=None, agent=None, at=None)
+        created = replace(activity, action=None, agent=None, at=None, rule=None)
         out = self.activity_quads(scope, created, os.urandom(8).hex(), adds)
         if activity.action is not None:
-            out += self.activity_quads(scope, activity, os.urandom(8).hex(), changed)
+            token = os.urandom(8).hex()
+            out += self.activity_quads(scope, activity, token, changed)
+            if deleted:
+                if not changed:  # the activity's own triples, which activity_quads writes only with memories
+                    out += self._activity_node(scope, activity, token, self.deletion_class)
+                node, g = self.activity_iri(scope, token), self.vocab.prov_graph(scope)
+                out += [Quad(node, self.p_invalidated, self.vocab.memory(scope, i), g) for i in deleted]
         return out
 
     def derived_quads(self, scope: Scope, derived: Sequence[tuple[str, str]]) -> list[Quad]:

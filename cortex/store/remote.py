@@ -437,9 +437,10 @@ class RemoteStore:
                 for i in range(0, len(memories), step)]
 
     def _provenance_ops(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None,
-                        derived: Sequence[tuple[str, str]], changed: Sequence[Memory] = ()) -> list[str]:
+                        derived: Sequence[tuple[str, str]], changed: Sequence[Memory] = (),
+                        deleted: Sequence[str] = ()) -> list[str]:
         quads = self.codec.derived_quads(scope, derived) + self.codec.write_activity_quads(scope, activity, memories,
-                                                                                            changed)
+                                                                                            changed, deleted)
         return self._quad_ops(quads) if quads else []
 
     def _quad_ops(self, quads: Sequence[Quad]) -> list[str]:
@@ -563,7 +564,7 @@ class RemoteStore:
                     raise VersionConflictError(old.id, old.version, stored)  # changed since it was read
                 ops += self._replace_ops(scope, old, new, archive, pairs)
             ops += self._insert_ops(scope, adds) + self._provenance_ops(scope, adds, activity, derived,
-                                                                        [new for _, new, _ in replaces])
+                                                                        [new for _, new, _ in replaces], deletes)
             ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
             change = self._change(scope, ids, [*ops, *claim.release], "an update")
             claim = claim.released()

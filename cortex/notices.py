@@ -1,0 +1,61 @@
+"""Warnings a caller must see: a write the agent's prune rule will delete, memories deleted by that rule.
+
+The engine says them through :func:`notice`; each surface collects them around the work it does
+(:func:`collect`) and shows them its way: the CLI on stderr, the HTTP API in the answer (a ``warnings`` list
+and the ``Cortex-Warnings`` header), MCP tools in their result, hooks in their log. Outside any collector a
+notice is a :class:`CortexWarning` (``warnings.warn``), so a Python caller sees it too. Standard library only:
+hooks import this.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+#: The response header that carries the notices of an HTTP request (a JSON list of strings, ASCII).
+HEADER = "Cortex-Warnings"
+
+#: The collectors of the running code, innermost last (a route's own, inside the HTTP request's).
+_current: contextvars.ContextVar[tuple[list[str], ...]] = contextvars.ContextVar("cortex_notices", default=())
+
+
+class CortexWarning(UserWarning):
+    """A notice raised as a Python warning (no surface collects it)."""
+
+
+def notice(message: str) -> None:
+    """Tell the caller ``message``: into the collector of the running surface, else as a warning."""
+    collectors = _current.get()
+    if not collectors:
+        warnings.warn(message, CortexWarning, stacklevel=4)  # the caller of the facade method
+    for collected in collectors:
+        if message not in collected:
+            collected.append(message)
+
+
+@contextmanager
+def collect() -> Iterator[list[str]]:
+    """Collect the notices of the block (of every thread it hands a copy of its context to) in a list."""
+    notes: list[str] = []
+    token = _current.set((*_current.get(), notes))
+    try:
+        yield notes
+    finally:
+        _current.reset(token)
+
+
+def encode(notes: list[str]) -> str:
+    """Notices as the value of :data:`HEADER`."""
+    return json.dumps(notes, ensure_ascii=True)
+
+
+def decode(value: str | None) -> list[str]:
+    """The notices a :data:`HEADER` value carries (none when it is malformed)."""
+    try:
+        notes = json.loads(value) if value else []
+    except ValueError:
+        return []
+    return [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
