@@ -342,7 +342,7 @@ class TorchEmbeddings(_BackgroundLoad):
                 from sentence_transformers import SentenceTransformer
                 from transformers.utils import logging as hf_logging
 
-                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call, unused-ignore]
                 model = _LOADED[self.model_path] = SentenceTransformer(self.model_path, device="cpu")
             return model
 
