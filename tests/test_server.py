@@ -56,13 +56,19 @@ def test_serve_refuses_other_interfaces_without_tokens(project):
     assert "refusing to listen on 0.0.0.0 without tokens" in result.stderr
 
 
-def test_a_second_server_gets_the_lock_error(project):
-    server = start_server(project)
+def test_a_server_waits_for_a_process_holding_the_store_then_names_it(project):
+    """A process that holds the store and serves nothing (a script with Cortex.open(client=False)) is waited
+    for (CORTEX_LOCK_WAIT), then named. A second server on a served store: tests/test_ownership.py."""
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; from cortex import Cortex; "
+                               f"cx = Cortex.open({str(project / '.cortex' / 'store')!r}, client=False); "
+                               "print('held', flush=True); sys.stdin.readline()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        second = cortex(project, "serve", "--port", "0", timeout=60)
-        assert second.returncode == 1 and f"is locked by process {server.process.pid}" in second.stderr
+        assert holder.stdout.readline().strip() == "held"
+        second = cortex(project, "serve", "--port", "0", timeout=60, CORTEX_LOCK_WAIT="1")
+        assert second.returncode == 1 and f"is locked by process {holder.pid}" in second.stderr
     finally:
-        server.stop()
+        holder.communicate("\n", timeout=30)
 
 
 def test_a_stale_discovery_file_is_ignored(project):

@@ -224,7 +224,7 @@ def test_every_surface_warns_and_reports_the_prune_through_a_server(tmp_path: Pa
         ran = cortex(project, "end", "reviewer", stdin="LEARNED: the end\n", CORTEX_EMBEDDINGS="none")
         assert ran.returncode == 0 and "pruned 1 memory" in ran.stderr, ran.stderr
 
-        from cortex.service.client import RemoteCortex
+        from cortex.client import RemoteCortex
 
         client = RemoteCortex(server.url, server.token)
         try:
