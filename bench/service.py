@@ -207,7 +207,7 @@ def main() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp) / "proj"
         t0 = time.perf_counter()
-        make_project(project, {"hook10k": 10_000, "big": big}, {"embedded": 2_000 if args.quick else 10_000})
+        make_project(project, {"hook10k": 10_000, "big": big}, {"embedded": 10_000})
         results["setup_s"] = time.perf_counter() - t0
         results["python_start"] = percentiles([run_process([sys.executable, "-c", "pass"], project, "", env)[0]
                                                for _ in range(args.runs)])

@@ -21,7 +21,6 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from cortex import config, errors, notices, provenance
 from cortex.model import Captured, IndexStatus, Memory, MemoryType, Page, Provenance, Pruned, SearchResult, Source
-from cortex.render import render as render_block
 from cortex.validation import check_agent_name, is_memory_id
 
 if TYPE_CHECKING:
@@ -470,6 +469,8 @@ class RemoteCortex:
 
     @staticmethod
     def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
+        from cortex.render import render as render_block  # here: it ranks with numpy, which a CLI call never needs
+
         return render_block(memories, max_chars)
 
 
