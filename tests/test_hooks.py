@@ -176,6 +176,9 @@ def test_install_and_uninstall_claude_are_exact_and_idempotent(project):
     assert commands["SubagentStart"] == ['"${CORTEX_BIN:-cortex}" hook claude SubagentStart']
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {
         "other": {"command": "other"}, "cortex": {"command": "${CORTEX_BIN:-cortex}", "args": ["mcp"]}}
+    if (project / ".claude" / "settings.local.json").exists():  # this machine's path: kept out of git
+        assert ".claude/settings.local.json" in (project / ".gitignore").read_text().splitlines()
+        assert "added .claude/settings.local.json" in first.stderr
     snapshot = (settings.read_text(), (project / ".mcp.json").read_text())
     again = cortex(project, "install", "claude")
     assert again.stderr.strip() == "already installed"

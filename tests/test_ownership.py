@@ -141,3 +141,15 @@ def test_cli_commands_never_start_a_server(project):
     assert not (project / ".cortex" / "store" / "cortex-server.json").exists()
     assert not (project / "scratch" / "cortex-server.json").exists()
     assert cortex(project, "server", "status", "--all").returncode == 3
+
+
+def test_a_port_in_use_says_how_to_choose_another(project, tmp_path):
+    server = start_server(project)
+    try:
+        port = server.url.rsplit(":", 1)[1]
+        other = make_project(tmp_path / "other", "api")
+        ran = cortex(other, "serve", "--port", port, timeout=60)
+        assert ran.returncode == 1 and "Address already in use" in ran.stderr
+        assert "--port 0 for any free port" in ran.stderr and "cortex server status --all" in ran.stderr
+    finally:
+        assert server.stop() == 0

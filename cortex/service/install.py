@@ -166,8 +166,25 @@ def install(root: Path, agent: str | None = None, *, force: bool = False) -> lis
     elif env.get(BIN_ENV) != executable:
         local["env"] = {**env, BIN_ENV: executable}
         _write(local_path, local)
-        changes.append(f"{local_path}: set env {BIN_ENV}={executable} (this machine's cortex; not committed)")
+        changes.append(f"{local_path}: set env {BIN_ENV}={executable} (this machine's cortex)")
+    if (local_path.exists() and (root / ".git").exists()) and _ignore(root, ".claude/settings.local.json"):
+        changes.append(f"{root / '.gitignore'}: added .claude/settings.local.json (personal, never committed)")
     return changes
+
+
+def _ignore(root: Path, entry: str) -> bool:
+    """Add ``entry`` to the project's ``.gitignore`` unless a line already names it (as Claude Code does when it
+    creates the file); True when it was added."""
+    path = root / ".gitignore"
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError):
+        return False
+    if any(line.strip().lstrip("/") in (entry, entry.rsplit("/", 1)[-1]) for line in text.splitlines()):
+        return False
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(("" if not text or text.endswith("\n") else "\n") + entry + "\n")
+    return True
 
 
 def uninstall(root: Path) -> list[str]:

@@ -8,6 +8,7 @@ SIGINT stops accepting, flushes and closes the store, and removes the discovery 
 from __future__ import annotations
 
 import contextlib
+import errno
 import ipaddress
 import logging
 import os
@@ -147,7 +148,9 @@ def serve(
         sock.bind((host.strip("[]"), port))
     except OSError as exc:
         sock.close()
-        raise InvalidInputError("port", f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        hint = " (another server? `cortex server status --all`; --port N, or --port 0 for any free port)" \
+            if exc.errno == errno.EADDRINUSE else ""
+        raise InvalidInputError("port", f"cannot listen on {host}:{port}: {exc.strerror}{hint}") from None
     # a server a client starts gives way at once: the one that won the race is about to publish itself
     deadline = time.monotonic() + (0.0 if auto else config.lock_wait())
     while True:
