@@ -97,7 +97,7 @@ def registered() -> list[Path]:
             entry.unlink(missing_ok=True)
             continue
         info = read(state_dir)
-        if info is None or info.pid != pid or not _alive(pid):
+        if info is None or info.pid != pid or not alive(pid):
             entry.unlink(missing_ok=True)
             continue
         found.append(state_dir)
@@ -111,21 +111,26 @@ def local_opener() -> "urllib.request.OpenerDirector":
     return urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped by its parent, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2] != "Z"
+    except (OSError, ValueError, IndexError):
+        return True
 
 
 def find(state_dir: Path, *, timeout: float = 1.0) -> ServerInfo | None:
     """The live server of the store whose state directory is ``state_dir``, or None (no file, dead pid, or
     no answer on /healthz)."""
     info = read(state_dir)
-    if info is None or not _alive(info.pid):
+    if info is None or not alive(info.pid):
         return None
     import urllib.error  # here and not httpx: this runs on the hook path, where every import counts
     import urllib.request

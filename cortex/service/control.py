@@ -64,25 +64,10 @@ def stop(server: ServerStatus, *, timeout: float = 30.0) -> None:
         raise ServiceError(f"not allowed to stop pid {pid} (another user's server)") from None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not running(pid):
+        if not discovery.alive(pid):
             return
         time.sleep(0.05)
     raise ServiceError(f"the Cortex server pid {pid} did not stop within {timeout:.0f} s of SIGTERM")
-
-
-def running(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, dead but not yet reaped by its parent, does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat[stat.rindex(")") + 2] != "Z"
-    except (OSError, ValueError, IndexError):
-        return True
 
 
 def _rss_mib(pid: int) -> float | None:
