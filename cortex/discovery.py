@@ -132,13 +132,18 @@ def find(state_dir: Path, *, timeout: float = 1.0) -> ServerInfo | None:
     info = read(state_dir)
     if info is None or not alive(info.pid):
         return None
-    import urllib.error  # here and not httpx: this runs on the hook path, where every import counts
-    import urllib.request
+    import http.client  # here, and not urllib or httpx: this runs on the hook path, where every import counts
+    from urllib.parse import urlsplit
 
-    try:
-        with local_opener().open(f"{info.url}/healthz", timeout=timeout) as response:
-            if json.loads(response.read()).get("pid") == info.pid:
-                return info
-    except (OSError, ValueError, urllib.error.URLError):
+    parts = urlsplit(info.url)
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+    try:  # (a direct connection: the server is local, whatever proxy the environment names)
+        connection.request("GET", "/healthz")
+        response = connection.getresponse()
+        if response.status == 200 and json.loads(response.read()).get("pid") == info.pid:
+            return info
+    except (OSError, ValueError, http.client.HTTPException):
         pass
+    finally:
+        connection.close()
     return None
