@@ -69,15 +69,13 @@ class _State:
         return registry
 
     def cortex(self, *, read_only: bool = False) -> MemoryAPI:
-        """The running server's client when one owns the store; else a background server when the local
-        embedding model would be loaded; else the store opened here (see
+        """The running server's client when one owns the store, else the store opened here (see
         :func:`cortex.service.connect.for_cli`)."""
         if self._cx is None:
             from cortex.client import RemoteCortex
             from cortex.service.connect import for_cli
 
-            cx = for_cli(self.store, embeddings=self.embeddings, agent_dirs=self.agent_dirs, read_only=read_only,
-                         announce=lambda note: click.echo(f"cortex: note: {note}", err=True))
+            cx = for_cli(self.store, embeddings=self.embeddings, read_only=read_only)
             if not isinstance(cx, RemoteCortex):  # the store opened here: it needs the agents
                 cx.agents = self.registry()  # type: ignore[attr-defined]
             self._cx = cx

@@ -474,6 +474,17 @@ class RemoteCortex:
         return render_block(memories, max_chars)
 
 
+def owner_client(state_dir: Path | None) -> RemoteCortex | None:
+    """A client of the live server whose discovery file is in ``state_dir`` (the server that owns that store),
+    or None. Uses ``$CORTEX_TOKEN`` when set, else the server's local token from the discovery file."""
+    from cortex import discovery
+
+    info = discovery.find(state_dir) if state_dir is not None else None
+    if info is None:
+        return None
+    return RemoteCortex(info.url, token=os.environ.get(TOKEN_ENV) or info.token)
+
+
 def _jsonable(value: Any, *, drop_none: bool = False) -> Any:
     """``value`` as JSON can carry it: enums by value, datetimes in ISO 8601, durations in seconds, tuples and
     sets as lists (anything else as it is: the server names what it does not accept)."""

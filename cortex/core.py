@@ -1109,12 +1109,7 @@ def _within(exc: InvalidInputError | PermissionDeniedError, prefix: str) -> Cort
 
 def _owner_client(path: Location, state_dir: str | os.PathLike[str] | None) -> RemoteCortex | None:
     """The client of the live Cortex server that owns the store at ``path``, or None."""
-    from cortex import discovery
-    from cortex.client import TOKEN_ENV, RemoteCortex
+    from cortex.client import owner_client
     from cortex.state import state_dir_of
 
-    where = Path(state_dir) if state_dir is not None else state_dir_of(path)
-    info = discovery.find(where) if where is not None else None
-    if info is None:
-        return None
-    return RemoteCortex(info.url, token=os.environ.get(TOKEN_ENV) or info.token)
+    return owner_client(Path(state_dir) if state_dir is not None else state_dir_of(path))

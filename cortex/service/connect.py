@@ -5,15 +5,14 @@ machine session, not once per command)."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cortex import config, discovery
+from cortex import config
+from cortex.client import owner_client
 from cortex.errors import ServiceError, StoreLockedError
-from cortex.client import TOKEN_ENV
 from cortex.state import is_remote, server_log, state_dir_of
 from cortex.store import Location
 
@@ -25,17 +24,6 @@ if TYPE_CHECKING:
 AUTO_SERVER_IDLE = 1800.0
 
 
-def remote(state_dir: Path | None) -> RemoteCortex | None:
-    """A client of the live server whose discovery file is in ``state_dir``, or None. Uses ``$CORTEX_TOKEN``
-    when set, else the server's local token from the discovery file."""
-    info = discovery.find(state_dir) if state_dir is not None else None
-    if info is None:
-        return None
-    from cortex.client import RemoteCortex
-
-    return RemoteCortex(info.url, token=os.environ.get(TOKEN_ENV) or info.token)
-
-
 def connect(location: Location, *, embeddings: str = "auto", wait: float | None = None) -> MemoryAPI:
     """The server's client if one owns the store, else the store opened here. While another process holds
     the store without serving it, retries for ``wait`` seconds (default :func:`cortex.config.lock_wait`),
@@ -43,7 +31,7 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
     from cortex.core import Cortex  # here: a client of a running server never imports the engine
 
     state_dir = state_dir_of(location)
-    client = remote(state_dir)
+    client = owner_client(state_dir)
     if client is not None:
         return client
     deadline = time.monotonic() + (config.lock_wait() if wait is None else wait)
@@ -52,7 +40,7 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
             return Cortex.open(location, embeddings=embeddings, state_dir=state_dir if is_remote(location) else None,
                                client=False)
         except StoreLockedError:
-            client = remote(state_dir)
+            client = owner_client(state_dir)
             if client is not None:
                 return client
             if time.monotonic() >= deadline:
@@ -60,19 +48,15 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
             time.sleep(0.05)
 
 
-def for_cli(location: Location, *, embeddings: str, agent_dirs: Sequence[Path], read_only: bool,
-            announce: Callable[[str], None]) -> MemoryAPI:
+def for_cli(location: Location, *, embeddings: str, read_only: bool) -> MemoryAPI:
     """The CLI's way to the store: the running server's client when one owns it, else the store opened here
     (a command never starts a server: the default model loads in about a second, and a server left behind
     would hold the store against the user's next `cortex serve` or `Cortex.open`). A read-only command on an
     embedded store that does not exist yet answers from an empty in-memory store instead of creating one (a
     remote store always answers for itself, whatever its state directory holds)."""
     state_dir = state_dir_of(location)
-    client = remote(state_dir)
-    if client is not None:
-        return client
     if read_only and not is_remote(location) and state_dir is not None and not state_dir.exists():
-        from cortex.core import Cortex
+        from cortex.core import Cortex  # (no store, so no server owning it)
 
         return Cortex.open(None, embeddings="none", client=False)
     return connect(location, embeddings=embeddings)
@@ -92,7 +76,7 @@ def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddin
     from cortex.files import private_dir
 
     state_dir = Path(store_path)
-    client = remote(state_dir)
+    client = owner_client(state_dir)
     if client is not None:
         return client
     private_dir(state_dir)
@@ -110,7 +94,7 @@ def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddin
     deadline = time.monotonic() + timeout
     exited_at: float | None = None
     while time.monotonic() < deadline:
-        client = remote(state_dir)
+        client = owner_client(state_dir)
         if client is not None:
             return client
         if child.poll() is not None:
