@@ -140,8 +140,36 @@ def _progress(wanted: bool | None) -> Iterator[Callable[[str, int, int | None], 
         yield report
 
 
-def _memory_json(memory: Memory) -> dict[str, Any]:
-    return memory.model_dump(mode="json")
+def _memory_json(memory: Memory | dict[str, Any]) -> dict[str, Any]:
+    """A memory as the CLI prints it: ``model_dump(mode="json")``, which is what a server's client answers
+    inside :func:`_as_json` (passed on as it is)."""
+    return memory if isinstance(memory, dict) else memory.model_dump(mode="json")
+
+
+@contextmanager
+def _as_json(cx: MemoryAPI, wanted: bool = True) -> Iterator[MemoryAPI]:
+    """``cx``, which inside this block answers the server's JSON instead of models when it is a server's client
+    (see :meth:`cortex.client.RemoteCortex.as_json`): a command that only prints the answer never imports the
+    models then. For JSON output only (``wanted``): the other formats need the models."""
+    as_json = getattr(cx, "as_json", None) if wanted else None
+    if as_json is None:
+        yield cx
+        return
+    with as_json():
+        yield cx
+
+
+def _search_json(result: Any, explain: bool) -> dict[str, Any]:
+    """A search result as the CLI prints it: without ``explain``, fields that are null are left out (of the
+    result, each hit and each hit's memory; never inside metadata), as ``model_dump(exclude_none=True)``."""
+    data: dict[str, Any] = result if isinstance(result, dict) else result.model_dump(mode="json")
+    if explain:
+        return data
+
+    def present(fields: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in fields.items() if v is not None}
+
+    return present(data) | {"hits": [present(hit) | {"memory": present(hit["memory"])} for hit in data["hits"]]}
 
 
 def _table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
@@ -272,9 +300,10 @@ pass_state = click.make_pass_decorator(_State)
 def store(state: _State, agent: str, content: str, type_: str, project: str, confidence: float,
           tags: tuple[str, ...], metadata: str | None, source: str, ttl: str | None, scope: str) -> None:
     """Store a memory (CONTENT '-' reads it from stdin)."""
-    _emit(_memory_json(state.cortex().store(agent, _read_content(content), type=type_, project=project,
-                                            confidence=confidence, tags=tags, metadata=_metadata(metadata),
-                                            source=source, ttl=ttl, scope=scope)))
+    with _as_json(state.cortex()) as cx:
+        memory = cx.store(agent, _read_content(content), type=type_, project=project, confidence=confidence,
+                          tags=tags, metadata=_metadata(metadata), source=source, ttl=ttl, scope=scope)
+    _emit(_memory_json(memory))
 
 
 @cli.command()
@@ -292,9 +321,9 @@ def recall(state: _State, agent: str, query: str | None, type_: str | None, proj
            include_expired: bool, include_superseded: bool, fmt: str) -> None:
     """Memories containing every word of QUERY (all memories without one), from the agent's own memory, its
     teams' and the swarm's; current ones unless widened."""
-    found = state.cortex(read_only=True).recall(
-        agent, query, type=type_, project=project, limit=limit, as_of=as_of,
-        **_filters(tags, scope, source, include_expired, include_superseded))
+    with _as_json(state.cortex(read_only=True), fmt == "json") as cx:
+        found = cx.recall(agent, query, type=type_, project=project, limit=limit, as_of=as_of,
+                          **_filters(tags, scope, source, include_expired, include_superseded))
     _show_memories(found, fmt)
 
 
@@ -315,13 +344,14 @@ def search(state: _State, agent: str, query: str, mode: str, type_: str | None, 
            include_expired: bool, include_superseded: bool, fmt: str) -> None:
     """Ranked search: all (AND-token), bm25, semantic or hybrid (semantic modes fall back to bm25, with a
     note on stderr, when they cannot run)."""
-    result = state.cortex(read_only=True).search(agent, query, mode=mode, type=type_, project=project, limit=limit,
-                                                 explain=explain, as_of=as_of,
-                                                 **_filters(tags, scope, source, include_expired, include_superseded))
-    if result.note:
-        click.echo(f"cortex: note: {result.note}", err=True)
+    with _as_json(state.cortex(read_only=True), fmt == "json") as cx:
+        result = cx.search(agent, query, mode=mode, type=type_, project=project, limit=limit, explain=explain,
+                           as_of=as_of, **_filters(tags, scope, source, include_expired, include_superseded))
+    note = result.get("note") if isinstance(result, dict) else result.note
+    if note:
+        click.echo(f"cortex: note: {note}", err=True)
     if fmt == "json":
-        _emit(result.model_dump(mode="json", exclude_none=not explain))
+        _emit(_search_json(result, explain))
     else:
         _show_memories([h.memory for h in result], fmt)
 
@@ -332,7 +362,8 @@ def search(state: _State, agent: str, query: str, mode: str, type_: str | None, 
 @pass_state
 def get(state: _State, agent: str, memory_id: str) -> None:
     """Show one memory."""
-    memory = state.cortex(read_only=True).get(agent, memory_id)
+    with _as_json(state.cortex(read_only=True)) as cx:
+        memory = cx.get(agent, memory_id)
     if memory is None:
         raise MemoryNotFoundError(agent, memory_id)
     _emit(_memory_json(memory))

@@ -2,28 +2,32 @@
 
 The CLI, the hooks and ``cortex mcp`` use it while a server owns the store (one writer, many clients).
 Errors come back as the same :class:`~cortex.errors.CortexError` subclasses, with the server's message.
-Imports only the standard library's HTTP client and the model: a one-shot CLI command pays for nothing more.
+Imports only the standard library's HTTP client; the models (pydantic) when an answer is decoded into one, and
+not at all inside :meth:`RemoteCortex.as_json` (how the CLI passes answers on).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import http.client
 import json as _json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from enum import Enum
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal, overload
 from urllib.parse import quote, urlencode, urlsplit
 
 from cortex import config, errors, notices, provenance
-from cortex.model import Captured, IndexStatus, Memory, MemoryType, Page, Provenance, Pruned, SearchResult, Source
-from cortex.validation import check_agent_name, is_memory_id
+from cortex.names import check_agent_name, is_memory_id
 
 if TYPE_CHECKING:
+    import http.client
+
+    from cortex.model import Captured, IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
+
     from cortex.rerank import Reranking
     from cortex.sparql import SparqlResult
     from cortex.transfer import Violation
@@ -102,8 +106,44 @@ class RemoteCortex:
         # the standard library's client: one persistent connection, no proxy from the environment (the token
         # and the memories never go through one), and nothing heavy to import for a one-shot CLI command
         self._conn: http.client.HTTPConnection | None = None
+        self._json_only = False
+
+    @contextmanager
+    def as_json(self) -> Iterator[None]:
+        """Inside this block the methods answer the server's JSON (dicts and lists, as ``model_dump(mode="json")``
+        of the model they name) instead of models: for an adapter that only passes answers on (the CLI prints
+        them), which then never imports the models and pydantic (~70 ms of a ~120 ms command)."""
+        before, self._json_only = self._json_only, True
+        try:
+            yield
+        finally:
+            self._json_only = before
+
+    @overload
+    def _as(self, kind: Literal["Memory"], data: Any) -> Memory: ...
+
+    @overload
+    def _as(self, kind: Literal["Page"], data: Any) -> Page: ...
+
+    @overload
+    def _as(self, kind: Literal["SearchResult"], data: Any) -> SearchResult: ...
+
+    @overload
+    def _as(self, kind: Literal["Provenance"], data: Any) -> Provenance: ...
+
+    def _as(self, kind: str, data: Any) -> Any:
+        """The server's JSON ``data`` as the model ``kind`` of :mod:`cortex.model` (itself inside :meth:`as_json`)."""
+        if self._json_only:
+            if kind == "Memory" and isinstance(data, dict):  # a write's warnings came as notices (the header)
+                data.pop("warnings", None)
+            return data
+        from cortex import model
+
+        return getattr(model, kind).model_validate(data)
 
     def _connection(self) -> http.client.HTTPConnection:
+        import http.client  # here: the engine imports this module for owner_client without sending anything
+
         if self._conn is None:
             parts = self._parts
             if parts.scheme == "https":
@@ -129,6 +169,8 @@ class RemoteCortex:
         target = f"{self._base}{path}" + ("?" + urlencode(dict(params), doseq=True) if params else "")
         headers = self._headers | provenance.current().headers() | ({"Accept": accept} if accept else {}) | (
             {"Content-Type": content_type} if content_type else {})
+        import http.client
+
         attempts = 2 if method in _IDEMPOTENT else 1
         for attempt in range(attempts):
             try:
@@ -183,7 +225,7 @@ class RemoteCortex:
         type: MemoryType | str = config.DEFAULT_TYPE,
         project: str = config.DEFAULT_PROJECT,
         confidence: float = config.DEFAULT_CONFIDENCE,
-        source: Source | str = Source.MANUAL,
+        source: Source | str = "manual",
         ttl: timedelta | str | None = None,
         tags: Iterable[str] = (),
         metadata: Mapping[str, Any] | None = None,
@@ -191,12 +233,12 @@ class RemoteCortex:
     ) -> Memory:
         body = _jsonable({"content": content, "type": type, "project": project, "confidence": confidence,
                           "source": source, "ttl": ttl, "tags": tags, "metadata": metadata, "scope": scope})
-        return Memory.model_validate(self._call("POST", f"/agents/{_agent(agent)}/memories", json=body))
+        return self._as("Memory", self._call("POST", f"/agents/{_agent(agent)}/memories", json=body))
 
     def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]:
         payload = [_jsonable(e) if isinstance(e, Mapping) else e for e in entries]
         data = self._call("POST", f"/agents/{_agent(agent)}/memories/batch", json={"entries": payload})
-        return [Memory.model_validate(m) for m in data]
+        return [self._as("Memory", m) for m in data]
 
     def update(
         self,
@@ -213,13 +255,13 @@ class RemoteCortex:
     ) -> Memory:
         body = _jsonable({"content": content, "type": type, "project": project, "confidence": confidence,
                           "tags": tags, "metadata": metadata, "expected_version": expected_version}, drop_none=True)
-        return Memory.model_validate(self._call("PATCH", self._path(agent, memory_id), json=body))
+        return self._as("Memory", self._call("PATCH", self._path(agent, memory_id), json=body))
 
     def history(self, agent: str, memory_id: str) -> list[Memory]:
-        return [Memory.model_validate(m) for m in self._call("GET", self._path(agent, memory_id, "/history"))]
+        return [self._as("Memory", m) for m in self._call("GET", self._path(agent, memory_id, "/history"))]
 
     def provenance(self, agent: str, memory_id: str) -> Provenance:
-        return Provenance.model_validate(self._call("GET", self._path(agent, memory_id, "/provenance")))
+        return self._as("Provenance", self._call("GET", self._path(agent, memory_id, "/provenance")))
 
     def supersede(
         self,
@@ -232,10 +274,10 @@ class RemoteCortex:
         **fields: Any,
     ) -> Memory:
         body = _jsonable({"content": content, "by": by, "reason": reason, **fields}, drop_none=True)
-        return Memory.model_validate(self._call("POST", self._path(agent, old_id, "/supersede"), json=body))
+        return self._as("Memory", self._call("POST", self._path(agent, old_id, "/supersede"), json=body))
 
     def validate(self, agent: str, memory_id: str) -> Memory:
-        return Memory.model_validate(self._call("POST", self._path(agent, memory_id, "/validate")))
+        return self._as("Memory", self._call("POST", self._path(agent, memory_id, "/validate")))
 
     def inject_learning(
         self,
@@ -251,7 +293,7 @@ class RemoteCortex:
     ) -> Memory:
         body = _jsonable({"content": content, "category": category, "team": team, "to": to,
                           "confidence": confidence, "project": project, "tags": tags}, drop_none=True)
-        return Memory.model_validate(self._call("POST", f"/agents/{_agent(lead)}/inject", json=body))
+        return self._as("Memory", self._call("POST", f"/agents/{_agent(lead)}/inject", json=body))
 
     def list_memories(
         self,
@@ -270,7 +312,7 @@ class RemoteCortex:
         params = self._params(scope=scope, type=type, project=project, tags=_tags(tags), source=source,
                               include_expired=include_expired, include_superseded=include_superseded,
                               cursor=cursor, limit=limit)
-        return Page.model_validate(self._call("GET", f"/agents/{_agent(agent)}/list", params=params))
+        return self._as("Page", self._call("GET", f"/agents/{_agent(agent)}/list", params=params))
 
     def purge_expired(self, agent: str | None = None) -> int:
         return int(self._call("POST", "/purge-expired", json={"agent": agent})["count"])
@@ -297,7 +339,7 @@ class RemoteCortex:
                               source=source, include_expired=include_expired,
                               include_superseded=include_superseded, as_of=as_of)
         data = self._call("GET", f"/agents/{_agent(agent)}/memories", params=params)
-        return [Memory.model_validate(m) for m in data]
+        return [self._as("Memory", m) for m in data]
 
     def search(
         self,
@@ -323,16 +365,16 @@ class RemoteCortex:
                               explain=str(explain).lower(), rerank=settings, tags=_tags(tags), scope=scope,
                               source=source, include_expired=include_expired,
                               include_superseded=include_superseded, as_of=as_of)
-        return SearchResult.model_validate(self._call("GET", f"/agents/{_agent(agent)}/search", params=params))
+        return self._as("SearchResult", self._call("GET", f"/agents/{_agent(agent)}/search", params=params))
 
     def get(self, agent: str, memory_id: str) -> Memory | None:
         try:
-            return Memory.model_validate(self._call("GET", f"/agents/{_agent(agent)}/memories/{_memory(agent, memory_id)}"))
+            return self._as("Memory", self._call("GET", f"/agents/{_agent(agent)}/memories/{_memory(agent, memory_id)}"))
         except errors.MemoryNotFoundError:
             return None
 
     def touch(self, agent: str, memory_id: str) -> Memory:
-        return Memory.model_validate(self._call("POST", f"/agents/{_agent(agent)}/memories/{_memory(agent, memory_id)}/touch"))
+        return self._as("Memory", self._call("POST", f"/agents/{_agent(agent)}/memories/{_memory(agent, memory_id)}/touch"))
 
     def forget(self, agent: str, memory_id: str) -> bool:
         try:
@@ -389,6 +431,10 @@ class RemoteCortex:
     def agent_end(self, agent: str, output: str, project: str | None = None) -> Captured:
         data = self._call("POST", f"/agents/{_agent(agent)}/end", json={"output": output, "project": project},
                           params={"pruned": "true"})
+        if self._json_only:
+            return data  # type: ignore[no-any-return]
+        from cortex.model import Captured, Memory, Pruned
+
         return Captured([Memory.model_validate(m) for m in data["memories"]],
                         [Pruned.model_validate(p) for p in data["pruned"]])
 
@@ -462,7 +508,12 @@ class RemoteCortex:
         return [str(s) for s in self._call("GET", "/scopes")]
 
     def index_status(self, agent: str) -> IndexStatus:
-        return IndexStatus(**self._call("GET", f"/agents/{_agent(agent)}/index"))
+        data = self._call("GET", f"/agents/{_agent(agent)}/index")
+        if self._json_only:
+            return data  # type: ignore[no-any-return]
+        from cortex.model import IndexStatus
+
+        return IndexStatus(**data)
 
     def info(self) -> dict[str, Any]:
         return dict(self._call("GET", "/info"))

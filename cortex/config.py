@@ -119,3 +119,16 @@ def sync_interval() -> float:
         return max(0.0, float(os.environ.get(SYNC_INTERVAL_ENV, "0")))
     except ValueError:
         return 0.0
+
+
+CACHE_DIR_ENV = "CORTEX_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """The user's cache of facts that are costly to recompute and safe to lose (which model files were checked):
+    ``$CORTEX_CACHE_DIR``, else ``$XDG_CACHE_HOME/cortex`` (``~/.cache/cortex``)."""
+    configured = os.environ.get(CACHE_DIR_ENV)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cortex"

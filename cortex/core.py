@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from cortex import capture, config, lifecycle, listing, notices, scopes, shapes, sparql, transfer
+from cortex import capture, config, lifecycle, listing, notices, scopes
 from cortex.agents import AgentDefinition, AgentRegistry, AgentSettings
 from cortex.embeddings import EmbeddingProvider, make_provider
 from cortex.errors import (
@@ -53,12 +53,9 @@ from cortex.rerank import NO_RERANKING, Reranking
 from cortex.scopes import Member
 from cortex.search import Fusion, SearchMode, check_mode
 from cortex.search import search as run_search
-from cortex.sparql import SparqlResult
-from cortex.sparql.workers import QueryWorkers
 from cortex.store import Location, open_store
 from cortex.store.base import MemoryStore
 from cortex.store.oxigraph import OxigraphStore
-from cortex.transfer import Violation
 from cortex.validation import (
     check_agent_name,
     check_confidence,
@@ -78,6 +75,9 @@ from cortex.validation import query as make_query
 from cortex.vocab import DEFAULT_NS, Vocabulary
 
 if TYPE_CHECKING:
+    from cortex.sparql import SparqlResult
+    from cortex.sparql.workers import QueryWorkers
+    from cortex.transfer import Violation
     from cortex.client import RemoteCortex
 
 log = logging.getLogger("cortex")
@@ -801,6 +801,8 @@ class Cortex:
         binds variables (by name) to pyoxigraph terms. At most ``limit`` rows (``result.truncated`` says when
         there were more); ``timeout`` seconds, else :class:`QueryTimeoutError`. Updates and ``SERVICE`` are
         refused (:class:`InvalidInputError`, field ``query``)."""
+        from cortex import sparql  # here: the hooks and most commands never run a query
+
         self._check_open()
         rows = check_limit(limit, "limit", 10**12) if limit is not None else None
         store = self._memories.store
@@ -845,6 +847,8 @@ class Cortex:
 
     def _query_workers(self) -> QueryWorkers | None:
         """The SPARQL worker processes of an embedded on-disk store (started at its first query), else None."""
+        from cortex.sparql.workers import QueryWorkers
+
         store = self._memories.store
         path = store.local_path
         if path is None or not isinstance(store, OxigraphStore):
@@ -861,6 +865,8 @@ class Cortex:
         exactly as stored (versions, supersession, tags, metadata, authors; not the change log). Returns how
         many quads were written. ``import_rdf`` of the file into an empty store gives the same dataset.
         ``progress("export", memories written, memories in the scopes)`` hears how far it is."""
+        from cortex import transfer
+
         self._check_open()
         fmt = transfer.format_of(format)
         targets = self._export_scopes(agent, team, all)
@@ -881,6 +887,8 @@ class Cortex:
                        all: bool = True) -> list[Violation]:
         """Check one agent's, one team's or (default) every scope's graph against the SHACL shapes of what
         Cortex writes (``cortex/shapes.ttl``); returns the violations (none: the store conforms)."""
+        from cortex import shapes, transfer
+
         self._check_open()
         targets = self._export_scopes(agent, team, all and agent is None and team is None)
         if agent is not None or team is not None:
@@ -913,6 +921,8 @@ class Cortex:
         names each focus node, property and problem, and nothing is written), then written in one atomic bulk
         load and indexed. ``progress(stage, done, total)`` hears how far it is. Returns the memories imported
         per scope (``agent:NAME``, ``team:NAME``, ``swarm``)."""
+        from cortex import shapes, transfer
+
         self._check_open()
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
         fmt = transfer.format_of(format, name if isinstance(name, str) else None)

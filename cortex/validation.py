@@ -14,6 +14,10 @@ from pydantic import BeforeValidator
 
 from cortex import config
 from cortex.errors import InvalidInputError
+from cortex.names import AGENT_NAME_RE as AGENT_NAME_RE
+from cortex.names import MEMORY_ID_RE as MEMORY_ID_RE
+from cortex.names import check_agent_name as check_agent_name
+from cortex.names import is_memory_id as is_memory_id
 from cortex.model import Filters, Memory, MemoryType, Query, Source, new_memory_id
 
 #: Largest accepted content, in UTF-8 bytes. Memories are short learnings, not documents.
@@ -23,24 +27,8 @@ MAX_PROJECT_CHARS = 200
 #: Largest usage count accepted from imports: far beyond any real use, and ``+ 1`` never overflows a store.
 MAX_COUNT = 2**53
 
-AGENT_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-MEMORY_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 #: Control characters (C0, DEL and C1) and the Unicode line and paragraph separators: none in a project name.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def check_agent_name(name: Any) -> str:
-    """Return ``name`` if it is a valid agent name, else raise :class:`InvalidInputError`."""
-    if not isinstance(name, str) or not AGENT_NAME_RE.fullmatch(name):
-        raise InvalidInputError(
-            "agent", f"invalid agent name {name!r}: use 1-64 of a-z, 0-9, '_' and '-', starting with a letter or digit"
-        )
-    return name
-
-
-def is_memory_id(value: Any) -> bool:
-    """True when ``value`` has the shape of a Cortex memory id."""
-    return isinstance(value, str) and MEMORY_ID_RE.fullmatch(value) is not None
 
 
 def check_text(value: Any, field: str) -> str:

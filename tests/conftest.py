@@ -42,9 +42,11 @@ class Clock:
 def _no_default_embeddings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Stores opened with the default provider (``auto``), in this process or in a subprocess, run without
     embeddings unless a test asks for them: loading the model costs seconds per process. Servers the tests
-    start register in a directory of the test run, never in the user's own list."""
+    start register in a directory of the test run, never in the user's own list, and the user's cache is
+    left alone too."""
     monkeypatch.setenv("CORTEX_EMBEDDINGS", "none")
     monkeypatch.setenv("CORTEX_SERVERS_DIR", str(tmp_path_factory.getbasetemp() / "servers"))
+    monkeypatch.setenv("CORTEX_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
 @pytest.fixture(scope="session")

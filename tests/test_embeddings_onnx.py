@@ -112,6 +112,51 @@ def test_a_damaged_model_file_is_refused(tmp_path, local, monkeypatch):
         provider.embed(["x"])
 
 
+def test_a_checked_model_file_is_not_hashed_again_until_it_changes(tmp_path, local, monkeypatch):
+    """The sha256 of the 23 MB model (~30 ms per process) is computed once per file version: the check is
+    remembered by size and modification time, and a file changed in place is checked again and refused."""
+    import hashlib
+
+    from cortex import embeddings
+
+    copy = tmp_path / "model.onnx"
+    copy.write_bytes(local.model_file.read_bytes())
+    embeddings._check_sha256(copy, embeddings.ONNX_SHA256)
+    assert str(copy) in (config.cache_dir() / "verified-models.json").read_text()
+
+    def no_hashing(*args: object) -> None:
+        raise AssertionError("hashed again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(hashlib, "sha256", no_hashing)
+        embeddings._check_sha256(copy, embeddings.ONNX_SHA256)  # remembered
+    data = bytearray(copy.read_bytes())
+    data[-1] ^= 1
+    copy.write_bytes(bytes(data))  # same size, a new modification time
+    os.utime(copy, ns=(copy.stat().st_atime_ns, copy.stat().st_mtime_ns + 1_000_000))
+    with pytest.raises(EmbeddingError, match="sha256"):
+        embeddings._check_sha256(copy, embeddings.ONNX_SHA256)
+
+
+def test_a_query_session_without_graph_optimizations_gives_the_same_vectors(local):
+    """A one-shot process (a CLI command) embeds its query on a session without ONNX Runtime's graph
+    optimizations (~0.12 s less to create); its vectors are the optimized session's, to float rounding."""
+    from cortex.embeddings import _ONNX_LOADED, _OnnxModel
+
+    provider = OnnxEmbeddings()
+    # a model of its own, as in a new process (the fixture's is shared and has embedded already)
+    model = _ONNX_LOADED[provider._key()] = _OnnxModel(provider.model_file, provider.tokenizer_file,
+                                                       provider.max_tokens, None)
+    quick = provider.embed(TEXTS[:4])  # the process's first call, a few texts, no warm_up: the quick session
+    assert list(model._sessions) == [(1, False)]
+    again = provider.embed(TEXTS[:4])  # later calls: the optimized session
+    assert list(model._sessions) == [(1, False), (1, True)]
+    np.testing.assert_allclose(quick, again, atol=2e-6)
+    provider.warm_up()
+    provider._warming.join()
+    assert provider._long_lived and (1, True) in model._sessions  # a server: the optimized one from then on
+
+
 def test_semantic_search_finds_a_paraphrase_with_the_default_model(local):
     with open_agents(None, "reviewer", embeddings=local) as cx:
         stored = cx.store_many("reviewer", [{"content": c} for c in TEXTS[2:]])

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,5 +152,58 @@ def test_a_port_in_use_says_how_to_choose_another(project, tmp_path):
         ran = cortex(other, "serve", "--port", port, timeout=60)
         assert ran.returncode == 1 and "Address already in use" in ran.stderr
         assert "--port 0 for any free port" in ran.stderr and "cortex server status --all" in ran.stderr
+    finally:
+        assert server.stop() == 0
+
+
+def _cli_modules(project: Path, *args: str) -> tuple[str, list[str]]:
+    """Run a CLI command in a process that then says which heavy modules it imported."""
+    script = ("import sys\nfrom cortex.__main__ import main\nsys.argv = ['cortex', *sys.argv[1:]]\n"
+              "code = 0\ntry:\n    main()\nexcept SystemExit as exc:\n    code = exc.code or 0\n"
+              "print(sorted(m for m in ('pydantic', 'numpy', 'pyoxigraph', 'onnxruntime') if m in sys.modules))\n"
+              "sys.exit(code)")
+    ran = subprocess.run([sys.executable, "-c", script, *args], cwd=project, capture_output=True, text=True,
+                         env=env(CORTEX_EMBEDDINGS="hash"), timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    output, _, modules = ran.stdout.rstrip("\n").rpartition("\n")
+    return output, eval(modules)
+
+
+def _timeless(found: Any) -> Any:
+    """A CLI answer without the figures that move with the clock (scores decay with age)."""
+    if isinstance(found, dict) and "hits" in found:
+        return found | {"hits": [hit | {"score": None} | ({"explain": sorted(hit["explain"])} if "explain" in hit
+                                                          else {}) for hit in found["hits"]]}
+    return found
+
+
+def test_the_cli_through_a_server_prints_what_it_prints_in_process_without_the_engine(project):
+    """Issue 19 target: the CLI through a running server within 3x `python -c pass`. It passes the server's
+    JSON on as it is (pydantic alone took ~70 ms to import), and prints exactly what the store opened here
+    prints: store, get, recall and search (null fields left out without --explain)."""
+    meta = '{"ticket": "CX-1", "note": null}'
+    stored, modules = _cli_modules(project, "store", "reviewer", "Check the retry budget of clients", "--tag",
+                                   "net", "--metadata", meta)
+    assert "pydantic" in modules  # the store opened here: the engine
+    memory = json.loads(stored)
+    here = {name: _cli_modules(project, *args)[0] for name, args in (
+        ("get", ["get", "reviewer", memory["id"]]), ("recall", ["recall", "reviewer", "retry"]),
+        ("search", ["search", "reviewer", "retry budget"]),
+        ("explain", ["search", "reviewer", "retry budget", "--explain"]))}
+    hit = json.loads(here["search"])["hits"][0]
+    assert "valid_until" not in hit["memory"] and "explain" not in hit and hit["memory"]["metadata"]["note"] is None
+    assert "explain" in json.loads(here["explain"])["hits"][0]
+    server = start_server(project, CORTEX_EMBEDDINGS="hash")
+    try:
+        for name, args in (("get", ["get", "reviewer", memory["id"]]), ("recall", ["recall", "reviewer", "retry"]),
+                           ("search", ["search", "reviewer", "retry budget"]),
+                           ("explain", ["search", "reviewer", "retry budget", "--explain"])):
+            there, modules = _cli_modules(project, *args)
+            assert modules == [], (name, modules)
+            assert _timeless(json.loads(there)) == _timeless(json.loads(here[name])), name
+        again, modules = _cli_modules(project, "store", "reviewer", "Second fact", "--metadata", meta)
+        assert modules == [] and set(json.loads(again)) == set(memory)
+        table, _ = _cli_modules(project, "recall", "reviewer", "retry", "--format", "table")
+        assert memory["id"] in table  # other formats decode the answer into models
     finally:
         assert server.stop() == 0

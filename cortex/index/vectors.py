@@ -31,21 +31,27 @@ class Rows:
 
     __slots__ = ("a", "n")
 
+    a: np.ndarray
+
     def __init__(self, dim: int, data: np.ndarray | None = None) -> None:
         rows = 0 if data is None else len(data)
-        self.a = np.zeros((max(64, rows), dim), dtype=np.float32)
-        if data is not None:
-            self.a[:rows] = data
+        if data is not None and rows and data.dtype == np.float32 and data.flags.c_contiguous \
+                and data.flags.writeable and data.shape[1:] == (dim,):
+            self.a = data  # a freshly loaded array is taken as it is (no copy of ~15 MB per 10k vectors)
+        else:
+            self.a = np.zeros((max(64, rows), dim), dtype=np.float32)
+            if data is not None:
+                self.a[:rows] = data
         self.n = rows
 
     @property
     def dim(self) -> int:
-        return self.a.shape[1]
+        return int(self.a.shape[1])
 
     def append(self, row: np.ndarray | None) -> None:
         """Append ``row`` (zeros for None)."""
         if self.n == len(self.a):
-            grown = np.zeros((len(self.a) * 2, self.dim), dtype=np.float32)
+            grown = np.zeros((max(64, len(self.a) * 2), self.dim), dtype=np.float32)
             grown[: self.n] = self.a[: self.n]
             self.a = grown
         self.a[self.n] = 0.0 if row is None else row

@@ -14,9 +14,9 @@ from cortex import config
 from cortex.client import owner_client
 from cortex.errors import ServiceError, StoreLockedError
 from cortex.state import is_remote, server_log, state_dir_of
-from cortex.store import Location
 
 if TYPE_CHECKING:
+    from cortex.store import Location
     from cortex.api import MemoryAPI
     from cortex.client import RemoteCortex
 
@@ -28,12 +28,12 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
     """The server's client if one owns the store, else the store opened here. While another process holds
     the store without serving it, retries for ``wait`` seconds (default :func:`cortex.config.lock_wait`),
     then raises :class:`StoreLockedError`."""
-    from cortex.core import Cortex  # here: a client of a running server never imports the engine
-
     state_dir = state_dir_of(location)
     client = owner_client(state_dir)
     if client is not None:
         return client
+    from cortex.core import Cortex  # here: a client of a running server never imports the engine
+
     deadline = time.monotonic() + (config.lock_wait() if wait is None else wait)
     while True:
         try:  # a remote store's indexes are kept in its state directory, when it has one
