@@ -296,14 +296,20 @@ pass_state = click.make_pass_decorator(_State)
 @click.option("--ttl", default=None, help="Time to live (12h, 7d, ...) or 'never' (default: the source's).")
 @click.option("--scope", default="agent", show_default=True,
               help="agent (its own), team:NAME (a team it is in) or swarm (leads only).")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the new memory's id (for ID=$(cortex store ...)).")
 @pass_state
 def store(state: _State, agent: str, content: str, type_: str, project: str, confidence: float,
-          tags: tuple[str, ...], metadata: str | None, source: str, ttl: str | None, scope: str) -> None:
+          tags: tuple[str, ...], metadata: str | None, source: str, ttl: str | None, scope: str,
+          quiet: bool) -> None:
     """Store a memory (CONTENT '-' reads it from stdin)."""
     with _as_json(state.cortex()) as cx:
         memory = cx.store(agent, _read_content(content), type=type_, project=project, confidence=confidence,
                           tags=tags, metadata=_metadata(metadata), source=source, ttl=ttl, scope=scope)
-    _emit(_memory_json(memory))
+    stored = _memory_json(memory)
+    if quiet:
+        click.echo(stored["id"])
+    else:
+        _emit(stored)
 
 
 @cli.command()

@@ -755,14 +755,22 @@ class Cortex:
 
     def describe_agents(self) -> list[dict[str, Any]]:
         """The declared agents: name, description, whether memory is enabled, project, memory count, teams and
-        whether it leads."""
+        whether it leads; then each broken definition file, by the agent it names (else its file name), with
+        ``problems`` (``field: message``; empty for a sound one): it declares nothing until it is fixed."""
         self._check_open()
-        return [
+        declared = [
             {"name": d.name, "description": d.description, "memory_enabled": d.memory_enabled,
              "project": d.settings.project, "teams": list(d.settings.teams), "lead": d.settings.lead,
-             "memories": len(self._memories.index(self._scope(d.name))) if d.memory_enabled else 0}
+             "memories": len(self._memories.index(self._scope(d.name))) if d.memory_enabled else 0, "problems": []}
             for d in self.agents.list()
         ]
+        broken = [
+            {"name": next((p.agent for p in problems if p.agent), path.stem), "description": "",
+             "memory_enabled": False, "project": None, "teams": [], "lead": False, "memories": 0,
+             "problems": [f"{path.name}: {p.field}: {p.message}" for p in problems]}
+            for path, problems in sorted(self.agents.broken.items())
+        ]
+        return declared + broken
 
     def stored_agents(self) -> list[str]:
         """Names of the agents that have memories in the store, declared or not."""

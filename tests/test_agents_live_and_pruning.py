@@ -144,8 +144,16 @@ def test_every_surface_names_the_broken_file_through_a_server(tmp_path: Path) ->
                                                      http_client=httpx2.AsyncClient(headers=headers))) as client:
                 result = await client.call_tool("add_memory", {"agent": "nodesc", "content": "x"})
                 assert result.is_error
+                listed = (await client.call_tool("list_agents", {})).structured_content["agents"]
+                assert {a["name"]: a["problems"] for a in listed} == over_http
                 return str(result.content[0].text)
 
+        # the agent lists name the broken files too, with their problems (a sound agent: none)
+        answer = httpx.get(f"{server.url}/v1/agents", headers={"Authorization": f"Bearer {server.token}"})
+        over_http = {a["name"]: a["problems"] for a in answer.json()}
+        assert over_http["reviewer"] == [] and over_http["nodesc"] == ["nodesc.md: description: missing (required)"]
+        assert over_http["late"] == ["late.md: description: missing (required)"]
+        assert any("YAML error" in p for p in over_http["yamlbad"]) and over_http["noname"][0].startswith("noname.md: name")
         assert "nodesc.md: description: missing" in asyncio.run(mcp())
     finally:
         server.stop()

@@ -249,6 +249,18 @@ def test_small_things_a_new_user_meets(project, tmp_path):
             "project" in help_text.split("--project", 1)[1].split("--")[0].lower()
 
 
+def test_store_quiet_prints_only_the_id_for_the_readmes_lifecycle_steps(project):
+    """README: NULLS=$(cortex store reviewer "..." -q), then update/history/validate/provenance with $NULLS."""
+    quiet = cortex(project, "store", "reviewer", "Always check for null", "--type", "pattern", "-q")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    memory_id = quiet.stdout.strip()
+    assert quiet.stdout == memory_id + "\n"
+    updated = ok(cortex(project, "update", "reviewer", memory_id, "--content", "Always check for null and undefined",
+                        "--expected-version", "1"))
+    assert updated["id"] == memory_id and updated["version"] == 2
+    assert ok(cortex(project, "validate", "reviewer", memory_id))["id"] == memory_id
+
+
 def test_start_without_touching(project):
     stored = ok(cortex(project, "store", "reviewer", "Null checks go before every dereference"))
     assert "Null checks" in cortex(project, "start", "reviewer", "--task", "null checks", "--no-touch").stdout

@@ -138,6 +138,8 @@ class AgentInfo(BaseModel):
     memories: int
     teams: list[str] = Field(default_factory=list, description="The teams it belongs to (it reads their memories)")
     lead: bool = Field(False, description="Whether it leads its teams and the swarm (may inject learnings)")
+    problems: list[str] = Field(default_factory=list, description="What is wrong with its definition file; an "
+                                "agent with problems cannot be used until the file is fixed")
 
 
 class AgentsOutput(BaseModel):
