@@ -863,9 +863,20 @@ def server_stop(state: _State, all_: bool) -> None:
     found = control.every() if all_ else [s for s in [control.status(state.need_state_dir())] if s is not None]
     for s in found:
         control.stop(s)
-        click.echo(f"stopped pid {s.info.pid} ({s.info.store or s.state_dir})")
+        where = s.info.store or s.state_dir
+        click.echo(f"the user's server (pid {s.info.pid}) no longer serves {where}" if s.info.hub else
+                   f"stopped pid {s.info.pid} ({where})")
     if not found:
         click.echo("no Cortex server is running" if all_ else f"no Cortex server owns {state.printable_store()}")
+
+
+@server.command("hub", hidden=True)
+@click.option("--id", "ident", required=True, help="The settings' identity (cortex.service.hub.identity).")
+def server_hub(ident: str) -> None:
+    """The user's background server for ``cortex mcp`` sessions (started by them, not by hand)."""
+    from cortex.service import hub
+
+    sys.exit(hub.run(ident))
 
 
 @cli.group()

@@ -40,7 +40,7 @@ _ERRORS: dict[str, type[errors.CortexError]] = {
     for cls in (errors.InvalidInputError, errors.AgentNotFoundError, errors.MemoryDisabledError,
                 errors.MemoryNotFoundError, errors.StoreError, errors.StoreLockedError, errors.AuthError,
                 errors.PermissionDeniedError, errors.VersionConflictError, errors.QueryTimeoutError,
-                errors.TooBusyError, errors.BrokenAgentError, errors.CortexError)
+                errors.TooBusyError, errors.BrokenAgentError, errors.ServiceError, errors.CortexError)
 }
 
 

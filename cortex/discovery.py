@@ -39,6 +39,9 @@ class ServerInfo:
     started: float = 0.0
     idle_exit: float | None = None
     store: str = ""
+    #: Served by the user's background server among other stores (cortex.service.hub): ``cortex serve`` asks it
+    #: to give this store up instead of stopping the process.
+    hub: bool = False
 
 
 def write(state_dir: Path, info: ServerInfo) -> None:
@@ -48,9 +51,18 @@ def write(state_dir: Path, info: ServerInfo) -> None:
     try:
         directory = servers_dir()
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        atomic_write(directory / f"{info.pid}.json", json.dumps({"state_dir": str(state_dir.resolve())}))
+        atomic_write(_pointer(state_dir, info.pid), json.dumps({"state_dir": str(state_dir.resolve())}))
     except OSError:  # the list is for `cortex server status --all`; the server works without it
         pass
+
+
+def _pointer(state_dir: Path, pid: int) -> Path:
+    """The user's pointer to a served store: ``<pid>-<digest of the state directory>.json`` (one process may
+    serve several stores)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(state_dir.resolve()).encode()).hexdigest()[:12]
+    return servers_dir() / f"{pid}-{digest}.json"
 
 
 def remove(state_dir: Path, pid: int) -> None:
@@ -58,7 +70,7 @@ def remove(state_dir: Path, pid: int) -> None:
     info = read(state_dir)
     if info is not None and info.pid == pid:
         server_file(state_dir).unlink(missing_ok=True)
-    (servers_dir() / f"{pid}.json").unlink(missing_ok=True)
+    _pointer(state_dir, pid).unlink(missing_ok=True)
 
 
 def read(state_dir: Path) -> ServerInfo | None:
@@ -68,7 +80,8 @@ def read(state_dir: Path) -> ServerInfo | None:
         idle = data.get("idle_exit")
         return ServerInfo(url=str(data["url"]), pid=int(data["pid"]), token=str(data["token"]),
                           auto=bool(data.get("auto", False)), started=float(data.get("started", 0.0)),
-                          idle_exit=float(idle) if idle is not None else None, store=str(data.get("store", "")))
+                          idle_exit=float(idle) if idle is not None else None, store=str(data.get("store", "")),
+                          hub=bool(data.get("hub", False)))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -90,9 +103,11 @@ def registered() -> list[Path]:
     except OSError:
         return []
     for entry in entries:
+        if not entry.stem[:1].isdigit():
+            continue  # e.g. a hub's address (cortex.service.hub)
         try:
             state_dir = Path(json.loads(read_regular(entry, 64 * 1024))["state_dir"])
-            pid = int(entry.stem)
+            pid = int(entry.stem.partition("-")[0])
         except (OSError, ValueError, KeyError, TypeError):
             entry.unlink(missing_ok=True)
             continue
@@ -138,7 +153,7 @@ def find(state_dir: Path, *, timeout: float = 1.0) -> ServerInfo | None:
     parts = urlsplit(info.url)
     connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
     try:  # (a direct connection: the server is local, whatever proxy the environment names)
-        connection.request("GET", "/healthz")
+        connection.request("GET", parts.path.rstrip("/") + "/healthz")  # a hub serves a store under a prefix
         response = connection.getresponse()
         if response.status == 200 and json.loads(response.read()).get("pid") == info.pid:
             return info

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from cortex import config
 from cortex.client import owner_client
 from cortex.errors import ServiceError, StoreLockedError
-from cortex.state import is_remote, server_log, state_dir_of
+from cortex.state import is_remote, state_dir_of
 
 if TYPE_CHECKING:
     from cortex.store import Location
@@ -64,48 +64,56 @@ def for_cli(location: Location, *, embeddings: str, read_only: bool) -> MemoryAP
 
 def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddings: str = "auto",
                   timeout: float = 60.0, idle_exit: float = AUTO_SERVER_IDLE) -> RemoteCortex:
-    """A client of the server owning ``store_path``, starting one in the background when none runs.
+    """A client of the server owning ``store_path``; when none runs, the user's background server (the hub of
+    this session's settings, :mod:`cortex.service.hub`, started when none runs) is asked to serve the store.
 
     Several processes may call this at once (each coding-agent session starts its own ``cortex mcp``): every
-    one may spawn a server, the first to open the store wins, the others exit on the store lock, and all
-    callers end up with the winner. An auto-started server exits after ``idle_exit`` seconds without requests.
+    one may spawn a hub, the first to take the hub's lock runs, the others exit, and all callers end up with
+    the one hub serving the store. It stops serving the store after ``idle_exit`` seconds without a request, and
+    exits when it serves none. While another process holds the store without serving it, this waits.
     """
     import subprocess
     import sys
 
+    from cortex import discovery
     from cortex.files import private_dir
+    from cortex.service import control
 
     state_dir = Path(store_path)
     client = owner_client(state_dir)
     if client is not None:
         return client
-    private_dir(state_dir)
-    log_path = server_log(state_dir)
-    dirs = [arg for d in agent_dirs for arg in ("--agents-dir", str(Path(d).resolve()))]
-    command = [sys.executable, "-m", "cortex.cli", "--store", str(store_path), *dirs, "--embeddings", embeddings,
-               "serve", "--port", "0", "--idle-exit", str(idle_exit), "--auto"]
-
-    def spawn() -> subprocess.Popen[bytes]:
-        with open(log_path, "ab") as log:
-            return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                    start_new_session=True)
-
-    child = spawn()
+    ident = control.identity()
+    hub_path = control.hub_file(ident)
+    log_path = private_dir(discovery.servers_dir()) / f"hub-{ident}.log"
+    request = {"store": str(store_path), "agent_dirs": [str(Path(d).resolve()) for d in agent_dirs],
+               "embeddings": config.resolve_embeddings(embeddings), "idle_exit": idle_exit}
     deadline = time.monotonic() + timeout
-    exited_at: float | None = None
+    spawned_at = -1e9
+    last: Exception | None = None
     while time.monotonic() < deadline:
         client = owner_client(state_dir)
         if client is not None:
             return client
-        if child.poll() is not None:
-            # Ours lost the race to another server (which is about to publish itself), or a short-lived process
-            # held the store: give the winner a moment, then try again.
-            exited_at = exited_at or time.monotonic()
-            if time.monotonic() - exited_at > 2:
-                child, exited_at = spawn(), None
-        time.sleep(0.1)
-    tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-2:]
-    raise ServiceError(f"no Cortex server for {store_path} answered within {timeout:.0f} s: " + " | ".join(tail))
+        running = control.read_hub(hub_path)
+        if running is None:
+            if time.monotonic() - spawned_at > 5:  # none, or the one spawned lost the race and is gone
+                with open(log_path, "ab") as log:
+                    subprocess.Popen([sys.executable, "-m", "cortex.cli", "server", "hub", "--id", ident],
+                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+                spawned_at = time.monotonic()
+            time.sleep(0.05)
+            continue
+        try:
+            control.call(running, "open", request)
+        except StoreLockedError as exc:  # a process holds the store without serving it: wait for it
+            last = exc
+            time.sleep(0.1)
+        except ServiceError as exc:  # the hub is exiting (it served nothing any more): start another
+            last = exc
+            time.sleep(0.1)
+    detail = f": {last}" if last is not None else ""
+    raise ServiceError(f"no Cortex server for {store_path} answered within {timeout:.0f} s{detail}")
 
 
 class Reconnecting:
