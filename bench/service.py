@@ -189,6 +189,39 @@ def mcp_search(info: dict, agent: str, queries: list[str]) -> dict:
     return percentiles(asyncio.run(main()))
 
 
+def shared_server_memory(root: Path, env: dict[str, str], stores: int = 3) -> dict:
+    """Resident memory of the user's background server serving ``stores`` stores (the model loaded once) against
+    one ``cortex serve`` per store, each store with 1k memories and the default model loaded."""
+    projects = []
+    for i in range(stores):
+        project = root / f"shared{i}"
+        make_project(project, {}, {"embedded": 1_000})
+        projects.append(project)
+    env = env | {"CORTEX_SERVERS_DIR": str(root / "servers")}
+    script = ("import sys, time\nfrom pathlib import Path\nfrom cortex.service.connect import ensure_server\n"
+              "c = ensure_server(Path(sys.argv[1]), agent_dirs=[Path(sys.argv[2])])\n"
+              "while c.search('embedded', 'warm up').mode != 'hybrid':\n    time.sleep(0.2)\n")
+    for project in projects:
+        subprocess.run([sys.executable, "-c", script, str(project / ".cortex" / "store"), str(project / "agent_defs")],
+                       cwd=project, env=env, check=True, capture_output=True, text=True)
+    pid = json.loads((projects[0] / ".cortex" / "store" / "cortex-server.json").read_text())["pid"]
+    time.sleep(2)  # the model loaded in the background; the stores' housekeeping done
+    shared = _rss_mib(pid)
+    subprocess.run([sys.executable, "-m", "cortex", "server", "stop", "--all"], cwd=projects[0], env=env, check=True,
+                   capture_output=True)
+    separate = []
+    for project in projects:
+        process, info = start_server(project, env)
+        httpx.get(f"{info['url']}/v1/agents/embedded/search", params={"query": "warm up"},
+                  headers={"Authorization": f"Bearer {info['token']}"}, timeout=60)
+        time.sleep(2)
+        separate.append((process, _rss_mib(process.pid)))
+    for process, _ in separate:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    return {"stores": stores, "shared_mib": shared, "separate_mib": sum(r or 0 for _, r in separate)}
+
+
 def main() -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
@@ -233,6 +266,7 @@ def main() -> dict:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
         results["hooks_while_model_loads"] = hooks_while_the_model_loads(project, env)
+        results["background_server"] = shared_server_memory(Path(tmp), env)
     if args.install:
         results["install"] = fresh_install(Path(__file__).resolve().parents[1])
     base = results["python_start"]["p50_ms"]
@@ -259,6 +293,10 @@ def main() -> dict:
                 ("what", "target (p50)", "p50 ms", "p50 / python", "p95 ms"))
     print(f"hooks while the model loads: max {results['hooks_while_model_loads']['max_ms']:.0f} ms; server resident "
           f"memory {results['server_rss_mib']:.0f} MiB")
+    shared = results["background_server"]
+    print(f"the user's background server serving {shared['stores']} stores (1k memories each, model loaded): "
+          f"{shared['shared_mib']:.0f} MiB resident; one `cortex serve` per store: {shared['separate_mib']:.0f} MiB "
+          "in all")
     if args.install:
         print(f"fresh install of the default set: {results['install']['seconds']:.0f} s (target <= 60 s), "
               f"{results['install']['mib']:.0f} MiB (target <= 350 MB)")
