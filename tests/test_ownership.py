@@ -40,7 +40,8 @@ def _gone(pid: int, timeout: float = 30) -> bool:
 
 
 def _auto_server(project: Path) -> subprocess.Popen:
-    """What `cortex mcp` starts when no server runs: `cortex serve --port 0 --idle-exit 1800 --auto`."""
+    """A per-store server a client started: `cortex serve --port 0 --idle-exit 1800 --auto` (what `cortex mcp`
+    started before the user's background server, which tests/test_background_server.py covers)."""
     process = subprocess.Popen([sys.executable, "-m", "cortex.cli", "serve", "--port", "0", "--idle-exit", "1800",
                                 "--auto"], cwd=project, env=env(), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
