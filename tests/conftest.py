@@ -38,6 +38,28 @@ class Clock:
         return self.now
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_server_left_running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Servers this run's tests started (in its servers directory) are stopped when the run ends, even when a
+    test failed before stopping its own: CI must not leave a background server behind."""
+    yield
+    from cortex.service import control
+
+    previous = os.environ.get("CORTEX_SERVERS_DIR")
+    os.environ["CORTEX_SERVERS_DIR"] = str(tmp_path_factory.getbasetemp() / "servers")
+    try:
+        for server in control.every():
+            try:
+                control.stop(server)
+            except Exception:  # noqa: BLE001 - the others are still stopped
+                pass
+    finally:
+        if previous is None:
+            os.environ.pop("CORTEX_SERVERS_DIR", None)
+        else:
+            os.environ["CORTEX_SERVERS_DIR"] = previous
+
+
 @pytest.fixture(autouse=True)
 def _no_default_embeddings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Stores opened with the default provider (``auto``), in this process or in a subprocess, run without
