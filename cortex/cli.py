@@ -160,16 +160,12 @@ def _as_json(cx: MemoryAPI, wanted: bool = True) -> Iterator[MemoryAPI]:
 
 
 def _search_json(result: Any, explain: bool) -> dict[str, Any]:
-    """A search result as the CLI prints it: without ``explain``, fields that are null are left out (of the
-    result, each hit and each hit's memory; never inside metadata), as ``model_dump(exclude_none=True)``."""
+    """A search result as the CLI prints it: ``model_dump(mode="json")`` (each hit's memory with every field, as
+    ``get`` and ``recall`` print it), each hit's ``explain`` only when asked for."""
     data: dict[str, Any] = result if isinstance(result, dict) else result.model_dump(mode="json")
     if explain:
         return data
-
-    def present(fields: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in fields.items() if v is not None}
-
-    return present(data) | {"hits": [present(hit) | {"memory": present(hit["memory"])} for hit in data["hits"]]}
+    return data | {"hits": [{k: v for k, v in hit.items() if k != "explain"} for hit in data["hits"]]}
 
 
 def _table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
@@ -261,8 +257,9 @@ def _filters(tags: tuple[str, ...], scope: str | None, source: str | None, inclu
                    ".claude/agents/ at the project root).")
 @click.option("--embeddings", type=click.Choice(list(config.EMBEDDING_PROVIDERS)), default="auto",
               show_default=True,
-              help="Embedding provider: auto ($CORTEX_EMBEDDINGS, else local when the semantic extra is "
-                   "installed), local, openai ($CORTEX_EMBEDDINGS_URL/_MODEL/_API_KEY), hash or none.")
+              help="Embedding provider: auto ($CORTEX_EMBEDDINGS, else local: all-MiniLM-L6-v2 on ONNX Runtime, "
+                   "the default install), local, torch (the torch extra), openai ($CORTEX_EMBEDDINGS_URL/_MODEL/"
+                   "_API_KEY), hash or none.")
 @click.version_option(version=__version__, prog_name="cortex")
 @click.pass_context
 def cli(ctx: click.Context, store: str | None, state_dir: Path | None, agents_dirs: tuple[Path, ...],

@@ -181,7 +181,7 @@ def _timeless(found: Any) -> Any:
 def test_the_cli_through_a_server_prints_what_it_prints_in_process_without_the_engine(project):
     """Issue 19 target: the CLI through a running server within 3x `python -c pass`. It passes the server's
     JSON on as it is (pydantic alone took ~70 ms to import), and prints exactly what the store opened here
-    prints: store, get, recall and search (null fields left out without --explain)."""
+    prints: store, get, recall and search (every field of each memory; explain only with --explain)."""
     meta = '{"ticket": "CX-1", "note": null}'
     stored, modules = _cli_modules(project, "store", "reviewer", "Check the retry budget of clients", "--tag",
                                    "net", "--metadata", meta)
@@ -192,7 +192,8 @@ def test_the_cli_through_a_server_prints_what_it_prints_in_process_without_the_e
         ("search", ["search", "reviewer", "retry budget"]),
         ("explain", ["search", "reviewer", "retry budget", "--explain"]))}
     hit = json.loads(here["search"])["hits"][0]
-    assert "valid_until" not in hit["memory"] and "explain" not in hit and hit["memory"]["metadata"]["note"] is None
+    assert hit["memory"]["valid_until"] is None and "explain" not in hit and hit["memory"]["metadata"]["note"] is None
+    assert set(hit["memory"]) == set(json.loads(here["get"]))  # every field, as get prints it
     assert "explain" in json.loads(here["explain"])["hits"][0]
     server = start_server(project, CORTEX_EMBEDDINGS="hash")
     try:
