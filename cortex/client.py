@@ -436,7 +436,7 @@ class RemoteCortex:
         from cortex.model import Captured, Memory, Pruned
 
         return Captured([Memory.model_validate(m) for m in data["memories"]],
-                        [Pruned.model_validate(p) for p in data["pruned"]])
+                        [Pruned.model_validate(p) for p in data["pruned"]], data.get("redacted") or {})
 
     def resolve_agent(self, name: str) -> str | None:
         answer = self._call("GET", "/agents/resolve", params={"name": name})["agent"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -19,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from cortex import capture, config, lifecycle, listing, notices, scopes
 from cortex.agents import AgentDefinition, AgentRegistry, AgentSettings
+from cortex.capture.redact import REDACT_STORE_ENV, Redactor
 from cortex.embeddings import EmbeddingProvider, make_provider
 from cortex.errors import (
     AgentNotFoundError,
@@ -105,6 +107,9 @@ class Cortex:
         self._memories = MemoryRepository(store, state, embeddings)
         self.agents = agents if agents is not None else AgentRegistry()
         self._clock = clock
+        #: Replaces secrets in what is captured (and, when its ``store`` is on, in explicit writes); from
+        #: ``CORTEX_REDACT``, ``CORTEX_REDACT_STORE`` and ``CORTEX_REDACT_PATTERNS`` (docs/capture.md).
+        self.redactor = Redactor.from_env()
         #: How ``hybrid`` search fuses the lexical and the semantic ranking.
         self.fusion = fusion if fusion is not None else Fusion()
         self._workers: QueryWorkers | None = None
@@ -357,6 +362,7 @@ class Cortex:
         policy, teams = self._policy(agent), self._teams()
         memories: list[Memory] = []
         target = member.own
+        redacted: Counter[str] = Counter()
         for i, entry in enumerate(entries):
             try:
                 if not isinstance(entry, Mapping):
@@ -367,12 +373,18 @@ class Cortex:
                                                      f"{scope.relative} here (split the batch)")
                 target = scope
                 fields = {k: v for k, v in entry.items() if k != "scope"}
+                if self.redactor.store and isinstance(fields.get("content"), str):
+                    done = self.redactor.redact(fields["content"])
+                    fields["content"] = done.text
+                    redacted.update(done.counts)
                 memories.append(memory_from_entry(agent, fields, now, policy.expires_at, author=agent,
                                                   scope=scope.relative))
             except (InvalidInputError, PermissionDeniedError) as exc:
                 if not batch:
                     raise
                 raise _within(exc, f"entries[{i}]") from None
+        if redacted:
+            notices.notice(f"storing for agent {agent!r} {_redaction_note(redacted)} ({REDACT_STORE_ENV} is on)")
         return target, memories
 
     def update(
@@ -392,6 +404,7 @@ class Cortex:
         (:meth:`history`). Only the fields given change (``tags=[]`` clears the tags, ``metadata={}`` the
         metadata). With ``expected_version``, raises :class:`VersionConflictError` unless the memory is still at
         that version. A shared memory can be updated by its author or a lead of its scope."""
+        content = self._explicit_text(agent, content)
         changes = lifecycle.changes(content=content, type=type, project=project, confidence=confidence, tags=tags,
                                     metadata=metadata)
         expected = check_version(expected_version) if expected_version is not None else None
@@ -426,6 +439,15 @@ class Cortex:
                     raise
         raise AssertionError("unreachable")
 
+    def _explicit_text(self, agent: str, content: str | None) -> str | None:
+        """``content`` of an explicit write, its secrets replaced when the redactor's ``store`` is on."""
+        if content is None or not self.redactor.store or not isinstance(content, str):
+            return content
+        done = self.redactor.redact(content)
+        if done.counts:
+            notices.notice(f"writing for agent {agent!r} {_redaction_note(done.counts)} ({REDACT_STORE_ENV} is on)")
+        return done.text
+
     def history(self, agent: str, memory_id: str) -> list[Memory]:
         """Every version of the memory, oldest first, the current one last (expired or superseded too)."""
         scope, memory = self._require(agent, memory_id)
@@ -446,6 +468,7 @@ class Cortex:
         The old memory is kept, valid until the new one became valid and pointing to it (``superseded_by``);
         reads leave it out unless ``include_superseded=True`` or ``as_of`` a moment it was valid. One atomic
         write. Returns the replacing memory."""
+        content = self._explicit_text(agent, content)
         rule = lifecycle.supersession(content, by, reason, fields)
         member = self._member(agent)
         new = self._changing(lambda: self._supersede(agent, member, old_id, rule))
@@ -1036,12 +1059,16 @@ class Cortex:
         settings = definition.settings
         project = check_project(project if project is not None else settings.project or config.DEFAULT_PROJECT)
         scope = self._scope(agent)
+        redacted: Counter[str] = Counter()
         with self._memories.lock:
             now = self._clock()
-            result = capture.capture(self._memories, scope, output, project, now, self._policy(agent).expires_at)
-            for old_id, text in capture.supersessions(output):
+            result = capture.capture(self._memories, scope, output, project, now, self._policy(agent).expires_at,
+                                     self.redactor, redacted)
+            for old_id, raw in capture.supersessions(output):
+                done = self.redactor.redact(raw)
+                redacted.update(done.counts)
                 try:
-                    result.append(self.supersede(agent, old_id, text, source=Source.AGENT_END))
+                    result.append(self.supersede(agent, old_id, done.text, source=Source.AGENT_END))
                 except CortexError as exc:
                     log.warning("%s: skipped SUPERSEDES %s: %s", scope, old_id, exc)
             captured = {m.id for m in result}
@@ -1051,7 +1078,10 @@ class Cortex:
                                                       max_age=settings.prune_max_age, now=now)
                 if i not in captured
             ]
-            return Captured(result, self._prune_at_end(agent, scope, doomed, settings, now))
+            if redacted:
+                notices.notice(f"agent_end of agent {agent!r} {_redaction_note(redacted)} before storing what it "
+                               "captured")
+            return Captured(result, self._prune_at_end(agent, scope, doomed, settings, now), dict(redacted))
 
     def _prune_at_end(self, agent: str, scope: Scope, doomed: Sequence[str], settings: AgentSettings,
                       now: datetime) -> list[Pruned]:
@@ -1084,6 +1114,13 @@ class _Refused(Exception):
 
     def __init__(self, error: CortexError) -> None:
         self.error = error
+
+
+def _redaction_note(counts: Mapping[str, int]) -> str:
+    """``replaced 3 secrets (2 aws-access-key, 1 jwt) by placeholders``."""
+    total = sum(counts.values())
+    kinds = ", ".join(f"{n} {rule}" for rule, n in sorted(counts.items()))
+    return f"replaced {total} secret{'' if total == 1 else 's'} ({kinds}) by placeholders"
 
 
 def _named_scope(name: str) -> Scope:

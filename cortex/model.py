@@ -313,12 +313,15 @@ class Pruned(BaseModel):
 
 
 class Captured(list[Memory]):
-    """What ``agent_end`` returns: the memories stored or refreshed (a list, as before), and in :attr:`pruned`
-    the memories its prune deleted."""
+    """What ``agent_end`` returns: the memories stored or refreshed (a list, as before), in :attr:`pruned` the
+    memories its prune deleted, and in :attr:`redacted` how many secrets were replaced before storing, by rule
+    (``aws-access-key``, ``assigned-secret``, ... see :mod:`cortex.capture.redact`)."""
 
-    def __init__(self, memories: Iterable[Memory] = (), pruned: Iterable[Pruned] = ()) -> None:
+    def __init__(self, memories: Iterable[Memory] = (), pruned: Iterable[Pruned] = (),
+                 redacted: dict[str, int] | None = None) -> None:
         super().__init__(memories)
         self.pruned: list[Pruned] = list(pruned)
+        self.redacted: dict[str, int] = dict(redacted or {})
 
 
 class Provenance(BaseModel):

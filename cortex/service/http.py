@@ -151,6 +151,8 @@ class EndAnswer(BaseModel):
 
     memories: list[Memory]
     pruned: list[Pruned]
+    redacted: dict[str, int] = Field(default_factory=dict, description="Secrets replaced by placeholders before "
+                                     "storing, by rule (e.g. aws-access-key)")
 
 
 class TokenBody(_Body):
@@ -482,7 +484,8 @@ def create_app(
         (what it deleted is in the ``Cortex-Warnings`` header, and recorded as a ``prune`` activity). With
         ``pruned=true`` the answer is an object: the captured ``memories`` and the ``pruned`` ones."""
         captured = cx.agent_end(scoped(caller, agent), body.output, body.project)
-        return EndAnswer(memories=list(captured), pruned=captured.pruned) if pruned else list(captured)
+        return EndAnswer(memories=list(captured), pruned=captured.pruned, redacted=captured.redacted) if pruned \
+            else list(captured)
 
     def admin_only(caller: Principal) -> TokenStore:
         caller.require_admin("managing tokens")

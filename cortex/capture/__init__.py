@@ -1,11 +1,17 @@
-"""Capture at agent end: memories from the marker lines (:mod:`cortex.markers`) in what the agent wrote."""
+"""Capture: memories an agent did not store itself.
+
+This module is the marker channel (at agent end, the marker lines of :mod:`cortex.markers` in what the agent
+wrote); its siblings are what every channel applies before it stores anything: :mod:`cortex.capture.redact`
+(secrets out)."""
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from datetime import datetime
 
 from cortex import markers
+from cortex.capture.redact import Redactor
 from cortex.errors import InvalidInputError
 from cortex.memories import MemoryRepository
 from cortex.model import Memory, MemoryType, Scope, Source
@@ -25,15 +31,23 @@ def supersessions(output: str) -> list[tuple[str, str]]:
 
 
 def capture(memories: MemoryRepository, scope: Scope, output: str, project: str, now: datetime,
-            expiry: Expiry | None = None) -> list[Memory]:
-    """Store the marker lines of ``output`` in ``scope`` (source ``agent_end``, expiring by ``expiry``); content
-    already stored there for ``project`` is touched instead. Returns the memories stored or refreshed, in the order of the output. Marker lines whose
-    text is not valid content (e.g. over 64 KiB) are skipped and logged."""
+            expiry: Expiry | None = None, redactor: Redactor | None = None,
+            redacted: Counter[str] | None = None) -> list[Memory]:
+    """Store the marker lines of ``output`` in ``scope`` (source ``agent_end``, expiring by ``expiry``), their
+    secrets replaced by ``redactor`` first (counted into ``redacted`` by rule); content already stored there for
+    ``project`` is touched instead. Returns the memories stored or refreshed, in the order of the output. Marker
+    lines whose text is not valid content (e.g. over 64 KiB) are skipped and logged."""
     with memories.lock:
         fresh: list[Memory] = []
         order: list[tuple[str, Memory | None]] = []
         seen: set[str] = set()
-        for memory_type, text in extract(output):
+        for memory_type, raw in extract(output):
+            text = raw
+            if redactor is not None:
+                done = redactor.redact(raw)
+                text = done.text
+                if redacted is not None:
+                    redacted.update(done.counts)
             if text in seen:
                 continue
             seen.add(text)
