@@ -191,3 +191,12 @@ def test_every_surface_redacts_and_says_so(tmp_path):
         assert not any(SECRETS["anthropic-key"] in c or SECRETS["openai-key"] in c for c in contents)
     finally:
         assert server.stop() == 0
+
+
+def test_a_bad_setting_is_named_when_the_store_opens(tmp_path, monkeypatch):
+    monkeypatch.setenv("CORTEX_REDACT_STORE", "sometimes")
+    with pytest.raises(InvalidInputError, match="CORTEX_REDACT_STORE"):
+        Cortex.open(tmp_path / "store", embeddings=None, client=False)
+    monkeypatch.setenv("CORTEX_REDACT_STORE", "0")
+    with Cortex.open(tmp_path / "store", embeddings=None, client=False) as cx:  # and nothing was left locked
+        assert cx.redactor.enabled and not cx.redactor.store
