@@ -818,9 +818,9 @@ def mcp(state: _State) -> None:
     from cortex.service.mcp import build_mcp
     from cortex.service.stdio import run_stdio
 
-    store = state.need_state_dir()
-    client = cast("MemoryAPI", Reconnecting(lambda: ensure_server(store, agent_dirs=state.agent_dirs,
-                                                                embeddings=state.embeddings)))
+    state_dir = state.need_state_dir()
+    client = cast("MemoryAPI", Reconnecting(lambda: ensure_server(state_dir, agent_dirs=state.agent_dirs,
+                                                                embeddings=state.embeddings, location=state.store)))
     run_stdio(build_mcp(lambda: client, lambda request: ADMIN))  # the server checks the client's token
 
 

@@ -133,3 +133,19 @@ def test_a_client_of_a_store_given_up_reconnects(servers, tmp_path):
     assert _wait(lambda: not (store / "cortex-server.json").exists())
     assert client.store("reviewer", "after").content == "after"
     assert sorted(m.content for m in client.recall("reviewer")) == ["after", "before the store idled out"]
+
+
+@pytest.mark.server
+def test_a_session_on_a_remote_store_gets_that_store_served(servers, tmp_path, oxigraph_server):
+    """`cortex mcp` with CORTEX_STORE=sparql+http://...: the background server serves the remote store (its
+    state directory only keeps the discovery file and indexes), never an embedded store in that directory."""
+    oxigraph_server.clear()
+    project = make_project(tmp_path / "p", "reviewer")
+    state = tmp_path / "state"
+    client = ensure_server(state, agent_dirs=[project / "agent_defs"], location=oxigraph_server.url)
+    client.store("reviewer", "kept on the shared SPARQL server")
+    assert client.info()["store"].startswith("sparql+http://")
+    assert not (state / "CURRENT").exists()  # no RocksDB store was made there
+    with Cortex.open(oxigraph_server.url, embeddings=None, state_dir=tmp_path / "elsewhere", client=False) as cx:
+        cx.agents.register("reviewer")
+        assert [m.content for m in cx.recall("reviewer", "shared")] == ["kept on the shared SPARQL server"]

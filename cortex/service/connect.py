@@ -63,7 +63,8 @@ def for_cli(location: Location, *, embeddings: str, read_only: bool) -> MemoryAP
 
 
 def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddings: str = "auto",
-                  timeout: float = 60.0, idle_exit: float = AUTO_SERVER_IDLE) -> RemoteCortex:
+                  timeout: float = 60.0, idle_exit: float = AUTO_SERVER_IDLE,
+                  location: Location | None = None) -> RemoteCortex:
     """A client of the server owning ``store_path``; when none runs, the user's background server (the hub of
     this session's settings, :mod:`cortex.service.hub`, started when none runs) is asked to serve the store.
 
@@ -71,6 +72,8 @@ def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddin
     one may spawn a hub, the first to take the hub's lock runs, the others exit, and all callers end up with
     the one hub serving the store. It stops serving the store after ``idle_exit`` seconds without a request, and
     exits when it serves none. While another process holds the store without serving it, this waits.
+    ``store_path`` is the store's state directory (where its server publishes itself); ``location`` the store
+    when it is not that directory (a remote store: ``sparql+http://...``).
     """
     import subprocess
     import sys
@@ -86,7 +89,8 @@ def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddin
     ident = control.identity()
     hub_path = control.hub_file(ident)
     log_path = private_dir(discovery.servers_dir()) / f"hub-{ident}.log"
-    request = {"store": str(store_path), "agent_dirs": [str(Path(d).resolve()) for d in agent_dirs],
+    request = {"store": str(location if location is not None else store_path), "state_dir": str(state_dir),
+               "agent_dirs": [str(Path(d).resolve()) for d in agent_dirs],
                "embeddings": config.resolve_embeddings(embeddings), "idle_exit": idle_exit}
     deadline = time.monotonic() + timeout
     spawned_at = -1e9

@@ -86,8 +86,10 @@ class Hub:
 
     # -- control ---------------------------------------------------------------------------------
 
-    def open(self, store: str, agent_dirs: Sequence[str], embeddings: str, idle_exit: float) -> discovery.ServerInfo:
-        """Serve ``store`` (a store location) unless something already does; its server's info."""
+    def open(self, store: str, agent_dirs: Sequence[str], embeddings: str, idle_exit: float,
+             state: str | None = None) -> discovery.ServerInfo:
+        """Serve ``store`` (a store location; its state directory ``state``, by default the one
+        :func:`cortex.state.state_dir_of` gives) unless something already does; its server's info."""
         from cortex.core import Cortex
         from cortex.service.auth import TokenStore
         from cortex.service.guard import Limits
@@ -96,7 +98,7 @@ class Hub:
         from cortex.state import state_dir_of
 
         location: Any = store if "://" in store else Path(store)
-        state_dir = state_dir_of(location)
+        state_dir = Path(state) if state else state_dir_of(location)
         if state_dir is None:
             raise InvalidInputError("store", f"{store} has no state directory to publish its server in")
         key = _key(state_dir)
@@ -225,7 +227,8 @@ class Hub:
     def _control(self, action: str, request: dict[str, Any]) -> dict[str, Any]:
         if action == "open":
             info = self.open(str(request["store"]), [str(d) for d in request.get("agent_dirs", [])],
-                             str(request.get("embeddings", "auto")), float(request.get("idle_exit", 1800.0)))
+                             str(request.get("embeddings", "auto")), float(request.get("idle_exit", 1800.0)),
+                             str(request["state_dir"]) if request.get("state_dir") else None)
             return {"url": info.url, "pid": info.pid}
         if action == "release":
             return {"released": self.release(Path(str(request["state_dir"])))}
