@@ -6,6 +6,8 @@
   secrets of every kind Cortex redacts in the sentences agents write, and near-misses that must stay: commit
   hashes, digests, UUIDs, memory ids, identifiers, paths, placeholders). Recall: secrets no longer in the
   output. Precision: redacted spans that cover a labelled secret, over all redacted spans. Per kind and overall.
+* **A held-out labelled set** (bench/data/redaction_heldout.jsonl): other templates and near-misses, written
+  after the rules were tuned and never used to change them.
 * **False redactions in real conversations**: every redaction in the LongMemEval and LoCoMo dialogue turns
   (../shared/bench/data: public chat data without credentials) counts as a false positive; per MB. The rules
   were tuned on the LongMemEval subset and LoCoMo; the sessions of longmemeval_oracle.json outside the subset
@@ -29,13 +31,15 @@ from _common import print_table, write_json  # noqa: E402
 from cortex.capture.redact import Redactor  # noqa: E402
 
 LABELLED = Path(__file__).parent / "data" / "redaction.jsonl"
+#: Written after the rules were tuned, never used to change them (bench/data/make_redaction_set.py).
+HELD_OUT = Path(__file__).parent / "data" / "redaction_heldout.jsonl"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench" / "data"
 
 
-def labelled(redactor: Redactor) -> dict:
+def labelled(redactor: Redactor, path: Path = LABELLED) -> dict:
     per_kind: dict[str, Counter[str]] = defaultdict(Counter)
     examples: list[str] = []
-    for line in LABELLED.read_text().splitlines():
+    for line in path.read_text().splitlines():
         item = json.loads(line)
         text, secrets = item["text"], item["secrets"]
         out = redactor.redact(text).text
@@ -108,7 +112,8 @@ def real_text(redactor: Redactor, turns: list[str]) -> dict:
 
 def main() -> dict:
     redactor = Redactor()
-    results = {"labelled": labelled(redactor), "real": real_text(redactor, conversations()),
+    results = {"labelled": labelled(redactor), "labelled_held_out": labelled(redactor, HELD_OUT),
+               "real": real_text(redactor, conversations()),
                "held_out": real_text(redactor, held_out())}
 
     def ratio(a: int, b: int) -> str:
@@ -128,6 +133,16 @@ def main() -> dict:
     print_table("Redaction on the labelled set (bench/data/redaction.jsonl)", rows,
                 ("kind", "items", "recall", "precision", "false spans"))
     for example in results["labelled"]["false_examples"]:
+        print("  false:", example)
+    h = results["labelled_held_out"]["total"]
+    results["held_out_recall"] = h.get("caught", 0) / max(1, h.get("caught", 0) + h.get("missed", 0))
+    results["held_out_precision"] = h.get("true_spans", 0) / max(1, h.get("true_spans", 0) + h.get("false_spans", 0))
+    missed = {k: c.get("missed", 0) for k, c in results["labelled_held_out"]["per_kind"].items() if c.get("missed")}
+    print_table("Held-out labelled set (bench/data/redaction_heldout.jsonl: never used to tune the rules)", [
+        (str(h["items"]), f"{results['held_out_recall']:.3f}", f"{results['held_out_precision']:.3f}",
+         str(h.get("false_spans", 0)), ", ".join(f"{k} {n}" for k, n in sorted(missed.items())) or "-")],
+        ("items", "recall", "precision", "false spans", "missed by kind"))
+    for example in results["labelled_held_out"]["false_examples"]:
         print("  false:", example)
     rows = [(name, f"{r['turns']:,} turns, {r['mb']:.1f} MB", str(sum(r["redactions"].values())),
              f"{r['per_mb']:.2f}", f"{r['mb_per_s']:.1f}")

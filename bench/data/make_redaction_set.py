@@ -119,7 +119,54 @@ NEGATIVES = [
 ]
 
 
+HELD_OUT_TEMPLATES = [
+    '{{"level": "debug", "msg": "calling upstream", "headers": {{"x-api-key": "{s}"}}}}',
+    "  api_token: {s}\n  region: us-east-1",
+    "$ export GH_TOKEN={s} && gh pr list",
+    "Traceback: AuthError('invalid credentials for key {s}')",
+    "| service | key |\n|---|---|\n| billing | {s} |",
+    "INSIGHT: staging still accepts the old key {s}; remove it after the migration",
+]
+
+HELD_OUT_NEGATIVES = [
+    "docker image id {sha256}",
+    "S3 ETag \"{md5}\" matched the upload",
+    "pod api-7d9f8b6c5-x2x9q restarted 3 times",
+    "reach me at jane.doe+cortex@example.com about {sha7}",
+    "the service listens on [2001:db8::ff00:42:8329]:8443",
+    "DECISION: pin node to 20.11.1 and npm to 10.2.4",
+    "LEARNED: the Postgres role app_readonly has SELECT only",
+    "see https://github.com/example/cortex/commit/{sha} for the fix",
+    "the hash of the release tarball is {sha256}",
+    "feature flag enable_token_refresh_v2 is on in staging",
+    "CONVENTION: secrets live in Vault under kv/apps/<service>/<env>",
+    "run `cortex token create --agent reviewer` to get a token",
+]
+
+
+def held_out() -> list[dict]:
+    """A second set, written after the rules were tuned and never used to change them: other templates,
+    other near-misses, another seed (bench/data/redaction_heldout.jsonl)."""
+    global rng
+    rng = random.Random(424242)
+    items = []
+    for kind, secret in keys():
+        items.append({"text": rng.choice(HELD_OUT_TEMPLATES).format(s=secret), "secrets": [secret], "kind": kind})
+    for template in HELD_OUT_NEGATIVES:
+        for _ in range(3):
+            text = template.format(sha=rand(HEX, 40), sha7=rand(HEX, 7), sha256=rand(HEX, 64), md5=rand(HEX, 32))
+            items.append({"text": text, "secrets": [], "kind": "near-miss"})
+    rng.shuffle(items)
+    return items
+
+
 def main() -> None:
+    heldout = held_out()
+    target = Path(__file__).with_name("redaction_heldout.jsonl")
+    target.write_text("".join(json.dumps(item) + "\n" for item in heldout))
+    print(f"{len(heldout)} held-out items written to {target}")
+    global rng
+    rng = random.Random(20261124)
     items = []
     for kind, secret in keys():
         templates = POSITIVE_TEMPLATES.get(kind, DEFAULT_TEMPLATES)
