@@ -400,6 +400,43 @@ def stats(state: _State, agent: str) -> None:
     _emit(state.cortex(read_only=True).stats(agent))
 
 
+@cli.command("index-status")
+@click.argument("agent")
+@pass_state
+def index_status(state: _State, agent: str) -> None:
+    """What AGENT's derived index holds against the store: memories, vectors and their model, pending changes."""
+    import dataclasses
+
+    status = state.cortex(read_only=True).index_status(agent)
+    _emit(status if isinstance(status, dict) else dataclasses.asdict(status))
+
+
+@cli.command()
+@pass_state
+def info(state: _State) -> None:
+    """Where the memory is kept (no credentials) and which embedding model it uses."""
+    _emit(state.cortex(read_only=True).info())
+
+
+@cli.command("store-many")
+@click.argument("agent")
+@click.argument("entries", type=click.File("r", encoding="utf-8"), default="-")
+@pass_state
+def store_many(state: _State, agent: str, entries: Any) -> None:
+    """Store many memories in one atomic write: ENTRIES is a JSON list, or JSON lines, of objects with
+    "content" and any field of `cortex store` ("type", "confidence", "tags", "scope"...); '-' (default) reads
+    stdin. All are checked first: one bad entry stores nothing and is named."""
+    text = entries.read()
+    try:
+        data = json.loads(text) if text.lstrip().startswith("[") else [
+            json.loads(line) for line in text.splitlines() if line.strip()]
+    except ValueError as exc:
+        raise InvalidInputError("entries", f"is neither a JSON list nor JSON lines: {exc}") from None
+    with _as_json(state.cortex()) as cx:
+        stored = cx.store_many(agent, data)
+    _emit([_memory_json(m) for m in stored])
+
+
 @cli.command()
 @click.argument("agent", required=False)
 @click.option("--min-confidence", type=float, default=config.DEFAULT_MIN_CONFIDENCE, show_default=True,

@@ -267,3 +267,20 @@ def test_start_without_touching(project):
     assert ok(cortex(project, "get", "reviewer", stored["id"]))["usage_count"] == 0
     assert "Null checks" in cortex(project, "start", "reviewer", "--task", "null checks").stdout
     assert ok(cortex(project, "get", "reviewer", stored["id"]))["usage_count"] == 1
+
+
+def test_store_many_index_status_and_info(project):
+    """The operations the CLI lacked (tests/test_surfaces.py)."""
+    lines = '{"content": "first fact of the batch"}\n{"content": "second fact", "type": "pattern", "tags": ["ci"]}\n'
+    stored = ok(cortex(project, "store-many", "reviewer", stdin=lines))
+    assert [m["content"] for m in stored] == ["first fact of the batch", "second fact"] and stored[1]["tags"] == ["ci"]
+    as_list = ok(cortex(project, "store-many", "reviewer", stdin='[{"content": "third fact"}]'))
+    assert as_list[0]["content"] == "third fact"
+    bad = cortex(project, "store-many", "reviewer", stdin='[{"content": "fine"}, {"content": 5}]')
+    assert bad.returncode == 1 and "entries[1].content" in bad.stderr
+    assert ok(cortex(project, "stats", "reviewer"))["insight"] == 2  # nothing of the bad batch was stored
+    garbage = cortex(project, "store-many", "reviewer", stdin="not json")
+    assert garbage.returncode == 1 and "entries" in garbage.stderr
+    status = ok(cortex(project, "index-status", "reviewer"))
+    assert status["memories"] == status["stored"] == 3 and status["scope"] == "agent:reviewer"
+    assert ok(cortex(project, "info"))["store"].endswith("store")

@@ -22,9 +22,10 @@ from cortex.service.mcp import build_mcp
 from .service_helpers import env, make_project, start_server
 
 TOOLS = ["add_memory", "agent_end", "agent_start", "delete_memory", "export_memories", "get_memory",
-         "import_memories", "inject_learning", "list_agents", "list_memories", "memory_history", "memory_provenance",
-         "memory_stats", "purge_expired", "recall", "search_memories", "sparql_query", "supersede_memory",
-         "touch_memory", "update_memory", "validate_memory", "validate_store"]
+         "import_memories", "index_status", "inject_learning", "list_agents", "list_memories", "memory_history",
+         "memory_provenance", "memory_stats", "prune_memories", "purge_expired", "recall", "reindex",
+         "search_memories", "server_info", "sparql_query", "supersede_memory", "touch_memory", "update_memory",
+         "validate_memory", "validate_store"]
 
 
 @pytest.fixture
@@ -243,3 +244,30 @@ def test_stdio_session_waits_out_a_process_that_holds_the_store(project):
     finally:
         holder.kill()
         _stop_autostarted(store)
+
+
+def test_prune_reindex_index_status_and_info_tools(local_cx):
+    """The operations the MCP server lacked (tests/test_surfaces.py): prune (a dry run by default), reindex,
+    index status and the server's info."""
+    weak = local_cx.store("alice", "A weak guess about the cache", confidence=0.1)
+    kept = local_cx.store("alice", "A solid fact about the cache", confidence=0.9)
+
+    async def main() -> None:
+        async with Client(build_mcp(lambda: local_cx, lambda request: ADMIN)) as client:
+            listed = await client.call_tool("prune_memories", {"agent": "alice"})
+            assert listed.structured_content == {"ids": [weak.id], "dry_run": True}
+            assert local_cx.get("alice", weak.id) is not None  # a dry run deletes nothing
+            done = await client.call_tool("prune_memories", {"agent": "alice", "dry_run": False})
+            assert done.structured_content["ids"] == [weak.id] and local_cx.get("alice", weak.id) is None
+            rebuilt = await client.call_tool("reindex", {"agent": "alice"})
+            assert rebuilt.structured_content == {"memories": 1, "embedded": 0}
+            status = await client.call_tool("index_status", {"agent": "alice"})
+            assert status.structured_content["memories"] == status.structured_content["stored"] == 1
+            info = await client.call_tool("server_info", {})
+            assert info.structured_content["store"] == str(local_cx.info()["store"])
+            assert info.structured_content["embeddings"] is None
+            bad = await client.call_tool("prune_memories", {"agent": "alice", "min_confidence": 2})
+            assert bad.is_error
+
+    asyncio.run(main())
+    assert local_cx.get("alice", kept.id) is not None

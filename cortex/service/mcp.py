@@ -9,6 +9,8 @@ line naming the field: Cortex errors carry their own message, argument errors ar
 
 from __future__ import annotations
 
+import dataclasses
+
 import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -75,6 +77,33 @@ class AddOutput(BaseModel):
                                       "project: the existing memory is returned, not a duplicate")
     warnings: list[str] = Field(default_factory=list, description="What you must know: e.g. that the prune at the "
                                                                   "agent's next agent_end will delete it")
+
+
+class PruneOutput(BaseModel):
+    ids: list[str] = Field(description="The memories the rule selects (deleted unless dry_run)")
+    dry_run: bool
+
+
+class ReindexOutput(BaseModel):
+    memories: int = Field(description="Memories in the rebuilt index")
+    embedded: int = Field(description="Memories embedded again (those without a vector of the current model)")
+
+
+class IndexStatusOutput(BaseModel):
+    scope: str
+    memories: int = Field(description="Memories in the derived index")
+    stored: int = Field(description="Memories in the store")
+    vectors: int
+    vector_model: str | None
+    rebuilds: int
+    seq: int
+    pending: int
+
+
+class InfoOutput(BaseModel):
+    store: str = Field(description="Where the memory is kept (never with credentials)")
+    embeddings: str | None = Field(description="The embedding model, or null when semantic search is off")
+    details: dict[str, Any] = Field(default_factory=dict, description="Everything else the server reports")
 
 
 class HistoryOutput(BaseModel):
@@ -545,6 +574,52 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
                     for row in result.rows]
             return SparqlOutput(kind="solutions", variables=result.variables, rows=rows,
                                 truncated=result.truncated)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                             open_world_hint=False))
+    def prune_memories(
+        agent: Agent,
+        ctx: Context,
+        min_confidence: Annotated[Number, Field(description="Select memories below this confidence", ge=0, le=1)]
+        = config.DEFAULT_MIN_CONFIDENCE,
+        max_age: Annotated[str | None, Field(description="Also select memories unused for longer than this "
+                                                         "(e.g. 90d, 12h)")] = None,
+        dry_run: Annotated[bool, Field(description="Only list what would be deleted (default)")] = True,
+    ) -> PruneOutput:
+        """Delete the agent's low-confidence (and, with max_age, long-unused) memories, like POST
+        /v1/agents/{agent}/prune; by default only lists them."""
+        with calling(ctx, agent) as cx:
+            return PruneOutput(ids=cx.prune_candidates(agent, min_confidence, max_age, delete=not dry_run),
+                               dry_run=dry_run)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                             open_world_hint=False))
+    def reindex(
+        agent: Agent,
+        ctx: Context,
+        force: Annotated[bool, Field(description="Embed every memory again, not only those without a vector")] = False,
+    ) -> ReindexOutput:
+        """Rebuild the agent's index from the store and embed what lacks a vector of the current model. Admin
+        only, like POST /v1/agents/{agent}/reindex."""
+        with calling(ctx, agent) as cx:
+            caller_of(ctx).require_admin("reindex")
+            return ReindexOutput(**cx.reindex(agent, force=force))
+
+    @server.tool(annotations=readonly)
+    def index_status(agent: Agent, ctx: Context) -> IndexStatusOutput:
+        """What the agent's derived index holds against the store (memories, vectors and their model, pending
+        changes), like GET /v1/agents/{agent}/index."""
+        with calling(ctx, agent) as cx:
+            status = cx.index_status(agent)
+            return IndexStatusOutput(**{f.name: getattr(status, f.name) for f in dataclasses.fields(status)})
+
+    @server.tool(annotations=readonly)
+    def server_info(ctx: Context) -> InfoOutput:
+        """Where the memory is kept and which embedding model it uses, like GET /v1/info."""
+        with tool_errors():
+            found = dict(backend().info())
+            return InfoOutput(store=str(found.pop("store", "")), embeddings=found.pop("embeddings", None),
+                              details=found)
 
     @server.tool(annotations=readonly)
     def memory_stats(agent: Agent, ctx: Context) -> StatsOutput:
