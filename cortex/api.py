@@ -224,6 +224,13 @@ class MemoryAPI(Protocol):
         or refreshed (``.pruned``: what the prune deleted)."""
         ...
 
+    def record_task(self, agent: str, task: str, output: str = "", status: str = "ok", *,
+                    project: str | None = None) -> Memory:
+        """Record a finished task's outcome as a ``task_completion`` memory (its time to live): the task, and
+        what came of it (bounded); a ``failed`` one says what went wrong, so a later agent start on a similar
+        task shows it. Its secrets are redacted first."""
+        ...
+
     def resolve_agent(self, name: str) -> str | None:
         """The declared agent with memory that ``name`` stands for (itself, or the agent listing it in
         ``cortex: aliases:``), or None (a built-in or undeclared coding agent)."""

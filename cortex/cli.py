@@ -400,6 +400,22 @@ def stats(state: _State, agent: str) -> None:
     _emit(state.cortex(read_only=True).stats(agent))
 
 
+@cli.command("task-done")
+@click.argument("agent")
+@click.argument("task")
+@click.argument("output", required=False, default="")
+@click.option("--status", type=click.Choice(["ok", "failed"]), default="ok", show_default=True,
+              help="How the task ended (a failed one should say what went wrong in OUTPUT).")
+@click.option("--project", default=None, help="Project of the task (default: the agent's cortex.project).")
+@pass_state
+def task_done(state: _State, agent: str, task: str, output: str, status: str, project: str | None) -> None:
+    """Record that AGENT finished TASK: OUTPUT ('-': stdin) is what came of it; kept as a task_completion
+    memory (7 days by default) that a later start on a similar task shows."""
+    with _as_json(state.cortex()) as cx:
+        memory = cx.record_task(agent, task, _read_content(output) if output else "", status, project=project)
+    _emit(_memory_json(memory))
+
+
 @cli.command("index-status")
 @click.argument("agent")
 @pass_state

@@ -438,6 +438,11 @@ class RemoteCortex:
         return Captured([Memory.model_validate(m) for m in data["memories"]],
                         [Pruned.model_validate(p) for p in data["pruned"]], data.get("redacted") or {})
 
+    def record_task(self, agent: str, task: str, output: str = "", status: str = "ok", *,
+                    project: str | None = None) -> Memory:
+        body = _jsonable({"task": task, "output": output, "status": status, "project": project}, drop_none=True)
+        return self._as("Memory", self._call("POST", f"/agents/{_agent(agent)}/tasks", json=body))
+
     def resolve_agent(self, name: str) -> str | None:
         answer = self._call("GET", "/agents/resolve", params={"name": name})["agent"]
         return str(answer) if answer is not None else None

@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from cortex import capture, config, lifecycle, listing, notices, scopes
 from cortex.agents import AgentDefinition, AgentRegistry, AgentSettings
+from cortex.capture import tasks
 from cortex.capture.redact import REDACT_STORE_ENV, Redactor
 from cortex.embeddings import EmbeddingProvider, make_provider
 from cortex.errors import (
@@ -1082,6 +1083,25 @@ class Cortex:
                 notices.notice(f"agent_end of agent {agent!r} {_redaction_note(redacted)} before storing what it "
                                "captured")
             return Captured(result, self._prune_at_end(agent, scope, doomed, settings, now), dict(redacted))
+
+    def record_task(self, agent: str, task: str, output: str = "", status: str = "ok", *,
+                    project: str | None = None) -> Memory:
+        """Record a finished task's outcome as a ``task_completion`` memory of ``agent`` (source TTL: 7 days by
+        default): ``Task done: <task>`` / ``Task failed: <task>``, then the outcome or what went wrong, bounded
+        (:mod:`cortex.capture.tasks`); tagged ``task-outcome`` and ``task-ok``/``task-failed``. Captured text:
+        its secrets are redacted (a warning says so)."""
+        entry = tasks.task_entry(task, output, status)
+        done = self.redactor.redact(entry["content"])
+        if done.counts:
+            notices.notice(f"record_task of agent {agent!r} {_redaction_note(done.counts)} before storing it")
+        entry["content"] = done.text
+        entry["metadata"]["task"] = self.redactor.redact(entry["metadata"]["task"]).text
+        entry["project"] = project if project is not None else \
+            self._agent(agent).settings.project or config.DEFAULT_PROJECT
+        scope, memories = self._new_memories(agent, [entry], batch=False)
+        self._memories.add(scope, memories)
+        self._warn_prunable(memories)
+        return memories[0]
 
     def _prune_at_end(self, agent: str, scope: Scope, doomed: Sequence[str], settings: AgentSettings,
                       now: datetime) -> list[Pruned]:

@@ -41,6 +41,7 @@ SURFACES: dict[str, tuple[str, str, str]] = {
     "purge_expired": ("prune", "POST /v1/purge-expired", "purge_expired"),
     "agent_start": ("start", "POST /v1/agents/{agent}/start", "agent_start"),
     "agent_end": ("end", "POST /v1/agents/{agent}/end", "agent_end"),
+    "record_task": ("task-done", "POST /v1/agents/{agent}/tasks", "record_task"),
     "describe_agents": ("agents list", "GET /v1/agents", "list_agents"),
     "resolve_agent": ("- the hooks resolve a coding agent's name; `agents list` shows aliases",
                       "GET /v1/agents/resolve", "- the hooks' lookup, not an agent's tool"),

@@ -14,7 +14,7 @@ import io
 import json
 import os
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs
 
 from fastapi import Body, Depends, FastAPI, Query, Request
@@ -143,6 +143,13 @@ class StartBody(_Body):
 
 class EndBody(_Body):
     output: str
+    project: str | None = None
+
+
+class TaskBody(_Body):
+    task: str = Field(description="What the task was")
+    output: str = Field("", description="What the agent wrote at its end (kept bounded)")
+    status: Literal["ok", "failed"] = Field("ok", description="How it ended")
     project: str | None = None
 
 
@@ -471,6 +478,13 @@ def create_app(
     def prune(agent: str, caller: Caller, body: Annotated[PruneBody, Body()] = PruneBody()) -> PruneResult:
         ids = cx.prune_candidates(scoped(caller, agent), body.min_confidence, body.max_age, delete=not body.dry_run)
         return PruneResult(count=len(ids), ids=ids, dry_run=body.dry_run)
+
+    @app.post(f"{v1}/agents/{{agent}}/tasks", status_code=201, tags=["prompt"])
+    def record_task(agent: str, body: TaskBody, caller: Caller) -> WrittenMemory:
+        """Record a finished task's outcome (a task_completion memory; a failed one says what went wrong)."""
+        with notices.collect() as notes:
+            memory = cx.record_task(scoped(caller, agent), body.task, body.output, body.status, project=body.project)
+        return WrittenMemory.of(memory, notes)
 
     @app.post(f"{v1}/agents/{{agent}}/start", tags=["prompt"])
     def start(agent: str, caller: Caller, body: Annotated[StartBody, Body()] = StartBody()) -> Block:

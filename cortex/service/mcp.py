@@ -575,6 +575,22 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
             return SparqlOutput(kind="solutions", variables=result.variables, rows=rows,
                                 truncated=result.truncated)
 
+    @server.tool(annotations=writes)
+    def record_task(
+        agent: Agent,
+        task: Annotated[str, Field(description="What the task was")],
+        ctx: Context,
+        output: Annotated[str, Field(description="What you wrote at its end: the result, or what went wrong "
+                                                 "(kept bounded)")] = "",
+        status: Annotated[Literal["ok", "failed"], Field(description="How it ended")] = "ok",
+        project: Annotated[str | None, Field(description="Project it belongs to")] = None,
+    ) -> WrittenMemory:
+        """Record a finished task's outcome as a memory (source task_completion, kept 7 days by default). Record
+        failures too, with what went wrong: the next agent starting a similar task sees it."""
+        with calling(ctx, agent) as cx, notices.collect() as notes:
+            memory = cx.record_task(agent, task, output, status, project=project)
+        return WrittenMemory.of(memory, notes)
+
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                              open_world_hint=False))
     def prune_memories(
