@@ -423,8 +423,7 @@ def index_status(state: _State, agent: str) -> None:
     """What AGENT's derived index holds against the store: memories, vectors and their model, pending changes."""
     import dataclasses
 
-    status = state.cortex(read_only=True).index_status(agent)
-    _emit(status if isinstance(status, dict) else dataclasses.asdict(status))
+    _emit(dataclasses.asdict(state.cortex(read_only=True).index_status(agent)))
 
 
 @cli.command()

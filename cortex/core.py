@@ -375,9 +375,7 @@ class Cortex:
                 target = scope
                 fields = {k: v for k, v in entry.items() if k != "scope"}
                 if self.redactor.store and isinstance(fields.get("content"), str):
-                    done = self.redactor.redact(fields["content"])
-                    fields["content"] = done.text
-                    redacted.update(done.counts)
+                    fields["content"] = self.redactor.scrub(fields["content"], redacted)
                 memories.append(memory_from_entry(agent, fields, now, policy.expires_at, author=agent,
                                                   scope=scope.relative))
             except (InvalidInputError, PermissionDeniedError) as exc:
@@ -1066,10 +1064,9 @@ class Cortex:
             result = capture.capture(self._memories, scope, output, project, now, self._policy(agent).expires_at,
                                      self.redactor, redacted)
             for old_id, raw in capture.supersessions(output):
-                done = self.redactor.redact(raw)
-                redacted.update(done.counts)
                 try:
-                    result.append(self.supersede(agent, old_id, done.text, source=Source.AGENT_END))
+                    result.append(self.supersede(agent, old_id, self.redactor.scrub(raw, redacted),
+                                                 source=Source.AGENT_END))
                 except CortexError as exc:
                     log.warning("%s: skipped SUPERSEDES %s: %s", scope, old_id, exc)
             captured = {m.id for m in result}
@@ -1091,11 +1088,11 @@ class Cortex:
         (:mod:`cortex.capture.tasks`); tagged ``task-outcome`` and ``task-ok``/``task-failed``. Captured text:
         its secrets are redacted (a warning says so)."""
         entry = tasks.task_entry(task, output, status)
-        done = self.redactor.redact(entry["content"])
-        if done.counts:
-            notices.notice(f"record_task of agent {agent!r} {_redaction_note(done.counts)} before storing it")
-        entry["content"] = done.text
-        entry["metadata"]["task"] = self.redactor.redact(entry["metadata"]["task"]).text
+        redacted: Counter[str] = Counter()
+        entry["content"] = self.redactor.scrub(entry["content"], redacted)
+        entry["metadata"]["task"] = self.redactor.redact(entry["metadata"]["task"]).text  # counted in the content
+        if redacted:
+            notices.notice(f"record_task of agent {agent!r} {_redaction_note(redacted)} before storing it")
         entry["project"] = project if project is not None else \
             self._agent(agent).settings.project or config.DEFAULT_PROJECT
         scope, memories = self._new_memories(agent, [entry], batch=False)

@@ -56,13 +56,17 @@ def write(state_dir: Path, info: ServerInfo) -> None:
         pass
 
 
-def _pointer(state_dir: Path, pid: int) -> Path:
-    """The user's pointer to a served store: ``<pid>-<digest of the state directory>.json`` (one process may
-    serve several stores)."""
+def store_key(state_dir: Path) -> str:
+    """A short, stable name of the store whose state directory is ``state_dir`` (a digest of its resolved path):
+    the user's pointer to its server and the background server's URL prefix for it."""
     import hashlib
 
-    digest = hashlib.sha256(str(state_dir.resolve()).encode()).hexdigest()[:12]
-    return servers_dir() / f"{pid}-{digest}.json"
+    return hashlib.sha256(str(state_dir.resolve()).encode()).hexdigest()[:16]
+
+
+def _pointer(state_dir: Path, pid: int) -> Path:
+    """The user's pointer to a served store: ``<pid>-<store key>.json`` (one process may serve several stores)."""
+    return servers_dir() / f"{pid}-{store_key(state_dir)}.json"
 
 
 def remove(state_dir: Path, pid: int) -> None:

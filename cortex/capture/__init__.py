@@ -42,12 +42,7 @@ def capture(memories: MemoryRepository, scope: Scope, output: str, project: str,
         order: list[tuple[str, Memory | None]] = []
         seen: set[str] = set()
         for memory_type, raw in extract(output):
-            text = raw
-            if redactor is not None:
-                done = redactor.redact(raw)
-                text = done.text
-                if redacted is not None:
-                    redacted.update(done.counts)
+            text = redactor.scrub(raw, redacted if redacted is not None else Counter()) if redactor else raw
             if text in seen:
                 continue
             seen.add(text)

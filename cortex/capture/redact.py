@@ -32,7 +32,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -280,6 +280,13 @@ class Redactor:
         out.append(text[last:])
         return Redacted("".join(out), counts)
 
+    def scrub(self, text: str, counts: Counter[str]) -> str:
+        """``text`` redacted, its counts added to ``counts`` (for a caller that redacts several texts and reports
+        them once)."""
+        done = self.redact(text)
+        counts.update(done.counts)
+        return done.text
+
     def find(self, text: str) -> list[tuple[int, int, str]]:
         """The secrets in ``text``: (start, end, rule) spans, in order, never overlapping (none when disabled)."""
         if not self.enabled or not text:
@@ -307,16 +314,6 @@ class Redactor:
             if free(start, end) and _high_entropy(match.group()):
                 spans.append((start, end, "high-entropy"))
         return sorted(spans)
-
-    def redact_all(self, texts: Iterable[str]) -> tuple[list[str], Counter[str]]:
-        """Each text redacted, and the counts summed."""
-        total: Counter[str] = Counter()
-        out = []
-        for text in texts:
-            done = self.redact(text)
-            out.append(done.text)
-            total.update(done.counts)
-        return out, total
 
 
 _NAME = _Lazy(r"^[a-z0-9][a-z0-9-]{0,40}$")

@@ -110,10 +110,9 @@ def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddin
             continue
         try:
             control.call(running, "open", request)
-        except StoreLockedError as exc:  # a process holds the store without serving it: wait for it
-            last = exc
-            time.sleep(0.1)
-        except ServiceError as exc:  # the hub is exiting (it served nothing any more): start another
+        except (StoreLockedError, ServiceError) as exc:
+            # a process holds the store without serving it (wait for it), or the hub is exiting because it
+            # served nothing any more (the next round starts another)
             last = exc
             time.sleep(0.1)
     detail = f": {last}" if last is not None else ""

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import logging
 import os
@@ -68,10 +67,6 @@ class _Served:
                 discovery.remove(self.state_dir, self.info.pid)
 
 
-def _key(state_dir: Path) -> str:
-    return hashlib.sha256(str(state_dir.resolve()).encode()).hexdigest()[:16]
-
-
 class Hub:
     """The ASGI app of the hub: ``/healthz``, ``/control/{open,release,list}`` and ``/stores/<key>/...``."""
 
@@ -101,7 +96,7 @@ class Hub:
         state_dir = Path(state) if state else state_dir_of(location)
         if state_dir is None:
             raise InvalidInputError("store", f"{store} has no state directory to publish its server in")
-        key = _key(state_dir)
+        key = discovery.store_key(state_dir)
         with self._opening:
             served = self.stores.get(key)
             if served is not None:
@@ -138,7 +133,7 @@ class Hub:
     def release(self, state_dir: Path) -> bool:
         """Stop serving the store of ``state_dir`` (flushed and closed); False when it was not served here."""
         with self.lock:
-            served = self.stores.pop(_key(state_dir), None)
+            served = self.stores.pop(discovery.store_key(state_dir), None)
         if served is None:
             return False
         served.stop()
