@@ -12,7 +12,17 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cortex import config
-from cortex.model import Captured, IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
+from cortex.model import (
+    CaptureReport,
+    Captured,
+    IndexStatus,
+    Memory,
+    MemoryType,
+    Page,
+    Provenance,
+    SearchResult,
+    Source,
+)
 from cortex.rerank import Reranking
 
 if TYPE_CHECKING:
@@ -229,6 +239,24 @@ class MemoryAPI(Protocol):
         """Record a finished task's outcome as a ``task_completion`` memory (its time to live): the task, and
         what came of it (bounded); a ``failed`` one says what went wrong, so a later agent start on a similar
         task shows it. Its secrets are redacted first."""
+        ...
+
+    def capture_transcript(self, agent: str, path: str | os.PathLike[str], *, format: str | None = None,
+                           project: str | None = None, markers: bool = True, summary: bool = True,
+                           tasks: bool = True) -> CaptureReport:
+        """Capture what a session transcript (Claude Code JSONL, Codex CLI session, JSON messages, plain text)
+        holds for ``agent`` since its last capture: marker lines, with a language model learnings and a session
+        summary, the outcomes of the subagent calls it shows, and the "used" signal. Redacted, through the
+        quality gate, checkpointed (a second run stores nothing new)."""
+        ...
+
+    def record_use(self, agent: str, output: str, *, session: str | None = None) -> list[Memory]:
+        """Mark the memories shown at ``agent``'s latest start (in ``session``) that ``output`` drew on (cited,
+        repeated or applied): ``usedCount + 1``, which ranking prefers to having been shown."""
+        ...
+
+    def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
+        """Per source: memories, how many were shown and how many used, and the times of each."""
         ...
 
     def resolve_agent(self, name: str) -> str | None:

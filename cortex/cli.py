@@ -394,10 +394,64 @@ def forget(state: _State, agent: str, memory_id: str) -> None:
 
 @cli.command()
 @click.argument("agent")
+@click.option("--usage", is_flag=True, help="Per source instead: how many memories were shown (injected or "
+                                            "touched) and how many an agent's output actually used.")
 @pass_state
-def stats(state: _State, agent: str) -> None:
-    """Count an agent's memories by type."""
-    _emit(state.cortex(read_only=True).stats(agent))
+def stats(state: _State, agent: str, usage: bool) -> None:
+    """Count an agent's memories by type (with --usage: per source, how often shown memories were used)."""
+    cx = state.cortex(read_only=True)
+    _emit(cx.usage_stats(agent) if usage else cx.stats(agent))
+
+
+@cli.command()
+@click.argument("agent")
+@click.option("--transcript", "path", required=True, type=click.Path(dir_okay=False),
+              help="The session transcript: Claude Code JSONL, a Codex CLI session file, a JSON list of messages "
+                   "or plain text.")
+@click.option("--format", "fmt", type=click.Choice(["claude", "codex", "messages", "text"]), default=None,
+              help="The transcript's format (default: detected).")
+@click.option("--project", default=None, help="Project of what it captures (default: the agent's cortex.project).")
+@click.option("--no-markers", is_flag=True, help="Leave marker lines to the hooks that already captured them.")
+@click.option("--no-summary", is_flag=True, help="No session summary (with a language model).")
+@click.option("--no-tasks", is_flag=True, help="Do not record the subagent task outcomes it shows.")
+@click.option("--queue", "queued", is_flag=True, help="Through a running server: queue it there and return at once.")
+@pass_state
+def capture(state: _State, agent: str, path: str, fmt: str | None, project: str | None, no_markers: bool,
+            no_summary: bool, no_tasks: bool, queued: bool) -> None:
+    """Capture what a session transcript holds for AGENT since its last capture: marker lines, with a language
+    model (CORTEX_LLM_URL) learnings and a session summary, subagent task outcomes, and which shown memories it
+    used. Redacted, through the quality gate; running it again stores nothing new. Prints the report."""
+    cx = state.cortex()
+    options: dict[str, Any] = {"format": fmt, "project": project, "markers": not no_markers,
+                               "summary": not no_summary, "tasks": not no_tasks}
+    if queued:
+        queue = getattr(cx, "queue_transcript", None)
+        if queue is None:
+            raise click.UsageError("--queue needs a running server (cortex serve); without one, capture runs here")
+        _emit(queue(agent, os.path.abspath(path), **options))
+        return
+    agent = cx.resolve_agent(agent) or agent  # a hook names a coding agent's type, maybe an alias
+    with _as_json(cx) as json_cx:
+        report = json_cx.capture_transcript(agent, os.path.abspath(path), **options)
+    data = report if isinstance(report, dict) else report.model_dump(mode="json")
+    _emit(data)
+    if data.get("note"):
+        click.echo(f"cortex: {data['note']}", err=True)
+    for problem in data.get("problems", [])[:20]:
+        click.echo(f"cortex: {problem}", err=True)
+
+
+@cli.command()
+@click.argument("agent")
+@click.argument("output", default="-")
+@click.option("--session", default=None, help="The session whose start showed the memories (default: none).")
+@pass_state
+def used(state: _State, agent: str, output: str, session: str | None) -> None:
+    """Mark the memories shown at AGENT's latest start that OUTPUT ('-': stdin) drew on (cited, repeated or
+    applied): usedCount + 1, which ranking prefers to having been shown. Prints the memories marked."""
+    with _as_json(state.cortex()) as cx:
+        marked = cx.record_use(agent, _read_content(output), session=session)
+    _emit([_memory_json(m) for m in marked])
 
 
 @cli.command("task-done")

@@ -26,7 +26,17 @@ from cortex.names import check_agent_name, is_memory_id
 if TYPE_CHECKING:
     import http.client
 
-    from cortex.model import Captured, IndexStatus, Memory, MemoryType, Page, Provenance, SearchResult, Source
+    from cortex.model import (
+        CaptureReport,
+        Captured,
+        IndexStatus,
+        Memory,
+        MemoryType,
+        Page,
+        Provenance,
+        SearchResult,
+        Source,
+    )
 
     from cortex.rerank import Reranking
     from cortex.sparql import SparqlResult
@@ -130,6 +140,9 @@ class RemoteCortex:
 
     @overload
     def _as(self, kind: Literal["Provenance"], data: Any) -> Provenance: ...
+
+    @overload
+    def _as(self, kind: Literal["CaptureReport"], data: Any) -> CaptureReport: ...
 
     def _as(self, kind: str, data: Any) -> Any:
         """The server's JSON ``data`` as the model ``kind`` of :mod:`cortex.model` (itself inside :meth:`as_json`)."""
@@ -442,6 +455,26 @@ class RemoteCortex:
                     project: str | None = None) -> Memory:
         body = _jsonable({"task": task, "output": output, "status": status, "project": project}, drop_none=True)
         return self._as("Memory", self._call("POST", f"/agents/{_agent(agent)}/tasks", json=body))
+
+    def capture_transcript(self, agent: str, path: str | os.PathLike[str], *, format: str | None = None,
+                           project: str | None = None, markers: bool = True, summary: bool = True,
+                           tasks: bool = True) -> CaptureReport:
+        # the server reads the file: it runs on this machine (a per-user or project server)
+        body = _jsonable({"path": os.path.abspath(os.fspath(path)), "format": format, "project": project,
+                          "markers": markers, "summary": summary, "tasks": tasks}, drop_none=True)
+        return self._as("CaptureReport", self._call("POST", f"/agents/{_agent(agent)}/transcripts", json=body))
+
+    def queue_transcript(self, agent: str, path: str | os.PathLike[str], **options: Any) -> dict[str, Any]:
+        """Ask the server to capture the transcript in its queue (the answer comes before the capture runs)."""
+        body = _jsonable({"path": os.path.abspath(os.fspath(path)), **options, "wait": False}, drop_none=True)
+        return dict(self._call("POST", f"/agents/{_agent(agent)}/transcripts", json=body))
+
+    def record_use(self, agent: str, output: str, *, session: str | None = None) -> list[Memory]:
+        body = _jsonable({"output": output, "session": session}, drop_none=True)
+        return [self._as("Memory", m) for m in self._call("POST", f"/agents/{_agent(agent)}/used", json=body)]
+
+    def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
+        return dict(self._call("GET", f"/agents/{_agent(agent)}/usage"))
 
     def resolve_agent(self, name: str) -> str | None:
         answer = self._call("GET", "/agents/resolve", params={"name": name})["agent"]

@@ -56,6 +56,27 @@ def resolve_embeddings(kind: str) -> str:
         return "local" if local_embeddings_available() else "torch" if torch_embeddings_available() else "none"
     return kind
 
+
+# -- the language model (cortex.llm: an OpenAI-compatible chat-completions server) --------------------------
+#: The base URL, ending in ``/v1`` (e.g. ``http://localhost:11434/v1``); no LLM is used when it is not set.
+LLM_URL_ENV = "CORTEX_LLM_URL"
+LLM_MODEL_ENV = "CORTEX_LLM_MODEL"
+LLM_API_KEY_ENV = "CORTEX_LLM_API_KEY"
+#: Seconds one request may take.
+LLM_TIMEOUT_ENV = "CORTEX_LLM_TIMEOUT"
+#: Tokens of transcript one extraction may send.
+LLM_TOKEN_BUDGET_ENV = "CORTEX_LLM_TOKEN_BUDGET"
+#: Memories one extraction may keep.
+LLM_MAX_MEMORIES_ENV = "CORTEX_LLM_MAX_MEMORIES"
+#: The project's settings file, relative to the project root; its ``[llm]`` table holds the same settings
+#: (``url``, ``model``, ``api_key``, ``timeout``, ``token_budget``, ``max_memories``), the environment wins.
+CONFIG_FILE = ".cortex/config.toml"
+DEFAULT_LLM_TIMEOUT = 60.0
+DEFAULT_LLM_TOKEN_BUDGET = 30_000
+MIN_LLM_TOKEN_BUDGET = 1000
+DEFAULT_LLM_MAX_MEMORIES = 5
+MAX_LLM_MAX_MEMORIES = 50
+
 # -- locations ----------------------------------------------------------------------------------------
 #: Directories that mark a project root, nearest ancestor first.
 PROJECT_MARKERS = (".cortex", ".git")

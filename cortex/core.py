@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections import Counter
+from contextlib import nullcontext
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -18,9 +20,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from cortex import capture, config, lifecycle, listing, notices, scopes
+from cortex import config, lifecycle, listing, notices, scopes
 from cortex.agents import AgentDefinition, AgentRegistry, AgentSettings
-from cortex.capture import tasks
+from cortex.capture import markers as capture
+from cortex.capture import tasks, usage
 from cortex.capture.redact import REDACT_STORE_ENV, Redactor
 from cortex.embeddings import EmbeddingProvider, make_provider
 from cortex.errors import (
@@ -33,8 +36,11 @@ from cortex.errors import (
     VersionConflictError,
 )
 from cortex.lifecycle import Policy
+from cortex.provenance import activity as provenance_activity
+from cortex.provenance import current as current_activity
 from cortex.memories import MemoryRepository
 from cortex.model import (
+    CaptureReport,
     Captured,
     IndexStatus,
     Memory,
@@ -82,9 +88,12 @@ if TYPE_CHECKING:
     from cortex.sparql.workers import QueryWorkers
     from cortex.transfer import Violation
     from cortex.client import RemoteCortex
+    from cortex.llm import LLMSettings
 
 log = logging.getLogger("cortex")
 _T = TypeVar("_T")
+#: ``Cortex.llm`` not read from the settings yet.
+_UNSET_LLM = object()
 
 
 class Cortex:
@@ -115,6 +124,12 @@ class Cortex:
         self.fusion = fusion if fusion is not None else Fusion()
         self._workers: QueryWorkers | None = None
         self._closed = False
+        #: what each agent was shown at its latest start, per session (the "used" signal reads it)
+        self._shown = usage.ShownLog(state / "shown.json" if state is not None else None)
+        self._state = state
+        self._llm: object = _UNSET_LLM
+        #: one transcript capture at a time (its checkpoint is read, then written after what it stored)
+        self._capturing = threading.RLock()
 
     @overload
     @classmethod
@@ -1037,10 +1052,13 @@ class Cortex:
             # twice the limit: room for what the same content repeated takes out
             general = self._memories.load_many(general_ids(self._parts(q.scopes), q.filters, 2 * limit))
             shown = fit(compose(hits, general, limit), budget)
+            grouped = _by_scope(shown, q.scopes)
             if touch:
                 now = self._clock()
-                for scope_, ids in _by_scope(shown, q.scopes).items():
+                for scope_, ids in grouped.items():
                     self._memories.touch(scope_, ids, now)
+            self._shown.record(agent, current_activity().session,
+                               [(scope_.key, i) for scope_, ids in grouped.items() for i in ids])
             return render_block(shown)
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> Captured:
@@ -1079,7 +1097,201 @@ class Cortex:
             if redacted:
                 notices.notice(f"agent_end of agent {agent!r} {_redaction_note(redacted)} before storing what it "
                                "captured")
+            self._record_use(agent, output, captured)
             return Captured(result, self._prune_at_end(agent, scope, doomed, settings, now), dict(redacted))
+
+    def record_use(self, agent: str, output: str, *, session: str | None = None) -> list[Memory]:
+        """The "used" signal: which of the memories ``agent`` was shown at its latest start (in ``session``,
+        default: the current activity's) its ``output`` (text and tool calls, after the start) drew on, by
+        citing the memory's id, repeating it, or applying its distinctive terms (:mod:`cortex.capture.usage`).
+        Each gets ``usedCount + 1``, which ranking prefers to having been shown. ``agent_end`` does this with
+        its output; hooks call it with what the session wrote. Returns the memories marked."""
+        output = check_text(output, "output")
+        self._agent(agent)
+        return self._record_use(agent, output, set(), session=session)
+
+    def _record_use(self, agent: str, output: str, exclude: set[str], *,
+                    session: str | None = None) -> list[Memory]:
+        shown = self._shown.shown(agent, session if session is not None else current_activity().session)
+        if not shown or not output:
+            return []
+        by_key = {s.key: s for s in self._read_scopes(agent, None)}
+        marked: list[Memory] = []
+        with self._memories.lock:
+            pairs = [(by_key[k], i) for k, i in shown if k in by_key and i not in exclude]
+            contents = {(s.key, m.id): m.content for s, m in
+                        ((s, m) for s, i in pairs for m in self._memories.load(s, [i]))}
+            hits = {i for i, _ in usage.drawn_on([(i, contents[(s.key, i)]) for s, i in pairs
+                                                  if (s.key, i) in contents], output)}
+            for scope_ in dict.fromkeys(s for s, i in pairs if i in hits):
+                ids = [i for s, i in pairs if s == scope_ and i in hits]
+                marked.extend(self._changing(lambda: self._memories.mark_used(scope_, ids)))
+            if hits:
+                # used once per start: a later Stop of the same session does not count the same use again
+                self._shown.record(agent, session if session is not None else current_activity().session,
+                                   [(k, i) for k, i in shown if i not in hits])
+        return marked
+
+    @property
+    def llm(self) -> "LLMSettings | None":
+        """The language model transcript capture extracts with (``CORTEX_LLM_URL``... or the ``[llm]`` table of
+        ``.cortex/config.toml``; docs/capture.md); None: marker lines only. Assignable."""
+        if self._llm is _UNSET_LLM:
+            from cortex.llm import llm_settings
+
+            self._llm = llm_settings(project_root=config.find_project_root())
+        return self._llm  # type: ignore[return-value]
+
+    @llm.setter
+    def llm(self, settings: "LLMSettings | None") -> None:
+        self._llm = settings
+
+    def capture_transcript(self, agent: str, path: str | os.PathLike[str], *, format: str | None = None,
+                           project: str | None = None, markers: bool = True, summary: bool = True,
+                           tasks: bool = True) -> CaptureReport:
+        """Capture what a session transcript holds for ``agent``, from where the last capture of this
+        transcript for this agent stopped (so a second run stores nothing new): its marker lines (as at agent
+        end, with ``markers``), and with a language model (:attr:`llm`) at most N learnings and (``summary``) a
+        ``session_summary`` memory, both linked to the session in PROV-O; the outcomes of the subagent calls it
+        shows, as ``task_completion`` memories of those agents (``tasks``); and the "used" signal of what its
+        output drew on. Formats: Claude Code JSONL (a main transcript's subagent lines are left to the
+        subagents), Codex CLI session files, a JSON list of messages, plain text (``format`` forces one).
+
+        Captured text is redacted, and learnings pass the quality gate (a duplicate confirms the memory it
+        repeats). A malformed line is reported in ``problems``, the rest read. A model that fails leaves its
+        part ``pending`` (not checkpointed: the next run retries it); without a model, ``note`` says so."""
+        from cortex.capture import session as captured
+        from cortex.capture.checkpoints import Checkpoints
+        from cortex.capture.transcripts import read
+
+        definition = self._agent(agent)
+        project = check_project(project if project is not None else definition.settings.project
+                                or config.DEFAULT_PROJECT)
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidInputError("transcript", f"must be a path, not {type(path).__name__}")
+        real = os.path.realpath(os.fspath(path))
+        checkpoints = Checkpoints(self._state / "capture.json" if self._state is not None else None)
+        with self._capturing:
+            offsets = checkpoints.get(agent, real)
+            new = read(real, offsets["markers"] if markers else offsets["llm"], format=format)
+            # the model's part has its own checkpoint: behind the markers' after a failed call, ahead of it after a
+            # capture that left the markers to the hooks
+            behind = read(real, offsets["llm"], format=format) if markers and offsets["llm"] != offsets["markers"] \
+                else new
+            report = CaptureReport(agent=agent, transcript=real, format=new.format,
+                                   session=new.session_id or behind.session_id or checkpoints.session(agent, real),
+                                   read_from=offsets["llm"] if behind is not new else
+                                   offsets["markers"] if markers else offsets["llm"],
+                                   read_to=new.end, problems=list(new.problems))
+            session = report.session
+            settings = self.llm
+            with provenance_activity(session=session) if session else nullcontext():
+                redacted: Counter[str] = Counter()
+                mine = captured.own_messages(new.messages)
+                report.messages = len(mine)
+                if markers:
+                    text = captured.marker_text(mine)
+                    if text:
+                        began = self._clock()
+                        done = self.agent_end(agent, text, project)
+                        # a line stored before (by a hook, say) is refreshed: found again, not stored
+                        report.stored.extend(m for m in done if m.created_at >= began)
+                        report.confirmed.extend(m.id for m in done if m.created_at < began)
+                        redacted.update(done.redacted)
+                    checkpoints.set(agent, real, markers=new.end, session=session)
+                if mine:
+                    report.used = [m.id for m in self.record_use(agent, captured.output_text(mine), session=session)]
+                if tasks:
+                    report.tasks = self._record_outcomes(new.subagent_tasks)
+                if settings is None:
+                    report.note = ("no language model configured (CORTEX_LLM_URL): marker lines only; "
+                                   "docs/capture.md says how to set one up")
+                    checkpoints.set(agent, real, llm=behind.end, session=session)
+                else:
+                    self._extract(agent, captured.own_messages(behind.messages), settings, project, summary,
+                                  session, real, report, redacted)
+                    if not report.pending:
+                        checkpoints.set(agent, real, llm=behind.end, session=session)
+                report.redacted = dict(redacted)
+                if redacted:
+                    notices.notice(f"capture of {os.path.basename(real)!r} for agent {agent!r} "
+                                   f"{_redaction_note(redacted)} before storing it")
+        return report
+
+    def _extract(self, agent: str, mine: Sequence[Any], settings: "LLMSettings",
+                 project: str, summary: bool, session: str | None, transcript: str, report: CaptureReport,
+                 redacted: Counter[str]) -> None:
+        """The model's part of a capture: learnings through redaction and the quality gate, and the summary."""
+        from cortex.capture import session as captured
+        from cortex.capture.gate import Gate
+
+        report.llm = True
+        got = captured.extract(mine, settings, summary=summary)
+        report.problems.extend(got.problems)
+        report.pending = got.pending
+        meta = captured.metadata(session, transcript, settings.model)
+        candidates = [dict(item, content=self.redactor.scrub(item["content"], redacted)) for item in got.learnings]
+        existing: dict[str, str] = {}
+        for item in candidates:
+            try:
+                for hit in self.search(agent, item["content"][:2000], limit=5, mode="bm25", rerank=False).hits:
+                    existing[hit.memory.id] = hit.memory.content
+            except CortexError:
+                continue
+        gate = Gate(list(existing.items()))
+        entries = []
+        for item, verdict in zip(candidates, gate.judge_all([c["content"] for c in candidates])):
+            if verdict.action == "store":
+                entries.append({**item, "project": project, "source": Source.AGENT_END,
+                                "tags": captured.tags_of(item["tags"]), "metadata": meta})
+            elif verdict.action == "confirm" and verdict.match is not None:
+                try:
+                    report.confirmed.append(self.validate(agent, verdict.match).id)
+                except CortexError:
+                    pass
+            else:
+                report.refused[verdict.reason or "refused"] = report.refused.get(verdict.reason or "refused", 0) + 1
+        if got.summary:
+            text = self.redactor.scrub(got.summary, redacted)
+            entries.append({"content": f"Session summary: {text}", "type": "insight", "project": project,
+                            "source": Source.SESSION_SUMMARY, "tags": ["session-summary"], "metadata": meta})
+        good = []
+        for entry in entries:
+            try:
+                memory_from_entry(agent, entry, self._clock())
+                good.append(entry)
+            except InvalidInputError as exc:
+                report.problems.append(f"a captured memory was not valid: {exc}")
+        stored = self.store_many(agent, good) if good else []
+        for memory in stored:
+            if memory.source is Source.SESSION_SUMMARY:
+                report.summary = memory
+            else:
+                report.stored.append(memory)
+
+    def _record_outcomes(self, calls: Sequence[Any]) -> list[Memory]:
+        """A task outcome under each declared subagent the transcript's subagent calls name (built-in and
+        undeclared agents have no memory: skipped)."""
+        from cortex.capture import session as captured
+
+        recorded = []
+        for agent_type, task, result, status in captured.subagent_outcomes(calls):
+            name = self.resolve_agent(agent_type)
+            if name is None:
+                continue
+            entry = tasks.task_entry(task, result, status)
+            known = self.list_memories(name, source=Source.TASK_COMPLETION, limit=1000).items
+            if any((m.metadata or {}).get("task") == entry["metadata"]["task"] for m in known):
+                continue  # recorded already (by the SubagentStop hook, or an earlier capture)
+            recorded.append(self.record_task(name, task, result, status))
+        return recorded
+
+    def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
+        """Per source of the agent's current memories: how many there are (``memories``), how many were shown
+        at least once (``shown``) and how many an output drew on (``used``), and the totals of showings and uses
+        (``times_shown``: usageCount, which explicit touches add to; ``times_used``: usedCount)."""
+        self._agent(agent)
+        return listing.usage_by_source(self._memories.index(self._scope(agent)))
 
     def record_task(self, agent: str, task: str, output: str = "", status: str = "ok", *,
                     project: str | None = None) -> Memory:

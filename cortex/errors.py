@@ -151,3 +151,18 @@ class TooBusyError(CortexError):
 
 class ServiceError(CortexError):
     """The Cortex server could not be reached or answered something unexpected."""
+
+
+class LLMError(CortexError):
+    """The language model could not be used: it refused the request (an HTTP 4xx other than 429: a wrong model
+    name, key or URL) or answered something that is not a chat completion."""
+
+
+class LLMUnavailableError(LLMError):
+    """The language model could not be reached for now (connection refused, time-out, HTTP 5xx or 429): this
+    may pass, and the caller may retry later."""
+
+
+class LLMOutputError(LLMError):
+    """The language model answered, but not with the JSON asked for, even after being told what was wrong
+    once."""

@@ -10,10 +10,14 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from cortex.errors import InvalidInputError
 from cortex.model import Filters, Scope
 from cortex.recall import Part
+
+if TYPE_CHECKING:
+    from cortex.index.memory_index import MemoryIndex
 from cortex.validation import is_memory_id
 
 
@@ -45,3 +49,23 @@ def page(parts: Sequence[Part], filters: Filters, cursor: str | None, limit: int
     shown = rows[:limit]
     more = len(rows) > limit
     return [(parts[k].scope, i) for _, i, k in shown], (encode_cursor(*shown[-1][:2]) if more and shown else None)
+
+
+def usage_by_source(index: "MemoryIndex") -> dict[str, dict[str, int]]:
+    """Per source of the index's live memories: ``memories``, ``shown`` (shown or touched at least once),
+    ``used`` (drawn on by an output at least once), ``times_shown`` (usageCount summed) and ``times_used``
+    (usedCount summed). Every source that has memories, in the sources' order."""
+    import numpy as np
+
+    from cortex.index.memory_index import SOURCE_CODES
+
+    docs = np.flatnonzero(index.alive.view)
+    source, usage, used = (index.col(c)[docs] for c in ("source", "usage", "used"))
+    out: dict[str, dict[str, int]] = {}
+    for member, code in SOURCE_CODES.items():
+        mine = source == code
+        if mine.any():
+            out[member.value] = {"memories": int(mine.sum()), "shown": int((usage[mine] > 0).sum()),
+                                 "used": int((used[mine] > 0).sum()), "times_shown": int(usage[mine].sum()),
+                                 "times_used": int(used[mine].sum())}
+    return out

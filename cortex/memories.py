@@ -345,6 +345,14 @@ class MemoryRepository:
             self._commit(scope, ids, lambda: self.store.touch(scope, ids, now), apply)
             return touched
 
+    def mark_used(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory]:
+        """``usedCount + 1`` for each existing memory (its version, update time and usage unchanged: a use is
+        not an edit), in one atomic write; returns them as the store now has them."""
+        with self.lock:
+            current = self.load(scope, list(dict.fromkeys(memory_ids)))
+            replaces = [(m, m.model_copy(update={"used_count": m.used_count + 1}), False) for m in current]
+            return self.write(scope, [], replaces)
+
     def delete(self, scope: Scope, memory_ids: Sequence[str],
                reinstate: Callable[[Memory], Memory] | None = None, *, action: str | None = None,
                actor: str | None = None, at: datetime | None = None, rule: str | None = None) -> list[str]:

@@ -77,6 +77,9 @@ class Memory(BaseModel):
     superseded_reason: str | None = None
     scope: str = "agent"
     author: str | None = None
+    #: times the agent's later output drew on the memory after it was shown (cortex.capture.usage); unlike
+    #: ``usage_count``, being shown does not count
+    used_count: int = 0
 
     @model_validator(mode="before")
     @classmethod
@@ -322,6 +325,43 @@ class Captured(list[Memory]):
         super().__init__(memories)
         self.pruned: list[Pruned] = list(pruned)
         self.redacted: dict[str, int] = dict(redacted or {})
+
+
+class CaptureReport(BaseModel):
+    """What ``capture_transcript`` did with a transcript (docs/capture.md, "Transcripts")."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    agent: str
+    transcript: str
+    #: ``claude``, ``codex``, ``messages`` or ``text``
+    format: str
+    #: the session the transcript records, when it says
+    session: str | None = None
+    #: bytes of the transcript read by this run (from the checkpoint on) and the messages in them
+    read_from: int = 0
+    read_to: int = 0
+    messages: int = 0
+    #: the memories stored: marker lines and extracted learnings, then the session summary
+    stored: list[Memory] = []
+    #: ids of stored memories the capture found again (validated instead of stored twice)
+    confirmed: list[str] = []
+    #: candidates the quality gate refused, by reason (``session-chatter``, ``too-little-information``...)
+    refused: dict[str, int] = {}
+    #: secrets replaced before storing, by rule
+    redacted: dict[str, int] = {}
+    summary: Memory | None = None
+    #: task outcomes recorded from the subagent calls the transcript shows
+    tasks: list[Memory] = []
+    #: memories shown to the agent that its output drew on (the "used" signal)
+    used: list[str] = []
+    #: whether a language model extracted learnings (else marker lines only), and why not
+    llm: bool = False
+    note: str | None = None
+    #: what could not be read or extracted (malformed lines, a failed model call), the rest processed
+    problems: list[str] = []
+    #: the model's part failed for a reason that may pass: not checkpointed, the next run tries it again
+    pending: bool = False
 
 
 class Provenance(BaseModel):

@@ -89,8 +89,9 @@ def task_text(task: str, role: frozenset[str]) -> str:
 
 
 def general_ids(parts: Sequence[Part], filters: Filters, limit: int) -> list[tuple[Scope, str]]:
-    """The (scope, id) of the ``limit`` memories passing ``filters`` with the highest confidence, then newest
-    (then the latest written), across ``parts``: an order showing a memory does not change."""
+    """The (scope, id) of the ``limit`` memories passing ``filters`` with the highest confidence (lifted up to 1.5x
+    by the times the agent's output drew on it), then newest (then the latest written), across ``parts``: an order
+    showing a memory does not change."""
     rows: list[tuple[float, int, int, Scope, str]] = []
     for part in parts:
         index = part.index
@@ -98,7 +99,10 @@ def general_ids(parts: Sequence[Part], filters: Filters, limit: int) -> list[tup
         docs = docs[index.keep(docs, filters)]
         if not len(docs):
             continue
-        confidence = index.col("confidence")[docs].astype(np.float64)
+        # drawn on by the agent's output lifts a memory (being shown does not: usedCount, not usageCount)
+        used = index.col("used")[docs].astype(np.float64)
+        confidence = index.col("confidence")[docs].astype(np.float64) * (1 + 0.5 * np.minimum(1.0, np.log1p(used) /
+                                                                                           np.log1p(5)))
         created = index.col("created")[docs]
         best = np.lexsort((-docs, -created, -confidence))[:limit]  # the last key sorts first
         rows.extend((-float(confidence[k]), -int(created[k]), -int(docs[k]), part.scope, str(index.ids[docs[k]]))

@@ -6,6 +6,9 @@ bounded range, so a strongly relevant old memory still beats a barely relevant f
 * recency: ``floor + (1 - floor) * 0.5 ** (days since lastUsedAt / half_life_days)`` (default floor 0.5,
   half-life 14 days);
 * usage: ``1 + (max_usage_boost - 1) * min(1, log1p(usageCount) / log1p(saturation))`` (up to 1.5x at 10 uses);
+* used: ``1 + (max_used_boost - 1) * min(1, log1p(usedCount) / log1p(used_saturation))`` (up to 1.5x at 5 uses):
+  an agent's later output drew on the memory (:mod:`cortex.capture.usage`); unlike usage, being shown does not
+  count, so the block's ranking keeps it; ``explain`` reports it multiplied into ``usage``;
 * confidence: ``0.5 + 0.5 * confidence``;
 * decay: ``0.5 ** (age_days / half_life_days)`` by the memory's source, the age counted from its latest
   creation, update or validation (:meth:`cortex.lifecycle.Policy.decay`); it weighs the score as
@@ -45,37 +48,42 @@ class Reranking:
     decay_floor: float = DECAY_FLOOR
     max_usage_boost: float = 1.5
     usage_saturation: int = 10
+    #: times an agent's output drew on the memory (usedCount)
+    used: bool = True
+    max_used_boost: float = 1.5
+    used_saturation: int = 5
     #: Candidates fetched per requested result before reranking.
     overfetch: int = 3
 
     def __post_init__(self) -> None:
-        for name in ("recency", "usage", "confidence", "decay"):
+        for name in ("recency", "usage", "used", "confidence", "decay"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidInputError(name, f"must be true or false, not {getattr(self, name)!r}")
-        for name in ("half_life_days", "recency_floor", "decay_floor", "max_usage_boost"):
+        for name in ("half_life_days", "recency_floor", "decay_floor", "max_usage_boost", "max_used_boost"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise InvalidInputError(name, f"must be a finite number, not {value!r}")
-        if isinstance(self.usage_saturation, bool) or not isinstance(self.usage_saturation, int) \
-                or not 1 <= self.usage_saturation <= 10**9:
-            raise InvalidInputError("usage_saturation", f"must be an integer from 1 to 10**9, not "
-                                                        f"{self.usage_saturation!r}")
+        for name in ("usage_saturation", "used_saturation"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
+                raise InvalidInputError(name, f"must be an integer from 1 to 10**9, not {value!r}")
         if not 0 < self.half_life_days <= 36_500:
             raise InvalidInputError("half_life_days", f"must be above 0 and at most 36500, not {self.half_life_days!r}")
         for name in ("recency_floor", "decay_floor"):
             if not 0 <= getattr(self, name) <= 1:
                 raise InvalidInputError(name, f"must be between 0 and 1, not {getattr(self, name)!r}")
-        if not 1 <= self.max_usage_boost <= 100:
-            raise InvalidInputError("max_usage_boost", f"must be from 1 to 100, not {self.max_usage_boost!r}")
+        for name in ("max_usage_boost", "max_used_boost"):
+            if not 1 <= getattr(self, name) <= 100:
+                raise InvalidInputError(name, f"must be from 1 to 100, not {getattr(self, name)!r}")
         if isinstance(self.overfetch, bool) or not (isinstance(self.overfetch, int) and 1 <= self.overfetch <= 100):
             raise InvalidInputError("overfetch", f"must be an integer from 1 to 100, not {self.overfetch!r}")
 
     @property
     def enabled(self) -> bool:
-        return self.recency or self.usage or self.confidence or self.decay
+        return self.recency or self.usage or self.used or self.confidence or self.decay
 
     #: The index columns :meth:`factors` reads.
-    COLUMNS = ("last_used", "usage", "confidence", "source", "created", "updated", "validated")
+    COLUMNS = ("last_used", "usage", "used", "confidence", "source", "created", "updated", "validated")
 
     def factors(self, columns: Mapping[str, np.ndarray], now: datetime,
                 policy: Policy | None = None) -> dict[str, np.ndarray]:
@@ -84,7 +92,7 @@ class Reranking:
         any memory is loaded, so only the hits that survive are read from the store."""
         n = len(columns["usage"])
         ones = np.ones(n, dtype=np.float64)
-        recency = usage = confidence = decay = weight = ones
+        recency = usage = used = confidence = decay = weight = ones
         now_us = to_micros(now)
         if self.recency:
             days = np.maximum(0.0, (now_us - columns["last_used"]) / 86_400e6)
@@ -92,15 +100,19 @@ class Reranking:
         if self.usage:
             share = np.minimum(1.0, np.log1p(columns["usage"]) / math.log1p(self.usage_saturation))
             usage = 1 + (self.max_usage_boost - 1) * share
+        if self.used:
+            used = 1 + (self.max_used_boost - 1) * np.minimum(1.0, np.log1p(columns["used"]) /
+                                                             math.log1p(self.used_saturation))
         if self.confidence:
             confidence = 0.5 + 0.5 * columns["confidence"].astype(np.float64)
         if self.decay:
             start = np.maximum(np.maximum(columns["created"], columns["updated"]), columns["validated"])
             decay = (policy or DEFAULT_POLICY).decay(start, columns["source"], now_us)
             weight = self.decay_floor + (1 - self.decay_floor) * decay
-        return {"recency": recency, "usage": usage, "confidence": confidence, "decay": decay,
+        # one "usage" factor (shown or touched, times drawn on): explain keeps its keys
+        return {"recency": recency, "usage": usage * used, "confidence": confidence, "decay": decay,
                 "decay_weight": weight}
 
 
 DEFAULT_POLICY = Policy()
-NO_RERANKING = Reranking(recency=False, usage=False, confidence=False, decay=False, overfetch=1)
+NO_RERANKING = Reranking(recency=False, usage=False, used=False, confidence=False, decay=False, overfetch=1)

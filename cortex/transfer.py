@@ -431,6 +431,7 @@ def _decode(codec: MemoryCodec, scope: Scope, memory_id: str, subject: str, prop
         (vocab.predicate("content").value, lambda: check_content(memory.content)),
         (vocab.predicate("confidence").value, lambda: check_confidence(memory.confidence)),
         (vocab.predicate("usageCount").value, lambda: _bounded(memory.usage_count, 0, "usage count")),
+        (vocab.predicate("usedCount").value, lambda: _bounded(memory.used_count, 0, "used count")),
         (vocab.predicate("version").value, lambda: _bounded(memory.version, 1, "version")),
         (vocab.predicate("tag").value, lambda: check_tags(memory.tags)),
         (vocab.predicate("metadata").value, lambda: check_metadata(memory.metadata)),

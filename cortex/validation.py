@@ -310,7 +310,7 @@ def query(agent: str, text: Any, *, type: Any = None, project: Any = None, limit
 
 #: The fields an entry of ``store_many`` may carry: what ``store`` takes, and what an import keeps.
 ENTRY_FIELDS = frozenset({"content", "type", "project", "confidence", "source", "ttl", "tags", "metadata", "scope",
-                          "usage_count", "created_at", "last_used_at", "expires_at", "valid_from"})
+                          "usage_count", "used_count", "created_at", "last_used_at", "expires_at", "valid_from"})
 
 #: When a memory of a source created at a moment expires, given an explicit ttl (the lifecycle's policy).
 Expiry = Callable[[Source, datetime, "timedelta | Literal['never'] | None"], "datetime | None"]
@@ -348,6 +348,7 @@ def memory_from_entry(agent: str, entry: Any, now: datetime, expiry: Expiry | No
         project=check_project(entry.get("project", config.DEFAULT_PROJECT)),
         confidence=check_confidence(entry.get("confidence", config.DEFAULT_CONFIDENCE)),
         usage_count=check_count(entry.get("usage_count", 0)),
+        used_count=check_count(entry.get("used_count", 0), "used_count"),
         created_at=created,
         last_used_at=last_used,
         source=source,

@@ -1,63 +1,11 @@
-"""Capture: memories an agent did not store itself.
+"""Capture: memories an agent did not store itself (docs/capture.md). One module per channel, and what every
+channel applies before it stores anything:
 
-This module is the marker channel (at agent end, the marker lines of :mod:`cortex.markers` in what the agent
-wrote); its siblings are what every channel applies before it stores anything: :mod:`cortex.capture.redact`
-(secrets out)."""
+* :mod:`~cortex.capture.markers`: marker lines (``LEARNED:``...) at agent end;
+* :mod:`~cortex.capture.session`: session transcripts (readers in :mod:`~cortex.capture.transcripts`), with a
+  language model's learnings and summary, incremental by :mod:`~cortex.capture.checkpoints`;
+* :mod:`~cortex.capture.tasks`: task outcomes;
+* :mod:`~cortex.capture.usage`: the "used" signal (what an output drew on);
+* :mod:`~cortex.capture.redact` (secrets out) and :mod:`~cortex.capture.gate` (the quality gate).
 
-from __future__ import annotations
-
-import logging
-from collections import Counter
-from datetime import datetime
-
-from cortex import markers
-from cortex.capture.redact import Redactor
-from cortex.errors import InvalidInputError
-from cortex.memories import MemoryRepository
-from cortex.model import Memory, MemoryType, Scope, Source
-from cortex.validation import Expiry, memory_from_entry
-
-log = logging.getLogger("cortex")
-
-
-def extract(output: str) -> list[tuple[MemoryType, str]]:
-    """The (type, text) of every marker line with text, in order, without repeats."""
-    return [(MemoryType(kind), text) for kind, text in markers.extract(output)]
-
-
-def supersessions(output: str) -> list[tuple[str, str]]:
-    """The (memory id, new text) of every ``SUPERSEDES <id>: text`` line, in order, without repeats."""
-    return markers.supersessions(output)
-
-
-def capture(memories: MemoryRepository, scope: Scope, output: str, project: str, now: datetime,
-            expiry: Expiry | None = None, redactor: Redactor | None = None,
-            redacted: Counter[str] | None = None) -> list[Memory]:
-    """Store the marker lines of ``output`` in ``scope`` (source ``agent_end``, expiring by ``expiry``), their
-    secrets replaced by ``redactor`` first (counted into ``redacted`` by rule); content already stored there for
-    ``project`` is touched instead. Returns the memories stored or refreshed, in the order of the output. Marker
-    lines whose text is not valid content (e.g. over 64 KiB) are skipped and logged."""
-    with memories.lock:
-        fresh: list[Memory] = []
-        order: list[tuple[str, Memory | None]] = []
-        seen: set[str] = set()
-        for memory_type, raw in extract(output):
-            text = redactor.scrub(raw, redacted if redacted is not None else Counter()) if redactor else raw
-            if text in seen:
-                continue
-            seen.add(text)
-            try:
-                memory = memory_from_entry(scope.name, {"content": text, "type": memory_type, "project": project,
-                                                        "source": Source.AGENT_END}, now, expiry)
-            except InvalidInputError as exc:
-                log.warning("%s: skipped a marker line: %s", scope, exc)
-                continue
-            existing = memories.find_content(scope, text, project, now)
-            if existing:
-                order.append((existing[0], None))
-            else:
-                fresh.append(memory)
-                order.append((memory.id, memory))
-        memories.add(scope, fresh)
-        touched = {m.id: m for m in memories.touch(scope, [i for i, m in order if m is None], now)}
-        return [m if m is not None else touched[i] for i, m in order if m is not None or i in touched]
+The package itself imports nothing: a hook imports :mod:`~cortex.capture.tasks` without the engine."""

@@ -7,6 +7,7 @@ sees it in its block (the block ranks by the task's words).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cortex.errors import InvalidInputError
@@ -43,3 +44,27 @@ def task_entry(task: Any, output: Any, status: Any) -> dict[str, Any]:
         content = f"Task done: {shown}" + (f"\nOutcome: {outcome}" if outcome else "")
     return {"content": content, "type": "insight", "source": "task_completion",
             "tags": ["task-outcome", f"task-{status}"], "metadata": {"task": shown, "status": status}}
+
+
+_FAILED = re.compile(r"\b(?:failed|failure|fail|could not|couldn't|unable to|cannot|can't|did not (?:succeed|work|pass)|"
+                     r"didn't (?:succeed|work|pass)|gave up|blocked by|not able to|was not possible)\b|"
+                     r"\b(?:error|exception|traceback)\b:?", re.IGNORECASE)
+_SUCCEEDED = re.compile(r"\b(?:all (?:\d+ )?tests pass(?:ed)?|succeeded|successfully|completed|done|fixed|passes|"
+                        r"passing)\b", re.IGNORECASE)
+
+
+def task_status(text: str, is_error: bool = False) -> str:
+    """``failed`` when the call ended in an error, or when the final message says it failed (its opening or its
+    last lines name a failure and do not claim success after it); else ``ok``. A heuristic: a harness that
+    reports the outcome itself should call ``record_task`` with it."""
+    if is_error:
+        return "failed"
+    text = text.strip()
+    if not text:
+        return "ok"
+    head, tail = text[:300], text[-300:]
+    for part in (head, tail):
+        failure = _FAILED.search(part)
+        if failure and not _SUCCEEDED.search(part[failure.end():]):
+            return "failed"
+    return "ok"

@@ -36,7 +36,7 @@ from cortex.model import Filters, Memory, MemoryType, Source
 from cortex.text import content_words, normalize
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 TYPE_CODES = {t: i for i, t in enumerate(MemoryType)}
 _TYPES = list(MemoryType)
 SOURCE_CODES = {s: i for i, s in enumerate(Source)}
@@ -50,6 +50,7 @@ NONE = np.iinfo(np.int64).min
 #: beside them.
 COLUMNS: dict[str, Any] = {
     "usage": np.int64,
+    "used": np.int64,  # drawn on by the agent's output (usedCount)
     "last_used": np.int64,  # microseconds since the epoch
     "created": np.int64,
     "confidence": np.float64,
@@ -180,6 +181,7 @@ class MemoryIndex:
         created = to_micros(memory.created_at)
         return {
             "usage": memory.usage_count,
+            "used": memory.used_count,
             "last_used": to_micros(memory.last_used_at),
             "created": created,
             "confidence": memory.confidence,
@@ -306,6 +308,7 @@ class MemoryIndex:
             "project": self.projects[c["project"].a[doc]],
             "confidence": float(c["confidence"].a[doc]),
             "usage_count": int(c["usage"].a[doc]),
+            "used_count": int(c["used"].a[doc]),
             "created_at": from_micros(created),
             "last_used_at": from_micros(c["last_used"].a[doc]),
             "source": SOURCES[c["source"].a[doc]],

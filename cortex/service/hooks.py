@@ -36,7 +36,7 @@ from typing import Any
 
 from cortex import config, provenance
 
-EVENTS = ("SessionStart", "SubagentStart", "Stop", "SubagentStop")
+EVENTS = ("SessionStart", "SubagentStart", "Stop", "SubagentStop", "SessionEnd")
 #: SessionStart ``source`` values of a session that already started (its memories were touched then).
 REPEATED_STARTS = ("resume", "compact", "clear")
 #: Claude Code truncates additionalContext beyond 10,000 characters; stay under it with the wrapper.
@@ -216,9 +216,23 @@ class _Offsets:
 
     def set(self, transcript: str, offset: int) -> None:
         self.data[transcript] = offset
+        self._save()
+
+    def _save(self) -> None:
         from cortex.files import atomic_write
 
         atomic_write(self.path, json.dumps(self.data))
+
+    # which agents of which sessions were shown a block: their Stop hooks report what the agent used of it
+    def shown(self, agent_type: str, session: str | None) -> bool:
+        return bool(session) and self.data.get(f"shown\n{agent_type}\n{session}") == 1
+
+    def set_shown(self, agent_type: str, session: str) -> None:
+        shown = [k for k in self.data if k.startswith("shown\n")]
+        for old in shown[:max(0, len(shown) - 255)]:  # the latest 256 sessions
+            del self.data[old]
+        self.data[f"shown\n{agent_type}\n{session}"] = 1
+        self._save()
 
 
 class _ServerHooks:
@@ -261,6 +275,15 @@ class _ServerHooks:
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> None:
         self._request("POST", f"/agents/{agent}/end", {"output": output, "project": project})
+
+    def record_task(self, agent: str, task: str, output: str = "", status: str = "ok") -> None:
+        self._request("POST", f"/agents/{agent}/tasks", {"task": task, "output": output, "status": status})
+
+    def record_use(self, agent: str, output: str, *, session: str | None = None) -> None:
+        self._request("POST", f"/agents/{agent}/used", {"output": output, "session": session})
+
+    def queue_transcript(self, agent: str, path: str, **options: Any) -> None:
+        self._request("POST", f"/agents/{agent}/transcripts", {"path": path, **options, "wait": False})
 
     def close(self, *, flush: bool = True) -> None:
         pass
@@ -428,7 +451,7 @@ def _run(event: str, raw: str, agent: str | None) -> str:
         agent_type = payload.get("agent_type") or agent or os.environ.get(AGENT_ENV)
         if not agent_type or not isinstance(agent_type, str):
             return ""
-        if event in ("Stop", "SubagentStop"):
+        if event in ("Stop", "SubagentStop", "SessionEnd"):
             if payload.get("stop_hook_active"):
                 return ""
             last = payload.get("last_assistant_message")
@@ -437,7 +460,7 @@ def _run(event: str, raw: str, agent: str | None) -> str:
             # only what capture keeps is sent, however long the transcript
             found = marker_lines(last) if isinstance(last, str) else ""
             transcript, key, keep = _own_lines(root, event, payload)
-            offsets, read_to = None, 0
+            offsets, read_to, entries = None, 0, []
             if transcript:
                 offsets = _Offsets(root)
                 entries, read_to = _transcript_lines(transcript, offsets.get(transcript, key))
@@ -453,6 +476,13 @@ def _run(event: str, raw: str, agent: str | None) -> str:
                             _log(root, f"{event}: {note}")
             if offsets is not None and transcript:  # delivered or spooled: this part of the transcript is done
                 offsets.set(key, read_to)
+            session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+            if transcript and offsets is not None and offsets.shown(agent_type, session):
+                _use(root, agent_type, _output_text([e for e in entries if keep(e)]), session)
+            if event == "SubagentStop":
+                _task_outcome(root, agent_type, payload, transcript, entries if transcript else [], keep)
+            if event in ("SubagentStop", "SessionEnd") and transcript:
+                _extract_later(root, agent_type, transcript)
             return ""
         task = payload.get("prompt") or None
         parent = _readable_transcript(root, payload.get("transcript_path")) if event == "SubagentStart" else None
@@ -472,6 +502,9 @@ def _run(event: str, raw: str, agent: str | None) -> str:
             cx.close(flush=False)  # committed writes survive the process; a hook does not pay for an fsync
         if not block:
             return ""
+        session = payload.get("session_id")
+        if isinstance(session, str) and session:
+            _Offsets(root).set_shown(agent_type, session)
         return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}})
     except _Unknown as exc:
         _log(root, f"{event}: no memory for agent type {exc.args[0]!r} (built-in or not declared; "
@@ -485,11 +518,108 @@ def _run(event: str, raw: str, agent: str | None) -> str:
         return ""
 
 
+def _output_text(entries: list[Any]) -> str:
+    """What the agent wrote and did in ``entries``: its text, and its tool calls' inputs."""
+    parts: list[str] = []
+    for entry in entries:
+        for c in _content(entry, "assistant"):
+            if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str):
+                parts.append(c["text"])
+            elif isinstance(c, dict) and c.get("type") == "tool_use":
+                parts.append(json.dumps(c.get("input"), ensure_ascii=False)[:20_000])
+    return "\n".join(parts)[-USE_TEXT_CHARS:]
+
+
+#: The most of an agent's output a Stop hook sends for the "used" signal (its end).
+USE_TEXT_CHARS = 256 * 1024
+
+
+def _use(root: Path, agent_type: str, text: str, session: str | None) -> None:
+    """Report what the agent's new output drew on of the block it was shown (best effort: logged on failure)."""
+    if not text.strip():
+        return
+    try:
+        cx = _open(root)
+        try:
+            name = cx.resolve_agent(agent_type)
+            if name is not None:
+                cx.record_use(name, text, session=session)
+        finally:
+            cx.close(flush=False)
+    except Exception as exc:
+        _log(root, f"used signal for {agent_type!r} not recorded: {type(exc).__name__}: {exc}")
+
+
+def _task_outcome(root: Path, agent_type: str, payload: dict[str, Any], transcript: str | None,
+                  entries: list[Any], keep: Callable[[Any], bool]) -> None:
+    """Record the subagent's task and its final message (bounded) as a task outcome of the subagent."""
+    from cortex.capture.tasks import task_status
+
+    final = payload.get("last_assistant_message")
+    if not isinstance(final, str) or not final.strip():
+        texts = [c.get("text", "") for e in entries if keep(e) for c in _content(e, "assistant")
+                 if isinstance(c, dict) and c.get("type") == "text"]
+        final = next((t for t in reversed(texts) if isinstance(t, str) and t.strip()), "")
+    parent = _readable_transcript(root, payload.get("transcript_path"))
+    task = (subagent_task(parent, agent_type) if parent else None) or f"a task of {agent_type}"
+    try:
+        cx = _open(root)
+        try:
+            name = cx.resolve_agent(agent_type)
+            if name is None:
+                raise _Unknown(agent_type)
+            cx.record_task(name, task[:MAX_TASK_CHARS], final[-8000:], task_status(final))
+        finally:
+            cx.close(flush=False)
+    except _Unknown:
+        raise
+    except Exception as exc:
+        _log(root, f"SubagentStop: task outcome of {agent_type!r} not recorded: {type(exc).__name__}: {exc}")
+
+
+def _extract_later(root: Path, agent_type: str, transcript: str) -> None:
+    """With a language model configured, have the transcript's learnings and summary extracted after the hook
+    has answered: in the server's queue, else by a detached ``cortex capture`` process."""
+    from cortex.llm import llm_settings
+
+    try:
+        if llm_settings(project_root=root) is None:
+            return
+    except Exception as exc:  # a bad setting is named in the log, and the hook goes on
+        _log(root, f"language model settings: {exc}")
+        return
+    options = {"markers": False, "tasks": False}  # the hooks captured both already
+    from cortex import discovery
+    from cortex.state import state_dir_of
+
+    state_dir = state_dir_of(config.default_store_path(root))
+    info = discovery.find(state_dir) if state_dir is not None else None
+    if info is not None:
+        try:
+            hooks = _ServerHooks(info.url, os.environ.get("CORTEX_TOKEN") or info.token)
+            name = hooks.resolve_agent(agent_type)
+            if name is not None:
+                hooks.queue_transcript(name, transcript, **options)
+            return
+        except Exception as exc:
+            _log(root, f"capture queue not reachable ({type(exc).__name__}: {exc}); capturing in a process")
+    import subprocess
+    import sys
+
+    from cortex.files import private_dir
+
+    logs = private_dir(root / ".cortex" / "logs")
+    with open(logs / "capture.log", "ab") as out:
+        subprocess.Popen([sys.executable, "-m", "cortex", "capture", agent_type, "--transcript", transcript,
+                          "--no-markers", "--no-tasks"], cwd=root, stdin=subprocess.DEVNULL, stdout=out,
+                         stderr=out, start_new_session=True)
+
+
 def _own_lines(root: Path, event: str,
                payload: dict[str, Any]) -> tuple[str | None, str, Callable[[Any], bool]]:
     """Which transcript a ``Stop``/``SubagentStop`` reads for the agent that stops, the key of its offset, and
     which of its lines are that agent's own: never another agent's learnings under this one's name."""
-    if event == "Stop":
+    if event in ("Stop", "SessionEnd"):
         transcript = _readable_transcript(root, payload.get("transcript_path"))
         return transcript, transcript or "", lambda e: not _sidechain(e)
     own = _readable_transcript(root, payload.get("agent_transcript_path"))

@@ -42,7 +42,7 @@ from cortex.errors import (
     TooBusyError,
     VersionConflictError,
 )
-from cortex.model import IndexStatus, Memory, Page, Provenance, Pruned, SearchResult, WrittenMemory
+from cortex.model import CaptureReport, IndexStatus, Memory, Page, Provenance, Pruned, SearchResult, WrittenMemory
 from cortex.rerank import Reranking
 from cortex.service.auth import ADMIN, LOCAL, Principal, TokenStore, token_id
 from cortex.service.guard import SPARQL_SLOTS, Guard, Limits
@@ -144,6 +144,21 @@ class StartBody(_Body):
 class EndBody(_Body):
     output: str
     project: str | None = None
+
+
+class TranscriptBody(_Body):
+    path: str = Field(description="The transcript's path on the server's machine")
+    format: Literal["claude", "codex", "messages", "text"] | None = Field(None, description="Default: detected")
+    project: str | None = None
+    markers: bool = Field(True, description="Capture marker lines (LEARNED: ...)")
+    summary: bool = Field(True, description="With a language model: a session_summary memory")
+    tasks: bool = Field(True, description="Record the outcomes of the subagent calls it shows")
+    wait: bool = Field(True, description="false: queue it in the server and answer 202 at once")
+
+
+class UseBody(_Body):
+    output: str = Field(description="What the agent wrote and did after its start (text, tool calls)")
+    session: str | None = Field(None, description="The session of the start (default: the request's)")
 
 
 class TaskBody(_Body):
@@ -305,6 +320,7 @@ def create_app(
             try:
                 yield
             finally:
+                app.state.capture_queue.close()
                 if on_shutdown is not None:
                     on_shutdown()
 
@@ -314,6 +330,9 @@ def create_app(
         description="Persistent memory for AI agents. REST under /v1, MCP (streamable HTTP) at /mcp.",
     )
     app.state.authenticate = authenticate
+    from cortex.service.queue import CaptureQueue
+
+    queue = app.state.capture_queue = CaptureQueue(cx)
 
     @app.exception_handler(CortexError)
     async def cortex_error(request: Request, exc: CortexError) -> JSONResponse:
@@ -478,6 +497,37 @@ def create_app(
     def prune(agent: str, caller: Caller, body: Annotated[PruneBody, Body()] = PruneBody()) -> PruneResult:
         ids = cx.prune_candidates(scoped(caller, agent), body.min_confidence, body.max_age, delete=not body.dry_run)
         return PruneResult(count=len(ids), ids=ids, dry_run=body.dry_run)
+
+    @app.post(f"{v1}/agents/{{agent}}/transcripts", tags=["prompt"], response_model=CaptureReport,
+              responses={202: {"description": "Queued (wait=false): captured by the server's queue"}})
+    def capture_transcript(agent: str, body: TranscriptBody, caller: Caller) -> Any:
+        """Capture a session transcript that this server's machine holds (Claude Code JSONL, Codex CLI session,
+        JSON messages, plain text) for the agent, from its checkpoint on: marker lines, with a language model
+        learnings and a session summary, subagent task outcomes, the "used" signal. ``wait=false`` queues it in
+        the server (202, ``{"queued", "waiting"}``): what hooks do, so that the model's seconds are not theirs."""
+        name = scoped(caller, agent)
+        options: dict[str, Any] = {"format": body.format, "project": body.project, "markers": body.markers,
+                                   "summary": body.summary, "tasks": body.tasks}
+        if not body.wait:
+            cx.resolve_agent(name)  # an unknown store agent fails now, not in the queue
+            return JSONResponse(queue.put(name, body.path, **options), status_code=202)
+        return cx.capture_transcript(name, body.path, **options)
+
+    @app.get(f"{v1}/capture/queue", tags=["prompt"])
+    def capture_queue(caller: Caller) -> dict[str, Any]:
+        """The capture queue: jobs waiting, running, done and failed."""
+        return queue.status()
+
+    @app.post(f"{v1}/agents/{{agent}}/used", tags=["prompt"])
+    def record_use(agent: str, body: UseBody, caller: Caller) -> list[Memory]:
+        """Mark the memories shown at the agent's latest start (in ``session``, default the request's
+        ``Cortex-Session``) that ``output`` drew on: usedCount + 1 (the "used" signal ranking prefers)."""
+        return cx.record_use(scoped(caller, agent), body.output, session=body.session)
+
+    @app.get(f"{v1}/agents/{{agent}}/usage", tags=["memories"])
+    def usage_stats(agent: str, caller: Caller) -> dict[str, dict[str, int]]:
+        """Per source of the agent's memories: how many, how many shown and used, and the times of each."""
+        return cx.usage_stats(scoped(caller, agent))
 
     @app.post(f"{v1}/agents/{{agent}}/tasks", status_code=201, tags=["prompt"])
     def record_task(agent: str, body: TaskBody, caller: Caller) -> WrittenMemory:

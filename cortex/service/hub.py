@@ -56,9 +56,20 @@ class _Served:
     idle_exit: float
     last_request: float = dataclasses.field(default_factory=time.monotonic)
 
+    def capturing(self) -> bool:
+        """Whether the store's capture queue has work (a store is not idle while it captures)."""
+        queue = getattr(getattr(self.app, "state", None), "capture_queue", None)
+        if queue is None:
+            return False
+        status = queue.status()
+        return bool(status["waiting"] or status["running"])
+
     def stop(self) -> None:
         # the discovery file goes last: once it is gone, the store is closed and its lock free
+        queue = getattr(getattr(self.app, "state", None), "capture_queue", None)
         try:
+            if queue is not None:
+                queue.close()  # the capture running finishes first; what waits is read by a later capture
             self.cx.flush()
         finally:
             try:
@@ -151,7 +162,8 @@ class Hub:
         while not self.exit.wait(1.0):
             now = time.monotonic()
             with self.lock:
-                idle = [s.state_dir for s in self.stores.values() if now - s.last_request > s.idle_exit]
+                idle = [s.state_dir for s in self.stores.values() if now - s.last_request > s.idle_exit
+                        and not s.capturing()]
             for state_dir in idle:
                 log.warning("no request for a while: releasing %s", state_dir)
                 self.release(state_dir)

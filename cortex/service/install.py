@@ -8,8 +8,8 @@ machine: the commands are ``"${CORTEX_BIN:-cortex}" hook claude EVENT`` and ``"$
 this installation's ``cortex`` goes to ``.claude/settings.local.json`` (personal, not committed) as
 ``env.CORTEX_BIN``: Claude Code merges that file into the project's settings and gives its ``env`` to the hooks
 and MCP servers it starts (``.mcp.json`` expands ``${VAR:-default}``), so the commands run with a bare ``PATH``
-too. The subagent hooks are always installed; the main session's (``SessionStart``, ``Stop``) only for an agent
-named with ``--agent``, which must be declared (``--force`` installs an undeclared one).
+too. The subagent hooks are always installed; the main session's (``SessionStart``, ``Stop``, ``SessionEnd``) only
+for an agent named with ``--agent``, which must be declared (``--force`` installs an undeclared one).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from cortex.validation import check_agent_name
 
 MCP_NAME = "cortex"
 SUBAGENT_EVENTS = ("SubagentStart", "SubagentStop")
-SESSION_EVENTS = ("SessionStart", "Stop")
+SESSION_EVENTS = ("SessionStart", "Stop", "SessionEnd")
 #: The variable naming this machine's ``cortex`` (in ``.claude/settings.local.json``).
 BIN_ENV = "CORTEX_BIN"
 #: How the committed commands name ``cortex``: ``$CORTEX_BIN``, else ``cortex`` on ``PATH``.
@@ -36,7 +36,8 @@ PORTABLE = '"${%s:-cortex}"' % BIN_ENV
 #: A command this module wrote, whatever agent it named (and the absolute-interpreter and bare forms of older
 #: versions).
 _OURS = re.compile(r"^(?:\S+ -m cortex|cortex|'[^']*' -m cortex|" + re.escape(PORTABLE) + ")"
-                   r" hook claude (SessionStart|SubagentStart|Stop|SubagentStop)(?: --agent [a-z0-9][a-z0-9_-]*)?$")
+                   r" hook claude (SessionStart|SubagentStart|Stop|SubagentStop|SessionEnd)"
+                   r"(?: --agent [a-z0-9][a-z0-9_-]*)?$")
 
 
 def hook_command(event: str, agent: str | None = None) -> str:

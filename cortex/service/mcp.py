@@ -26,7 +26,7 @@ from cortex import config, notices, provenance
 from cortex import sparql as sparql_limits
 from cortex.api import MemoryAPI
 from cortex.errors import AgentNotFoundError, CortexError
-from cortex.model import Memory, Page, Provenance, WrittenMemory
+from cortex.model import CaptureReport, Memory, Page, Provenance, WrittenMemory
 from cortex.scopes import Member
 from cortex.service.auth import Principal
 from cortex.service.guard import SPARQL_SLOTS
@@ -157,6 +157,8 @@ class StatsOutput(BaseModel):
     agent: str
     total: int
     by_type: dict[str, int]
+    #: per source: memories, how many were shown and how many used (an output drew on them), times of each
+    usage: dict[str, dict[str, int]] = {}
 
 
 class AgentInfo(BaseModel):
@@ -465,6 +467,35 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
                                         project=project, tags=tags or ())
         return WrittenMemory.of(memory, notes)
 
+    @server.tool(annotations=writes)
+    def capture_transcript(
+        agent: Agent,
+        path: Annotated[str, Field(description="The transcript file on this machine: Claude Code JSONL, a Codex "
+                                               "CLI session file, a JSON list of messages, or plain text")],
+        ctx: Context,
+        format: Annotated[Literal["claude", "codex", "messages", "text"] | None,
+                          Field(description="Default: detected from the file")] = None,
+        project: Annotated[str | None, Field(description="Project the memories belong to")] = None,
+        summary: Annotated[bool, Field(description="With a language model: store a session summary")] = True,
+    ) -> CaptureReport:
+        """Capture what a session transcript holds since its last capture: marker lines (LEARNED: ...), with a
+        language model (CORTEX_LLM_URL) learnings and a session summary, the outcomes of subagent tasks, and
+        which shown memories the session used. Secrets are redacted, duplicates confirmed rather than stored;
+        running it again stores nothing new."""
+        with calling(ctx, agent) as cx:
+            return cx.capture_transcript(agent, path, format=format, project=project, summary=summary)
+
+    @server.tool(annotations=writes)
+    def record_use(
+        agent: Agent,
+        output: Annotated[str, Field(description="What you wrote and did since your memory block was shown")],
+        ctx: Context,
+    ) -> list[Memory]:
+        """Tell Cortex which of the memories shown to you at start your work drew on (it matches your output
+        against them): they rank higher next time than memories that were merely shown."""
+        with calling(ctx, agent) as cx:
+            return cx.record_use(agent, output)
+
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                              open_world_hint=False))
     def purge_expired(
@@ -639,10 +670,11 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
 
     @server.tool(annotations=readonly)
     def memory_stats(agent: Agent, ctx: Context) -> StatsOutput:
-        """How many memories the agent has, by type."""
+        """How many memories the agent has, by type; and per source how many were shown and how many used."""
         with calling(ctx, agent) as cx:
             by_type = cx.stats(agent)
-            return StatsOutput(agent=agent, total=sum(by_type.values()), by_type=by_type)
+            return StatsOutput(agent=agent, total=sum(by_type.values()), by_type=by_type,
+                               usage=cx.usage_stats(agent))
 
     @server.tool(annotations=writes)
     def agent_start(

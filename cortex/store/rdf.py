@@ -122,6 +122,7 @@ FIELDS: tuple[Field, ...] = (
     Field("valid_from", "validFrom", date_time, parse_date_time, lambda f: f["created_at"], None),
     Field("valid_until", PROV + "invalidatedAtTime", date_time, parse_date_time, lambda f: None, None),
     Field("superseded_reason", "supersededReason", Literal, _reason, lambda f: None, None),
+    Field("used_count", "usedCount", integer, int, lambda f: 0, 0),
 )
 #: Fields a version resource keeps (what ``update`` can change, and when it changed).
 VERSION_FIELDS = ("content", "type", "project", "confidence", "metadata", "version", "updated_at", "created_at",

@@ -1,0 +1,145 @@
+"""Transcript capture: what a finished (or growing) session transcript yields (docs/capture.md, "Transcripts").
+
+The rules live here; :meth:`cortex.core.Cortex.capture_transcript` stores what they decide:
+
+* whose lines: a Claude Code main transcript carries its subagents' lines too (``isSidechain``); a capture for
+  the main agent reads only its own, a subagent's own transcript is all its (:func:`own_messages`);
+* marker lines (``LEARNED:``...) of the agent's text, as at agent end (:func:`marker_text`);
+* with a language model (:mod:`cortex.llm`): the session compressed to the token budget (oldest tool output
+  dropped first), at most N learnings and a summary (:func:`extract`); without one, marker lines only, said;
+* the subagent calls the transcript shows, with their outcome (:func:`subagent_outcomes`);
+* what the agent's text and tool calls drew on, for the "used" signal (:func:`output_text`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cortex.capture.tasks import task_status
+from cortex.capture.transcripts import Message, SubagentCall, render
+
+if TYPE_CHECKING:
+    from cortex.llm import LLMSettings
+
+log = logging.getLogger("cortex")
+
+#: Messages of text (user and assistant) a session needs before it is worth a summary.
+MIN_SUMMARY_MESSAGES = 2
+#: Confidence given to an extracted learning at most (a model's guess is not a validated fact).
+MAX_EXTRACTED_CONFIDENCE = 0.8
+#: Characters of a subagent's result a task outcome keeps (the task memory bounds it again).
+MAX_RESULT_CHARS = 4000
+
+
+
+def own_messages(messages: Sequence[Message]) -> list[Message]:
+    """The messages of the transcript's own agent: without the sidechain (subagent) lines of a main transcript;
+    every line of a transcript that has only sidechain lines (a subagent's own)."""
+    main = [m for m in messages if not m.sidechain]
+    return main if main else list(messages)
+
+
+def marker_text(messages: Sequence[Message]) -> str:
+    """The marker lines of the assistant's text, message by message (an open code fence in one message does
+    not hide the next one's markers)."""
+    from cortex.markers import marker_lines
+
+    parts = (marker_lines(m.text) for m in messages if m.role == "assistant" and m.kind == "text")
+    return "\n".join(p for p in parts if p)
+
+
+def output_text(messages: Sequence[Message]) -> str:
+    """What the agent wrote and did: its text and its tool calls' inputs (what the "used" signal reads)."""
+    return "\n".join(m.text for m in messages if m.role == "assistant" and m.kind in ("text", "tool_use"))
+
+
+def worth_summary(messages: Sequence[Message]) -> bool:
+    """Whether the messages hold a conversation (a user's and an assistant's text at least)."""
+    texts = [m for m in messages if m.kind == "text" and m.text.strip()]
+    return len(texts) >= MIN_SUMMARY_MESSAGES and {m.role for m in texts} >= {"user", "assistant"}
+
+
+def subagent_outcomes(calls: Sequence[SubagentCall]) -> list[tuple[str, str, str, str]]:
+    """(agent type, task, outcome text, status) of each subagent call whose result the transcript holds."""
+    found = []
+    for call in calls:
+        if call.result_text is None or not call.agent_type:
+            continue
+        task = " ".join(filter(None, (call.description, call.prompt))) or call.agent_type
+        result = call.result_text[-MAX_RESULT_CHARS:]
+        found.append((call.agent_type, task, result, task_status(result, call.is_error)))
+    return found
+
+
+@dataclass
+class Extraction:
+    """What the model made of a session: learnings (content, type, confidence, tags), a summary, and what failed
+    (``pending``: a failure that may pass, so the part is not checkpointed)."""
+
+    learnings: list[dict[str, Any]] = field(default_factory=list)
+    summary: str | None = None
+    problems: list[str] = field(default_factory=list)
+    pending: bool = False
+    calls: int = 0
+
+
+def extract(messages: Sequence[Message], settings: "LLMSettings", *, summary: bool = True) -> Extraction:
+    """Ask the model for at most ``settings.max_memories`` learnings and (with ``summary``, when the messages
+    hold a conversation) a summary of the session. A model that cannot be reached leaves the result
+    ``pending``; one that answers garbage twice (:class:`~cortex.errors.LLMOutputError`) is logged and its part
+    skipped (retrying would get the same answer)."""
+    from cortex import llm
+    from cortex.errors import LLMError, LLMOutputError
+
+    result = Extraction()
+    text = render(messages, settings.token_budget)
+    if not text.strip():
+        return result
+    client = llm.LLMClient(settings)
+    try:
+        try:
+            for item in llm.extract(client, text, settings.max_memories):
+                result.learnings.append({"content": item.content, "type": item.type,
+                                         "confidence": min(MAX_EXTRACTED_CONFIDENCE, max(0.0, item.confidence)),
+                                         "tags": list(item.tags)})
+        except LLMOutputError as exc:
+            result.problems.append(f"extraction skipped: {exc}")
+            log.warning("transcript capture: extraction skipped: %s", exc)
+        if summary and worth_summary(messages):
+            try:
+                result.summary = llm.summarize(client, text).strip() or None
+            except LLMOutputError as exc:
+                result.problems.append(f"summary skipped: {exc}")
+                log.warning("transcript capture: summary skipped: %s", exc)
+    except LLMError as exc:  # unreachable, timed out, refused: the next run tries this part again
+        result.problems.append(f"language model failed ({type(exc).__name__}: {exc}); this part is retried next run")
+        result.pending = True
+        log.warning("transcript capture: %s", exc)
+    result.calls = client.calls
+    return result
+
+
+def tags_of(raw: Sequence[str]) -> list[str]:
+    """The model's tags as Cortex tags (lowercase slugs; others dropped), then ``extracted``."""
+    out = []
+    for tag in raw:
+        slug = re.sub(r"[^a-z0-9._-]+", "-", str(tag).strip().casefold()).strip("-._")[:64]
+        if slug and slug not in out:
+            out.append(slug)
+    return [*out[:8], "extracted"]
+
+
+def metadata(session: str | None, transcript: str, model: str | None = None) -> dict[str, Any]:
+    """Where a captured memory came from (the transcript's file name, not its path: paths name users)."""
+    from pathlib import Path
+
+    data: dict[str, Any] = {"transcript": Path(transcript).name}
+    if session:
+        data["session"] = session
+    if model:
+        data["extractor"] = model
+    return data
