@@ -78,7 +78,7 @@ def stored(project: Path, *agents: str) -> dict[str, list[str]]:
         out = {}
         for agent in agents:
             cx.agents.register(agent)
-            out[agent] = sorted(m.content for m in cx.recall(agent, limit=1000))
+            out[agent] = sorted(m.content for m in cx.recall(agent, limit=1000) if m.source != "task_completion")
         return out
 
 

@@ -33,7 +33,7 @@ def hook(project: Path, event: str, payload: dict, cwd: Path | None = None, **ex
 def stored(project: Path) -> list[str]:
     with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
         cx.agents.register("reviewer")
-        return sorted(m.content for m in cx.recall("reviewer", limit=100))
+        return sorted(m.content for m in cx.recall("reviewer", limit=100) if m.source != "task_completion")  # the learnings (SubagentStop records the task outcome beside them)
 
 
 def seed(project: Path, *contents: str) -> None:

@@ -48,7 +48,7 @@ def append(path: Path, *entries: dict) -> None:
 def memories(project: Path, agent: str) -> list[str]:
     with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
         cx.agents.register(agent)
-        return sorted(m.content for m in cx.recall(agent, limit=100))
+        return sorted(m.content for m in cx.recall(agent, limit=100) if m.source != "task_completion")  # the learnings (SubagentStop records the task outcome beside them)
 
 
 def log_lines(project: Path) -> list[str]:

@@ -560,8 +560,16 @@ def _task_outcome(root: Path, agent_type: str, payload: dict[str, Any], transcri
         texts = [c.get("text", "") for e in entries if keep(e) for c in _content(e, "assistant")
                  if isinstance(c, dict) and c.get("type") == "text"]
         final = next((t for t in reversed(texts) if isinstance(t, str) and t.strip()), "")
+    from cortex.markers import marker_lines
+
+    # its marker lines are learnings already (captured above): the outcome is the rest
+    learned = set(marker_lines(final).splitlines())
+    final = "\n".join(x for x in final.splitlines() if x.strip() not in learned and x not in learned).strip()
     parent = _readable_transcript(root, payload.get("transcript_path"))
-    task = (subagent_task(parent, agent_type) if parent else None) or f"a task of {agent_type}"
+    task = subagent_task(parent, agent_type) if parent else None
+    if not task and not final:
+        return  # neither what it was asked nor what came of it: nothing worth a memory
+    task = task or f"a task of {agent_type}"
     try:
         cx = _open(root)
         try:
