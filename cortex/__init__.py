@@ -24,6 +24,8 @@ _EXPORTS = {
     "CortexError": "cortex.errors", "InvalidInputError": "cortex.errors", "InvalidMemoryError": "cortex.errors",
     "MemoryDisabledError": "cortex.errors", "MemoryNotFoundError": "cortex.errors", "ServiceError": "cortex.errors",
     "PermissionDeniedError": "cortex.errors", "VersionConflictError": "cortex.errors",
+    "LLMError": "cortex.errors", "LLMUnavailableError": "cortex.errors", "LLMOutputError": "cortex.errors",
+    "CaptureReport": "cortex.model", "LLMSettings": "cortex.llm",
     "StoreError": "cortex.errors", "StoreLockedError": "cortex.errors",
     "Hit": "cortex.model", "Memory": "cortex.model", "MemoryType": "cortex.model", "SearchResult": "cortex.model",
     "Page": "cortex.model", "Source": "cortex.model", "Scope": "cortex.model",
@@ -43,6 +45,9 @@ if TYPE_CHECKING:
         CortexError,
         InvalidInputError,
         InvalidMemoryError,
+        LLMError,
+        LLMOutputError,
+        LLMUnavailableError,
         MemoryDisabledError,
         MemoryNotFoundError,
         PermissionDeniedError,
@@ -51,7 +56,8 @@ if TYPE_CHECKING:
         StoreLockedError,
         VersionConflictError,
     )
-    from cortex.model import Hit, Memory, MemoryType, Page, Scope, SearchResult, Source
+    from cortex.llm import LLMSettings
+    from cortex.model import CaptureReport, Hit, Memory, MemoryType, Page, Scope, SearchResult, Source
     from cortex.rerank import Reranking
     from cortex.search import SearchMode
 
@@ -77,5 +83,5 @@ __all__ = [
     "InvalidMemoryError", "Memory", "MemoryAPI", "MemoryDisabledError", "MemoryNotFoundError", "MemoryType", "Page",
     "PermissionDeniedError", "Reranking", "RemoteCortex", "Scope", "SearchMode", "SearchResult", "ServiceError",
     "Source", "StoreError", "StoreLockedError",
-    "VersionConflictError",
+    "VersionConflictError", "CaptureReport", "LLMError", "LLMOutputError", "LLMSettings", "LLMUnavailableError",
 ]

@@ -36,8 +36,9 @@ MAX_OUTPUT_CHARS = 2_000_000
 
 _WORD = re.compile(r"\w+")
 # a token someone following the memory types: a flag, a path or file, a dotted/underscored name, a version
+# (plain words, capitals included, are not specific: ``ENV`` is in every deploy command)
 _SPECIFIC = re.compile(r"(?<![\w-])(?:--?[a-z][\w-]+|[\w.-]*[/\\][\w./\\-]+|\w+\.\w[\w.]*|\w+_\w[\w]*|\d[\w.:]*\d|"
-                       r"[A-Z][A-Z0-9]{2,}(?:_[A-Z0-9]+)*)", re.UNICODE)
+                       r"[a-zA-Z]+-[\w-]+|[A-Z][A-Z0-9]*\d[A-Z0-9]*)", re.UNICODE)
 
 
 def _words(text: str) -> list[str]:
@@ -96,8 +97,8 @@ def drawn_on(shown: Iterable[tuple[str, str]], output: str) -> list[tuple[str, s
 class ShownLog:
     """Which memories each agent was last shown, per session (``(scope key, memory id)`` pairs), so that the
     agent's later output can be matched against them. Kept in memory, and in ``<state>/shown.json`` when the
-    store has a state directory and the start named a session: a hook without a server opens the store anew for
-    each event. Bounded: the latest :data:`MAX_SESSIONS` starts."""
+    store has a state directory: a hook without a server, or a CLI command, opens the store anew each time.
+    Bounded: the latest :data:`MAX_SESSIONS` starts."""
 
     MAX_SESSIONS = 256
 
@@ -135,7 +136,7 @@ class ShownLog:
         self._data[key] = [[scope, memory_id] for scope, memory_id in shown]
         while len(self._data) > self.MAX_SESSIONS:
             self._data.pop(next(iter(self._data)))
-        if self.path is not None and session:
+        if self.path is not None:
             import json
 
             from cortex.files import atomic_write
@@ -149,6 +150,6 @@ class ShownLog:
     def shown(self, agent: str, session: str | None) -> list[tuple[str, str]]:
         """What ``agent`` was shown at its latest start in ``session`` (empty when unknown)."""
         key = self._key(agent, session)
-        if key not in self._data and session:
+        if key not in self._data:
             self._load()
         return [(scope, memory_id) for scope, memory_id in self._data.get(key, [])]

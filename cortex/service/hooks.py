@@ -460,7 +460,8 @@ def _run(event: str, raw: str, agent: str | None) -> str:
             # only what capture keeps is sent, however long the transcript
             found = marker_lines(last) if isinstance(last, str) else ""
             transcript, key, keep = _own_lines(root, event, payload)
-            offsets, read_to, entries = None, 0, []
+            offsets, read_to = None, 0
+            entries: list[Any] = []
             if transcript:
                 offsets = _Offsets(root)
                 entries, read_to = _transcript_lines(transcript, offsets.get(transcript, key))
