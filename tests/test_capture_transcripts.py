@@ -332,3 +332,36 @@ def test_mcp_capture_transcript(tmp_path):
 
     report = asyncio.run(run())
     assert [m["content"] for m in report["stored"]] == ["captured through MCP"]
+
+
+def test_an_agent_token_captures_only_transcripts_where_transcripts_are(tmp_path, monkeypatch):
+    from cortex.service.auth import TokenStore
+    from cortex.service.http import create_app
+
+    from .service_helpers import asgi_request
+
+    project = make_project(tmp_path / "proj", "coder")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    outside = tmp_path / "elsewhere" / "notes.txt"
+    outside.parent.mkdir()
+    outside.write_text("Assistant: LEARNED: a private note of the server's user\n")
+    inside = project / "session.txt"
+    inside.write_text("Assistant: LEARNED: a note of the project\n")
+    with Cortex.open(tmp_path / "store", embeddings=None) as cx:
+        cx.agents.register("coder")
+        cx.llm = None
+        tokens = TokenStore(tmp_path / "store")
+        admin, agent = tokens.create(None), tokens.create("coder")
+        app = create_app(cx, tokens=tokens, allowed_hosts=["127.0.0.1"], mcp=False)
+        refused = asgi_request(app, "POST", "/v1/agents/coder/transcripts", agent, json={"path": str(outside)})
+        assert refused.status_code == 403 and "admin token" in refused.text
+        link = project / "link.txt"
+        link.symlink_to(outside)  # a link out of the project is where it points
+        assert asgi_request(app, "POST", "/v1/agents/coder/transcripts", agent,
+                            json={"path": str(link)}).status_code == 403
+        assert cx.list_memories("coder").items == []
+        ok = asgi_request(app, "POST", "/v1/agents/coder/transcripts", agent, json={"path": str(inside)})
+        assert ok.status_code == 200 and [m["content"] for m in ok.json()["stored"]] == ["a note of the project"]
+        by_admin = asgi_request(app, "POST", "/v1/agents/coder/transcripts", admin, json={"path": str(outside)})
+        assert by_admin.status_code == 200

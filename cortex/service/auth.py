@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from cortex import config
 from cortex.errors import AgentNotFoundError, AuthError, InvalidInputError, PermissionDeniedError, TokenFileError
 from cortex.files import atomic_write, private_dir, read_regular
 from cortex.state import tokens_file
@@ -41,6 +43,14 @@ class Principal:
     def may_use(self, agent: str) -> bool:
         """True when this principal may read and write ``agent``'s memories."""
         return self.agent is None or self.agent == agent
+
+    def require_transcript(self, path: str) -> None:
+        """Refuse (:class:`PermissionDeniedError`) an agent's token a transcript outside the places transcripts
+        are: any other file the server's user can read could otherwise be captured into memory."""
+        if not self.admin and not transcript_allowed(path):
+            raise PermissionDeniedError(f"an agent's token may capture transcripts of the project "
+                                        f"({config.find_project_root()}) and of Claude Code's and Codex's "
+                                        "directories only; other files need an admin token")
 
     def require_admin(self, what: str) -> None:
         """Refuse (:class:`PermissionDeniedError`) unless this is an admin: ``what`` needs an admin token."""
@@ -170,3 +180,16 @@ class TokenStore:
             if hmac.compare_digest(str(entry["sha256"]), digest):
                 return Principal(agent=entry["agent"], token=digest[:ID_LENGTH])
         raise AuthError("invalid bearer token")
+
+
+def transcript_allowed(path: str) -> bool:
+    """Whether an agent's token may have the server read ``path``: a file of the server's project or of the
+    coding agents' own directories (their transcripts), symbolic links resolved. Any other file the server's
+    user can read could otherwise be captured into memory by whoever holds an agent's token."""
+    roots = [config.find_project_root(), Path.home() / ".claude", Path.home() / ".codex",
+             *(Path(v) for v in (os.environ.get("CLAUDE_CONFIG_DIR"), os.environ.get("CODEX_HOME")) if v)]
+    try:
+        real = Path(path).resolve()
+        return any(real.is_relative_to(root.resolve()) for root in roots)
+    except (OSError, RuntimeError, ValueError):
+        return False

@@ -13,6 +13,7 @@ import hmac
 import io
 import json
 import os
+from pathlib import Path
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs
@@ -506,6 +507,7 @@ def create_app(
         learnings and a session summary, subagent task outcomes, the "used" signal. ``wait=false`` queues it in
         the server (202, ``{"queued", "waiting"}``): what hooks do, so that the model's seconds are not theirs."""
         name = scoped(caller, agent)
+        caller.require_transcript(body.path)
         options: dict[str, Any] = {"format": body.format, "project": body.project, "markers": body.markers,
                                    "summary": body.summary, "tasks": body.tasks}
         if not body.wait:

@@ -483,6 +483,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         which shown memories the session used. Secrets are redacted, duplicates confirmed rather than stored;
         running it again stores nothing new."""
         with calling(ctx, agent) as cx:
+            caller_of(ctx).require_transcript(path)
             return cx.capture_transcript(agent, path, format=format, project=project, summary=summary)
 
     @server.tool(annotations=writes)
