@@ -579,48 +579,31 @@ def _item(rng: random.Random, candidate: str, expected: str, reason: str | None,
             "match": at if match else None, "kind": kind}
 
 
-def tuned() -> list[dict]:
-    """The set the rules were tuned on (bench/data/gate.jsonl)."""
-    rng = random.Random(20261125)
-    items = []
-    for text in LEARNINGS:
-        items.append(_item(rng, text, "store", None, "learning"))
-    for text in DENSE:
-        items.append(_item(rng, text, "store", None, "dense"))
-    for stored, candidate in EXACT:
-        items.append(_item(rng, candidate, "confirm", "exact-duplicate", "exact", stored, match=True))
-    for stored, candidate in PARAPHRASES:
-        items.append(_item(rng, candidate, "confirm", "near-duplicate", "paraphrase", stored, match=True))
-    for stored, candidate in NEAR_MISSES:
-        items.append(_item(rng, candidate, "store", None, "near-miss", stored))
-    for text in CHATTER:
-        items.append(_item(rng, text, "refuse", "session-chatter", "chatter"))
-    for text in LOW_INFO:
-        items.append(_item(rng, text, "refuse", "too-little-information", "low-info"))
+def _labelled(seed: int, learnings: list, dense: list, exact: list, paraphrases: list, near_misses: list,
+              chatter: list, low_info: list) -> list[dict]:
+    """Every kind of item, labelled, shuffled by ``seed``."""
+    rng = random.Random(seed)
+    items = [_item(rng, text, "store", None, "learning") for text in learnings]
+    items += [_item(rng, text, "store", None, "dense") for text in dense]
+    items += [_item(rng, c, "confirm", "exact-duplicate", "exact", s, match=True) for s, c in exact]
+    items += [_item(rng, c, "confirm", "near-duplicate", "paraphrase", s, match=True) for s, c in paraphrases]
+    items += [_item(rng, c, "store", None, "near-miss", s) for s, c in near_misses]
+    items += [_item(rng, text, "refuse", "session-chatter", "chatter") for text in chatter]
+    items += [_item(rng, text, "refuse", "too-little-information", "low-info") for text in low_info]
     rng.shuffle(items)
     return items
+
+
+def tuned() -> list[dict]:
+    """The set the rules were tuned on (bench/data/gate.jsonl)."""
+    return _labelled(20261125, LEARNINGS, DENSE, EXACT, PARAPHRASES, NEAR_MISSES, CHATTER, LOW_INFO)
 
 
 def held_out() -> list[dict]:
     """The set written after the rules were tuned (bench/data/gate_heldout.jsonl): other wording, another seed."""
-    rng = random.Random(424243)
-    items = []
-    for text in HELD_OUT_LEARNINGS:
-        items.append(_item(rng, text, "store", None, "learning"))
-    for text in HELD_OUT_DENSE:
-        items.append(_item(rng, text, "store", None, "dense"))
-    for stored, candidate in HELD_OUT_EXACT:
-        items.append(_item(rng, candidate, "confirm", "exact-duplicate", "exact", stored, match=True))
-    for stored, candidate in HELD_OUT_PARAPHRASES:
-        items.append(_item(rng, candidate, "confirm", "near-duplicate", "paraphrase", stored, match=True))
-    for stored, candidate in HELD_OUT_NEAR_MISSES:
-        items.append(_item(rng, candidate, "store", None, "near-miss", stored))
-    for text in HELD_OUT_CHATTER:
-        items.append(_item(rng, text, "refuse", "session-chatter", "chatter"))
-    for text in HELD_OUT_LOW_INFO:
-        items.append(_item(rng, text, "refuse", "too-little-information", "low-info"))
-    rng.shuffle(items)
-    return items
+    return _labelled(424243, HELD_OUT_LEARNINGS, HELD_OUT_DENSE, HELD_OUT_EXACT, HELD_OUT_PARAPHRASES,
+                     HELD_OUT_NEAR_MISSES, HELD_OUT_CHATTER, HELD_OUT_LOW_INFO)
+
 
 
 def main() -> None:
