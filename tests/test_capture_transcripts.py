@@ -365,3 +365,28 @@ def test_an_agent_token_captures_only_transcripts_where_transcripts_are(tmp_path
         assert ok.status_code == 200 and [m["content"] for m in ok.json()["stored"]] == ["a note of the project"]
         by_admin = asgi_request(app, "POST", "/v1/agents/coder/transcripts", admin, json={"path": str(outside)})
         assert by_admin.status_code == 200
+
+
+def test_without_a_server_the_session_end_hook_leaves_the_model_to_a_detached_capture(tmp_path, llm):
+    project = make_project(tmp_path / "proj", "lead")
+    replay = Replay(project, tmp_path / "claude", llm.url)
+    llm.script(Delay(1.0, None))  # a slow model: the hook does not wait for it
+    append(replay.main, text("user", "Speed up the build"),
+           text("assistant", "Profiled it.\nLESSON: The build caches wheels in .cache/pip-wheels between CI runs"))
+    began = time.monotonic()
+    replay.hook("SessionEnd", "lead", reason="logout")
+    assert time.monotonic() - began < 10
+    deadline = time.monotonic() + 60
+    found: list[str] = []
+    while time.monotonic() < deadline and len(found) < 2:
+        time.sleep(0.3)
+        try:
+            with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"],
+                             embeddings=None) as cx:
+                found = [m.content for m in cx.list_memories("lead").items]
+        except Exception:  # the detached capture holds the store
+            continue
+    assert "The build caches wheels in .cache/pip-wheels between CI runs" in found
+    assert any(c.startswith("Session summary: ") for c in found)
+    log = project / ".cortex" / "logs" / "capture.log"
+    assert log.exists()

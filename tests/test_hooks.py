@@ -186,9 +186,10 @@ def test_install_and_uninstall_claude_are_exact_and_idempotent(project):
     with_agent = cortex(project, "install", "claude", "--agent", "reviewer")
     assert "added hook SessionStart" in with_agent.stderr
     commands = {e: [h["command"] for g in json.loads(settings.read_text())["hooks"][e] for h in g["hooks"]]
-                for e in ("SessionStart", "Stop")}
+                for e in ("SessionStart", "Stop", "SessionEnd")}
     assert commands == {"SessionStart": ['"${CORTEX_BIN:-cortex}" hook claude SessionStart --agent reviewer'],
-                        "Stop": ["echo mine", '"${CORTEX_BIN:-cortex}" hook claude Stop --agent reviewer']}
+                        "Stop": ["echo mine", '"${CORTEX_BIN:-cortex}" hook claude Stop --agent reviewer'],
+                        "SessionEnd": ['"${CORTEX_BIN:-cortex}" hook claude SessionEnd --agent reviewer']}
     removed = cortex(project, "uninstall", "claude")
     assert removed.returncode == 0 and "removed hook SubagentStart" in removed.stderr
     assert "added" not in removed.stderr
