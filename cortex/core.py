@@ -1238,7 +1238,11 @@ class Cortex:
                     existing[hit.memory.id] = hit.memory.content
             except CortexError:
                 continue
-        gate = Gate(list(existing.items()))
+        provider = self._memories.embeddings
+        if provider is not None and provider.model.startswith("cortex/hash"):
+            provider = None  # trigrams measure shared spelling, not meaning
+        # with a model, a paraphrase that only adds or drops words is a duplicate too (measured: docs/capture.md)
+        gate = Gate(list(existing.items()), vectors=(lambda texts: provider.embed(texts)) if provider else None)
         entries = []
         for item, verdict in zip(candidates, gate.judge_all([c["content"] for c in candidates])):
             if verdict.action == "store":
