@@ -415,13 +415,27 @@ def stats(state: _State, agent: str, usage: bool) -> None:
 @click.option("--no-summary", is_flag=True, help="No session summary (with a language model).")
 @click.option("--no-tasks", is_flag=True, help="Do not record the subagent task outcomes it shows.")
 @click.option("--queue", "queued", is_flag=True, help="Through a running server: queue it there and return at once.")
+@click.option("--model-first", is_flag=True, hidden=True,
+              help="Ask the language model before opening the store (a hook's detached capture: the store is not "
+                   "held while the model works).")
 @pass_state
 def capture(state: _State, agent: str, path: str, fmt: str | None, project: str | None, no_markers: bool,
-            no_summary: bool, no_tasks: bool, queued: bool) -> None:
+            no_summary: bool, no_tasks: bool, queued: bool, model_first: bool) -> None:
     """Capture what a session transcript holds for AGENT since its last capture: marker lines, with a language
     model (CORTEX_LLM_URL) learnings and a session summary, subagent task outcomes, and which shown memories it
     used. Redacted, through the quality gate; running it again stores nothing new. Prints the report."""
+    prepared = None
+    if model_first:
+        from cortex.capture.session import prepare
+        from cortex.llm import llm_settings
+
+        settings = llm_settings(project_root=state.root)
+        if settings is not None:
+            prepared = prepare(state.state_dir / "capture.json" if state.state_dir is not None else None, agent,
+                               os.path.abspath(path), settings, summary=not no_summary, format=fmt)
     cx = state.cortex()
+    if prepared is not None and hasattr(cx, "adopt_extraction"):
+        cx.adopt_extraction(*prepared)
     options: dict[str, Any] = {"format": fmt, "project": project, "markers": not no_markers,
                                "summary": not no_summary, "tasks": not no_tasks}
     if queued:

@@ -130,6 +130,8 @@ class Cortex:
         self._llm: object = _UNSET_LLM
         #: one transcript capture at a time (its checkpoint is read, then written after what it stored)
         self._capturing = threading.RLock()
+        #: extractions done before the store was opened (:func:`cortex.capture.session.prepare`), by part
+        self._prepared: dict[tuple[str, str, int, int], Any] = {}
 
     @overload
     @classmethod
@@ -1208,8 +1210,9 @@ class Cortex:
                                    "docs/capture.md says how to set one up")
                     checkpoints.set(agent, real, llm=behind.end, session=session)
                 else:
+                    prepared = self._prepared.pop((agent, real, offsets["llm"], behind.end), None)
                     self._extract(agent, captured.own_messages(behind.messages), settings, project, summary,
-                                  session, real, report, redacted)
+                                  session, real, report, redacted, prepared)
                     if not report.pending:
                         checkpoints.set(agent, real, llm=behind.end, session=session)
                 report.redacted = dict(redacted)
@@ -1218,15 +1221,20 @@ class Cortex:
                                    f"{_redaction_note(redacted)} before storing it")
         return report
 
+    def adopt_extraction(self, key: tuple[str, str, int, int], extraction: Any) -> None:
+        """Use ``extraction`` (from :func:`cortex.capture.session.prepare`) when a capture reads exactly the part
+        ``key`` names, instead of asking the model again."""
+        self._prepared[key] = extraction
+
     def _extract(self, agent: str, mine: Sequence[Any], settings: "LLMSettings",
                  project: str, summary: bool, session: str | None, transcript: str, report: CaptureReport,
-                 redacted: Counter[str]) -> None:
+                 redacted: Counter[str], prepared: Any = None) -> None:
         """The model's part of a capture: learnings through redaction and the quality gate, and the summary."""
         from cortex.capture import session as captured
         from cortex.capture.gate import Gate
 
         report.llm = True
-        got = captured.extract(mine, settings, summary=summary)
+        got = prepared if prepared is not None else captured.extract(mine, settings, summary=summary)
         report.problems.extend(got.problems)
         report.pending = got.pending
         meta = captured.metadata(session, transcript, settings.model)

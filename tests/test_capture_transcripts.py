@@ -370,12 +370,17 @@ def test_an_agent_token_captures_only_transcripts_where_transcripts_are(tmp_path
 def test_without_a_server_the_session_end_hook_leaves_the_model_to_a_detached_capture(tmp_path, llm):
     project = make_project(tmp_path / "proj", "lead")
     replay = Replay(project, tmp_path / "claude", llm.url)
-    llm.script(Delay(1.0, None))  # a slow model: the hook does not wait for it
+    llm.script(Delay(3.0, None))  # a slow model: neither the hook nor the store waits for it
     append(replay.main, text("user", "Speed up the build"),
            text("assistant", "Profiled it.\nLESSON: The build caches wheels in .cache/pip-wheels between CI runs"))
     began = time.monotonic()
     replay.hook("SessionEnd", "lead", reason="logout")
     assert time.monotonic() - began < 10
+    time.sleep(1.0)  # the detached capture is asking the model now
+    opened = time.monotonic()
+    with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"], embeddings=None) as cx:
+        cx.store("lead", "written while the model thinks")  # the store is not held meanwhile
+    assert time.monotonic() - opened < 2.5
     deadline = time.monotonic() + 60
     found: list[str] = []
     while time.monotonic() < deadline and len(found) < 2:
@@ -388,5 +393,6 @@ def test_without_a_server_the_session_end_hook_leaves_the_model_to_a_detached_ca
             continue
     assert "The build caches wheels in .cache/pip-wheels between CI runs" in found
     assert any(c.startswith("Session summary: ") for c in found)
+    assert len(llm.requests) == 2  # the extraction and the summary, asked once (before the store was opened)
     log = project / ".cortex" / "logs" / "capture.log"
     assert log.exists()

@@ -17,6 +17,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortex.capture.tasks import task_status
@@ -143,3 +144,19 @@ def metadata(session: str | None, transcript: str, model: str | None = None) -> 
     if model:
         data["extractor"] = model
     return data
+
+
+def prepare(checkpoints: Path | None, agent: str, transcript: str, settings: "LLMSettings", *, summary: bool = True,
+            format: str | None = None) -> tuple[tuple[str, str, int, int], Extraction]:
+    """The model's part of a capture, done before the store is opened: the process that runs it (a hook's
+    detached capture) then holds the store only to write, not for the seconds the model takes. Returns the key
+    the capture recognises it by (agent, transcript, from, to) and the extraction."""
+    import os
+
+    from cortex.capture.checkpoints import Checkpoints
+    from cortex.capture.transcripts import read
+
+    real = os.path.realpath(transcript)
+    start = Checkpoints(checkpoints).get(agent, real)["llm"]
+    part = read(real, start, format=format)
+    return (agent, real, start, part.end), extract(own_messages(part.messages), settings, summary=summary)

@@ -41,6 +41,13 @@ _SPECIFIC = re.compile(r"(?<![\w-])(?:--?[a-z][\w-]+|[\w.-]*[/\\][\w./\\-]+|\w+\
                        r"[a-zA-Z]+-[\w-]+|[A-Z][A-Z0-9]*\d[A-Z0-9]*)", re.UNICODE)
 
 
+_ESCAPES = re.compile(r"\\[ntr]")
+# what an agent writes when it names a memory to set it aside
+_DISMISSED = re.compile(r"\b(?:not? (?:apply|applies|relevant|needed|used?)|doesn't apply|does not apply|"
+                        r"irrelevant|outdated|ignor(?:e|ed|ing)|skip(?:ped|ping)?|instead of|contrary to|"
+                        r"(?:is|was) wrong|no longer|obsolete|superseded)\b")
+
+
 def _words(text: str) -> list[str]:
     return _WORD.findall(normalize(text))
 
@@ -58,16 +65,29 @@ class Output:
     """An agent's output, prepared once to be matched against many memories."""
 
     def __init__(self, text: str) -> None:
-        text = text[-MAX_OUTPUT_CHARS:]
+        # tool inputs come as JSON text: an escaped newline must not glue its "n" to the next word
+        text = _ESCAPES.sub(" ", text[-MAX_OUTPUT_CHARS:])
         self.text = text
         self.folded = text.casefold()
         words = _words(text)
         self.shingles = _shingles(words, SHINGLE)
         self.terms = set(analyze(text))
 
+    def _cites(self, memory_id: str) -> bool:
+        """Whether the output names the id other than to set the memory aside ("01a2... does not apply")."""
+        start = self.folded.find(memory_id)
+        while start >= 0:
+            sentence = self.folded[max(0, start - 120):start + len(memory_id) + 120]
+            left = sentence[:sentence.find(memory_id)].rsplit(".", 1)[-1]
+            right = sentence[sentence.find(memory_id) + len(memory_id):].split(".", 1)[0]
+            if not _DISMISSED.search(left + " " + right):
+                return True
+            start = self.folded.find(memory_id, start + 1)
+        return False
+
     def draws_on(self, memory_id: str, content: str) -> str | None:
         """Why the output drew on the memory (``cited``, ``repeated``, ``applied``), or None when it did not."""
-        if memory_id and memory_id.casefold() in self.folded:
+        if memory_id and self._cites(memory_id.casefold()):
             return "cited"
         words = _words(content)
         if len(words) >= SHINGLE and _shingles(words, SHINGLE) & self.shingles:

@@ -620,7 +620,7 @@ def _extract_later(root: Path, agent_type: str, transcript: str) -> None:
     logs = private_dir(root / ".cortex" / "logs")
     with open(logs / "capture.log", "ab") as out:
         subprocess.Popen([sys.executable, "-m", "cortex", "capture", agent_type, "--transcript", transcript,
-                          "--no-markers", "--no-tasks"], cwd=root, stdin=subprocess.DEVNULL, stdout=out,
+                          "--no-markers", "--no-tasks", "--model-first"], cwd=root, stdin=subprocess.DEVNULL, stdout=out,
                          stderr=out, start_new_session=True)
 
 
