@@ -12,7 +12,6 @@ import os
 import threading
 import time
 from collections import Counter
-from contextlib import nullcontext
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -1079,7 +1078,7 @@ class Cortex:
         project = check_project(project if project is not None else settings.project or config.DEFAULT_PROJECT)
         scope = self._scope(agent)
         redacted: Counter[str] = Counter()
-        with self._memories.lock:
+        with self._memories.lock, provenance_activity(channel=current_activity().channel or "marker"):
             now = self._clock()
             result = capture.capture(self._memories, scope, output, project, now, self._policy(agent).expires_at,
                                      self.redactor, redacted)
@@ -1187,7 +1186,8 @@ class Cortex:
                                    read_to=new.end, problems=list(new.problems))
             session = report.session
             settings = self.llm
-            with provenance_activity(session=session) if session else nullcontext():
+            name = os.path.basename(real)
+            with provenance_activity(session=session, file=name) if session else provenance_activity(file=name):
                 redacted: Counter[str] = Counter()
                 mine = captured.own_messages(new.messages)
                 report.messages = len(mine)
@@ -1195,7 +1195,8 @@ class Cortex:
                     text = captured.marker_text(mine)
                     if text:
                         began = self._clock()
-                        done = self.agent_end(agent, text, project)
+                        with provenance_activity(channel="transcript", part=f"bytes {report.read_from}-{new.end}"):
+                            done = self.agent_end(agent, text, project)
                         # a line stored before (by a hook, say) is refreshed: found again, not stored
                         report.stored.extend(m for m in done if m.created_at >= began)
                         report.confirmed.extend(m.id for m in done if m.created_at < began)
@@ -1204,15 +1205,18 @@ class Cortex:
                 if mine:
                     report.used = [m.id for m in self.record_use(agent, captured.output_text(mine), session=session)]
                 if tasks:
-                    report.tasks = self._record_outcomes(new.subagent_tasks)
+                    with provenance_activity(channel="task"):
+                        report.tasks = self._record_outcomes(new.subagent_tasks)
                 if settings is None:
                     report.note = ("no language model configured (CORTEX_LLM_URL): marker lines only; "
                                    "docs/capture.md says how to set one up")
                     checkpoints.set(agent, real, llm=behind.end, session=session)
                 else:
                     prepared = self._prepared.pop((agent, real, offsets["llm"], behind.end), None)
-                    self._extract(agent, captured.own_messages(behind.messages), settings, project, summary,
-                                  session, real, report, redacted, prepared)
+                    with provenance_activity(channel="llm", model=settings.model,
+                                             part=f"bytes {offsets['llm']}-{behind.end}"):
+                        self._extract(agent, captured.own_messages(behind.messages), settings, project, summary,
+                                      session, real, report, redacted, prepared)
                     if not report.pending:
                         checkpoints.set(agent, real, llm=behind.end, session=session)
                 report.redacted = dict(redacted)
@@ -1320,7 +1324,8 @@ class Cortex:
         entry["project"] = project if project is not None else \
             self._agent(agent).settings.project or config.DEFAULT_PROJECT
         scope, memories = self._new_memories(agent, [entry], batch=False)
-        self._memories.add(scope, memories)
+        with provenance_activity(channel=current_activity().channel or "task"):
+            self._memories.add(scope, memories)
         self._warn_prunable(memories)
         return memories[0]
 

@@ -280,6 +280,11 @@ class GeneratedBy(BaseModel):
     event: str | None = None
     session: str | None = None
     tool: str | None = None
+    #: captured memories: the channel (marker, transcript, llm, task), the file read, which part, the model
+    channel: str | None = None
+    file: str | None = None
+    part: str | None = None
+    model: str | None = None
     started_at: datetime | None = None
     associated_with: str | None = None
 

@@ -40,6 +40,12 @@ class Activity:
     at: datetime | None = None
     #: why an automatic deletion (``action`` prune) deleted what it did: the rule, e.g. its thresholds
     rule: str | None = None
+    #: for captured memories: the channel (``marker``, ``transcript``, ``llm``, ``task``), the file read (its name),
+    #: what of it (``bytes 0-5120`` of a transcript) and the model of LLM work
+    channel: str | None = None
+    file: str | None = None
+    part: str | None = None
+    model: str | None = None
 
     def headers(self) -> dict[str, str]:
         """The activity as request headers (what a client forwards to the server: where the call came from)."""

@@ -140,6 +140,11 @@ def test_a_replayed_session_is_captured_once_by_the_hooks_and_the_server_queue(t
         # the summary and the learnings are linked to the session in PROV-O
         activity = cx.provenance("lead", summaries[0].id).generated_by
         assert activity is not None and activity.session == "sess-1"
+        assert (activity.channel, activity.model, activity.file) == ("llm", "stand-in", "sess-1.jsonl")
+        assert activity.part is not None and activity.part.startswith("bytes 0-")
+        marker = next(m for m in lead if m.content == "the orders table is partitioned by month")
+        by_hook = cx.provenance("lead", marker.id).generated_by
+        assert by_hook is not None and (by_hook.channel, by_hook.event, by_hook.session) == ("marker", "Stop", "sess-1")
         # task outcomes under the right agents, and nothing of theirs under the lead
         db = [m.content for m in cx.list_memories("db-expert", limit=100).items]
         reviewer = [m for m in cx.list_memories("reviewer", limit=100).items if m.source.value == "task_completion"]

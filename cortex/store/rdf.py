@@ -165,7 +165,8 @@ class MemoryCodec:
         self.activity_class = NamedNode(PROV + "Activity")
         self.p_started = NamedNode(PROV + "startedAtTime")
         self.p_associated = NamedNode(PROV + "wasAssociatedWith")
-        self.activity_fields = {name: vocab.predicate(name) for name in ("surface", "event", "session", "tool")}
+        self.activity_fields = {name: vocab.predicate(name) for name in ("surface", "event", "session", "tool",
+                                                                          "channel", "file", "part", "model")}
         self.p_action = vocab.predicate("action")
         self.p_rule = vocab.predicate("rule")  # the rule an automatic deletion applied
         self.p_invalidated = NamedNode(PROV + "invalidated")  # a deleting activity -> each memory it deleted
