@@ -49,7 +49,7 @@ _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off"}
 #: An agent definition larger than this is reported, not parsed (a definition is a page of text).
 MAX_DEFINITION_BYTES = 1024 * 1024
-_CORTEX_KEYS = {"project", "recall", "prune", "aliases", "memory", "teams", "lead", "ttl", "decay"}
+_CORTEX_KEYS = {"project", "recall", "prune", "aliases", "memory", "teams", "lead", "ttl", "decay", "notes"}
 _TEAM = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 #: An alias is a coding agent's own name for the agent (Claude Code: ``Explore``, ``my-plugin:reviewer``).
 _ALIAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}")
@@ -74,6 +74,9 @@ class AgentSettings:
     #: Time to live and decay half-life by source, over the defaults (docs/lifecycle.md).
     ttl: dict[str, timedelta | None] = field(default_factory=dict)
     decay: dict[str, timedelta] = field(default_factory=dict)
+    #: Notes directories besides ``.cortex/notes/{name}/`` (relative to the project root, or absolute):
+    #: their Markdown files are a source of the agent's memory (docs/capture.md, "Markdown notes").
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,15 @@ def _settings(raw: Any) -> tuple[AgentSettings, list[tuple[str, str]]]:
             values[key] = {s.value: d for s, d in parsed.items()}
         except InvalidInputError as exc:
             problems.append((exc.field, exc.reason))
+    notes = raw.get("notes")
+    if notes is not None:
+        if isinstance(notes, str):
+            notes = [notes]
+        if not isinstance(notes, list) or not all(isinstance(n, str) and n.strip() and "\x00" not in n
+                                                  and len(n) <= 4096 for n in notes):
+            problems.append(("cortex.notes", "must be a list of directories (paths relative to the project root)"))
+        else:
+            values["notes"] = tuple(dict.fromkeys(n.strip() for n in notes))
     aliases = raw.get("aliases")
     if aliases is not None:
         if isinstance(aliases, str):

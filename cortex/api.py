@@ -18,6 +18,7 @@ from cortex.model import (
     IndexStatus,
     Memory,
     MemoryType,
+    NotesReport,
     Page,
     Provenance,
     SearchResult,
@@ -253,6 +254,17 @@ class MemoryAPI(Protocol):
     def record_use(self, agent: str, output: str, *, session: str | None = None) -> list[Memory]:
         """Mark the memories shown at ``agent``'s latest start (in ``session``) that ``output`` drew on (cited,
         repeated or applied): ``usedCount + 1``, which ranking prefers to having been shown."""
+        ...
+
+    def sync_notes(self, agent: str | None = None, *, file: str | os.PathLike[str] | None = None) -> list[NotesReport]:
+        """Index the Markdown notes of ``agent`` (or of every agent), or only ``file``: a chunk per section as a
+        ``file_index`` memory; unchanged chunks keep their memory, changed ones are superseded, removed ones
+        leave recall (history kept)."""
+        ...
+
+    def promote_notes(self, agent: str, file: str | os.PathLike[str], *, team: str | None = None,
+                      swarm: bool = False) -> NotesReport:
+        """Move a notes file's memories to ``team`` or the swarm; later syncs of the file update them there."""
         ...
 
     def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         IndexStatus,
         Memory,
         MemoryType,
+        NotesReport,
         Page,
         Provenance,
         SearchResult,
@@ -143,6 +144,9 @@ class RemoteCortex:
 
     @overload
     def _as(self, kind: Literal["CaptureReport"], data: Any) -> CaptureReport: ...
+
+    @overload
+    def _as(self, kind: Literal["NotesReport"], data: Any) -> NotesReport: ...
 
     def _as(self, kind: str, data: Any) -> Any:
         """The server's JSON ``data`` as the model ``kind`` of :mod:`cortex.model` (itself inside :meth:`as_json`)."""
@@ -472,6 +476,16 @@ class RemoteCortex:
     def record_use(self, agent: str, output: str, *, session: str | None = None) -> list[Memory]:
         body = _jsonable({"output": output, "session": session}, drop_none=True)
         return [self._as("Memory", m) for m in self._call("POST", f"/agents/{_agent(agent)}/used", json=body)]
+
+    def sync_notes(self, agent: str | None = None, *, file: str | os.PathLike[str] | None = None) -> list[NotesReport]:
+        body = _jsonable({"agent": agent, "file": os.path.abspath(os.fspath(file)) if file is not None else None},
+                         drop_none=True)
+        return [self._as("NotesReport", r) for r in self._call("POST", "/notes/sync", json=body)]
+
+    def promote_notes(self, agent: str, file: str | os.PathLike[str], *, team: str | None = None,
+                      swarm: bool = False) -> NotesReport:
+        body = _jsonable({"file": os.path.abspath(os.fspath(file)), "team": team, "swarm": swarm}, drop_none=True)
+        return self._as("NotesReport", self._call("POST", f"/agents/{_agent(agent)}/notes/promote", json=body))
 
     def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
         return dict(self._call("GET", f"/agents/{_agent(agent)}/usage"))

@@ -232,6 +232,14 @@ def version_at(versions: Sequence[Memory], moment: datetime) -> Memory:
                                      "superseded_reason": current.superseded_reason})
 
 
+def retired(memory: Memory, now: datetime, reason: str) -> Memory:
+    """``memory`` when what it was read from is gone (a notes chunk deleted): valid until ``now``, no successor,
+    version + 1; reads leave it out, its history stays."""
+    return memory.model_copy(update={"valid_until": max(now, memory.valid_from or memory.created_at),
+                                     "superseded_reason": reason, "version": memory.version + 1,
+                                     "updated_at": now})
+
+
 def reinstated(memory: Memory) -> Memory:
     """``memory`` current again (its successor is forgotten or purged)."""
     return memory.model_copy(update={"valid_until": None, "superseded_by": None, "superseded_reason": None})
@@ -245,5 +253,5 @@ def validated(memory: Memory, now: datetime) -> Memory:
 
 __all__ = ["DEFAULT_HALF_LIFE", "DEFAULT_MIN_CONFIDENCE", "DEFAULT_TTL", "NEVER_EXPIRES", "Policy", "Supersession",
            "changes", "check_replacement", "check_successor", "check_supersedable", "expired", "prune_candidates",
-           "prune_rule", "reinstated", "successor_entry", "version_at", "superseded", "supersession", "updated",
+           "prune_rule", "reinstated", "retired", "successor_entry", "version_at", "superseded", "supersession", "updated",
            "validated"]

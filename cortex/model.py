@@ -369,6 +369,24 @@ class CaptureReport(BaseModel):
     pending: bool = False
 
 
+class NotesReport(BaseModel):
+    """What a notes sync did for one agent (docs/capture.md, "Markdown notes")."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    agent: str
+    #: notes files read, and those whose memories changed
+    files: int = 0
+    changed_files: list[str] = []
+    #: ids of the memories added, of those that superseded a changed chunk, and of those that left recall
+    added: list[str] = []
+    updated: list[str] = []
+    removed: list[str] = []
+    unchanged: int = 0
+    #: files (or directories) not read, each with why: binary, too large, unreadable, a link out of the directory
+    skipped: list[str] = []
+
+
 class Provenance(BaseModel):
     """Where a memory comes from, as its PROV-O triples say (:meth:`cortex.Cortex.provenance`)."""
 

@@ -9,6 +9,7 @@ disabled or store locked -> 409. The body is always ``{"error": {"type", "messag
 from __future__ import annotations
 
 import contextlib
+import logging
 import hmac
 import io
 import json
@@ -43,7 +44,7 @@ from cortex.errors import (
     TooBusyError,
     VersionConflictError,
 )
-from cortex.model import CaptureReport, IndexStatus, Memory, Page, Provenance, Pruned, SearchResult, WrittenMemory
+from cortex.model import CaptureReport, IndexStatus, NotesReport, Memory, Page, Provenance, Pruned, SearchResult, WrittenMemory
 from cortex.rerank import Reranking
 from cortex.service.auth import ADMIN, LOCAL, Principal, TokenStore, token_id
 from cortex.service.guard import SPARQL_SLOTS, Guard, Limits
@@ -52,6 +53,8 @@ from cortex.validation import Number
 API_PREFIX = "/v1"
 #: Attributes of Cortex errors sent in ``error.details`` (and set again on the exception by RemoteCortex).
 ERROR_DETAILS = ("agent", "memory_id", "expected", "actual")
+
+log = logging.getLogger("cortex")
 
 
 class _Body(BaseModel):
@@ -155,6 +158,17 @@ class TranscriptBody(_Body):
     summary: bool = Field(True, description="With a language model: a session_summary memory")
     tasks: bool = Field(True, description="Record the outcomes of the subagent calls it shows")
     wait: bool = Field(True, description="false: queue it in the server and answer 202 at once")
+
+
+class NotesSyncBody(_Body):
+    agent: str | None = Field(None, description="Whose notes (default: every agent's; an agent token: its own)")
+    file: str | None = Field(None, description="Only this file (in a notes directory)")
+
+
+class PromoteBody(_Body):
+    file: str = Field(description="A file of the agent's notes directory")
+    team: str | None = Field(None, description="The team to share it with")
+    swarm: bool = Field(False, description="Share it with the swarm (a lead)")
 
 
 class UseBody(_Body):
@@ -272,6 +286,7 @@ def create_app(
     on_request: Any = None,
     on_startup: Any = None,
     on_shutdown: Any = None,
+    watch_notes: bool = False,
 ) -> FastAPI:
     """The FastAPI app over ``cx``. With ``tokens`` configured (at least one created), every ``/v1`` and
     ``/mcp`` request needs a bearer token; ``local_token`` is an extra admin token (the server's own, shared
@@ -322,6 +337,8 @@ def create_app(
                 yield
             finally:
                 app.state.capture_queue.close()
+                if app.state.notes_watcher is not None:
+                    app.state.notes_watcher.close()
                 if on_shutdown is not None:
                     on_shutdown()
 
@@ -334,6 +351,15 @@ def create_app(
     from cortex.service.queue import CaptureQueue
 
     queue = app.state.capture_queue = CaptureQueue(cx)
+    app.state.notes_watcher = None
+    if watch_notes:  # the process that owns the store syncs notes as they change
+        from cortex.service.watch import NotesWatcher
+
+        try:
+            app.state.notes_watcher = NotesWatcher(cx, cx.project_root)
+            app.state.notes_watcher.start()
+        except Exception as exc:  # an unwatchable directory: the server still serves, sync by hand works
+            log.warning("notes are not watched: %s: %s", type(exc).__name__, exc)
 
     @app.exception_handler(CortexError)
     async def cortex_error(request: Request, exc: CortexError) -> JSONResponse:
@@ -514,6 +540,21 @@ def create_app(
             cx.resolve_agent(name)  # an unknown store agent fails now, not in the queue
             return JSONResponse(queue.put(name, body.path, **options), status_code=202)
         return cx.capture_transcript(name, body.path, **options)
+
+    @app.post(f"{v1}/notes/sync", tags=["notes"])
+    def sync_notes(body: NotesSyncBody, caller: Caller) -> list[NotesReport]:
+        """Index the agents' Markdown notes (one agent's, or one file of a notes directory): unchanged chunks
+        keep their memory, changed ones are superseded, removed ones leave recall. An agent's token syncs its
+        own notes only."""
+        agent = scoped(caller, body.agent) if body.agent is not None else None
+        if agent is None and not caller.admin:
+            agent = caller.agent
+        return cx.sync_notes(agent, file=body.file)
+
+    @app.post(f"{v1}/agents/{{agent}}/notes/promote", tags=["notes"])
+    def promote_notes(agent: str, body: PromoteBody, caller: Caller) -> NotesReport:
+        """Move a notes file's memories to a team the agent is in, or the swarm (a lead)."""
+        return cx.promote_notes(scoped(caller, agent), body.file, team=body.team, swarm=body.swarm)
 
     @app.get(f"{v1}/capture/queue", tags=["prompt"])
     def capture_queue(caller: Caller) -> dict[str, Any]:

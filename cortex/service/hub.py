@@ -67,7 +67,10 @@ class _Served:
     def stop(self) -> None:
         # the discovery file goes last: once it is gone, the store is closed and its lock free
         queue = getattr(getattr(self.app, "state", None), "capture_queue", None)
+        watcher = getattr(getattr(self.app, "state", None), "notes_watcher", None)
         try:
+            if watcher is not None:
+                watcher.close()
             if queue is not None:
                 queue.close()  # the capture running finishes first; what waits is read by a later capture
             self.cx.flush()
@@ -132,7 +135,7 @@ class Hub:
 
             served.app = create_app(cx, tokens=TokenStore(state_dir), local_token=info.token, mcp=False,
                                     allowed_hosts=LOOPBACK_NAMES, limits=Limits.from_env(None, None),
-                                    on_request=note_activity)
+                                    on_request=note_activity, watch_notes=True)
             with self.lock:
                 self.stores[key] = served
                 self.served_any = True

@@ -26,7 +26,7 @@ from cortex import config, notices, provenance
 from cortex import sparql as sparql_limits
 from cortex.api import MemoryAPI
 from cortex.errors import AgentNotFoundError, CortexError
-from cortex.model import CaptureReport, Memory, Page, Provenance, WrittenMemory
+from cortex.model import CaptureReport, Memory, NotesReport, Page, Provenance, WrittenMemory
 from cortex.scopes import Member
 from cortex.service.auth import Principal
 from cortex.service.guard import SPARQL_SLOTS
@@ -485,6 +485,34 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         with calling(ctx, agent) as cx:
             caller_of(ctx).require_transcript(path)
             return cx.capture_transcript(agent, path, format=format, project=project, summary=summary)
+
+    @server.tool(annotations=writes)
+    def sync_notes(
+        ctx: Context,
+        agent: Annotated[str | None, Field(description="Whose notes (default: every agent you may use)")] = None,
+        file: Annotated[str | None, Field(description="Only this file of a notes directory")] = None,
+    ) -> list[NotesReport]:
+        """Index Markdown notes (.cortex/notes/AGENT/ and each agent's cortex: notes:) as memories: unchanged
+        sections keep theirs, changed ones are superseded, removed ones leave recall."""
+        with tool_errors():
+            caller = caller_of(ctx)
+            if agent is None and not caller.admin:
+                agent = caller.agent
+            if agent is not None and not caller.may_use(agent):
+                raise AgentNotFoundError(agent)
+            return backend().sync_notes(agent, file=file)
+
+    @server.tool(annotations=writes)
+    def promote_notes(
+        agent: Agent,
+        file: Annotated[str, Field(description="A file of the agent's notes directory")],
+        ctx: Context,
+        team: Annotated[str | None, Field(description="The team to share it with")] = None,
+        swarm: Annotated[bool, Field(description="Share it with the swarm (a lead)")] = False,
+    ) -> NotesReport:
+        """Move a notes file's memories to a team or the swarm; later syncs update them there."""
+        with calling(ctx, agent) as cx:
+            return cx.promote_notes(agent, file, team=team, swarm=swarm)
 
     @server.tool(annotations=writes)
     def record_use(

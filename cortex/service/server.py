@@ -192,7 +192,7 @@ def serve(
     app = create_app(cx, tokens=tokens, local_token=info.token,
                      allowed_hosts=LOOPBACK_NAMES if is_loopback(host) else None,
                      limits=Limits.from_env(max_body_bytes, body_timeout), on_request=note_activity,
-                     on_startup=started, on_shutdown=stopped)
+                     on_startup=started, on_shutdown=stopped, watch_notes=True)
 
     # beyond max_concurrency requests in flight uvicorn answers 503 at once instead of queueing without bound
     # timeout_keep_alive well above the clients' 5 s keep-alive expiry (httpx's default): with both at 5 s, a
