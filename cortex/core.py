@@ -1176,18 +1176,18 @@ class Cortex:
         checkpoints = Checkpoints(self._state / "capture.json" if self._state is not None else None)
         with self._capturing:
             offsets = checkpoints.get(agent, real)
+            settings = self.llm
             new = read(real, offsets["markers"] if markers else offsets["llm"], format=format)
             # the model's part has its own checkpoint: behind the markers' after a failed call, ahead of it after a
             # capture that left the markers to the hooks
-            behind = read(real, offsets["llm"], format=format) if markers and offsets["llm"] != offsets["markers"] \
-                else new
+            behind = read(real, offsets["llm"], format=format) \
+                if settings is not None and markers and offsets["llm"] != offsets["markers"] else new
             report = CaptureReport(agent=agent, transcript=real, format=new.format,
                                    session=new.session_id or behind.session_id or checkpoints.session(agent, real),
                                    read_from=offsets["llm"] if behind is not new else
                                    offsets["markers"] if markers else offsets["llm"],
                                    read_to=new.end, problems=list(new.problems))
             session = report.session
-            settings = self.llm
             name = os.path.basename(real)
             with provenance_activity(session=session, file=name) if session else provenance_activity(file=name):
                 redacted: Counter[str] = Counter()
@@ -1210,9 +1210,9 @@ class Cortex:
                     with provenance_activity(channel="task"):
                         report.tasks = self._record_outcomes(new.subagent_tasks)
                 if settings is None:
+                    # the model's checkpoint stays: a model configured later extracts what this run could not
                     report.note = ("no language model configured (CORTEX_LLM_URL): marker lines only; "
                                    "docs/capture.md says how to set one up")
-                    checkpoints.set(agent, real, llm=behind.end, session=session)
                 else:
                     prepared = self._prepared.pop((agent, real, offsets["llm"], behind.end), None)
                     with provenance_activity(channel="llm", model=settings.model,

@@ -40,9 +40,12 @@ InvalidMemoryError = InvalidInputError
 class AgentNotFoundError(CortexError, LookupError):
     """The agent is not declared (no Markdown definition and not registered in code)."""
 
-    def __init__(self, agent: str, searched: Sequence[Path] = ()) -> None:
+    def __init__(self, agent: str, searched: Sequence[Path] = (), *, token: bool = False) -> None:
         self.agent = agent
         self.searched = list(searched)
+        if token:  # the same answer whether it exists or not: a token never learns of other agents
+            super().__init__(f"agent {agent!r} is not declared, or not an agent this token may use")
+            return
         where = (f"searched {', '.join(str(d) for d in searched)}: add {agent}.md with 'memory: true' to one of "
                  "them" if searched else f"no agent directory was searched: add agent_defs/{agent}.md")
         super().__init__(f"agent {agent!r} is not declared ({where}, or call agents.register)")

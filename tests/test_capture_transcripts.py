@@ -328,7 +328,7 @@ def test_mcp_capture_transcript(tmp_path):
 
     async def run() -> dict:
         params = StdioServerParameters(command=sys.executable, args=["-m", "cortex", "mcp"], cwd=str(project),
-                                       env=env(CORTEX_EMBEDDINGS="none", CORTEX_NO_BACKGROUND_SERVER="1"))
+                                       env=env(CORTEX_EMBEDDINGS="none"))
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             result = await session.call_tool("capture_transcript", {"agent": "coder", "path": str(path)})
@@ -401,3 +401,13 @@ def test_without_a_server_the_session_end_hook_leaves_the_model_to_a_detached_ca
     assert len(llm.requests) == 2  # the extraction and the summary, asked once (before the store was opened)
     log = project / ".cortex" / "logs" / "capture.log"
     assert log.exists()
+
+
+def test_a_model_configured_later_extracts_what_a_capture_without_one_could_not(cx, tmp_path, llm):
+    cx.llm = None
+    path = session_file(tmp_path)
+    assert cx.capture_transcript("coder", path).stored == []  # no marker line, no model
+    cx.llm = LLMSettings(url=llm.url, model="stand-in")
+    later = cx.capture_transcript("coder", path)
+    assert [m.content for m in later.stored] == ["The login test needs the clock frozen with freezegun at 2026-01-01"]
+    assert cx.capture_transcript("coder", path).stored == []

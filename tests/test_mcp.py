@@ -24,9 +24,10 @@ from .service_helpers import env, make_project, start_server
 TOOLS = ["add_memory", "agent_end", "agent_start", "capture_transcript", "delete_memory", "export_memories",
          "get_memory",
          "import_memories", "index_status", "inject_learning", "list_agents", "list_memories", "memory_history",
-         "memory_provenance", "memory_stats", "prune_memories", "purge_expired", "recall", "record_task", "record_use",
-         "reindex",
-         "search_memories", "server_info", "sparql_query", "supersede_memory", "touch_memory", "update_memory",
+         "memory_provenance", "memory_stats", "promote_notes", "prune_memories", "purge_expired", "recall", "record_task",
+         "record_use", "reindex",
+         "search_memories", "server_info", "sparql_query", "supersede_memory", "sync_notes", "touch_memory",
+         "update_memory",
          "validate_memory", "validate_store"]
 
 

@@ -201,7 +201,7 @@ def test_mcp_sync_notes(project):
 
     async def run() -> list:
         params = StdioServerParameters(command=sys.executable, args=["-m", "cortex", "mcp"], cwd=str(project),
-                                       env=env(CORTEX_EMBEDDINGS="none", CORTEX_NO_BACKGROUND_SERVER="1"))
+                                       env=env(CORTEX_EMBEDDINGS="none"))
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             result = await session.call_tool("sync_notes", {"agent": "dev"})

@@ -378,7 +378,7 @@ def create_app(
 
     def scoped(caller: Principal, agent: str) -> str:
         if not caller.may_use(agent):
-            raise AgentNotFoundError(agent)  # 404, never a hint that the agent exists
+            raise AgentNotFoundError(agent, token=True)  # 404, never a hint that the agent exists
         return agent
 
     @app.get("/healthz", tags=["service"])

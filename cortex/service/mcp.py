@@ -244,7 +244,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         """The backend, for a caller allowed to use ``agent``; Cortex errors become tool errors."""
         with tool_errors():
             if not caller_of(ctx).may_use(agent):
-                raise AgentNotFoundError(agent)
+                raise AgentNotFoundError(agent, token=True)
             yield backend()
 
     readonly = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
