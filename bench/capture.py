@@ -37,6 +37,9 @@
   (bench/data/usage.jsonl, tuned on, and bench/data/usage_heldout.jsonl, written after; made by
   bench/data/make_usage_set.py): precision and recall of "used" per shown memory, by kind of item; and, on the
   tuned set only, what other values of TERM_SHARE would give.
+* **notes**: Markdown notes: the first sync of 1,000 generated notes files, a sync with nothing changed and one
+  after 1% of the files changed (the reading and chunking alone as the baseline); the watcher of a real
+  ``cortex serve``: from writing a notes file to recall finding it (the recall round trip alone as the baseline).
 
 Prints tables and writes bench/results/capture.json.
 """
@@ -988,7 +991,110 @@ def usage_section(results: dict) -> None:
         ("term share", "precision", "recall"))
 
 
-SECTIONS = ("redaction", "gate", "transcripts", "queue", "hooks", "usage")
+# -- Markdown notes ------------------------------------------------------------------------------------
+
+
+def _notes_file(rng: random.Random, n: int) -> str:
+    topics = ["Deploy", "Testing", "Database", "CI", "Conventions", "Decisions", "Gotchas"]
+    parts = [f"# Notes {n}\n", f"Project notes file {n}: {' '.join(rng.choice(WORDS) for _ in range(20))}\n"]
+    for topic in rng.sample(topics, 5):
+        body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(25, 60)))
+        parts.append(f"## {topic}\n\n{body}. Port {rng.randint(1000, 9999)}, flag --{rng.choice(WORDS)}.\n")
+    return "\n".join(parts)
+
+
+WORDS = ("cache build deploy staging runner pytest fixture schema migration index lockfile pnpm docker compose "
+         "token retry backoff queue worker release tag branch review flaky timeout config secret vault proxy "
+         "header route handler service client server replica shard partition").split()
+
+
+def notes_sync(root: Path, files: int, changed: int) -> dict:
+    """A first sync of ``files`` notes files, a sync with nothing changed, and one after ``changed`` files changed
+    (on an on-disk store without embeddings); the reader and chunker alone as the baseline of the same run."""
+    from cortex import Cortex
+    from cortex.capture import notes
+
+    project = _project(root, ["dev"])
+    directory = project / ".cortex" / "notes" / "dev"
+    directory.mkdir(parents=True)
+    rng = random.Random(7)
+    for n in range(files):
+        (directory / f"note-{n:04d}.md").write_text(_notes_file(rng, n))
+    t0 = time.perf_counter()
+    chunk_count = sum(len(notes.chunks(notes.read_text(p))) for p in sorted(directory.glob("*.md")))
+    parse_s = time.perf_counter() - t0
+    with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"], embeddings=None) as cx:
+        t0 = time.perf_counter()
+        first = cx.sync_notes("dev")[0]
+        first_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        idle = cx.sync_notes("dev")[0]
+        idle_s = time.perf_counter() - t0
+        for n in rng.sample(range(files), changed):
+            path = directory / f"note-{n:04d}.md"
+            path.write_text(path.read_text().replace("## Testing", "## Testing\n\nChanged: run the suite twice.", 1)
+                            + "\n## Added\n\nA new section.\n")
+        t0 = time.perf_counter()
+        incremental = cx.sync_notes("dev")[0]
+        incremental_s = time.perf_counter() - t0
+    return {"files": files, "chunks": chunk_count, "parse_s": parse_s, "first_s": first_s,
+            "first_added": len(first.added), "files_per_s": files / first_s, "idle_s": idle_s,
+            "idle_unchanged": idle.unchanged, "changed_files": changed, "incremental_s": incremental_s,
+            "incremental_added": len(incremental.added), "incremental_updated": len(incremental.updated),
+            "ratio_first_to_parse": first_s / parse_s}
+
+
+def watcher_latency(root: Path, runs: int) -> dict:
+    """From writing a notes file to its text being recalled through the server that watches the directory;
+    the recall round trip alone as the baseline."""
+    project = _project(root, ["dev"])
+    (project / ".cortex" / "notes" / "dev").mkdir(parents=True)
+    server = _Server(project, _env(CORTEX_EMBEDDINGS="none"))
+    try:
+        url = "/v1/agents/dev/memories"
+        http = server.client
+        if True:
+            latencies, rounds = [], []
+            for n in range(runs):
+                word = f"zq{n}x{random.randrange(10**6)}"
+                t0 = time.perf_counter()
+                http.get(url, params={"query": "nothing-like-this"})
+                rounds.append(time.perf_counter() - t0)
+                path = project / ".cortex" / "notes" / "dev" / f"run-{n}.md"
+                t0 = time.perf_counter()
+                path.write_text(f"## Run {n}\n\nThe marker word is {word}.\n")
+                while time.perf_counter() - t0 < 30:
+                    if http.get(url, params={"query": word}).json():
+                        break
+                    time.sleep(0.01)
+                latencies.append(time.perf_counter() - t0)
+    finally:
+        server.stop()
+    return {"runs": runs, "write_to_recall": _spread(latencies), "recall_round_trip": _spread(rounds)}
+
+
+def notes_section(results: dict, files: int, runs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        sync = notes_sync(Path(tmp) / "sync", files, max(1, files // 100))
+        watch = watcher_latency(Path(tmp) / "watch", runs)
+    results["notes"] = {"sync": sync, "watcher": watch}
+    print_table(f"Markdown notes: {sync['files']} files, {sync['chunks']} sections (on-disk store, no embeddings)", [
+        ("read and chunk alone", f"{sync['parse_s']:.2f} s", ""),
+        ("first sync", f"{sync['first_s']:.2f} s", f"{sync['first_added']} memories, {sync['files_per_s']:.0f} files/s, "
+                                                     f"{sync['ratio_first_to_parse']:.0f}x the reading"),
+        ("sync, nothing changed", f"{sync['idle_s']:.2f} s", f"{sync['idle_unchanged']} unchanged"),
+        (f"sync, {sync['changed_files']} files changed", f"{sync['incremental_s']:.2f} s",
+         f"{sync['incremental_added']} added, {sync['incremental_updated']} superseded"),
+    ], ("operation", "time", "result"))
+    w, r = watch["write_to_recall"], watch["recall_round_trip"]
+    print_table(f"The watcher: a notes file written, until recall finds it ({watch['runs']} runs, settle "
+                f"{0.3:.1f} s)", [
+        ("write to recall", _fmt(w["median_ms"]), _fmt(w["p90_ms"]), _fmt(w["max_ms"])),
+        ("recall round trip alone", _fmt(r["median_ms"]), _fmt(r["p90_ms"]), _fmt(r["max_ms"])),
+    ], ("", "median ms", "p90 ms", "max ms"))
+
+
+SECTIONS = ("redaction", "gate", "transcripts", "queue", "hooks", "usage", "notes")
 
 
 def main() -> dict:
@@ -1002,6 +1108,8 @@ def main() -> dict:
     parser.add_argument("--hook-runs", type=int, default=15, help="runs of each hook with a server")
     parser.add_argument("--hook-runs-alone", type=int, default=8, help="runs of each hook without a server")
     parser.add_argument("--hook-delay", type=float, default=2.0, help="the stand-in's seconds per answer (hooks)")
+    parser.add_argument("--notes-files", type=int, default=1000, help="notes files synced (notes)")
+    parser.add_argument("--watch-runs", type=int, default=10, help="files written for the watcher's latency")
     args = parser.parse_args()
     target = RESULTS / "capture.json"
     results: dict = {}
@@ -1014,6 +1122,7 @@ def main() -> dict:
         "queue": lambda: queue_section(results, args.jobs, args.delayed_jobs, args.delay),
         "hooks": lambda: hooks_section(results, args.hook_runs, args.hook_runs_alone, args.hook_delay),
         "usage": lambda: usage_section(results),
+        "notes": lambda: notes_section(results, args.notes_files, args.watch_runs),
     }
     for name in SECTIONS:
         if name in args.only:
