@@ -267,6 +267,11 @@ class MemoryAPI(Protocol):
         """Move a notes file's memories to ``team`` or the swarm; later syncs of the file update them there."""
         ...
 
+    def export_notes(self, agent: str, directory: str | os.PathLike[str]) -> list[str]:
+        """Write the agent's memories as editable Markdown files (one per type) in ``directory``; a later sync
+        of it applies the edits. Returns the files written."""
+        ...
+
     def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
         """Per source: memories, how many were shown and how many used, and the times of each."""
         ...

@@ -866,6 +866,16 @@ def notes_promote(state: _State, file: str, agent: str | None, team: str | None,
     _emit(cx.promote_notes(agent, path, team=team, swarm=swarm).model_dump(mode="json"))
 
 
+@notes.command("export")
+@click.argument("agent")
+@click.argument("directory", type=click.Path(file_okay=False))
+@pass_state
+def notes_export(state: _State, agent: str, directory: str) -> None:
+    """Write AGENT's memories as Markdown files in DIRECTORY (one per type) for a person to read and edit; in
+    a notes directory of the agent, a later `cortex notes sync` applies the edits to the memories."""
+    _emit(state.cortex().export_notes(agent, os.path.abspath(directory)))
+
+
 def _notes_dirs(cx: MemoryAPI, agent: str) -> list[str]:
     """The agent's notes directories, from the engine or (through a server) from the definitions here."""
     dirs = getattr(cx, "notes_dirs", None)

@@ -487,6 +487,10 @@ class RemoteCortex:
         body = _jsonable({"file": os.path.abspath(os.fspath(file)), "team": team, "swarm": swarm}, drop_none=True)
         return self._as("NotesReport", self._call("POST", f"/agents/{_agent(agent)}/notes/promote", json=body))
 
+    def export_notes(self, agent: str, directory: str | os.PathLike[str]) -> list[str]:
+        body = {"directory": os.path.abspath(os.fspath(directory))}
+        return list(self._call("POST", f"/agents/{_agent(agent)}/notes/export", json=body))
+
     def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
         return dict(self._call("GET", f"/agents/{_agent(agent)}/usage"))
 

@@ -1450,6 +1450,10 @@ class Cortex:
         adds: list[dict[str, Any]] = []
         changed = False
         for chunk in pieces:
+            bound = notes.edited(chunk)
+            if bound is not None:  # a section of an exported file: an edit of the memory it shows
+                self._apply_note_edit(agent, label, bound, report)
+                continue
             key = notes.memory_key(notes_file, chunk)
             entry = notes.entry(notes_file, chunk, project)
             old = existing.pop(key, None)
@@ -1484,6 +1488,54 @@ class Cortex:
             report.removed.extend(self._retire(agent, list(existing.values()), f"no longer in {label}"))
         if changed and label not in report.changed_files:
             report.changed_files.append(label)
+
+    def _apply_note_edit(self, agent: str, label: str, bound: tuple[str, str], report: NotesReport) -> None:
+        """Update the memory an exported section shows when its text was edited."""
+        memory_id, text = bound
+        memory = self.get(agent, memory_id) if is_memory_id(memory_id) else None
+        if memory is None or memory.superseded:
+            report.skipped.append(f"{label}: section of memory {memory_id}: no such current memory; not applied")
+            return
+        if not text or text == memory.content.strip():
+            report.unchanged += 1
+            return
+        try:
+            with provenance_activity(channel="notes", file=label[-128:]):
+                report.updated.append(self.update(agent, memory_id, content=text).id)
+            if label not in report.changed_files:
+                report.changed_files.append(label)
+        except CortexError as exc:
+            report.skipped.append(f"{label}: section of memory {memory_id}: {exc}")
+
+    def export_notes(self, agent: str, directory: str | os.PathLike[str]) -> list[str]:
+        """Write ``agent``'s current memories (not those read from notes) as Markdown files in ``directory``, one
+        per type, a section per memory, for a person to read and edit; a later sync of the directory (a notes
+        directory of the agent) applies the edits to the memories. Overwrites only files an earlier export
+        wrote. Returns the files written."""
+        from cortex.capture import notes
+        from cortex.files import atomic_write
+
+        self._agent(agent)
+        target = Path(os.path.abspath(os.fspath(directory)))
+        shown: list[tuple[str, str, str]] = []
+        cursor = None
+        while True:
+            page = self.list_memories(agent, scope="agent", cursor=cursor, limit=config.MAX_LIMIT)
+            shown.extend((m.id, m.type.value, m.content) for m in page.items if m.source is not Source.FILE_INDEX)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        rendered = notes.render_export(agent, list(reversed(shown)))  # oldest first, as people write notes
+        mark = notes.EXPORT_MARK.format(agent=agent)
+        for name in rendered:
+            path = target / name
+            if path.exists() and not path.read_text(encoding="utf-8", errors="replace").startswith(mark):
+                raise InvalidInputError("directory", f"{path} exists and was not written by an export of "
+                                                     f"{agent!r}: not overwritten")
+        target.mkdir(parents=True, exist_ok=True)
+        for name, text in rendered.items():
+            atomic_write(target / name, text, mode=0o644)
+        return [str(target / name) for name in rendered]
 
     def _retire(self, agent: str, memories: Sequence[Memory], reason: str) -> list[str]:
         """End the validity of ``memories`` now (no successor): reads leave them out, their history stays."""

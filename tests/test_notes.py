@@ -224,3 +224,24 @@ def test_an_unreadable_directory_is_named(project, cx):
         assert "cannot be read" in "\n".join(report.skipped) and contents(cx) == ["A\nb"]  # memories kept
     finally:
         directory.chmod(0o755)
+
+
+def test_export_then_edit_then_sync_updates_the_memories(project, cx):
+    pnpm = cx.store("dev", "Use pnpm, not npm", type="convention")
+    friday = cx.store("dev", "Never deploy on Fridays", type="decision")
+    directory = notes(project).parent
+    written = cx.export_notes("dev", directory)
+    assert sorted(Path(p).name for p in written) == ["conventions.md", "decisions.md"]
+    first = cx.sync_notes("dev")[0]
+    assert (first.added, first.updated, first.unchanged) == ([], [], 2)  # a view of the memories, not new ones
+    text = (directory / "conventions.md").read_text().replace("Use pnpm, not npm", "Use pnpm 9, not npm or yarn")
+    (directory / "conventions.md").write_text(text + "\n## Hand written\n\nA note typed by a person.\n")
+    edited = cx.sync_notes("dev")[0]
+    assert edited.updated == [pnpm.id] and len(edited.added) == 1
+    assert cx.get("dev", pnpm.id).content == "Use pnpm 9, not npm or yarn" and cx.get("dev", pnpm.id).version == 2
+    assert cx.get("dev", friday.id).version == 1
+    (directory / "other.md").write_text("mine")
+    with pytest.raises(InvalidInputError, match="not written by an export"):
+        (directory / "insights.md").write_text("a person's file")
+        cx.store("dev", "An insight", type="insight")
+        cx.export_notes("dev", directory)

@@ -47,6 +47,7 @@ SURFACES: dict[str, tuple[str, str, str]] = {
     "usage_stats": ("stats", "GET /v1/agents/{agent}/usage", "memory_stats"),
     "sync_notes": ("notes sync", "POST /v1/notes/sync", "sync_notes"),
     "promote_notes": ("notes promote", "POST /v1/agents/{agent}/notes/promote", "promote_notes"),
+    "export_notes": ("notes export", "POST /v1/agents/{agent}/notes/export", "export_notes"),
     "describe_agents": ("agents list", "GET /v1/agents", "list_agents"),
     "resolve_agent": ("- the hooks resolve a coding agent's name; `agents list` shows aliases",
                       "GET /v1/agents/resolve", "- the hooks' lookup, not an agent's tool"),

@@ -28,6 +28,7 @@ MAX_FILES = 20_000
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_COMMENTS = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,8 @@ def chunks(text: str) -> list[Chunk]:
             if used[key] > 1:
                 key = f"{key} ({used[key]})"
             body = "\n".join(line for _, line in group).strip()
+            if not _COMMENTS.sub("", body).strip():
+                continue  # only HTML comments (an export's mark): nothing to remember
             out.append(Chunk(key, heading, f"{heading}\n{body}" if heading else body, group[0][0], group[-1][0]))
     return out
 
@@ -211,3 +214,36 @@ def entry(notes_file: NotesFile, chunk: Chunk, project: str) -> dict[str, object
 def file_of(key: str) -> str:
     """The file label of a memory key."""
     return key.split("#", 1)[0]
+
+
+# -- writing memories back as notes -----------------------------------------------------------------------
+
+#: The line that binds a section of an exported file to the memory it shows.
+MEMORY_MARK = re.compile(r"^<!-- cortex:memory ([0-9a-z]{16,64}) -->[ \t]*$", re.MULTILINE)
+#: The first line of an exported file: written by Cortex (an export overwrites only its own files).
+EXPORT_MARK = "<!-- cortex:notes-export agent={agent} -->"
+#: The file of each memory type in an export.
+EXPORT_FILES = {"pattern": "patterns.md", "convention": "conventions.md", "insight": "insights.md",
+                "decision": "decisions.md"}
+
+
+def render_export(agent: str, memories: Sequence[tuple[str, str, str]]) -> dict[str, str]:
+    """Markdown files showing ``memories`` ((id, type, content), in order) for a person to read and edit: one
+    file per type, a section per memory titled by its first line, bound to it by a ``cortex:memory`` comment.
+    Editing a section's text and syncing the directory updates that memory."""
+    by_file: dict[str, list[str]] = {}
+    for memory_id, kind, content in memories:
+        first = " ".join(content.strip().splitlines()[0].split())[:80] if content.strip() else memory_id
+        title = first.lstrip("#").strip() or memory_id
+        by_file.setdefault(EXPORT_FILES[kind], []).append(
+            f"## {title}\n\n<!-- cortex:memory {memory_id} -->\n\n{content.strip()}\n")
+    return {name: f"{EXPORT_MARK.format(agent=agent)}\n# {name[:-3].capitalize()} of {agent}\n\n"
+            + "\n".join(sections) for name, sections in sorted(by_file.items())}
+
+
+def edited(chunk: Chunk) -> tuple[str, str] | None:
+    """The (memory id, its text as the section now says) of a section of an exported file, or None."""
+    found = MEMORY_MARK.search(chunk.text)
+    if found is None:
+        return None
+    return found.group(1), chunk.text[found.end():].strip()

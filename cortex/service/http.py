@@ -165,6 +165,10 @@ class NotesSyncBody(_Body):
     file: str | None = Field(None, description="Only this file (in a notes directory)")
 
 
+class NotesExportBody(_Body):
+    directory: str = Field(description="Where to write the files (a notes directory of the agent, to sync edits)")
+
+
 class PromoteBody(_Body):
     file: str = Field(description="A file of the agent's notes directory")
     team: str | None = Field(None, description="The team to share it with")
@@ -555,6 +559,13 @@ def create_app(
     def promote_notes(agent: str, body: PromoteBody, caller: Caller) -> NotesReport:
         """Move a notes file's memories to a team the agent is in, or the swarm (a lead)."""
         return cx.promote_notes(scoped(caller, agent), body.file, team=body.team, swarm=body.swarm)
+
+    @app.post(f"{v1}/agents/{{agent}}/notes/export", tags=["notes"])
+    def export_notes(agent: str, body: NotesExportBody, caller: Caller) -> list[str]:
+        """Write the agent's memories as editable Markdown files in a directory of the server's machine (an
+        admin token: it writes files); a later sync of that directory applies the edits."""
+        caller.require_admin("writing notes files on the server's machine")
+        return cx.export_notes(agent, body.directory)
 
     @app.get(f"{v1}/capture/queue", tags=["prompt"])
     def capture_queue(caller: Caller) -> dict[str, Any]:

@@ -515,6 +515,19 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
             return cx.promote_notes(agent, file, team=team, swarm=swarm)
 
     @server.tool(annotations=writes)
+    def export_notes(
+        agent: Agent,
+        directory: Annotated[str, Field(description="Where to write the Markdown files (the agent's notes "
+                                                    "directory, to sync edits back)")],
+        ctx: Context,
+    ) -> list[str]:
+        """Write the agent's memories as Markdown files a person can read and edit (one per type); a later
+        sync of the directory applies the edits to the memories."""
+        with calling(ctx, agent) as cx:
+            caller_of(ctx).require_admin("writing notes files")
+            return cx.export_notes(agent, directory)
+
+    @server.tool(annotations=writes)
     def record_use(
         agent: Agent,
         output: Annotated[str, Field(description="What you wrote and did since your memory block was shown")],
