@@ -40,6 +40,12 @@
 * **notes**: Markdown notes: the first sync of 1,000 generated notes files, a sync with nothing changed and one
   after 1% of the files changed (the reading and chunking alone as the baseline); the watcher of a real
   ``cortex serve``: from writing a notes file to recall finding it (the recall round trip alone as the baseline).
+* **importers**: ``import_from`` of a generated file of about 10,000 items in each system's format (the fixtures'
+  formats, tests/fixtures/importers: a Beads knowledge log, mem0's get_all JSON, the MCP memory server's
+  memory.jsonl with 5 observations an entity and a relation each, a CLAUDE.md of one section each) into a fresh
+  on-disk store without embeddings: a dry run, the import (memories/s), the same import again (nothing new);
+  ``export_beads`` of the Beads agent (rotation included); and the Beads import with the local embedding model
+  when it is installed (the model's time shows).
 
 Prints tables and writes bench/results/capture.json.
 """
@@ -1094,7 +1100,137 @@ def notes_section(results: dict, files: int, runs: int) -> None:
     ], ("", "median ms", "p90 ms", "max ms"))
 
 
-SECTIONS = ("redaction", "gate", "transcripts", "queue", "hooks", "usage", "notes")
+# -- importers from other memory systems ----------------------------------------------------------------
+
+def importer_files(root: Path, n: int) -> dict[str, tuple[Path, int]]:
+    """A generated file of about ``n`` items in each system's format: its path and the memories it should give."""
+    import hashlib
+
+    from _common import Corpus
+    from cortex.importers.beads import encode, key_of
+
+    texts = Corpus(seed=11).contents(n)
+    rng = random.Random(11)
+    start = datetime(2026, 3, 1, tzinfo=timezone.utc).timestamp()
+    files: dict[str, tuple[Path, int]] = {}
+    kinds = ("learned", "decision", "fact", "pattern", "investigation")
+    path = root / "beads" / "knowledge.jsonl"
+    path.parent.mkdir(parents=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for i, text in enumerate(texts):
+            kind = kinds[i % len(kinds)]
+            words = [w.strip(".").lower() for w in text.split()[1:4]]
+            fh.write(encode({"key": f"{key_of(kind, text)}-{i}", "type": kind, "content": text,
+                             "source": rng.choice(("user", "supervisor")), "tags": [kind, *words[:2]],
+                             "ts": int(start) + 60 * i, "bead": f"shop-{i // 20:03x}"}) + "\n")
+    files["beads"] = (path, n)
+    items = []
+    for i, text in enumerate(texts):
+        made = datetime.fromtimestamp(start + 60 * i, timezone.utc).isoformat()
+        items.append({"id": str(uuid.UUID(int=rng.getrandbits(128), version=4)), "memory": text,
+                      "hash": hashlib.md5(text.encode()).hexdigest(),
+                      "metadata": {"category": rng.choice(("convention", "preference", "infrastructure"))}
+                      if i % 3 else None, "created_at": made, "updated_at": made, "user_id": "dev"})
+    path = root / "mem0" / "get_all.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"results": items}, indent=2), encoding="utf-8")
+    files["mem0"] = (path, n)
+    entities = n // 5
+    lines = [json.dumps({"type": "entity", "name": f"component-{e}", "entityType": rng.choice(("service", "module",
+                                                                                              "person", "project")),
+                         "observations": texts[5 * e:5 * e + 5]}, separators=(",", ":")) for e in range(entities)]
+    lines += [json.dumps({"type": "relation", "from": f"component-{e}", "to": f"component-{rng.randrange(entities)}",
+                          "relationType": rng.choice(("depends_on", "calls", "maintains", "owns"))},
+                         separators=(",", ":")) for e in range(entities)]
+    path = root / "mcp-memory" / "memory.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join(lines), encoding="utf-8")  # as the server writes it: no newline at the end
+    files["mcp-memory"] = (path, 5 * entities)
+    path = root / "claude" / "CLAUDE.md"
+    path.parent.mkdir()
+    path.write_text("# Project\n\n" + "".join(f"## Topic {i}\n\n{text}\n\n" for i, text in enumerate(texts)),
+                    encoding="utf-8")
+    files["claude"] = (path, n)
+    return files
+
+
+def importer_rates(root: Path, n: int) -> dict:
+    """Each importer on its generated file, a fresh on-disk store each (no embeddings): the dry run, the import, the
+    import again; the Beads export; the Beads import with the local model when installed."""
+    from cortex import Cortex
+    from cortex.embeddings import local_available
+
+    files = importer_files(root / "files", n)
+    out: dict[str, Any] = {}
+    for system, (path, expected) in files.items():
+        with Cortex.open(root / f"store-{system}", embeddings=None) as cx:
+            assert isinstance(cx, Cortex)
+            cx.agents.register("dev")
+            t0 = time.perf_counter()
+            dry = cx.import_from(system, path, agent="dev", dry_run=True)
+            dry_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            report = cx.import_from(system, path, agent="dev")
+            import_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            again = cx.import_from(system, path, agent="dev")
+            again_s = time.perf_counter() - t0
+            memories = sum(1 for i in report.imported if i.kind == "memory")
+            assert memories == expected == cx.count("dev") and not report.failed, (system, memories, report.failed[:3])
+            assert again.imported == [] and len(dry.imported) == len(report.imported)
+            row = {"bytes": path.stat().st_size, "items": len(report.imported), "memories": memories,
+                   "relations": len(report.imported) - memories, "entities": report.entities,
+                   "dry_run_s": dry_s, "dry_items_per_s": len(dry.imported) / dry_s,
+                   "import_s": import_s, "memories_per_s": memories / import_s,
+                   "items_per_s": len(report.imported) / import_s,
+                   "again_s": again_s, "again_items_per_s": len(again.skipped) / again_s}
+            if system == "beads":
+                t0 = time.perf_counter()
+                written = cx.export_beads(root / "beads-out", agent="dev")
+                row["export_s"] = time.perf_counter() - t0
+                row["export_lines_per_s"] = written["exported"] / row["export_s"]
+                row["export_files"] = {"knowledge": written["knowledge"], "archive": written["archive"]}
+            out[system] = row
+    if local_available():
+        path, expected = files["beads"]
+        with Cortex.open(root / "store-beads-local", embeddings="local") as cx:
+            assert isinstance(cx, Cortex)
+            cx.agents.register("dev")
+            cx.embeddings.embed(["warm the model up"])  # type: ignore[union-attr]
+            t0 = time.perf_counter()
+            report = cx.import_from("beads", path, agent="dev")
+            seconds = time.perf_counter() - t0
+            assert len(report.imported) == expected
+            out["beads_local_model"] = {"memories": expected, "import_s": seconds, "memories_per_s": expected / seconds,
+                                        "model": cx.embeddings.model}  # type: ignore[union-attr]
+    return out
+
+
+def importers_section(results: dict, items: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        results["importers"] = r = importer_rates(Path(tmp), items)
+    rows = []
+    for system in ("beads", "mem0", "mcp-memory", "claude"):
+        x = r[system]
+        made = f"{x['memories']:,}" + (f" + {x['relations']:,} relations, {x['entities']:,} entities" if x["relations"]
+                                       else "")
+        rows.append((system, f"{x['bytes'] / 1e6:.1f} MB", made,
+                     f"{x['dry_run_s']:.2f} s ({x['dry_items_per_s']:,.0f}/s)",
+                     f"{x['import_s']:.2f} s", f"{x['memories_per_s']:,.0f}",
+                     f"{x['again_s']:.2f} s ({x['again_items_per_s']:,.0f}/s)"))
+    print_table("Importers: a generated file each, a fresh on-disk store without embeddings (import_from)", rows,
+                ("system", "file", "memories", "dry run", "import", "memories/s", "again (nothing new)"))
+    b = r["beads"]
+    files = b["export_files"]
+    print(f"  export_beads of those {b['memories']:,} memories: {b['export_s']:.2f} s ({b['export_lines_per_s']:,.0f} "
+          f"lines/s; knowledge.jsonl {files['knowledge']:,} lines, archive {files['archive']:,})")
+    if "beads_local_model" in r:
+        x = r["beads_local_model"]
+        print(f"  Beads import with the local model ({x['model']}): {x['import_s']:.1f} s, {x['memories_per_s']:,.0f} "
+              "memories/s (embedding each memory is most of it)")
+
+
+SECTIONS = ("redaction", "gate", "transcripts", "queue", "hooks", "usage", "notes", "importers")
 
 
 def main() -> dict:
@@ -1110,6 +1246,7 @@ def main() -> dict:
     parser.add_argument("--hook-delay", type=float, default=2.0, help="the stand-in's seconds per answer (hooks)")
     parser.add_argument("--notes-files", type=int, default=1000, help="notes files synced (notes)")
     parser.add_argument("--watch-runs", type=int, default=10, help="files written for the watcher's latency")
+    parser.add_argument("--import-items", type=int, default=10_000, help="items of each importer's file (importers)")
     args = parser.parse_args()
     target = RESULTS / "capture.json"
     results: dict = {}
@@ -1123,6 +1260,7 @@ def main() -> dict:
         "hooks": lambda: hooks_section(results, args.hook_runs, args.hook_runs_alone, args.hook_delay),
         "usage": lambda: usage_section(results),
         "notes": lambda: notes_section(results, args.notes_files, args.watch_runs),
+        "importers": lambda: importers_section(results, args.import_items),
     }
     for name in SECTIONS:
         if name in args.only:

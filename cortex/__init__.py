@@ -25,7 +25,7 @@ _EXPORTS = {
     "MemoryDisabledError": "cortex.errors", "MemoryNotFoundError": "cortex.errors", "ServiceError": "cortex.errors",
     "PermissionDeniedError": "cortex.errors", "VersionConflictError": "cortex.errors",
     "LLMError": "cortex.errors", "LLMUnavailableError": "cortex.errors", "LLMOutputError": "cortex.errors",
-    "CaptureReport": "cortex.model", "LLMSettings": "cortex.llm",
+    "CaptureReport": "cortex.model", "LLMSettings": "cortex.llm", "ImportReport": "cortex.model",
     "StoreError": "cortex.errors", "StoreLockedError": "cortex.errors",
     "Hit": "cortex.model", "Memory": "cortex.model", "MemoryType": "cortex.model", "SearchResult": "cortex.model",
     "Page": "cortex.model", "Source": "cortex.model", "Scope": "cortex.model",
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
         VersionConflictError,
     )
     from cortex.llm import LLMSettings
-    from cortex.model import CaptureReport, Hit, Memory, MemoryType, Page, Scope, SearchResult, Source
+    from cortex.model import CaptureReport, Hit, ImportReport, Memory, MemoryType, Page, Scope, SearchResult, Source
     from cortex.rerank import Reranking
     from cortex.search import SearchMode
 
@@ -84,4 +84,5 @@ __all__ = [
     "PermissionDeniedError", "Reranking", "RemoteCortex", "Scope", "SearchMode", "SearchResult", "ServiceError",
     "Source", "StoreError", "StoreLockedError",
     "VersionConflictError", "CaptureReport", "LLMError", "LLMOutputError", "LLMSettings", "LLMUnavailableError",
+    "ImportReport",
 ]

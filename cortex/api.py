@@ -15,6 +15,7 @@ from cortex import config
 from cortex.model import (
     CaptureReport,
     Captured,
+    ImportReport,
     IndexStatus,
     Memory,
     MemoryType,
@@ -304,6 +305,19 @@ class MemoryAPI(Protocol):
                    progress: Callable[[str, int, int | None], None] | None = None) -> dict[str, int]:
         """Import an export (all or nothing); returns the memories imported per scope. ``progress(stage, done,
         total)`` hears how far it is."""
+        ...
+
+    def import_from(self, system: str, path: str | os.PathLike[str] | bytes, *, agent: str, dry_run: bool = False,
+                    progress: Callable[[str, int, int | None], None] | None = None,
+                    name: str | None = None) -> ImportReport:
+        """Import another memory system's files (``beads``, ``mem0``, ``mcp-memory``, ``claude``) into the agent's
+        memory: idempotent by each item's key, atomic per file, redacted; the report says what was imported, skipped
+        (already there) and failed (with the file and line). ``dry_run``: write nothing, say what would be done."""
+        ...
+
+    def export_beads(self, directory: str | os.PathLike[str], *, agent: str) -> dict[str, Any]:
+        """Write the agent's memories as a Beads knowledge log (``directory/knowledge.jsonl``, merged with what is
+        there, rotated to ``knowledge.archive.jsonl`` past 1,000 lines); returns the counts."""
         ...
 
     def validate_store(self, *, agent: str | None = None, team: str | None = None,

@@ -113,7 +113,7 @@ def _emit(data: Any) -> None:
 
 #: What each stage of an export or import is called on its progress bar.
 _STAGES = {"export": "exporting memories", "read": "reading quads", "check": "checking subjects",
-           "write": "writing quads", "index": "indexing memories"}
+           "write": "writing quads", "index": "indexing memories", "import": "importing items"}
 PROGRESS_HELP = "Show a progress bar on stderr (default: when stderr is a terminal)."
 
 
@@ -406,10 +406,10 @@ def stats(state: _State, agent: str, usage: bool) -> None:
 @cli.command()
 @click.argument("agent")
 @click.option("--transcript", "path", required=True, type=click.Path(dir_okay=False),
-              help="The session transcript: Claude Code JSONL, a Codex CLI session file, a JSON list of messages "
-                   "or plain text.")
-@click.option("--format", "fmt", type=click.Choice(["claude", "codex", "messages", "text"]), default=None,
-              help="The transcript's format (default: detected).")
+              help="The session transcript: Claude Code JSONL, a Codex CLI session file, a Cursor or Gemini CLI "
+                   "transcript, a JSON list of messages or plain text.")
+@click.option("--format", "fmt", type=click.Choice(["claude", "codex", "cursor", "gemini", "messages", "text"]),
+              default=None, help="The transcript's format (default: detected).")
 @click.option("--project", default=None, help="Project of what it captures (default: the agent's cortex.project).")
 @click.option("--no-markers", is_flag=True, help="Leave marker lines to the hooks that already captured them.")
 @click.option("--no-summary", is_flag=True, help="No session summary (with a language model).")
@@ -645,6 +645,8 @@ def inject(state: _State, lead: str, content: str, category: str, team: str | No
 
 
 @cli.command("export")
+@click.argument("target", required=False, metavar="[beads DIR]")
+@click.argument("directory", required=False, metavar="")
 @click.option("--agent", default=None, help="Export this agent's own memories.")
 @click.option("--team", default=None, help="Export this team's memories.")
 @click.option("--all", "everything", is_flag=True, help="Export every scope of the store.")
@@ -654,10 +656,21 @@ def inject(state: _State, lead: str, content: str, category: str, team: str | No
               help="Write to this file (default: stdout).")
 @click.option("--progress/--no-progress", "progress", default=None, help=PROGRESS_HELP)
 @pass_state
-def export_command(state: _State, agent: str | None, team: str | None, everything: bool, fmt: str | None,
-                   output: Path | None, progress: bool | None) -> None:
+def export_command(state: _State, target: str | None, directory: str | None, agent: str | None, team: str | None,
+                   everything: bool, fmt: str | None, output: Path | None, progress: bool | None) -> None:
     """Export memories as RDF, exactly as stored (versions, supersession, tags, metadata, scopes): one agent,
-    one team, or --all. `cortex import` of the file into an empty store gives the same dataset."""
+    one team, or --all. `cortex import` of the file into an empty store gives the same dataset.
+
+    `cortex export beads DIR --agent NAME`: the agent's memories as a Beads knowledge log, DIR/knowledge.jsonl
+    (merged with the files there: same key, the newest ts wins; past 1,000 lines the oldest 500 rotate to
+    knowledge.archive.jsonl)."""
+    if target is not None:
+        if target != "beads" or directory is None:
+            raise click.UsageError("`cortex export beads DIR --agent NAME` (or `cortex export --agent NAME` for RDF)")
+        if agent is None or team is not None or everything or fmt is not None or output is not None:
+            raise click.UsageError("`cortex export beads DIR` takes --agent NAME (and no --team, --all, --format, -o)")
+        _emit(state.cortex(read_only=True).export_beads(directory, agent=agent))
+        return
     from cortex.transfer import EXTENSIONS
 
     from cortex.state import is_remote
@@ -682,23 +695,75 @@ def export_command(state: _State, agent: str | None, team: str | None, everythin
                    err=True)
 
 
+#: The memory systems `cortex import SYSTEM FILE` reads (cortex.importers.SYSTEMS, without importing it).
+IMPORT_SYSTEMS = ("beads", "mem0", "mcp-memory", "claude")
+
+
 @cli.command("import")
-@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("path", metavar="[SYSTEM] PATH")
+@click.argument("file", required=False, metavar="")
 @click.option("--format", "fmt", type=click.Choice(["trig", "nquads", "turtle", "jsonld"]), default=None,
-              help="Default: from the file's extension.")
-@click.option("--agent", default=None, help="For a Turtle file (one graph): the agent whose memories it holds.")
-@click.option("--team", default=None, help="For a Turtle file (one graph): the team whose memories it holds.")
+              help="RDF: default from the file's extension.")
+@click.option("--agent", default=None, help="SYSTEM: the agent whose memory it goes to (required). RDF: for a Turtle "
+                                            "file (one graph), the agent whose memories it holds.")
+@click.option("--team", default=None, help="RDF, a Turtle file (one graph): the team whose memories it holds.")
+@click.option("--dry-run", is_flag=True, help="SYSTEM: write nothing, report what the import would do.")
 @click.option("--progress/--no-progress", "progress", default=None, help=PROGRESS_HELP)
 @pass_state
-def import_command(state: _State, path: Path, fmt: str | None, agent: str | None, team: str | None,
-                   progress: bool | None) -> None:
-    """Import an export: the whole file is checked first and written in one transaction, or nothing is
-    (each problem named: the memory, the property, what is wrong). PATH '-' reads stdin (give --format)."""
-    source: Any = sys.stdin.buffer.read() if str(path) == "-" else path
+def import_command(state: _State, path: str, file: str | None, fmt: str | None, agent: str | None, team: str | None,
+                   dry_run: bool, progress: bool | None) -> None:
+    """Import an export (`cortex import PATH`): the whole file is checked first and written in one transaction, or
+    nothing is (each problem named: the memory, the property, what is wrong). PATH '-' reads stdin (give --format).
+
+    Or another memory system's files (`cortex import SYSTEM PATH --agent NAME`): beads (.beads/memory/knowledge.jsonl,
+    or the directory: its archive too), mem0 (the JSON of get_all), mcp-memory (the MCP memory server's
+    memory.jsonl), claude (CLAUDE.md, or ~/.claude/projects/<project>/memory). Idempotent (a second run imports
+    nothing new), each file checked then written at once; prints the report (imported, skipped, failed with the
+    file and line)."""
+    if file is not None:
+        _import_system(state, path, file, agent, dry_run, progress, fmt, team)
+        return
+    if path in IMPORT_SYSTEMS and not Path(path).exists():
+        raise click.UsageError(f"`cortex import {path} PATH --agent NAME`: give the file (or directory) to import")
+    if dry_run:
+        raise click.UsageError("--dry-run is for `cortex import SYSTEM PATH` (an RDF import is checked whole anyway)")
+    if path != "-" and Path(path).is_dir():
+        raise click.BadParameter(f"{path!r} is a directory (an RDF export is a file; a system's directory: "
+                                 f"`cortex import SYSTEM {path}`)", param_hint="'[SYSTEM] PATH'")
+    source: Any = sys.stdin.buffer.read() if path == "-" else Path(path)
     cx = state.cortex()
     with _progress(progress) as report:
         imported = cx.import_rdf(source, format=fmt, agent=agent, team=team, progress=report)
     _emit({"imported": imported})
+
+
+def _import_system(state: _State, system: str, path: str, agent: str | None, dry_run: bool, progress: bool | None,
+                   fmt: str | None, team: str | None) -> None:
+    """`cortex import SYSTEM PATH --agent NAME`."""
+    if system not in IMPORT_SYSTEMS:
+        raise InvalidInputError("system", f"unknown system {system!r}; use one of {', '.join(IMPORT_SYSTEMS)}, or "
+                                          "`cortex import FILE` for an RDF export")
+    if agent is None:
+        raise click.UsageError(f"`cortex import {system}` needs --agent NAME: the agent whose memory it goes to")
+    if fmt is not None or team is not None:
+        raise click.UsageError("--format and --team are for an RDF import (`cortex import FILE`)")
+    source: Any = sys.stdin.buffer.read() if path == "-" else path
+    cx = state.cortex()
+    with _progress(progress) as report, _as_json(cx) as api:
+        done = api.import_from(system, source, agent=agent, dry_run=dry_run, progress=report,
+                               name="stdin" if path == "-" else None)
+    data = done if isinstance(done, dict) else done.model_dump(mode="json")
+    _emit(data)
+    imported = [i for i in data["imported"] if i.get("kind") == "memory"]
+    relations = len(data["imported"]) - len(imported)
+    click.echo(f"cortex: {'would import' if dry_run else 'imported'} {len(imported)} memories"
+               + (f" and {relations} relations" if relations else "")
+               + f" from {', '.join(data['files'])}; {len(data['skipped'])} skipped, {len(data['failed'])} failed",
+               err=True)
+    for item in data["failed"][:20]:
+        click.echo(f"cortex: failed: {item['where']}: {item['reason']}", err=True)
+    if len(data["failed"]) > 20:
+        click.echo(f"cortex: ... and {len(data['failed']) - 20} more failures (in the report)", err=True)
 
 
 @cli.command("validate-store")
@@ -1108,39 +1173,45 @@ def token_revoke(state: _State, token_id: str) -> None:
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hook(args: tuple[str, ...]) -> None:
-    """Hooks for coding agents: `cortex hook claude EVENT [--agent NAME]` with the hook's JSON on stdin. EVENT is
-    SessionStart, SubagentStart, Stop or SubagentStop; --agent names the main session's agent (SessionStart and
-    Stop have no agent_type). Always exits 0, a malformed command line too; failures go to
-    .cortex/logs/hooks.log."""
+    """Hooks for coding agents: `cortex hook claude|codex|cursor|gemini EVENT [--agent NAME]` with the hook's JSON
+    on stdin, answering in that tool's format. EVENT is one of the tool's events (Claude Code: SessionStart,
+    SubagentStart, Stop, SubagentStop, SessionEnd, PostToolUse; docs/agents.md lists each tool's); --agent names the
+    main session's agent (its payloads name no agent). Always exits 0, a malformed command line too; failures go
+    to .cortex/logs/hooks.log."""
     from cortex.service.hooks import main as hook_main
 
     hook_main(list(args))
 
 
+HARNESSES = ["claude", "codex", "cursor", "gemini"]
+
+
 @cli.command()
-@click.argument("target", type=click.Choice(["claude"]))
+@click.argument("target", type=click.Choice(HARNESSES))
 @click.option("--agent", default=None,
-              help="The main session's agent (declared in an agent directory): also wires SessionStart and Stop "
-                   "to its memory.")
+              help="The main session's agent (declared in an agent directory): also wires the session's start and "
+                   "stop hooks to its memory.")
 @click.option("--force", is_flag=True, help="Install --agent even when no agent definition declares it.")
 def install(target: str, agent: str | None, force: bool) -> None:
-    """Add Cortex's hooks to .claude/settings.json and its MCP server to .mcp.json (idempotent, committed: the
-    commands run "${CORTEX_BIN:-cortex}", no path of this machine), and this machine's cortex as env CORTEX_BIN
-    in .claude/settings.local.json (not committed), so they also work when Claude Code runs outside the
-    virtualenv."""
-    from cortex.service.install import install as run_install
+    """Wire a coding agent's hooks and Cortex's MCP server into the files it documents, merged into what is
+    there (idempotent; committed: the commands run "${CORTEX_BIN:-cortex}", no path of this machine). claude:
+    .claude/settings.json, .mcp.json, and this machine's cortex as env CORTEX_BIN in .claude/settings.local.json
+    (not committed), so the hooks also work outside the virtualenv; codex: .codex/hooks.json and
+    [mcp_servers.cortex] in .codex/config.toml (trust the hooks in Codex's /hooks); cursor: .cursor/hooks.json and
+    .cursor/mcp.json; gemini: hooks and mcpServers in .gemini/settings.json."""
+    from cortex.service.install import install_harness
 
-    changes = run_install(config.find_project_root(), agent, force=force)
+    changes = install_harness(config.find_project_root(), target, agent, force=force)
     click.echo("\n".join(changes) if changes else "already installed", err=True)
 
 
 @cli.command()
-@click.argument("target", type=click.Choice(["claude"]))
+@click.argument("target", type=click.Choice(HARNESSES))
 def uninstall(target: str) -> None:
-    """Remove exactly what `cortex install claude` added."""
-    from cortex.service.install import uninstall as run_uninstall
+    """Remove exactly what `cortex install TARGET` added (for any agent), leaving everything else as it is."""
+    from cortex.service.install import uninstall_harness
 
-    changes = run_uninstall(config.find_project_root())
+    changes = uninstall_harness(config.find_project_root(), target)
     click.echo("\n".join(changes) if changes else "nothing to remove", err=True)
 
 

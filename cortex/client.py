@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from cortex.model import (
         CaptureReport,
         Captured,
+        ImportReport,
         IndexStatus,
         Memory,
         MemoryType,
@@ -71,6 +72,10 @@ def _check_text(value: Any, path: str) -> None:
         for i, item in enumerate(value):
             _check_text(item, f"{path}[{i}]")
 
+
+#: Seconds an import request may take to answer (the server embeds what it stores: ~100 memories/s with the local
+#: model on 2 cores, bench/capture.py).
+IMPORT_TIMEOUT = 3600.0
 
 #: Requests sent again once when the connection fails before an answer (a write might have been applied).
 _IDEMPOTENT = frozenset({"GET", "HEAD"})
@@ -148,6 +153,9 @@ class RemoteCortex:
     @overload
     def _as(self, kind: Literal["NotesReport"], data: Any) -> NotesReport: ...
 
+    @overload
+    def _as(self, kind: Literal["ImportReport"], data: Any) -> ImportReport: ...
+
     def _as(self, kind: str, data: Any) -> Any:
         """The server's JSON ``data`` as the model ``kind`` of :mod:`cortex.model` (itself inside :meth:`as_json`)."""
         if self._json_only:
@@ -208,6 +216,21 @@ class RemoteCortex:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    @contextmanager
+    def _waiting(self, seconds: float) -> Iterator[None]:
+        """Requests inside the block wait up to ``seconds`` for their answer (an import's file is written, and with a
+        model embedded, before the server answers: minutes for a large one)."""
+        before = self._timeout
+        if seconds > before:
+            self._timeout = seconds
+            self._drop()
+        try:
+            yield
+        finally:
+            if self._timeout != before:
+                self._timeout = before
+                self._drop()
 
     @staticmethod
     def _params(**values: Any) -> dict[str, Any]:
@@ -531,6 +554,45 @@ class RemoteCortex:
             progress("index", sum(counts.values()), sum(counts.values()))
         return counts
 
+    def import_from(self, system: str, path: str | os.PathLike[str] | bytes, *, agent: str, dry_run: bool = False,
+                    progress: Callable[[str, int, int | None], None] | None = None,
+                    name: str | None = None) -> ImportReport:
+        # this process reads the files and sends their bytes, one request each: the server reads no path for a
+        # client (an agent's token could otherwise import any file the server's user can read)
+        if isinstance(path, (bytes, bytearray)):
+            files = [(name or "upload", bytes(path))]
+        else:
+            from cortex.importers.common import documents
+
+            files = [(d.name, d.data) for d in documents(system, path, name)]
+        merged: dict[str, Any] | None = None
+        for done, (file_name, data) in enumerate(files, 1):
+            try:
+                with self._waiting(IMPORT_TIMEOUT):
+                    body, headers = self._raw("POST", f"/import/{quote(system, safe='')}", body=data,
+                                              params=self._params(agent=_agent(agent), dry_run=dry_run, name=file_name),
+                                              content_type="application/octet-stream")
+            except errors.InvalidInputError as exc:
+                if len(files) == 1 or exc.field != "file":
+                    raise
+                answer: dict[str, Any] = {"system": system, "agent": agent, "files": [file_name], "dry_run": dry_run,
+                                          "failed": [{"where": file_name, "reason": exc.reason}]}
+            else:
+                for note in notices.decode(headers.get(notices.HEADER.lower())):
+                    notices.notice(note)
+                answer = _json.loads(body)
+            merged = answer if merged is None else _merge_reports(merged, answer)
+            if progress is not None:
+                progress("import", done, len(files))
+        return self._as("ImportReport", merged)
+
+    def export_beads(self, directory: str | os.PathLike[str], *, agent: str) -> dict[str, Any]:
+        # the server sends the lines; this process writes the directory (merged with what is there, rotated)
+        from cortex.importers import beads
+
+        data, _ = self._raw("GET", f"/agents/{_agent(agent)}/export/beads", accept="application/x-ndjson")
+        return beads.write(directory, [_json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()])
+
     def validate_store(self, *, agent: str | None = None, team: str | None = None,
                        all: bool = True) -> list[Violation]:
         from cortex.transfer import Violation
@@ -606,6 +668,19 @@ def _jsonable(value: Any, *, drop_none: bool = False) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [_jsonable(v) for v in value]
     return value
+
+
+def _merge_reports(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Two import reports (of two files of one import) as one."""
+    out = dict(first)
+    for key in ("files", "imported", "skipped", "failed"):
+        out[key] = [*first.get(key, []), *second.get(key, [])]
+    redacted = dict(first.get("redacted") or {})
+    for rule, count in (second.get("redacted") or {}).items():
+        redacted[rule] = redacted.get(rule, 0) + count
+    out["redacted"] = redacted
+    out["entities"] = first.get("entities", 0) + second.get("entities", 0)
+    return out
 
 
 def _tags(tags: Iterable[str] | None) -> list[str] | None:

@@ -40,6 +40,7 @@ from cortex.provenance import current as current_activity
 from cortex.memories import MemoryRepository
 from cortex.model import (
     CaptureReport,
+    ImportReport,
     NotesReport,
     Captured,
     IndexStatus,
@@ -1001,6 +1002,84 @@ class Cortex:
                 parsed.quads, check, (data, transfer.FORMATS[fmt]) if parsed.verbatim and isinstance(data, bytes)
                 else None, progress=progress)
         return {scope.key: n for scope, n in imported.items()}
+
+    # -- other memory systems --------------------------------------------------------------------
+
+    def import_from(self, system: str, path: str | os.PathLike[str] | bytes, *, agent: str, dry_run: bool = False,
+                    progress: Callable[[str, int, int | None], None] | None = None,
+                    name: str | None = None) -> ImportReport:
+        """Import another memory system's files into ``agent``'s own memory (docs/capture.md, "Importers"):
+        ``beads`` (a knowledge log, or its directory: the archive then the log), ``mem0`` (get_all's JSON),
+        ``mcp-memory`` (the MCP memory server's memory.jsonl: observations as memories about their entity, relations
+        as triples between entity nodes), ``claude`` (CLAUDE.md sections, or Claude Code's memory directory).
+        ``path``: a file, a directory, or a file's bytes (``name``: its file name). Each memory gets source
+        ``import``, its tags and the system's, its origin in metadata and a PROV-O activity of channel
+        ``import:<system>`` naming the file; its secrets are redacted. Idempotent: an item whose key is stored is
+        skipped, a newer version supersedes it. Each file is checked whole, then written in one atomic write (a bad
+        item is reported as failed, the rest stored). With ``dry_run`` nothing is written and the report says what
+        would be. ``progress("import", done, total)`` hears how far it is."""
+        from cortex.importers import common
+
+        definition = self._agent(agent)
+        files = common.documents(system, path, name)
+        scope = self._scope(agent)
+        with self._capturing, provenance_activity(channel=f"import:{system}"):
+            run = common.Run(system, agent, scope=scope, vocab=self._memories.store.vocab, scrub=self.redactor.scrub,
+                             now=self._clock(), expiry=self._policy(agent).expires_at,
+                             project=definition.settings.project or config.DEFAULT_PROJECT, dry_run=dry_run,
+                             progress=progress)
+            read = run.read(files)
+            run.remember(self._listed(agent, source=Source.IMPORT, include_expired=True))
+            if any(parsed.entities or parsed.relations for _, parsed in read):
+                with self._memories.lock:
+                    rows = self._memories.store.query(run.graph_query())
+                    run.remember_graph([(r["s"].value, r["p"].value, r["o"].value) for r in rows])
+            for document, parsed in read:
+                batch = run.plan(document, parsed)
+                if dry_run or batch.empty:
+                    continue
+                with provenance_activity(file=document.name):
+                    self._memories.add(scope, batch.memories, batch.triples)
+                    self._warn_prunable(batch.memories)
+                    for old in batch.supersessions:  # the lifecycle's rules, one atomic write each
+                        try:
+                            run.superseded(old, self.supersede(agent, old.old, old.content, reason=old.reason,
+                                                               **old.fields))
+                        except CortexError as exc:
+                            run.failed_write(old, str(exc))
+            run.finished()
+        if run.report.redacted and not dry_run:
+            notices.notice(f"import of {', '.join(run.report.files)} for agent {agent!r} "
+                           f"{_redaction_note(run.report.redacted)} before storing it")
+        return run.report
+
+    def export_beads(self, directory: str | os.PathLike[str], *, agent: str) -> dict[str, Any]:
+        """Write ``agent``'s current memories as a Beads knowledge log, ``directory/knowledge.jsonl`` (docs/capture.md,
+        "Beads"): those imported from Beads as they were read, the others with the plugin's keys; merged with the
+        knowledge files already there (same key: the newest ``ts`` wins), more than 1,000 lines rotating the oldest
+        500 to ``knowledge.archive.jsonl``. Returns the counts and the files written."""
+        from cortex.importers import beads
+
+        return beads.write(directory, self.beads_lines(agent))
+
+    def beads_lines(self, agent: str) -> list[dict[str, Any]]:
+        """The Beads knowledge lines of ``agent``'s current memories, oldest first (what :meth:`export_beads`
+        writes, before the merge and rotation)."""
+        from cortex.importers import beads
+
+        self._agent(agent)
+        return beads.lines_of(self._listed(agent))
+
+    def _listed(self, agent: str, **filters: Any) -> list[Memory]:
+        """Every memory of ``agent``'s own scope that passes ``filters`` (those of :meth:`list_memories`)."""
+        out: list[Memory] = []
+        cursor = None
+        while True:
+            page = self.list_memories(agent, scope="agent", cursor=cursor, limit=config.MAX_LIMIT, **filters)
+            out.extend(page.items)
+            cursor = page.next_cursor
+            if cursor is None:
+                return out
 
     # -- prompt integration ----------------------------------------------------------------------
 

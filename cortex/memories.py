@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pyoxigraph import Quad, RdfFormat
+from pyoxigraph import Quad, RdfFormat, Triple
 
 from cortex import provenance
 from cortex.embeddings import EmbeddingError, EmbeddingProvider
@@ -233,14 +233,16 @@ class MemoryRepository:
             index.set_vectors(vectors[0], ids, vectors[1])
         self._indexes.applied(scope, change, len(memory_ids))
 
-    def add(self, scope: Scope, memories: Sequence[Memory]) -> None:
-        """Store new memories in one atomic write (embedding them first when a provider is configured)."""
-        if not memories:
+    def add(self, scope: Scope, memories: Sequence[Memory], extra: Sequence[Triple] = ()) -> None:
+        """Store new memories in one atomic write (embedding them first when a provider is configured). ``extra``:
+        other triples of the scope's graph written in the same write (an import's entities and relations, see
+        :meth:`MemoryStore.add`)."""
+        if not memories and not extra:
             return
         with self.lock:
-            vectors = self._embed_new(scope, memories)
+            vectors = self._embed_new(scope, memories) if memories else None
             activity = provenance.current()
-            self._commit(scope, [m.id for m in memories], lambda: self.store.add(scope, memories, activity),
+            self._commit(scope, [m.id for m in memories], lambda: self.store.add(scope, memories, activity, extra),
                          lambda index: index.add_many(memories), vectors, embedded=memories)
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],

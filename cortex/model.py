@@ -339,7 +339,7 @@ class CaptureReport(BaseModel):
 
     agent: str
     transcript: str
-    #: ``claude``, ``codex``, ``messages`` or ``text``
+    #: ``claude``, ``codex``, ``cursor``, ``gemini``, ``messages`` or ``text``
     format: str
     #: the session the transcript records, when it says
     session: str | None = None
@@ -385,6 +385,48 @@ class NotesReport(BaseModel):
     unchanged: int = 0
     #: files (or directories) not read, each with why: binary, too large, unreadable, a link out of the directory
     skipped: list[str] = []
+
+
+class ImportItem(BaseModel):
+    """One item of an import from another memory system: where it was read, its stable key, and what became of
+    it."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    #: the file and line (``knowledge.jsonl:3``), item (``get_all.json: results[2]``) or lines it was read from
+    where: str
+    #: its identity in the source system (a Beads key, a mem0 id, entity + observation, file + heading)
+    key: str | None = None
+    #: ``memory``, or ``relation`` (a triple between two entities)
+    kind: str = "memory"
+    #: the memory it became (None in a dry run), or for a skipped item the memory already holding it
+    memory_id: str | None = None
+    #: the memory of the same key it replaced (a newer version of the item)
+    supersedes: str | None = None
+    #: why it was skipped or failed
+    reason: str | None = None
+
+
+class ImportReport(BaseModel):
+    """What ``import_from`` did with the files of another memory system (docs/capture.md, "Importers")."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    system: str
+    agent: str
+    #: the files read, in order
+    files: list[str] = []
+    #: nothing was written: the report says what an import would do
+    dry_run: bool = False
+    imported: list[ImportItem] = []
+    #: already there (an import run again), or older than what is there, or not memory data (a Beads issue line)
+    skipped: list[ImportItem] = []
+    #: not imported, with the reason (bad JSON, a truncated line, a line without a key, an invalid field)
+    failed: list[ImportItem] = []
+    #: secrets replaced by placeholders before storing, by rule
+    redacted: dict[str, int] = {}
+    #: entity nodes written (the MCP memory server's entities, mem0's graph)
+    entities: int = 0
 
 
 class Provenance(BaseModel):

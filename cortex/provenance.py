@@ -20,8 +20,10 @@ from typing import Any
 
 #: Field values: short printable text (they are provenance, not content).
 _VALUE = re.compile(r"[\x21-\x7e][\x20-\x7e]{0,127}")
-#: The HTTP headers that carry an activity from a client to the server.
-HEADERS = {"surface": "Cortex-Surface", "event": "Cortex-Event", "session": "Cortex-Session", "tool": "Cortex-Tool"}
+#: The HTTP headers that carry an activity from a client to the server (a hook's capture names its channel and
+#: what it read: a Beads comment's ``bead <id>``).
+HEADERS = {"surface": "Cortex-Surface", "event": "Cortex-Event", "session": "Cortex-Session", "tool": "Cortex-Tool",
+           "channel": "Cortex-Channel", "file": "Cortex-File", "part": "Cortex-Part"}
 
 
 @dataclass(frozen=True)

@@ -338,6 +338,7 @@ def check(parsed: Parsed, vocab: Vocabulary, *, existing: Callable[[Scope], Cont
     for scope, subjects in parsed.subjects.items():
         version_prefix = f"{vocab.ns}:version:{scope.key}:"
         activity_prefix = f"{vocab.ns}:activity:{scope.key}:"
+        entity_prefix = vocab.entity_prefix(scope)
         memories: list[Memory] = []
         stored = existing(scope) if existing is not None else None
         memory_prefix = vocab.memory_prefix(scope)
@@ -353,10 +354,12 @@ def check(parsed: Parsed, vocab: Vocabulary, *, existing: Callable[[Scope], Cont
                 continue
             if subject.startswith(activity_prefix):  # the activity of a write (PROV-O): checked by the shapes
                 continue
+            if subject.startswith(entity_prefix):  # an entity an import brought, with its relations: the shapes'
+                continue
             memory_id = vocab.memory_id(scope, subject)
             if memory_id is None:
-                problems.append(Violation(subject, "@id", f"not a memory, a version of one or an activity of "
-                                                          f"{scope.key}"))
+                problems.append(Violation(subject, "@id", f"not a memory, a version of one, an activity or an "
+                                                          f"entity of {scope.key}"))
                 continue
             memory = _decode(codec, scope, memory_id, subject, props, problems)
             if memory is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from urllib.parse import quote, unquote
 
 from pyoxigraph import Literal, NamedNode
 
@@ -73,6 +74,26 @@ class Vocabulary:
     def memory(self, scope: Scope, memory_id: str) -> NamedNode:
         """The memory's IRI, e.g. ``{ns}:agent:{name}:memory:{id}``."""
         return NamedNode(self.memory_prefix(scope) + memory_id)
+
+    def entity_prefix(self, scope: Scope) -> str:
+        """The IRI prefix of the scope's entity nodes (what an import from a knowledge graph names, e.g. the MCP
+        memory server's entities): ``{ns}:agent:{name}:entity:``; an entity IRI is this plus its percent-encoded
+        name."""
+        return f"{self.ns}:{scope.key}:entity:"
+
+    def entity(self, scope: Scope, name: str) -> NamedNode:
+        """The entity node named ``name`` (any text: percent-encoded, so two names never share a node)."""
+        return NamedNode(self.entity_prefix(scope) + quote(name, safe=""))
+
+    def relation(self, relation_type: str) -> NamedNode:
+        """The predicate of a relation type between entities: ``{ns}:agentmem:rel:{percent-encoded type}``
+        (``works at`` is ``rel:works%20at``)."""
+        return self._cached("rel", relation_type, f"{self.ns}:agentmem:rel:{quote(relation_type, safe='')}")
+
+    def relation_type(self, iri: str) -> str | None:
+        """The relation type a relation predicate names, or None when ``iri`` is not one."""
+        prefix = f"{self.ns}:agentmem:rel:"
+        return unquote(iri[len(prefix):]) if iri.startswith(prefix) and len(iri) > len(prefix) else None
 
     def memory_id(self, scope: Scope, iri: str) -> str | None:
         """The id in a memory IRI of ``scope``, or None when the IRI is not one (or its id is not a memory id:

@@ -245,3 +245,31 @@ def test_export_then_edit_then_sync_updates_the_memories(project, cx):
         (directory / "insights.md").write_text("a person's file")
         cx.store("dev", "An insight", type="insight")
         cx.export_notes("dev", directory)
+
+
+@pytest.mark.parametrize("served", [False, True], ids=["no-server", "server"])
+def test_a_post_tool_use_write_of_a_notes_file_syncs_it(project, served):
+    import subprocess
+    import sys
+
+    from .service_helpers import env
+
+    path = notes(project)
+    path.write_text("## Deploy\nUse make deploy-staging.\n")
+    other = project / "README.md"
+    other.write_text("## Not notes\nleft alone\n")
+    server = start_server(project, CORTEX_EMBEDDINGS="none") if served else None
+    try:
+        for written in (path, other):
+            payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "PostToolUse",
+                       "tool_name": "Write", "tool_input": {"file_path": str(written), "content": "..."},
+                       "tool_response": {"filePath": str(written), "success": True}}
+            done = subprocess.run([sys.executable, "-m", "cortex", "hook", "claude", "PostToolUse"],
+                                  input=json.dumps(payload), capture_output=True, text=True, cwd="/",
+                                  env=env(CORTEX_EMBEDDINGS="none"), timeout=120)
+            assert done.returncode == 0 and done.stdout == "", done.stderr
+    finally:
+        if server is not None:
+            server.stop()
+    with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"], embeddings=None) as cx:
+        assert contents(cx) == ["Deploy\nUse make deploy-staging."]

@@ -57,6 +57,8 @@ SURFACES: dict[str, tuple[str, str, str]] = {
                       "- an administrator's listing (GET /v1/scopes)"),
     "export": ("export", "GET /v1/export", "export_memories"),
     "import_rdf": ("import", "POST /v1/import", "import_memories"),
+    "import_from": ("import", "POST /v1/import/{system}", "import_memories_from"),
+    "export_beads": ("export", "GET /v1/agents/{agent}/export/beads", "export_beads"),
     "validate_store": ("validate-store", "GET /v1/validate-store", "validate_store"),
     "sparql": ("sparql", "POST /v1/sparql", "sparql_query"),
     "reindex": ("reindex", "POST /v1/agents/{agent}/reindex", "reindex"),

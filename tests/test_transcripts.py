@@ -262,7 +262,7 @@ def test_a_format_can_be_named(tmp_path: Path):
     t = read(FIXTURES / "claude_main.jsonl", format="codex")  # the caller's word: nothing of it is Codex
     assert t.format == "codex" and t.messages == []
     with pytest.raises(InvalidInputError) as err:
-        read(path, format="gemini")
+        read(path, format="aider")  # a format no reader is for ("gemini" has one now)
     assert err.value.field == "format"
 
 

@@ -1,4 +1,7 @@
-"""Claude Code hooks: ``cortex hook claude <event> [--agent NAME]`` with the hook's JSON on stdin.
+"""Coding-agent hooks: ``cortex hook claude|codex|cursor|gemini <event> [--agent NAME]`` with the hook's JSON on
+stdin. Each tool's adapter (:mod:`cortex.service.harnesses`) maps its events and payload fields to what this module
+does for all of them, and renders its tool's output; what follows is said in Claude Code's terms (docs/agents.md
+has each tool's).
 
 * ``SessionStart`` / ``SubagentStart``: answer ``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}``
   with the ``<agent-memory>`` block (under 10,000 characters) of the agent: ``agent_type`` for a subagent, the
@@ -12,8 +15,12 @@
   (``"isSidechain": true``: a subagent's); ``SubagentStop`` reads ``agent_transcript_path``, and without it only
   the sidechain lines of the parent transcript (of its ``agent_id`` where the lines name one), never the main
   agent's lines. Marker lines inside fenced code blocks are not captured (:mod:`cortex.markers`).
+* ``PostToolUse``: the marker lines of a Beads comment a Bash command added (``bd comment ID "LEARNED: ..."``)
+  become the agent's memories, ``bead ID`` in their PROV-O activity (channel ``beads``); a Markdown file a Write
+  or Edit changed is synced when it is in a notes directory (``Cortex.sync_notes(file=...)``).
 
-Events Cortex does not handle are one quiet line in the log (exit 0).
+Events Cortex does not handle are one quiet line in the log (exit 0), and so is a payload without a field the
+adapter's version of the tool sends (it is handled with what it has).
 
 A coding agent's name is resolved to a declared agent (itself, or the agent that lists it in ``cortex:
 aliases:``); built-in and undeclared agents (``Explore``, ``general-purpose``) have no memory: one quiet line in
@@ -26,72 +33,26 @@ server the hook is a few standard-library HTTP calls; without one it opens the s
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import traceback
-from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from cortex import config, provenance
+from cortex.service import harnesses
+from cortex.service.harnesses.base import ENDS, SESSION_END, SUBAGENT_START, SUBAGENT_STOP, TOOL, Call, Harness, \
+    is_project as _is_project, linked as _linked, log as _log, quietly, reset_quiet, say as _say
 
-EVENTS = ("SessionStart", "SubagentStart", "Stop", "SubagentStop", "SessionEnd")
-#: SessionStart ``source`` values of a session that already started (its memories were touched then).
-REPEATED_STARTS = ("resume", "compact", "clear")
-#: Claude Code truncates additionalContext beyond 10,000 characters; stay under it with the wrapper.
-MAX_CONTEXT = 9_500
 AGENT_ENV = "CORTEX_HOOK_AGENT"
-#: How much of the end of a parent transcript is read to find the subagent's task.
-TASK_SCAN_BYTES = 4 * 1024 * 1024
-#: The tool Claude Code starts subagents with (``Task`` in older versions).
-SUBAGENT_TOOLS = ("Agent", "Task")
 #: The part of a task a block is ranked for.
 MAX_TASK_CHARS = 8000
 
 
 class _Unknown(Exception):
     """The coding agent has no memory here (built-in, undeclared): logged quietly."""
-
-
-def _log(root: Path, message: str) -> None:
-    """One line in ``<root>/.cortex/logs/hooks.log`` (never through a symbolic link; in a directory that is not a
-    Cortex project, on stderr only: a hook creates nothing there)."""
-    line = f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} {message}\n"
-    if not _is_project(root) or _linked(root):
-        import sys
-
-        print(f"cortex: hook: {message}", file=sys.stderr)
-        return
-    try:
-        from cortex.files import append_private, private_dir
-
-        logs = root / ".cortex" / "logs"
-        if logs.is_symlink() or (root / ".cortex").is_symlink():
-            raise OSError("the log directory is a symbolic link")
-        append_private(private_dir(logs) / "hooks.log", line)
-    except OSError:
-        pass  # nowhere to log: still exit 0
-
-
-def _is_project(root: Path) -> bool:
-    """Whether ``root`` uses Cortex: it has ``.cortex/`` or an agent directory. A hook run anywhere else (a
-    payload's ``cwd`` of ``/etc``) reads and writes nothing there."""
-    return (root / ".cortex").is_dir() or bool(config.discover_agent_dirs(root))
-
-
-#: Where a hook writes in a project: never through a symbolic link (a cloned repository may carry one pointing
-#: anywhere), unless the store is named explicitly ($CORTEX_STORE).
-_OWN_PATHS = (".cortex", ".cortex/store", ".cortex/state", ".cortex/logs")
-
-
-def _linked(root: Path) -> str | None:
-    """The first of the project's Cortex paths that is a symbolic link, or None."""
-    for part in _OWN_PATHS:
-        if part != ".cortex/store" or not os.environ.get(config.STORE_ENV):
-            if (root / part).is_symlink():
-                return part
-    return None
 
 
 def _here() -> Path:
@@ -102,95 +63,12 @@ def _here() -> Path:
         return Path("/")
 
 
-def _claude_dirs() -> list[Path]:
-    """Where Claude Code keeps transcripts: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    return [Path(configured).expanduser()] if configured else [Path.home() / ".claude"]
-
-
-def _readable_transcript(root: Path, path: Any) -> str | None:
-    """``path`` when it is a transcript a hook may read: a regular file inside the project or Claude Code's own
-    directory (symbolic links resolved first); else None (logged)."""
-    if not isinstance(path, str) or not path:
-        return None
-    try:
-        real = Path(path).resolve()
-        allowed = [root.resolve(), *(d.resolve() for d in _claude_dirs())]
-    except (OSError, RuntimeError, ValueError):
-        return None
-    if not any(real.is_relative_to(d) for d in allowed):
-        _log(root, f"transcript {path!r} is outside the project and Claude Code's directory: not read")
-        return None
-    return str(real) if real.is_file() else None
-
-
-#: The most of a transcript one Stop hook reads (the rest is read by the next one).
-MAX_TRANSCRIPT_READ = 64 * 1024 * 1024
-
-
-def _transcript_lines(path: str, start: int) -> tuple[list[Any], int]:
-    """The JSON entries of a Claude Code transcript (JSONL) from byte ``start`` on (at most
-    :data:`MAX_TRANSCRIPT_READ` bytes), and where the last complete line read ends."""
-    from cortex.files import open_regular
-
-    with open_regular(path) as fh:
-        fh.seek(start)
-        data = fh.read(MAX_TRANSCRIPT_READ)
-    end = data.rfind(b"\n") + 1
-    if end == 0 and len(data) == MAX_TRANSCRIPT_READ:
-        end = len(data)  # one line longer than a whole read: skipped rather than read again forever
-    entries = []
-    # JSONL lines end with "\n" only: str.splitlines would also cut at U+2028 or U+0085, which JSON carries raw
-    for line in data[:end].decode("utf-8", errors="replace").split("\n"):
-        try:
-            entries.append(json.loads(line))
-        except ValueError:
-            continue
-    return entries, start + end
-
-
-def _content(entry: Any, role: str) -> list[Any]:
-    message = entry.get("message") if isinstance(entry, dict) else None
-    if not isinstance(message, dict) or message.get("role") != role:
-        return []
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return content if isinstance(content, list) else []
-
-
-def _sidechain(entry: Any) -> bool:
-    """Whether a transcript line is a subagent's (``"isSidechain": true``), not its session's main agent's."""
-    return isinstance(entry, dict) and entry.get("isSidechain") is True
-
-
-def _marker_text(entries: list[Any]) -> str:
-    """The marker lines of the assistant text of ``entries``, message by message (a code fence left open in one
+def _marker_text(parts: list[tuple[str, str]]) -> str:
+    """The marker lines of the agent's text in ``parts``, message by message (a code fence left open in one
     message does not hide the next one's learnings)."""
     from cortex.markers import marker_lines
 
-    parts = [c.get("text", "") for e in entries for c in _content(e, "assistant")
-             if isinstance(c, dict) and c.get("type") == "text"]
-    return "\n".join(filter(None, (marker_lines(p) for p in parts if isinstance(p, str))))
-
-
-def subagent_task(transcript: str, agent_type: str) -> str | None:
-    """The task of the latest ``Agent``/``Task`` tool call for ``agent_type`` in the parent transcript: what the
-    subagent was asked to do (its description and prompt), or None."""
-    try:
-        size = os.path.getsize(transcript)
-        entries, _ = _transcript_lines(transcript, max(0, size - TASK_SCAN_BYTES))
-    except OSError:
-        return None
-    for entry in reversed(entries):
-        for part in reversed(_content(entry, "assistant")):
-            if not isinstance(part, dict) or part.get("type") != "tool_use" or part.get("name") not in SUBAGENT_TOOLS:
-                continue
-            call = part.get("input")
-            if isinstance(call, dict) and call.get("subagent_type") == agent_type:
-                text = "\n".join(str(call[k]) for k in ("description", "prompt") if isinstance(call.get(k), str))
-                return text or None
-    return None
+    return "\n".join(filter(None, (marker_lines(t) for kind, t in parts if kind == "text")))
 
 
 class _Offsets:
@@ -284,6 +162,9 @@ class _ServerHooks:
 
     def queue_transcript(self, agent: str, path: str, **options: Any) -> None:
         self._request("POST", f"/agents/{agent}/transcripts", {"path": path, **options, "wait": False})
+
+    def sync_notes(self, agent: str | None = None, *, file: str | None = None) -> None:
+        self._request("POST", "/notes/sync", {"agent": agent, "file": file})
 
     def close(self, *, flush: bool = True) -> None:
         pass
@@ -406,129 +287,204 @@ def _payload(raw: str) -> Any:
         raise InvalidInputError("payload", f"is not JSON: {exc}") from None
 
 
-def run(event: str, raw: str, agent: str | None = None) -> str:
-    """Handle one hook call; returns what to print on stdout ('' for nothing). Never raises. ``agent`` names the
-    main session's agent (the hook command's ``--agent``). What it writes records the hook event and the
-    session as its activity (PROV-O)."""
+def run(event: str, raw: str, agent: str | None = None, harness: str = "claude") -> str:
+    """Handle one hook call of the coding agent ``harness`` (claude, codex, cursor, gemini); returns what to print
+    on stdout ('' for nothing). Never raises. ``agent`` names the main session's agent (the hook command's
+    ``--agent``). What it writes records the hook event and the session as its activity (PROV-O)."""
+    adapter = harnesses.get(harness)
+    if adapter is None:
+        _log(_here(), f"{str(harness)[:100]!r}: not a coding agent Cortex has hooks for "
+                      f"({', '.join(harnesses.NAMES)}); nothing done")
+        return ""
+    quiet = quietly(adapter.quiet)
     try:
-        try:
-            payload = _payload(raw)
-            session = payload.get("session_id") if isinstance(payload, dict) else None
-        except ValueError:
-            session = None
-        with provenance.activity(surface="hook", event=event if isinstance(event, str) else None,
-                                 session=session if isinstance(session, str) else None):
-            return _run(event, raw, agent)
+        with contextlib.redirect_stderr(io.StringIO()) if adapter.quiet else contextlib.nullcontext():
+            try:
+                payload = _payload(raw)
+                session = adapter.call(event, payload).session if isinstance(payload, dict) else None
+            except ValueError:
+                session = None
+            with provenance.activity(surface="hook", event=adapter.label(event) if isinstance(event, str) else None,
+                                     session=session):
+                return _run(adapter, event, raw, agent)
     except Exception as exc:  # a hook never fails its agent, whatever it was given
         _log(_here(), f"{event}: {type(exc).__name__}: {exc}")
-        return ""
+        return adapter.answer(event, None)
+    finally:
+        reset_quiet(quiet)
 
 
-def _run(event: str, raw: str, agent: str | None) -> str:
+def _run(adapter: Harness, event: str, raw: str, agent: str | None) -> str:
     root = _here()
+    where = adapter.label(event)
+    nothing = adapter.answer(event, None)
     try:
         payload = _payload(raw)
         if not isinstance(payload, dict):
-            raise ValueError("the hook input is not a JSON object")
-        cwd = payload.get("cwd")
-        if cwd is not None and (not isinstance(cwd, str) or not os.path.isdir(cwd)):
-            import sys
+            from cortex.errors import InvalidInputError
 
-            print(f"cortex: hook: the payload's cwd {cwd!r} is not a directory; nothing done", file=sys.stderr)
-            return ""
+            raise InvalidInputError("payload", "is not a JSON object")
+        call = adapter.call(event, payload)
+        cwd = call.cwd
+        if cwd is not None and (not isinstance(cwd, str) or not os.path.isdir(cwd)):
+            _say(f"the payload's cwd {cwd!r} is not a directory; nothing done")
+            return nothing
         root = config.find_project_root(cwd or _here())
         if not _is_project(root):
-            return ""  # no agent is declared here: nothing to read, and nothing is created
+            return nothing  # no agent is declared here: nothing to read, and nothing is created
         linked = _linked(root)
         if linked is not None:
-            import sys
-
-            print(f"cortex: hook: {root / linked} is a symbolic link: a hook writes nothing through it", file=sys.stderr)
-            return ""
-        if event not in EVENTS:
-            _log(root, f"{str(event)[:100]!r}: not an event Cortex handles ({', '.join(EVENTS)}); nothing done")
-            return ""
-        agent_type = payload.get("agent_type") or agent or os.environ.get(AGENT_ENV)
+            _say(f"{root / linked} is a symbolic link: a hook writes nothing through it")
+            return nothing
+        if call.action is None:
+            _log(root, f"{where[:100]!r}: not an event Cortex handles ({', '.join(adapter.events)}); nothing done")
+            return nothing
+        missing = [field for field in adapter.expected(event) if field not in payload]
+        if missing:  # another version of the tool: what the payload has is used, and the log says what it lacks
+            _log(root, f"{where}: the payload has no {', '.join(missing)} (another version of {adapter.title}?); "
+                       "handled with what it has")
+        agent_type = call.agent_type or agent or os.environ.get(AGENT_ENV)
+        if call.action == TOOL:
+            _tool(root, where, call, agent_type)
+            return nothing
         if not agent_type or not isinstance(agent_type, str):
-            return ""
-        if event in ("Stop", "SubagentStop", "SessionEnd"):
-            if payload.get("stop_hook_active"):
-                return ""
-            last = payload.get("last_assistant_message")
-            from cortex.markers import marker_lines
-
-            # only what capture keeps is sent, however long the transcript
-            found = marker_lines(last) if isinstance(last, str) else ""
-            transcript, key, keep = _own_lines(root, event, payload)
-            offsets, read_to = None, 0
-            entries: list[Any] = []
-            if transcript:
-                offsets = _Offsets(root)
-                entries, read_to = _transcript_lines(transcript, offsets.get(transcript, key))
-                found = f"{_marker_text([e for e in entries if keep(e)])}\n{found}".strip("\n")
-            if found:
-                from cortex import notices
-
-                with notices.collect() as notes:
-                    try:
-                        _capture(root, agent_type, found)
-                    finally:
-                        for note in notes:
-                            _log(root, f"{event}: {note}")
-            if offsets is not None and transcript:  # delivered or spooled: this part of the transcript is done
-                offsets.set(key, read_to)
-            session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-            if transcript and offsets is not None and offsets.shown(agent_type, session):
-                _use(root, agent_type, _output_text([e for e in entries if keep(e)]), session)
-            if event == "SubagentStop":
-                _task_outcome(root, agent_type, payload, transcript, entries if transcript else [], keep)
-            if event in ("SubagentStop", "SessionEnd") and transcript:
-                _extract_later(root, agent_type, transcript)
-            return ""
-        task = payload.get("prompt") or None
-        parent = _readable_transcript(root, payload.get("transcript_path")) if event == "SubagentStart" else None
-        if not task and parent:
-            task = subagent_task(parent, agent_type)
+            return nothing
+        if call.action in ENDS:
+            _end(root, adapter, where, call, agent_type)
+            return nothing
+        task = call.task
+        if not task and call.action == SUBAGENT_START:
+            task = adapter.subagent_task(root, call, agent_type)
         if isinstance(task, str):
             task = task[:MAX_TASK_CHARS]  # enough to rank by; the rest only costs time
+        # a session resumed, compacted or cleared gets its block again; it was touched at its start (a tool that
+        # does not say: a session that was shown a block before)
+        repeated = call.repeated if call.repeated is not None else _Offsets(root).shown(agent_type, call.session)
         cx = _open(root)
         try:
             name = cx.resolve_agent(agent_type)
             if name is None:
                 raise _Unknown(agent_type)
-            # a session resumed, compacted or cleared gets its block again; it was touched at its start
-            touch = not (event == "SessionStart" and payload.get("source") in REPEATED_STARTS)
-            block = cx.agent_start(name, task, max_chars=MAX_CONTEXT, touch=touch)
+            block = cx.agent_start(name, task, max_chars=adapter.max_context, touch=not repeated)
         finally:
             cx.close(flush=False)  # committed writes survive the process; a hook does not pay for an fsync
         if not block:
-            return ""
-        session = payload.get("session_id")
-        if isinstance(session, str) and session:
-            _Offsets(root).set_shown(agent_type, session)
-        return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}})
+            return nothing
+        if call.session:
+            _Offsets(root).set_shown(agent_type, call.session)
+        return adapter.answer(event, adapter.context(block, name))
     except _Unknown as exc:
-        _log(root, f"{event}: no memory for agent type {exc.args[0]!r} (built-in or not declared; "
+        _log(root, f"{where}: no memory for agent type {exc.args[0]!r} (built-in or not declared; "
                    "docs/agents.md says how to give it memory)")
-        return ""
+        return nothing
     except Exception as exc:  # a hook must never fail the agent: log everything
         from cortex.errors import CortexError
 
         detail = "" if isinstance(exc, CortexError) else f"\n{traceback.format_exc()}"
-        _log(root, f"{event}: {type(exc).__name__}: {exc}{detail}")
-        return ""
+        _log(root, f"{where}: {type(exc).__name__}: {exc}{detail}")
+        return nothing
 
 
-def _output_text(entries: list[Any]) -> str:
-    """What the agent wrote and did in ``entries``: its text, and its tool calls' inputs."""
-    parts: list[str] = []
-    for entry in entries:
-        for c in _content(entry, "assistant"):
-            if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str):
-                parts.append(c["text"])
-            elif isinstance(c, dict) and c.get("type") == "tool_use":
-                parts.append(json.dumps(c.get("input"), ensure_ascii=False)[:20_000])
-    return "\n".join(parts)[-USE_TEXT_CHARS:]
+def _end(root: Path, adapter: Harness, where: str, call: Call, agent_type: str) -> None:
+    """An agent stopped (a turn, a subagent, the session): capture the marker lines of what it wrote since the last
+    capture, report what it drew on of its block, record a subagent's task outcome, and with a language model
+    have its transcript read later."""
+    if call.stop_hook_active:
+        return
+    from cortex.markers import marker_lines
+
+    # only what capture keeps is sent, however long the transcript
+    found = marker_lines(call.last_message) if call.last_message else ""
+    offsets = _Offsets(root)
+    reading = adapter.read_own(root, call, offsets.get)
+    if reading is not None:
+        found = f"{_marker_text(reading.parts)}\n{found}".strip("\n")
+    if found:
+        _deliver(root, where, agent_type, found)
+    if reading is not None and reading.key:  # delivered or spooled: this part of the transcript is done
+        offsets.set(reading.key, reading.end)
+    if reading is not None and offsets.shown(agent_type, call.session):
+        _use(root, agent_type, _output_text(reading.parts), call.session)
+    if call.action == SUBAGENT_STOP:
+        _task_outcome(root, adapter, where, call, agent_type, reading.parts if reading is not None else [])
+    if call.action in (SUBAGENT_STOP, SESSION_END) and reading is not None and reading.file:
+        _extract_later(root, agent_type, reading.file)
+
+
+def _deliver(root: Path, where: str, agent_type: str, found: str) -> None:
+    """Capture ``found`` (marker lines) for ``agent_type``, what it notices in the log."""
+    from cortex import notices
+
+    with notices.collect() as notes:
+        try:
+            _capture(root, agent_type, found)
+        finally:
+            for note in notes:
+                _log(root, f"{where}: {note}")
+
+
+def _tool(root: Path, where: str, call: Call, agent_type: Any) -> None:
+    """A tool ran: the marker lines of the Beads comments its command added become the agent's memories (the bead
+    in their provenance), and a Markdown file it wrote is synced when it is a notes file."""
+    if call.command:
+        from cortex.markers import marker_lines
+        from cortex.service.harnesses.tools import bead_comments
+
+        comments = [(bead, marker_lines(comment)) for bead, comment in bead_comments(call.command)]
+        for bead, found in comments:
+            if not found:
+                continue
+            if not agent_type or not isinstance(agent_type, str):
+                _log(root, f"{where}: the learnings of a comment on bead {bead} not captured: no agent "
+                           "(cortex install ... --agent NAME names the main session's)")
+                continue
+            with provenance.activity(channel="beads", part=f"bead {bead}"):
+                _deliver(root, where, agent_type, found)
+    for path in call.files:
+        _notes_changed(root, where, call, path)
+
+
+def _notes_changed(root: Path, where: str, call: Call, path: str) -> None:
+    """Sync a Markdown file a tool wrote when it is in a notes directory: ``.cortex/notes/`` of the project or
+    one an agent's definition lists (``cortex: notes:``); other Markdown files are left alone, without opening
+    the store."""
+    if not path.lower().endswith(".md"):
+        return
+    base = call.cwd if isinstance(call.cwd, str) and call.cwd else str(root)
+    full = Path(path) if os.path.isabs(path) else Path(base) / path
+    if not _in_notes(root, full):
+        return
+    try:
+        cx = _open(root)
+        try:
+            cx.sync_notes(file=str(full))
+        finally:
+            cx.close(flush=False)
+    except Exception as exc:
+        _log(root, f"{where}: notes file {path!r} not synced: {type(exc).__name__}: {exc}")
+
+
+def _in_notes(root: Path, path: Path) -> bool:
+    """Whether ``path`` is in the project's notes tree or a notes directory an agent lists (links resolved)."""
+    from cortex.capture.notes import inside
+
+    if inside(path, root / ".cortex" / "notes") is not None:
+        return True
+    from cortex.agents import AgentRegistry
+
+    registry = AgentRegistry()
+    registry.load(config.discover_agent_dirs(root))
+    for definition in registry.list():
+        for entry in definition.settings.notes:
+            directory = Path(os.path.expanduser(entry))
+            if inside(path, directory if directory.is_absolute() else root / directory) is not None:
+                return True
+    return False
+
+
+def _output_text(parts: list[tuple[str, str]]) -> str:
+    """What the agent wrote and did in ``parts``: its text, and its tool calls' inputs."""
+    return "\n".join(t for _, t in parts)[-USE_TEXT_CHARS:]
 
 
 #: The most of an agent's output a Stop hook sends for the "used" signal (its end).
@@ -551,23 +507,24 @@ def _use(root: Path, agent_type: str, text: str, session: str | None) -> None:
         _log(root, f"used signal for {agent_type!r} not recorded: {type(exc).__name__}: {exc}")
 
 
-def _task_outcome(root: Path, agent_type: str, payload: dict[str, Any], transcript: str | None,
-                  entries: list[Any], keep: Callable[[Any], bool]) -> None:
+#: How a tool says a subagent did not finish its task (Cursor's ``subagentStop.status``).
+FAILED_STATUSES = ("error", "errored", "failed", "aborted", "cancelled", "canceled", "timeout")
+
+
+def _task_outcome(root: Path, adapter: Harness, where: str, call: Call, agent_type: str,
+                  parts: list[tuple[str, str]]) -> None:
     """Record the subagent's task and its final message (bounded) as a task outcome of the subagent."""
     from cortex.capture.tasks import task_status
 
-    final = payload.get("last_assistant_message")
-    if not isinstance(final, str) or not final.strip():
-        texts = [c.get("text", "") for e in entries if keep(e) for c in _content(e, "assistant")
-                 if isinstance(c, dict) and c.get("type") == "text"]
-        final = next((t for t in reversed(texts) if isinstance(t, str) and t.strip()), "")
+    final = call.last_message
+    if not final or not final.strip():
+        final = next((t for kind, t in reversed(parts) if kind == "text" and t.strip()), "")
     from cortex.markers import marker_lines
 
     # its marker lines are learnings already (captured above): the outcome is the rest
     learned = set(marker_lines(final).splitlines())
     final = "\n".join(x for x in final.splitlines() if x.strip() not in learned and x not in learned).strip()
-    parent = _readable_transcript(root, payload.get("transcript_path"))
-    task = subagent_task(parent, agent_type) if parent else None
+    task = adapter.subagent_task(root, call, agent_type)
     if not task and not final:
         return  # neither what it was asked nor what came of it: nothing worth a memory
     task = task or f"a task of {agent_type}"
@@ -577,13 +534,14 @@ def _task_outcome(root: Path, agent_type: str, payload: dict[str, Any], transcri
             name = cx.resolve_agent(agent_type)
             if name is None:
                 raise _Unknown(agent_type)
-            cx.record_task(name, task[:MAX_TASK_CHARS], final[-8000:], task_status(final))
+            status = "failed" if (call.status or "").lower() in FAILED_STATUSES else task_status(final)
+            cx.record_task(name, task[:MAX_TASK_CHARS], final[-8000:], status)
         finally:
             cx.close(flush=False)
     except _Unknown:
         raise
     except Exception as exc:
-        _log(root, f"SubagentStop: task outcome of {agent_type!r} not recorded: {type(exc).__name__}: {exc}")
+        _log(root, f"{where}: task outcome of {agent_type!r} not recorded: {type(exc).__name__}: {exc}")
 
 
 def _extract_later(root: Path, agent_type: str, transcript: str) -> None:
@@ -624,38 +582,14 @@ def _extract_later(root: Path, agent_type: str, transcript: str) -> None:
                          stderr=out, start_new_session=True)
 
 
-def _own_lines(root: Path, event: str,
-               payload: dict[str, Any]) -> tuple[str | None, str, Callable[[Any], bool]]:
-    """Which transcript a ``Stop``/``SubagentStop`` reads for the agent that stops, the key of its offset, and
-    which of its lines are that agent's own: never another agent's learnings under this one's name."""
-    if event in ("Stop", "SessionEnd"):
-        transcript = _readable_transcript(root, payload.get("transcript_path"))
-        return transcript, transcript or "", lambda e: not _sidechain(e)
-    own = _readable_transcript(root, payload.get("agent_transcript_path"))
-    if own:
-        return own, own, lambda e: True  # a subagent's own transcript: every line is its
-    parent = _readable_transcript(root, payload.get("transcript_path"))
-    agent_id = payload.get("agent_id")
-    if not parent:
-        return None, "", _sidechain
-    _log(root, f"SubagentStop: no agent_transcript_path for {payload.get('agent_type')!r}: only the parent "
-               "transcript's sidechain lines are read")
-
-    def keep(entry: Any) -> bool:
-        named = entry.get("agentId") if isinstance(entry, dict) else None
-        return _sidechain(entry) and not (isinstance(agent_id, str) and isinstance(named, str) and named != agent_id)
-
-    # its own offset: the main Stop reads the same file's main lines from where it left off
-    return parent, f"{parent}#sidechain", keep
-
-
-USAGE = "usage: cortex hook claude EVENT [--agent NAME]"
+USAGE = f"usage: cortex hook {'|'.join(harnesses.NAMES)} EVENT [--agent NAME]"
 
 
 def main(argv: list[str]) -> int:
-    """``cortex hook claude EVENT [--agent NAME]`` (``argv``: what follows ``hook``) without the CLI's imports
-    (see :mod:`cortex.__main__`). Always 0, a malformed command line too: a coding agent reads another status
-    as a hook's refusal (Claude Code: exit 2 blocks the agent from stopping)."""
+    """``cortex hook claude|codex|cursor|gemini EVENT [--agent NAME]`` (``argv``: what follows ``hook``) without
+    the CLI's imports (see :mod:`cortex.__main__`). Always 0, a malformed command line too: a coding agent reads
+    another status as a hook's refusal (Claude Code: exit 2 blocks the agent from stopping; Codex: it continues
+    the turn; Cursor: it denies the action; Gemini CLI: it retries the turn)."""
     import sys
 
     try:
@@ -663,19 +597,23 @@ def main(argv: list[str]) -> int:
         args = list(argv)
         if len(args) == 4 and args[2] == "--agent":
             args, agent = args[:2], args[3]
-        if len(args) != 2 or args[0] != "claude" or args[1].startswith("-"):
+        if len(args) != 2 or args[0] not in harnesses.NAMES or args[1].startswith("-"):
             print(f"cortex: hook: {USAGE}; got {' '.join(argv)!r}: nothing done", file=sys.stderr)
             _log(config.find_project_root(_here()), f"malformed hook command line {argv!r}: nothing done ({USAGE})")
             return 0
+        adapter = harnesses.get(args[0])
+        quiet = quietly(adapter.quiet if adapter is not None else False)
         try:
             raw = sys.stdin.read(MAX_PAYLOAD + 1) if sys.stdin is not None else ""
         except (OSError, ValueError, UnicodeDecodeError) as exc:  # closed, or not text
             _log(config.find_project_root(_here()), f"{args[1]}: cannot read the hook input: {exc}")
             return 0
+        finally:
+            reset_quiet(quiet)
     except Exception as exc:  # whatever the process was given, a hook exits 0
         print(f"cortex: hook: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 0
-    out = run(args[1], raw, agent)
+    out = run(args[1], raw, agent, args[0])
     if out:
         try:
             print(out, flush=True)

@@ -44,7 +44,7 @@ from cortex.errors import (
     TooBusyError,
     VersionConflictError,
 )
-from cortex.model import CaptureReport, IndexStatus, NotesReport, Memory, Page, Provenance, Pruned, SearchResult, WrittenMemory
+from cortex.model import CaptureReport, ImportReport, IndexStatus, NotesReport, Memory, Page, Provenance, Pruned, SearchResult, WrittenMemory
 from cortex.rerank import Reranking
 from cortex.service.auth import ADMIN, LOCAL, Principal, TokenStore, token_id
 from cortex.service.guard import SPARQL_SLOTS, Guard, Limits
@@ -152,7 +152,8 @@ class EndBody(_Body):
 
 class TranscriptBody(_Body):
     path: str = Field(description="The transcript's path on the server's machine")
-    format: Literal["claude", "codex", "messages", "text"] | None = Field(None, description="Default: detected")
+    format: Literal["claude", "codex", "cursor", "gemini", "messages", "text"] | None = Field(
+        None, description="Default: detected")
     project: str | None = None
     markers: bool = Field(True, description="Capture marker lines (LEARNED: ...)")
     summary: bool = Field(True, description="With a language model: a session_summary memory")
@@ -716,6 +717,29 @@ def create_app(
         body = await request.body()
         counts = await run_in_threadpool(cx.import_rdf, body, format=fmt, agent=agent, team=team)
         return {"imported": counts}
+
+    @app.post(f"{v1}/import/{{system}}", tags=["rdf"])
+    async def import_from(system: str, request: Request, caller: Caller, agent: str, dry_run: bool = False,
+                          name: Annotated[str | None, Query(max_length=1000)] = None) -> ImportReport:
+        """Import another memory system's file (the body) into the agent's memory (docs/capture.md, "Importers"):
+        `beads` (knowledge.jsonl, its archive, bd export), `mem0` (get_all's JSON), `mcp-memory` (memory.jsonl),
+        `claude` (CLAUDE.md, MEMORY.md or a topic file of the memory directory). `name=`: the file's name, kept in
+        the memories' origin. The server reads no path: a directory is sent a file a request (what the client
+        does). Idempotent, the file checked whole then written at once; `dry_run=true` writes nothing. The report
+        lists what was imported, skipped (already there) and failed (file and line, why)."""
+        body = await request.body()
+        return await run_in_threadpool(cx.import_from, system, body, agent=scoped(caller, agent), dry_run=dry_run,
+                                       name=name)
+
+    @app.get(f"{v1}/agents/{{agent}}/export/beads", tags=["rdf"])
+    def export_beads(agent: str, caller: Caller) -> Response:
+        """The agent's current memories as a Beads knowledge log (JSONL, oldest first, one line a key; docs/capture.md,
+        "Beads"). `cortex export beads DIR` writes it to a directory, merged with what is there and rotated."""
+        from cortex.importers.beads import encode
+
+        lines = cx.beads_lines(scoped(caller, agent))
+        return Response("".join(f"{encode(line)}\n" for line in lines), media_type="application/x-ndjson",
+                        headers={"Cortex-Lines": str(len(lines))})
 
     @app.get(f"{v1}/validate-store", tags=["rdf"])
     def validate_store(caller: Caller, agent: str | None = None, team: str | None = None) -> dict[str, Any]:

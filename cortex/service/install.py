@@ -1,6 +1,6 @@
 """``cortex install claude`` / ``cortex uninstall claude``: the hook entries in ``.claude/settings.json``, the
 MCP server entry in ``.mcp.json`` and this machine's ``CORTEX_BIN`` in ``.claude/settings.local.json``, merged
-into what is there and removed exactly.
+into what is there and removed exactly (``cortex install codex|cursor|gemini``: :func:`install_harness`, below).
 
 ``.claude/settings.json`` and ``.mcp.json`` are committed and shared by a team, so they hold no path of this
 machine: the commands are ``"${CORTEX_BIN:-cortex}" hook claude EVENT`` and ``"${CORTEX_BIN:-cortex}" mcp``, the
@@ -8,8 +8,9 @@ machine: the commands are ``"${CORTEX_BIN:-cortex}" hook claude EVENT`` and ``"$
 this installation's ``cortex`` goes to ``.claude/settings.local.json`` (personal, not committed) as
 ``env.CORTEX_BIN``: Claude Code merges that file into the project's settings and gives its ``env`` to the hooks
 and MCP servers it starts (``.mcp.json`` expands ``${VAR:-default}``), so the commands run with a bare ``PATH``
-too. The subagent hooks are always installed; the main session's (``SessionStart``, ``Stop``, ``SessionEnd``) only
-for an agent named with ``--agent``, which must be declared (``--force`` installs an undeclared one).
+too. The subagent hooks and ``PostToolUse`` (matcher ``Write|Edit|Bash``) are always installed; the main
+session's (``SessionStart``, ``Stop``, ``SessionEnd``) only for an agent named with ``--agent``, which must be
+declared (``--force`` installs an undeclared one), and which ``PostToolUse`` then names too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import os
 import re
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,10 @@ from cortex.validation import check_agent_name
 MCP_NAME = "cortex"
 SUBAGENT_EVENTS = ("SubagentStart", "SubagentStop")
 SESSION_EVENTS = ("SessionStart", "Stop", "SessionEnd")
+#: The tool event (Beads comments in Bash commands, notes files written): installed always, with the main
+#: session's ``--agent`` when one is named (a subagent's payload names its own).
+TOOL_EVENT = "PostToolUse"
+TOOL_MATCHER = "Write|Edit|Bash"
 #: The variable naming this machine's ``cortex`` (in ``.claude/settings.local.json``).
 BIN_ENV = "CORTEX_BIN"
 #: How the committed commands name ``cortex``: ``$CORTEX_BIN``, else ``cortex`` on ``PATH``.
@@ -36,7 +42,7 @@ PORTABLE = '"${%s:-cortex}"' % BIN_ENV
 #: A command this module wrote, whatever agent it named (and the absolute-interpreter and bare forms of older
 #: versions).
 _OURS = re.compile(r"^(?:\S+ -m cortex|cortex|'[^']*' -m cortex|" + re.escape(PORTABLE) + ")"
-                   r" hook claude (SessionStart|SubagentStart|Stop|SubagentStop|SessionEnd)"
+                   r" hook claude (SessionStart|SubagentStart|Stop|SubagentStop|SessionEnd|PostToolUse)"
                    r"(?: --agent [a-z0-9][a-z0-9_-]*)?$")
 
 
@@ -77,9 +83,9 @@ def check_agent(root: Path, agent: str) -> None:
                           f"(--force installs the hooks for {agent!r} anyway)")
 
 
-def _read(path: Path, section: str) -> dict[str, Any]:
+def _read(path: Path, section: str, *, flat: bool = False) -> dict[str, Any]:
     """The JSON object in ``path`` ({} when there is none); its ``section`` (hooks, mcpServers) must have the
-    shape Claude Code gives it, else nothing is changed."""
+    shape its tool gives it (``flat``: Cursor's hooks, a list of handlers per event), else nothing is changed."""
     if not path.exists():
         return {}
     try:
@@ -92,6 +98,11 @@ def _read(path: Path, section: str) -> dict[str, Any]:
     problem = None
     if not isinstance(part, dict):
         problem = f"'{section}' is not an object"
+    elif section == "hooks" and flat:
+        for event, entries in part.items():
+            if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+                problem = f"'hooks.{event}' is not a list of {{\"command\": ...}} objects"
+                break
     elif section == "hooks":
         for event, groups in part.items():
             if not isinstance(groups, list) or not all(
@@ -109,12 +120,23 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     atomic_write(path, json.dumps(data, indent=2) + "\n", mode=0o644)
 
 
-def _remove_ours(hooks: dict[str, Any], event: str) -> bool:
-    """Drop this module's commands from ``event``; True when one was there."""
+def _remove_ours(hooks: dict[str, Any], event: str, ours: Callable[[Any], bool] = _is_ours,
+                 flat: bool = False) -> bool:
+    """Drop this module's commands (those ``ours`` recognises) from ``event``; True when one was there."""
+    if flat:  # Cursor: a list of handlers
+        entries = hooks.get(event, [])
+        kept_entries = [e for e in entries if not ours(e.get("command"))]
+        if len(kept_entries) != len(entries):
+            if kept_entries:
+                hooks[event] = kept_entries
+            else:
+                del hooks[event]
+            return True
+        return False
     removed = False
     kept = []
     for group in hooks.get(event, []):
-        inner = [h for h in group.get("hooks", []) if not _is_ours(h.get("command"))]
+        inner = [h for h in group.get("hooks", []) if not ours(h.get("command"))]
         removed = removed or len(inner) != len(group.get("hooks", []))
         if inner:
             kept.append({**group, "hooks": inner})
@@ -124,6 +146,15 @@ def _remove_ours(hooks: dict[str, Any], event: str) -> bool:
         else:
             del hooks[event]
     return removed
+
+
+def _ours_in(hooks: dict[str, Any], event: str, ours: Callable[[Any], bool],
+             flat: bool = False) -> list[tuple[Any, str]]:
+    """The (matcher, command) of this module's commands in ``event``."""
+    if flat:
+        return [(e.get("matcher"), e["command"]) for e in hooks.get(event, []) if ours(e.get("command"))]
+    return [(g.get("matcher"), h["command"]) for g in hooks.get(event, []) for h in g.get("hooks", [])
+            if ours(h.get("command"))]
 
 
 def install(root: Path, agent: str | None = None, *, force: bool = False) -> list[str]:
@@ -143,12 +174,17 @@ def install(root: Path, agent: str | None = None, *, force: bool = False) -> lis
     wanted = {event: hook_command(event) for event in SUBAGENT_EVENTS}
     if agent is not None:
         wanted |= {event: hook_command(event, agent) for event in SESSION_EVENTS}
+    # without --agent, an installed tool hook keeps the agent it names (a teammate's install does not drop it)
+    wanted[TOOL_EVENT] = hook_command(TOOL_EVENT, agent) if agent is not None else next(
+        (c for _, c in _ours_in(hooks, TOOL_EVENT, _is_ours)), hook_command(TOOL_EVENT))
     for event, command in wanted.items():
-        groups = hooks.get(event, [])
-        if [h.get("command") for g in groups for h in g.get("hooks", []) if _is_ours(h.get("command"))] == [command]:
+        matcher = TOOL_MATCHER if event == TOOL_EVENT else None
+        if _ours_in(hooks, event, _is_ours) == [(matcher, command)]:
             continue
         replaced = _remove_ours(hooks, event)
-        hooks.setdefault(event, []).append({"hooks": [{"type": "command", "command": command, "timeout": 30}]})
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": 30}]
+        hooks.setdefault(event, []).append(group)
         changes.append(f"{settings_path}: {'updated' if replaced else 'added'} hook {event}: {command}")
     servers = mcp.setdefault("mcpServers", {})
     if servers.get(MCP_NAME) != mcp_entry():
@@ -195,7 +231,7 @@ def uninstall(root: Path) -> list[str]:
     local_path = root / ".claude" / "settings.local.json"
     settings, mcp, local = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers"), _read(local_path, "env")
     hooks = settings.get("hooks", {})
-    for event in (*SESSION_EVENTS, *SUBAGENT_EVENTS):
+    for event in (*SESSION_EVENTS, *SUBAGENT_EVENTS, TOOL_EVENT):
         if _remove_ours(hooks, event):
             changes.append(f"{settings_path}: removed hook {event}")
     if "hooks" in settings and not hooks:
@@ -221,3 +257,275 @@ def uninstall(root: Path) -> list[str]:
             else:
                 path.unlink(missing_ok=True)  # only what install wrote was in it
     return changes
+
+
+# -- Codex CLI, Cursor, Gemini CLI ------------------------------------------------------------------------------
+# ``cortex install codex|cursor|gemini``: each tool's hook entries and MCP server entry, in the files it documents
+# (tests/fixtures/harnesses/README.md), merged into what is there and removed exactly. The committed commands are
+# portable as Claude Code's are; these tools have no personal settings file with an environment, so outside an
+# activated virtualenv the hooks find this machine's cortex through an exported $CORTEX_BIN (or PATH).
+
+#: When a hook is installed: ``subagent`` always (its payload names the agent), ``session`` only with --agent
+#: (the main session's), ``tool`` always, with the --agent when one is named.
+SUBAGENT, SESSION, TOOL = "subagent", "session", "tool"
+
+
+class _Hook:
+    def __init__(self, event: str, when: str, matcher: str | None = None, timeout: int = 30) -> None:
+        self.event, self.when, self.matcher, self.timeout = event, when, matcher, timeout
+
+
+class _Target:
+    """Where a tool keeps its hooks and MCP servers, and the entries Cortex adds there."""
+
+    def __init__(self, harness: str, hooks_file: str, hooks: tuple[_Hook, ...], mcp_file: str, mcp: dict[str, Any],
+                 *, flat: bool = False, millis: bool = False, notes: tuple[str, ...] = ()) -> None:
+        self.harness, self.hooks_file, self.hooks, self.mcp_file, self.mcp = harness, hooks_file, hooks, mcp_file, mcp
+        self.flat, self.millis, self.notes = flat, millis, notes
+        events = "|".join(re.escape(h.event) for h in hooks)
+        self.pattern = re.compile(r"^(?:cortex|" + re.escape(PORTABLE) + f") hook {harness} ({events})"
+                                  r"(?: --agent [a-z0-9][a-z0-9_-]*)?$")
+
+    def ours(self, command: Any) -> bool:
+        return isinstance(command, str) and self.pattern.match(command) is not None
+
+    def command(self, event: str, agent: str | None) -> str:
+        command = f"{PORTABLE} hook {self.harness} {event}"
+        return f"{command} --agent {agent}" if agent else command
+
+    def handler(self, hook: _Hook, command: str) -> dict[str, Any]:
+        if self.flat:  # Cursor: {"command", "timeout"[, "matcher"]}, seconds
+            return {"command": command, "timeout": hook.timeout, **({"matcher": hook.matcher} if hook.matcher else {})}
+        handler: dict[str, Any] = {"type": "command", "command": command}
+        if self.millis:  # Gemini CLI: a name (its trust list and hooksConfig.disabled use it), milliseconds
+            handler = {"name": f"cortex-{hook.event}", **handler, "timeout": hook.timeout * 1000}
+        else:
+            handler["timeout"] = hook.timeout
+        return handler
+
+
+CODEX_MCP = {"command": "cortex", "args": ["mcp"]}  # not run through a shell: no ${CORTEX_BIN:-cortex}
+#: ``[mcp_servers.cortex]`` as install appends it to ``.codex/config.toml`` (and uninstall finds it).
+CODEX_MCP_TOML = f'[mcp_servers.{MCP_NAME}]\ncommand = "cortex"\nargs = ["mcp"]\n'
+
+TARGETS = {
+    "codex": _Target(
+        "codex", ".codex/hooks.json",
+        (_Hook("SubagentStart", SUBAGENT), _Hook("SubagentStop", SUBAGENT), _Hook("SessionStart", SESSION),
+         _Hook("Stop", SESSION), _Hook("SessionEnd", SESSION, timeout=3),  # Codex caps SessionEnd hooks at 3 s
+         _Hook("PostToolUse", TOOL, matcher="Bash|apply_patch")),
+        ".codex/config.toml", CODEX_MCP,
+        notes=("Codex runs a new or changed hook only once you trust it: open /hooks in Codex and trust Cortex's "
+               "(and a project's .codex/ is read only in a trusted project)",
+               "the hooks run $CORTEX_BIN, else the cortex on PATH; the MCP server runs the cortex on PATH")),
+    "cursor": _Target(
+        "cursor", ".cursor/hooks.json",
+        (_Hook("subagentStop", SUBAGENT), _Hook("sessionStart", SESSION), _Hook("afterAgentResponse", SESSION),
+         _Hook("sessionEnd", SESSION), _Hook("afterShellExecution", SESSION), _Hook("afterFileEdit", SESSION)),
+        ".cursor/mcp.json",
+        # no ${VAR:-default} in Cursor's mcp.json; ${workspaceFolder} is the folder that holds .cursor/
+        {"type": "stdio", "command": "cortex", "args": ["mcp"],
+         "env": {config.STORE_ENV: "${workspaceFolder}/.cortex/store"}},
+        flat=True,
+        notes=("Cursor runs .cursor/hooks.json in a trusted workspace; a subagent cannot be given its memory at its "
+               "start (Cursor's subagentStart takes no context)",
+               "the hooks run $CORTEX_BIN, else the cortex on PATH; the MCP server runs the cortex on PATH")),
+    "gemini": _Target(
+        "gemini", ".gemini/settings.json",
+        (_Hook("SessionStart", SESSION), _Hook("AfterAgent", SESSION), _Hook("SessionEnd", SESSION),
+         _Hook("AfterTool", SESSION, matcher="^(run_shell_command|write_file|replace)$")),
+        ".gemini/settings.json", {"command": "${%s:-cortex}" % BIN_ENV, "args": ["mcp"]},  # settings are expanded
+        millis=True,
+        notes=("Gemini CLI reads a project's .gemini/settings.json in a trusted folder only, and warns once about "
+               "new hooks; it has no subagent events, so only the main session's agent (--agent) has hooks",
+               "the hooks and the MCP server run $CORTEX_BIN, else the cortex on PATH")),
+}
+
+
+def _hooks_wanted(target: _Target, hooks: dict[str, Any], agent: str | None) -> dict[str, tuple[_Hook, str]]:
+    """The hooks ``install`` wants for ``target``: event -> (hook, command)."""
+    wanted: dict[str, tuple[_Hook, str]] = {}
+    for hook in target.hooks:
+        if hook.when == SUBAGENT:
+            wanted[hook.event] = (hook, target.command(hook.event, None))
+        elif agent is not None:
+            wanted[hook.event] = (hook, target.command(hook.event, agent))
+        elif hook.when == TOOL:  # an installed tool hook keeps the agent it names
+            kept = _ours_in(hooks, hook.event, target.ours, target.flat)
+            wanted[hook.event] = (hook, kept[0][1] if kept else target.command(hook.event, None))
+    return wanted
+
+
+def install_harness(root: Path, harness: str, agent: str | None = None, *, force: bool = False) -> list[str]:
+    """``cortex install codex|cursor|gemini``: add (or bring up to date) the tool's hooks and Cortex's MCP server
+    entry; a line per change (empty when everything was there), then what the user must know (trust)."""
+    if harness == "claude":
+        return install(root, agent, force=force)
+    target = TARGETS[harness]
+    if agent is not None:
+        check_agent_name(agent)
+        if not force:
+            check_agent(root, agent)
+    hooks_path, mcp_path = root / target.hooks_file, root / target.mcp_file
+    # all checked before anything is written
+    settings = _read(hooks_path, "hooks", flat=target.flat)
+    same_file = hooks_path == mcp_path
+    mcp = settings if same_file else _read(mcp_path, "mcpServers") if harness != "codex" else {}
+    if not isinstance(mcp.get("mcpServers", {}), dict):
+        raise CortexError(f"{mcp_path}: 'mcpServers' is not an object; fix it first, nothing was changed")
+    toml = _codex_mcp_added(mcp_path) if harness == "codex" else None
+    changes: list[str] = []
+    had_hooks = "hooks" in settings
+    hooks = settings.setdefault("hooks", {})
+    for event, (hook, command) in _hooks_wanted(target, hooks, agent).items():
+        if _ours_in(hooks, event, target.ours, target.flat) == [(hook.matcher, command)]:
+            continue
+        replaced = _remove_ours(hooks, event, target.ours, target.flat)
+        entry = target.handler(hook, command)
+        if not target.flat:
+            entry = {**({"matcher": hook.matcher} if hook.matcher else {}), "hooks": [entry]}
+        hooks.setdefault(event, []).append(entry)
+        changes.append(f"{hooks_path}: {'updated' if replaced else 'added'} hook {event}: {command}")
+    if not hooks and not had_hooks:
+        del settings["hooks"]
+    if harness != "codex":
+        servers = mcp.setdefault("mcpServers", {})
+        if servers.get(MCP_NAME) != target.mcp:
+            if MCP_NAME in servers and not _is_our_mcp(servers[MCP_NAME]) and servers[MCP_NAME] not in (
+                    t.mcp for t in TARGETS.values()):
+                raise CortexError(f"{mcp_path} already has another MCP server named {MCP_NAME!r}; nothing was changed")
+            servers[MCP_NAME] = target.mcp
+            changes.append(f"{mcp_path}: added MCP server {MCP_NAME!r}")
+    elif toml is not None:
+        changes.append(f"{mcp_path}: added [mcp_servers.{MCP_NAME}]")
+    if not changes:
+        return []
+    if target.flat:
+        settings.setdefault("version", 1)  # Cursor's hooks.json schema version
+    if any(str(hooks_path) in c for c in changes):
+        _write(hooks_path, settings)
+    if harness != "codex" and not same_file and any(str(mcp_path) in c for c in changes):
+        _write(mcp_path, mcp)
+    if toml is not None:
+        mcp_path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(mcp_path, toml, mode=0o644)
+    return changes + list(target.notes)
+
+
+def uninstall_harness(root: Path, harness: str) -> list[str]:
+    """Remove exactly what :func:`install_harness` adds (for any agent); a line per change."""
+    if harness == "claude":
+        return uninstall(root)
+    target = TARGETS[harness]
+    hooks_path, mcp_path = root / target.hooks_file, root / target.mcp_file
+    settings = _read(hooks_path, "hooks", flat=target.flat)
+    same_file = hooks_path == mcp_path
+    mcp = settings if same_file else _read(mcp_path, "mcpServers") if harness != "codex" else {}
+    toml = _codex_mcp_removed(mcp_path) if harness == "codex" else None
+    changes: list[str] = []
+    hooks = settings.get("hooks", {})
+    for event in dict.fromkeys(h.event for h in target.hooks):
+        if _remove_ours(hooks, event, target.ours, target.flat):
+            changes.append(f"{hooks_path}: removed hook {event}")
+    if "hooks" in settings and not hooks:
+        del settings["hooks"]
+    servers = mcp.get("mcpServers", {})
+    if harness != "codex" and servers.get(MCP_NAME) == target.mcp:
+        del servers[MCP_NAME]
+        changes.append(f"{mcp_path}: removed MCP server {MCP_NAME!r}")
+        if not servers:
+            del mcp["mcpServers"]
+    if toml is not None:
+        changes.append(f"{mcp_path}: removed [mcp_servers.{MCP_NAME}]")
+    if not changes:
+        return []
+    if target.flat and settings == {"version": 1}:
+        settings = {}  # only what install wrote was in it
+    files = [(hooks_path, settings)] + ([(mcp_path, mcp)] if harness != "codex" and not same_file else [])
+    for path, data in files:
+        if not any(c.startswith(f"{path}: ") for c in changes):
+            continue
+        if data:
+            _write(path, data)
+        elif path.exists():
+            path.unlink()
+    if toml is not None:
+        if toml.strip():
+            atomic_write(mcp_path, toml, mode=0o644)
+        else:
+            mcp_path.unlink(missing_ok=True)  # only what install wrote was in it
+    return changes
+
+
+# -- .codex/config.toml: read with tomllib, written as text (the standard library has no TOML writer) ----------
+
+def _toml(path: Path) -> tuple[str, dict[str, Any]]:
+    """The text of a TOML file and what it holds ("", {} when there is none)."""
+    import tomllib
+
+    if not path.exists():
+        return "", {}
+    try:
+        text = path.read_text(encoding="utf-8")
+        return text, tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise CortexError(f"{path} is not valid TOML ({exc}); fix it first, nothing was changed") from None
+
+
+def _without_ours(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without the MCP server install adds (and without an ``mcp_servers`` table left empty)."""
+    servers = {k: v for k, v in data.get("mcp_servers", {}).items() if k != MCP_NAME}
+    return {k: v for k, v in data.items() if k != "mcp_servers"} | ({"mcp_servers": servers} if servers else {})
+
+
+def _codex_mcp_added(path: Path) -> str | None:
+    """The text of ``path`` with ``[mcp_servers.cortex]`` appended; None when it is there already."""
+    import tomllib
+
+    text, data = _toml(path)
+    servers = data.get("mcp_servers", {})
+    if not isinstance(servers, dict):
+        raise CortexError(f"{path}: 'mcp_servers' is not a table; fix it first, nothing was changed")
+    if servers.get(MCP_NAME) == CODEX_MCP:
+        return None
+    if MCP_NAME in servers:
+        raise CortexError(f"{path} already has another MCP server named {MCP_NAME!r}; nothing was changed")
+    new = (text + "\n" if text and not text.endswith("\n") else text) + ("\n" if text.strip() else "") + CODEX_MCP_TOML
+    try:
+        added = tomllib.loads(new)
+    except tomllib.TOMLDecodeError:
+        added = {}
+    if added.get("mcp_servers", {}).get(MCP_NAME) != CODEX_MCP or _without_ours(added) != _without_ours(data):
+        raise CortexError(f"{path}: [mcp_servers.{MCP_NAME}] cannot be appended to this file (is mcp_servers an "
+                          f"inline table?); add it by hand ({CODEX_MCP_TOML!r}); nothing was changed")
+    return new
+
+
+def _codex_mcp_removed(path: Path) -> str | None:
+    """The text of ``path`` without the ``[mcp_servers.cortex]`` install appended; None when it is not there (a
+    table that is not what install writes is someone else's, and left)."""
+    import tomllib
+
+    text, data = _toml(path)
+    found = data.get("mcp_servers", {})
+    if not isinstance(found, dict) or found.get(MCP_NAME) != CODEX_MCP:
+        return None
+    lines = text.splitlines(keepends=True)
+    header = next((k for k, line in enumerate(lines) if line.strip() == f"[mcp_servers.{MCP_NAME}]"), None)
+    new = None
+    if header is not None:
+        end = next((k for k in range(header + 1, len(lines)) if lines[k].lstrip().startswith("[")), len(lines))
+        while end > header + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1  # blank lines and comments before the next table are its
+        start = header - 1 if header > 0 and not lines[header - 1].strip() else header  # the blank line before it
+        new = "".join(lines[:start] + lines[end:])
+        try:
+            if _without_ours(tomllib.loads(new)) != _without_ours(data) or MCP_NAME in tomllib.loads(new).get(
+                    "mcp_servers", {}):
+                new = None
+        except tomllib.TOMLDecodeError:
+            new = None
+    if new is None:
+        raise CortexError(f"{path}: [mcp_servers.{MCP_NAME}] could not be removed on its own; remove it by hand "
+                          "(nothing was changed)")
+    return new

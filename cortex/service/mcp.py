@@ -26,7 +26,7 @@ from cortex import config, notices, provenance
 from cortex import sparql as sparql_limits
 from cortex.api import MemoryAPI
 from cortex.errors import AgentNotFoundError, CortexError
-from cortex.model import CaptureReport, Memory, NotesReport, Page, Provenance, WrittenMemory
+from cortex.model import CaptureReport, ImportReport, Memory, NotesReport, Page, Provenance, WrittenMemory
 from cortex.scopes import Member
 from cortex.service.auth import Principal
 from cortex.service.guard import SPARQL_SLOTS
@@ -140,6 +140,15 @@ class ExportOutput(BaseModel):
 
 class ImportOutput(BaseModel):
     imported: dict[str, int] = Field(description="Memories imported per scope (agent:NAME, team:NAME, swarm)")
+
+
+class BeadsExportOutput(BaseModel):
+    directory: str
+    knowledge: int = Field(description="Lines of knowledge.jsonl")
+    archive: int = Field(description="Lines of knowledge.archive.jsonl (the oldest, rotated past 1,000 lines)")
+    exported: int = Field(description="Lines written from the agent's memories")
+    kept: int = Field(description="Lines of the files already there that were kept (newer, or not in Cortex)")
+    files: list[str] = Field(description="The files written")
 
 
 class ViolationOut(BaseModel):
@@ -473,7 +482,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         path: Annotated[str, Field(description="The transcript file on this machine: Claude Code JSONL, a Codex "
                                                "CLI session file, a JSON list of messages, or plain text")],
         ctx: Context,
-        format: Annotated[Literal["claude", "codex", "messages", "text"] | None,
+        format: Annotated[Literal["claude", "codex", "cursor", "gemini", "messages", "text"] | None,
                           Field(description="Default: detected from the file")] = None,
         project: Annotated[str | None, Field(description="Project the memories belong to")] = None,
         summary: Annotated[bool, Field(description="With a language model: store a session summary")] = True,
@@ -584,6 +593,42 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
             caller_of(ctx).require_admin("import")
             return ImportOutput(imported=backend().import_rdf(data.encode("utf-8"), format=format, agent=agent,
                                                               team=team))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                             open_world_hint=False))
+    def import_memories_from(
+        system: Annotated[Literal["beads", "mem0", "mcp-memory", "claude"], Field(
+            description="beads (.beads/memory/knowledge.jsonl or its directory), mem0 (the JSON of get_all), "
+                        "mcp-memory (the MCP memory server's memory.jsonl), claude (CLAUDE.md, or Claude Code's "
+                        "memory directory ~/.claude/projects/<project>/memory)")],
+        path: Annotated[str, Field(description="The file or directory on this machine")],
+        agent: Agent,
+        ctx: Context,
+        dry_run: Annotated[bool, Field(description="Write nothing: report what the import would do")] = False,
+    ) -> ImportReport:
+        """Import another memory system's memories into the agent's memory: each item once (running it again
+        imports nothing new; a newer version of an item supersedes the old one), secrets redacted, each file checked
+        whole then written at once. The report lists what was imported, skipped (already there) and failed (the
+        file and line, and why). An agent's token may read files of the project and of Claude Code's and Codex's
+        directories only."""
+        with calling(ctx, agent) as cx:
+            caller_of(ctx).require_transcript(path)
+            return cx.import_from(system, path, agent=agent, dry_run=dry_run)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                             open_world_hint=False))
+    def export_beads(
+        agent: Agent,
+        directory: Annotated[str, Field(description="The Beads memory directory to write, e.g. .beads/memory")],
+        ctx: Context,
+    ) -> BeadsExportOutput:
+        """Write the agent's memories as a Beads knowledge log (directory/knowledge.jsonl, the beads-compound
+        plugin's format), merged with the files there (same key: the newest ts wins), rotated to
+        knowledge.archive.jsonl past 1,000 lines. An agent's token may write inside the project (and Claude Code's
+        and Codex's directories) only."""
+        with calling(ctx, agent) as cx:
+            caller_of(ctx).require_transcript(directory)
+            return BeadsExportOutput(**cx.export_beads(directory, agent=agent))
 
     @server.tool(annotations=readonly)
     def validate_store(

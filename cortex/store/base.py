@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from pyoxigraph import Quad, RdfFormat
+from pyoxigraph import Quad, RdfFormat, Triple
 
 from cortex.model import Memory, Scope
 from cortex.provenance import Activity
@@ -61,9 +61,13 @@ class MemoryStore(Protocol):
     def local_path(self) -> Path | None:
         """The directory of an embedded on-disk store, or None (in memory, or remote)."""
 
-    def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None) -> Change:
+    def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None,
+            extra: Sequence[Triple] = ()) -> Change:
         """Write every triple of ``memories`` into ``scope`` in one atomic operation; returns the change. With
-        ``activity``, the write's ``prov:Activity`` and ``prov:wasGeneratedBy`` from each memory go with it."""
+        ``activity``, the write's ``prov:Activity`` and ``prov:wasGeneratedBy`` from each memory go with it.
+        ``extra``: other triples of the scope's graph written in the same operation (an import's entity nodes,
+        the relations between them and the ``agentmem:about`` links of its memories); ``memories`` may then be
+        empty. They are not memories: the index and the log's ids do not see them."""
 
     def get_many(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory | None]:
         """Read memories of one scope, in the order asked (None where there is none)."""

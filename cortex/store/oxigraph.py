@@ -214,7 +214,8 @@ class OxigraphStore:
         last = self._last[scope] if scope in self._last else self._read_last(scope)
         return Change((last.seq if last is not None else 0) + 1, os.urandom(8).hex(), None)
 
-    def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None) -> Change:
+    def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None,
+            extra: Sequence[Triple] = ()) -> Change:
         with self._write_lock:
             change = self._next(scope)
             record = self.codec.change_quads(scope, change.seq, change.token, [m.id for m in memories])
@@ -222,8 +223,10 @@ class OxigraphStore:
             data = [q for m in memories for q in self.codec.quads(scope, m, cache)]
             if activity is not None:
                 data += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
+            graph = self.vocab.graph(scope)
+            data += [Quad(t.subject, t.predicate, t.object, graph) for t in extra]
             try:
-                self._add_quads(record, data, bulk=len(memories) >= BULK_THRESHOLD)
+                self._add_quads(record, data, bulk=len(memories) + len(extra) >= BULK_THRESHOLD)
             except OSError as exc:
                 raise StoreError(f"writing {len(memories)} memories failed: {exc}") from exc
             self._last[scope] = change

@@ -173,14 +173,16 @@ class MemoryCodec:
         #: an activity that only deleted memories (a prune): a PROV activity with a shape of its own
         self.deletion_class = vocab.predicate("Deletion")
         self.p_dropping = vocab.predicate("dropping")  # an activity whose memories a delete is dropping
-        #: Links a replacement of a memory keeps (they are not fields of the memory): its uses and what it was
-        #: derived from (the activity that generated it links to it: not a triple of the memory).
-        self.kept = frozenset({self.p_used, self.p_derived})
+        #: what an imported memory is about (an entity node of its graph: an MCP memory server's observation)
+        self.p_about = vocab.predicate("about")
+        #: Links a replacement of a memory keeps (they are not fields of the memory): its uses, what it was
+        #: derived from (the activity that generated it links to it: not a triple of the memory) and what it is about.
+        self.kept = frozenset({self.p_used, self.p_derived, self.p_about})
         self._unreadable: set[tuple[Scope, str]] = set()  # memories already reported as unreadable
         #: Every predicate IRI Cortex writes on a memory (fields, tags, links).
         self.known = frozenset({RDF_TYPE.value, self.agent_predicate.value, self.p_tag.value, self.p_replaced_by.value,
                                 self.p_revision_of.value, self.p_attributed.value, self.p_used.value,
-                                self.p_derived.value, *(node.value for _, node in self.fields)})
+                                self.p_derived.value, self.p_about.value, *(node.value for _, node in self.fields)})
 
     def version_iri(self, scope: Scope, memory_id: str, version: int) -> NamedNode:
         """The resource keeping version ``version`` of a memory once it was updated."""

@@ -446,17 +446,21 @@ class RemoteStore:
     def _quad_ops(self, quads: Sequence[Quad]) -> list[str]:
         return self.codec.insert_data(quads, MEMORIES_PER_OPERATION * 10)
 
-    def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None) -> Change:
+    def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None,
+            extra: Sequence[ox.Triple] = ()) -> Change:
         what = f"a write of {len(memories)} memories"
+        graph = self.vocab.graph(scope)
+        others = [Quad(t.subject, t.predicate, t.object, graph) for t in extra]
         if self.endpoint.gsp_url is not None and len(memories) >= GSP_MEMORIES:
             cache: dict[Any, Literal] = {}
-            quads = [q for m in memories for q in self.codec.quads(scope, m, cache)]
+            quads = [q for m in memories for q in self.codec.quads(scope, m, cache)] + others
             if activity is not None:
                 quads += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
             self._bulk(quads, what)
             change = self._change(scope, [m.id for m in memories], [], "a change record")
         else:
             ops = self._insert_ops(scope, memories) + self._provenance_ops(scope, memories, activity, ())
+            ops += self._quad_ops(others) if others else []
             if len(ops) < OPERATIONS_PER_REQUEST:
                 change = self._change(scope, [m.id for m in memories], ops, what)
             else:

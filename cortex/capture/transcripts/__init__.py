@@ -1,10 +1,11 @@
 """Agent session transcripts, read into one uniform list of messages, incrementally from a byte offset.
 
 One module per format: :mod:`~cortex.capture.transcripts.claude` (Claude Code JSONL, subagent transcripts
-included), :mod:`~cortex.capture.transcripts.codex` (Codex CLI rollout JSONL) and
-:mod:`~cortex.capture.transcripts.messages` (a JSON list of chat messages, and plain text). :func:`read` finds
-the format and returns a :class:`Transcript`; :func:`render` writes messages as plain text for a model, within a
-token budget.
+included), :mod:`~cortex.capture.transcripts.codex` (Codex CLI rollout JSONL),
+:mod:`~cortex.capture.transcripts.cursor` (Cursor agent transcripts), :mod:`~cortex.capture.transcripts.gemini`
+(Gemini CLI chat JSONL) and :mod:`~cortex.capture.transcripts.messages` (a JSON list of chat messages, and plain
+text). :func:`read` finds the format and returns a :class:`Transcript`; :func:`render` writes messages as plain
+text for a model, within a token budget.
 
 JSON-lines formats are streamed line by line, at most ``max_bytes`` a read; a last line without its newline is
 not consumed (the agent may still be writing it), so ``Transcript.end`` is where the next read starts. The
@@ -19,7 +20,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO
 
-from cortex.capture.transcripts import claude, codex
+from cortex.capture.transcripts import claude, codex, cursor, gemini
 from cortex.capture.transcripts._common import MAX_PROBLEMS, LineParser, Message, Problems, SubagentCall, \
     Transcript
 from cortex.capture.transcripts.messages import message_list, parse_messages, parse_text
@@ -28,7 +29,7 @@ from cortex.files import open_regular
 
 __all__ = ["FORMATS", "MAX_PROBLEMS", "MAX_READ", "Message", "SubagentCall", "Transcript", "read", "render"]
 
-FORMATS = ("claude", "codex", "messages", "text")
+FORMATS = ("claude", "codex", "cursor", "gemini", "messages", "text")
 #: The most one read takes by default (the rest is read by the next one).
 MAX_READ = 64 * 1024 * 1024
 #: How many lines, and bytes, of the beginning of a file format detection looks at.
@@ -42,13 +43,13 @@ def read(path: str | os.PathLike[str], start: int = 0, *, format: str | None = N
          max_bytes: int = MAX_READ) -> Transcript:
     """The messages of the transcript at ``path`` from byte ``start`` on.
 
-    The format (``claude``, ``codex``, ``messages`` or ``text``) is found from the first lines of the file
-    unless ``format`` names it. A JSON-lines transcript is read up to the end of its last complete line, at most
-    ``max_bytes`` after ``start``: ``end`` is where that line ends and the next read starts (a line longer than
-    ``max_bytes`` is skipped and named in problems, so that reading moves on). A whole-document transcript is read
-    whole (:class:`InvalidInputError` when it is larger than ``max_bytes``) and ``end`` is its size; with
-    ``start`` at that size (nothing written since) it gives no messages. A ``start`` past the end of the file (it
-    was truncated or replaced) gives no messages, a problem, and ``end`` 0. Malformed content is skipped and
+    The format (``claude``, ``codex``, ``cursor``, ``gemini``, ``messages`` or ``text``) is found from the first
+    lines of the file unless ``format`` names it. A JSON-lines transcript is read up to the end of its last
+    complete line, at most ``max_bytes`` after ``start``: ``end`` is where that line ends and the next read starts
+    (a line longer than ``max_bytes`` is skipped and named in problems, so that reading moves on). A whole-document
+    transcript is read whole (:class:`InvalidInputError` when it is larger than ``max_bytes``) and ``end`` is its
+    size; with ``start`` at that size (nothing written since) it gives no messages. A ``start`` past the end of the
+    file (it was truncated or replaced) gives no messages, a problem, and ``end`` 0. Malformed content is skipped and
     listed in ``problems``; only a path that is not a readable regular file, or a bad argument, raises
     (:class:`InvalidInputError`)."""
     if format is not None and format not in FORMATS:
@@ -116,6 +117,10 @@ def _read_lines(fh: BinaryIO, format: str, start: int, max_bytes: int) -> Transc
     parser: LineParser
     if format == "claude":
         parser = claude.Parser(problems)
+    elif format == "cursor":
+        parser = cursor.Parser(problems)
+    elif format == "gemini":
+        parser = gemini.Parser(problems)
     else:
         # a read from the middle of a rollout: whether the file has response items is in its first lines
         known = start > 0 and any(e.get("type") == "response_item" for e in _head(fh) if isinstance(e, dict))
@@ -212,6 +217,10 @@ def _detect(fh: BinaryIO, size: int, max_bytes: int) -> tuple[str | None, str | 
             return "claude", None
         if codex.looks_like(entry):
             return "codex", None
+        if gemini.looks_like(entry):
+            return "gemini", None
+        if cursor.looks_like(entry):
+            return "cursor", None
     fh.seek(0)
     first = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     if first in (b"[", b"{") and size <= max_bytes:
