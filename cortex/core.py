@@ -1372,15 +1372,19 @@ class Cortex:
         from cortex.capture import session as captured
 
         recorded = []
+        known: dict[str, set[Any]] = {}  # per agent, the tasks it has outcomes of (read once per capture)
         for agent_type, task, result, status in captured.subagent_outcomes(calls):
             name = self.resolve_agent(agent_type)
             if name is None:
                 continue
-            entry = tasks.task_entry(task, result, status)
-            known = self.list_memories(name, source=Source.TASK_COMPLETION, limit=1000).items
-            if any((m.metadata or {}).get("task") == entry["metadata"]["task"] for m in known):
+            if name not in known:
+                known[name] = {(m.metadata or {}).get("task") for m in
+                               self.list_memories(name, source=Source.TASK_COMPLETION, limit=1000).items}
+            shown = tasks.task_entry(task, result, status)["metadata"]["task"]
+            if shown in known[name]:
                 continue  # recorded already (by the SubagentStop hook, or an earlier capture)
             recorded.append(self.record_task(name, task, result, status))
+            known[name].add(shown)
         return recorded
 
     # -- Markdown notes ----------------------------------------------------------------------------
