@@ -247,7 +247,8 @@ class MemoryRepository:
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               derived: Sequence[tuple[str, str]] = (), *, action: str | None = None, actor: str | None = None,
-              at: datetime | None = None) -> list[Memory]:
+              at: datetime | None = None, deletes: Sequence[str] = (), unlink: Sequence[tuple[str, str]] = (),
+              extra: Sequence[Quad] = ()) -> list[Memory]:
         """In one atomic write: add new memories and replace existing ones (``(old, new, archive)``: ``old`` as
         the caller read it, kept as an earlier version when ``archive``), and record ``derived`` ((memory, the
         memory it was derived from) pairs, PROV-O). Used by update, supersession, validation and injection.
@@ -255,16 +256,20 @@ class MemoryRepository:
         the replaced memories.
         Content that changed is embedded again. Returns the replaced memories as
         the store now has them, in the order given; raises :class:`VersionConflictError` and writes nothing
-        when one changed or went in between (another process on a shared store)."""
-        if not adds and not replaces:
+        when one changed or went in between (another process on a shared store). ``deletes`` (ids of existing
+        memories removed in the same write), ``unlink`` (derived pairs removed again) and ``extra`` (quads of any
+        graph) serve a consolidation run and its undo (:mod:`cortex.consolidation`)."""
+        if not adds and not replaces and not deletes and not extra:
             return []
         with self.lock:
             changed = [*adds, *(new for old, new, _ in replaces if new.content != old.content)]
             vectors = self._embed_new(scope, changed) if changed else None
-            ids = [m.id for m in adds] + [old.id for old, _, _ in replaces]
+            ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
             stored: dict[str, Memory] = {}
 
             def apply(index: MemoryIndex) -> None:
+                for memory_id in deletes:
+                    index.remove(memory_id)
                 index.add_many(adds)
                 for memory in self.store.get_many(scope, [old.id for old, _, _ in replaces]):
                     if memory is not None:
@@ -272,10 +277,11 @@ class MemoryRepository:
                         stored[memory.id] = memory
 
             activity = provenance.current()
-            if action is not None and replaces:
+            if action is not None and (replaces or deletes):
                 activity = replace(activity, action=action, agent=actor, at=at)
             self._commit(scope, ids,
-                         lambda: self.store.write(scope, adds, replaces, activity=activity, derived=derived),
+                         lambda: self.store.write(scope, adds, replaces, deletes, activity=activity, derived=derived,
+                                                  unlink=unlink, extra=extra),
                          apply, vectors, embedded=changed)
             # as the store has them now; one deleted right after this write (another process) as it was written
             return [stored.get(old.id, new) for old, new, _ in replaces]

@@ -285,6 +285,8 @@ class GeneratedBy(BaseModel):
     file: str | None = None
     part: str | None = None
     model: str | None = None
+    #: the consolidation run that made it (``cortex consolidate --undo RUN`` takes this id)
+    run: str | None = None
     started_at: datetime | None = None
     associated_with: str | None = None
 

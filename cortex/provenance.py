@@ -48,6 +48,8 @@ class Activity:
     file: str | None = None
     part: str | None = None
     model: str | None = None
+    #: the consolidation run a write belongs to (its id: ``cortex consolidate --undo RUN``)
+    run: str | None = None
 
     def headers(self) -> dict[str, str]:
         """The activity as request headers (what a client forwards to the server: where the call came from)."""

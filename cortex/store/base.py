@@ -83,7 +83,8 @@ class MemoryStore(Protocol):
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               deletes: Sequence[str] = (), activity: Activity | None = None,
-              derived: Sequence[tuple[str, str]] = ()) -> Change:
+              derived: Sequence[tuple[str, str]] = (), unlink: Sequence[tuple[str, str]] = (),
+              extra: Sequence[Quad] = ()) -> Change:
         """In one atomic operation: add ``adds``, for each ``(old, new, archive)`` replace every triple of
         ``old`` by those of ``new`` (keeping ``old`` as an earlier version when ``archive``), and remove the
         memories ``deletes``. Every replacement requires the store to still hold ``old.version`` (see
@@ -91,7 +92,9 @@ class MemoryStore(Protocol):
         the memory is gone) and writes nothing. Used by update, supersession, validation, injection and by a
         forget that reinstates the memories its victims had superseded. ``activity``: as for :meth:`add`, for
         ``adds``; ``derived``: (memory, the memory it was derived from) pairs, written as ``prov:wasDerivedFrom``.
-        A replacement keeps the memory's provenance links and uses (:attr:`MemoryCodec.kept`)."""
+        A replacement keeps the memory's provenance links and uses (:attr:`MemoryCodec.kept`); ``unlink`` removes
+        such ``derived`` pairs again (an undone consolidation). ``extra``: quads of any graph written with it (a
+        consolidation run's record in the provenance graph)."""
 
     def load(self, data: Mapping[Scope, Sequence[Quad]], check: Callable[[], Mapping[Scope, Sequence[str]]],
              source: tuple[bytes, RdfFormat] | None = None) -> dict[Scope, Change]:

@@ -359,14 +359,16 @@ class OxigraphStore:
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               deletes: Sequence[str] = (), activity: Activity | None = None,
-              derived: Sequence[tuple[str, str]] = ()) -> Change:
+              derived: Sequence[tuple[str, str]] = (), unlink: Sequence[tuple[str, str]] = (),
+              extra: Sequence[Quad] = ()) -> Change:
         # A conditional replacement, done the cheap way this store allows: under the
         # write lock (one writing process) read the memory's triples, check its version, and send exactly the
         # difference as DELETE DATA + INSERT DATA in one update (~10x faster than matching patterns).
         with self._write_lock:
             graph = self.vocab.graph(scope)
-            removes: list[Quad] = []
+            removes: list[Quad] = self.codec.derived_quads(scope, unlink)
             inserts = [q for m in adds for q in self.codec.quads(scope, m)] + self.codec.derived_quads(scope, derived)
+            inserts += extra
             inserts += self.codec.write_activity_quads(scope, activity, adds, [new for _, new, _ in replaces], deletes)
             kept = self.codec.kept
             for old, new, archive in replaces:
@@ -385,7 +387,7 @@ class OxigraphStore:
             if removes:
                 operations.append(f"DELETE DATA {{ GRAPH {graph} {{ {self.codec.triples(removes)} }} }}")
             operations += self.codec.insert_data(inserts)  # the memories' graph, provenance's
-            ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
+            ids = list(dict.fromkeys([m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)))
             return self._update_locked(scope, ids, " ; ".join(operations))
 
     def versions(self, scope: Scope, memory_id: str) -> list[Memory]:

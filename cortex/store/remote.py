@@ -49,7 +49,7 @@ from cortex.model import Memory, Scope, utcnow
 from cortex.provenance import Activity
 from cortex.store.base import Change
 from cortex.store.rdf import MemoryCodec, sparql_term
-from cortex.vocab import Vocabulary
+from cortex.vocab import Vocabulary, integer
 
 log = logging.getLogger("cortex.store")
 
@@ -550,7 +550,8 @@ class RemoteStore:
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               deletes: Sequence[str] = (), activity: Activity | None = None,
-              derived: Sequence[tuple[str, str]] = ()) -> Change:
+              derived: Sequence[tuple[str, str]] = (), unlink: Sequence[tuple[str, str]] = (),
+              extra: Sequence[Quad] = ()) -> Change:
         # The server does not serialise read-modify-write updates, so the memories a write changes are claimed
         # first (see _claim): while this process holds them, it checks that the store holds exactly what the
         # caller read (every field, not only the version: a supersession or a validation keeps it), then writes.
@@ -567,9 +568,13 @@ class RemoteStore:
                                                        for p, o in pairs) if pairs else 0
                     raise VersionConflictError(old.id, old.version, stored)  # changed since it was read
                 ops += self._replace_ops(scope, old, new, archive, pairs)
+            if unlink:
+                ops.append(f"DELETE DATA {{ GRAPH {graph} {{ "
+                           f"{self.codec.triples(self.codec.derived_quads(scope, unlink))} }} }}")
             ops += self._insert_ops(scope, adds) + self._provenance_ops(scope, adds, activity, derived,
                                                                         [new for _, new, _ in replaces], deletes)
-            ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
+            ops += self._quad_ops(extra) if extra else []
+            ids = list(dict.fromkeys([m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)))
             change = self._change(scope, ids, [*ops, *claim.release], "an update")
             claim = claim.released()
         finally:
@@ -663,7 +668,12 @@ class RemoteStore:
         g, m = self.vocab.graph(scope), self.vocab.memory(scope, old.id)
         uc, lu = self.vocab.predicate("usageCount"), self.vocab.predicate("lastUsedAt")
         wanted = [q for q in self.codec.quads(scope, new) if q.predicate not in (uc, lu)]
-        wanted += [Quad(m, p, o, g) for p, o in pairs if p in (uc, lu)]
+        wanted += [Quad(m, p, o, g) for p, o in pairs if p in (uc, lu) and (p != uc or new.usage_count == old.usage_count)]
+        if new.usage_count != old.usage_count:
+            # a deliberate change of the count (a merge sums its memories', an undo restores it): the stored count
+            # moves by as much, the use triples (touches racing it) stay counted on top
+            stored = next((int(o.value) for p, o in pairs if p == uc), 0)
+            wanted.append(Quad(m, uc, integer(max(0, stored + new.usage_count - old.usage_count)), g))
         have, want = {(p, o) for p, o in pairs}, {(q.predicate, q.object) for q in wanted}
         removes = [Quad(m, p, o, g) for p, o in pairs if p not in self.codec.kept and (p, o) not in want]
         inserts = [q for q in wanted if (q.predicate, q.object) not in have]
