@@ -71,6 +71,9 @@ class AgentSettings:
     #: The teams the agent belongs to; a lead leads its teams and the swarm.
     teams: tuple[str, ...] = ()
     lead: bool = False
+    #: Temporary teams among ``teams`` and the parent team of each (``teams: [{name: sprint-7, parent: backend}]``):
+    #: a temporary team's members read its parent's memory (not write it), and it has no extractor.
+    parents: dict[str, str] = field(default_factory=dict)
     #: Time to live and decay half-life by source, over the defaults (docs/lifecycle.md).
     ttl: dict[str, timedelta | None] = field(default_factory=dict)
     decay: dict[str, timedelta] = field(default_factory=dict)
@@ -160,10 +163,27 @@ def _settings(raw: Any) -> tuple[AgentSettings, list[tuple[str, str]]]:
     if teams is not None:
         if isinstance(teams, str):
             teams = [teams]
-        if not isinstance(teams, list) or not all(isinstance(t, str) and _TEAM.fullmatch(t) for t in teams):
-            problems.append(("cortex.teams", "must be a list of team names (1-64 of a-z, 0-9, '_' and '-')"))
+        names: list[str] = []
+        parents: dict[str, str] = {}
+
+        def team_name(value: object) -> bool:
+            return isinstance(value, str) and bool(_TEAM.fullmatch(value))
+
+        for team in teams if isinstance(teams, list) else [None]:
+            if isinstance(team, dict) and set(team) == {"name", "parent"} and team_name(team["name"]) \
+                    and team_name(team["parent"]) and team["name"] != team["parent"]:
+                names.append(team["name"])
+                parents[team["name"]] = team["parent"]
+            elif team_name(team):
+                names.append(team)  # type: ignore[arg-type]
+            else:
+                problems.append(("cortex.teams", "must be a list of team names (1-64 of a-z, 0-9, '_' and '-'), "
+                                                 "or {name: TEAM, parent: TEAM} for a temporary team"))
+                break
         else:
-            values["teams"] = tuple(dict.fromkeys(teams))
+            values["teams"] = tuple(dict.fromkeys(names))
+            if parents:
+                values["parents"] = parents
     if raw.get("lead") is not None:
         if isinstance(raw["lead"], bool):
             values["lead"] = raw["lead"]

@@ -90,6 +90,7 @@ if TYPE_CHECKING:
     from cortex.transfer import Violation
     from cortex.client import RemoteCortex
     from cortex.llm import LLMSettings
+    from cortex.consolidation import ConsolidationReport, ConsolidationSettings, ReviewItem, RunInfo, UndoReport
 
 log = logging.getLogger("cortex")
 _T = TypeVar("_T")
@@ -129,6 +130,7 @@ class Cortex:
         self._shown = usage.ShownLog(state / "shown.json" if state is not None else None)
         self._state = state
         self._llm: object = _UNSET_LLM
+        self._consolidation: object = _UNSET_LLM
         #: one transcript capture at a time (its checkpoint is read, then written after what it stored)
         self._capturing = threading.RLock()
         #: extractions done before the store was opened (:func:`cortex.capture.session.prepare`), by part
@@ -264,7 +266,7 @@ class Cortex:
     def _member(self, agent: str) -> Member:
         """The agent as the scope rules see it (declared with memory: raises otherwise)."""
         settings = self._agent(agent).settings
-        return Member(agent, settings.teams, settings.lead)
+        return Member(agent, settings.teams, settings.lead, tuple(sorted(settings.parents.items())))
 
     def _delete(self, scope: Scope, memory_ids: Sequence[str], **recorded: Any) -> list[str]:
         """Delete memories; the ones they had superseded are current again (docs/lifecycle.md). ``recorded``
@@ -297,7 +299,8 @@ class Cortex:
 
     def _teams(self) -> set[str]:
         """Every team some declared agent with memory belongs to."""
-        return {t for d in self.agents.list() if d.memory_enabled for t in d.settings.teams}
+        return {t for d in self.agents.list() if d.memory_enabled
+                for t in (*d.settings.teams, *d.settings.parents.values())}
 
     def _policy(self, agent: str) -> Policy:
         """The agent's time rules: time to live and decay by source."""
@@ -395,8 +398,9 @@ class Cortex:
                 fields = {k: v for k, v in entry.items() if k != "scope"}
                 if self.redactor.store and isinstance(fields.get("content"), str):
                     fields["content"] = self.redactor.scrub(fields["content"], redacted)
-                memories.append(memory_from_entry(agent, fields, now, policy.expires_at, author=agent,
-                                                  scope=scope.relative))
+                memory = memory_from_entry(agent, fields, now, policy.expires_at, author=agent, scope=scope.relative)
+                scopes.check_team_memory_write(member, scope, memory.tags)
+                memories.append(memory)
             except (InvalidInputError, PermissionDeniedError) as exc:
                 if not batch:
                     raise
@@ -435,6 +439,8 @@ class Cortex:
                 raise _Refused(VersionConflictError(memory.id, expected, memory.version))
             now = self._clock()
             new = lifecycle.updated(memory, changes, now)
+            if "tags" in changes:
+                scopes.check_team_memory_write(member, scope, new.tags)
             return self._memories.write(scope, [], [(memory, new, True)], action="update", actor=agent, at=now)[0]
 
         updated = self._changing(attempt)
@@ -1704,6 +1710,184 @@ class Cortex:
             notices.notice(f"agent_end of agent {agent!r} pruned {count} (cortex.prune: {rule}): {shown}")
             log.info("%s: pruned %d memories at agent end (%s)", scope, len(pruned), rule)
         return pruned
+
+
+    # -- consolidation -----------------------------------------------------------------------------
+
+    @property
+    def consolidation(self) -> "ConsolidationSettings":
+        """The rules of consolidation runs and of the sweep (``CORTEX_CONSOLIDATE_*`` or the ``[consolidation]``
+        table of ``.cortex/config.toml``; docs/consolidation.md). Assignable."""
+        if self._consolidation is _UNSET_LLM:
+            from cortex.consolidation.settings import consolidation_settings
+
+            self._consolidation = consolidation_settings(project_root=config.find_project_root())
+        return self._consolidation  # type: ignore[return-value]
+
+    @consolidation.setter
+    def consolidation(self, settings: "ConsolidationSettings") -> None:
+        self._consolidation = settings
+
+    def _consolidation_target(self, agent: str | None, team: str | None, swarm: bool) -> tuple[Scope, str]:
+        """The scope one run covers and the agent it acts for: an agent's own memory (itself), a team's (its
+        lead) or the swarm's (a lead)."""
+        given = [name for name, value in (("agent", agent), ("team", team), ("swarm", swarm or None))
+                 if value is not None]
+        if len(given) != 1:
+            raise InvalidInputError("agent", "name exactly one of an agent, team= or swarm=True "
+                                             f"({'none' if not given else ' and '.join(given)} given)")
+        if agent is not None:
+            self._agent(agent)
+            return Scope.agent(agent), agent
+        if team is not None:
+            name = check_team_name(team)
+            if name not in self._teams():
+                raise InvalidInputError("team", f"unknown team {name!r}: no agent declares it in cortex: teams")
+            return Scope.team(name), self._lead_of(name)
+        leads = sorted(d.name for d in self.agents.list() if d.memory_enabled and d.settings.lead)
+        if not leads:
+            raise InvalidInputError("swarm", "the swarm's memory is consolidated for a lead, and no agent is one "
+                                             "(cortex: {lead: true})")
+        return Scope.swarm(), leads[0]
+
+    def _lead_of(self, team: str) -> str:
+        leads = sorted(d.name for d in self.agents.list() if d.memory_enabled and d.settings.lead
+                       and team in d.settings.teams)
+        if not leads:
+            raise InvalidInputError("team", f"team {team!r} has no lead: its memory is consolidated for its lead "
+                                            f"(cortex: {{teams: [{team}], lead: true}})")
+        return leads[0]
+
+    def _consolidation_context(self, actor: str, scope: Scope, now: datetime) -> "Any":
+        from cortex.consolidation.engine import Context
+
+        policy = self._policy(actor)
+
+        def make(entry: Mapping[str, Any]) -> Memory:
+            memory = memory_from_entry(actor, dict(entry), now, policy.expires_at, author=actor,
+                                       scope=scope.relative)
+            return memory.model_copy(update={"agent": scope.name}) if scope.kind == "agent" else memory
+
+        return Context(self._memories, self.consolidation, self.llm, self._state, now, make,
+                       lambda text: self.redactor.redact(text).text)
+
+    def consolidate(self, agent: str | None = None, *, team: str | None = None, swarm: bool = False,
+                    dry_run: bool = False) -> "ConsolidationReport":
+        """Consolidate one scope (an agent's own memory, ``team=``'s or the swarm's) in one run: near duplicates
+        merged (the survivor supersedes them, keeps their summed usage and tags, ``prov:wasDerivedFrom`` each),
+        contradictions the language model finds superseded (when configured) or listed for review, and, for an
+        agent, its recent sessions and task outcomes distilled into learnings (a learning that recurs raises the
+        confidence of the memory it repeats). Never deletes; one atomic write and one PROV-O activity, whose id
+        (``report.run``) :meth:`undo_consolidation` takes. ``dry_run``: plan only, and say exactly what a run
+        would do. Bad model output changes nothing (``problems``); an unreachable model leaves its part
+        ``pending`` for the next run."""
+        from cortex.consolidation import engine, runs
+        from cortex.consolidation.report import ConsolidationReport
+
+        scope, actor = self._consolidation_target(agent, team, swarm)
+        now = self._clock()
+        report = ConsolidationReport(scope=scope.relative if scope.kind != "agent" else f"agent:{scope.name}",
+                                     actor=actor, dry_run=dry_run, started_at=now)
+        with self._capturing:
+            plan = engine.plan_scope(self._consolidation_context(actor, scope, now), scope, actor, report,
+                                     agent=agent)
+            if not dry_run and not plan.empty:
+                report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))
+        return report
+
+    def team_round_end(self, team: str, *, dry_run: bool = False) -> "ConsolidationReport":
+        """The end of a round of ``team``: its lead's extractor distils the round's task outcomes and the members'
+        new learnings into the team memory (entries tagged ``team-memory`` and ``decision``, ``lesson``,
+        ``member`` or ``context``): new entries, updates by supersession, repeats confirmed, the least valuable
+        entries evicted over the bound (default 200). Needs a language model. One run, undone like any other.
+        A temporary team (declared with a parent) has no extractor."""
+        from cortex.consolidation import engine, runs
+        from cortex.consolidation.report import ConsolidationReport
+
+        name = check_team_name(team)
+        parents = {t: p for d in self.agents.list() if d.memory_enabled for t, p in d.settings.parents.items()}
+        if name in parents:
+            raise InvalidInputError("team", f"team {name!r} is temporary (its parent is {parents[name]!r}): it reads "
+                                            f"its parent's memory and has no extractor")
+        scope, lead = self._consolidation_target(None, name, False)
+        members = sorted(d.name for d in self.agents.list() if d.memory_enabled and name in d.settings.teams)
+        now = self._clock()
+        report = ConsolidationReport(scope=scope.relative, actor=lead, dry_run=dry_run, started_at=now)
+
+        def member_memories(member: str, since: datetime | None) -> list[Memory]:
+            own = engine.current(self._memories, Scope.agent(member), now)
+            return [m for m in own if (since is None or m.created_at > since)
+                    and m.source in (Source.TASK_COMPLETION, Source.AGENT_END, Source.MANUAL, Source.INJECTED)]
+
+        with self._capturing:
+            plan = engine.plan_round(self._consolidation_context(lead, scope, now), scope, lead, members, report,
+                                     member_memories)
+            if not dry_run and not plan.empty:
+                report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))
+        return report
+
+    def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,
+                           swarm: bool = False, force: bool = False) -> "UndoReport":
+        """Undo a consolidation run (its id, or ``last``: the latest run not undone, of the scope named, or of
+        any scope): every memory it changed back as it was before, the memories it created removed, its
+        derivation links removed; its record stays in provenance, marked undone. Refuses (nothing changed) when
+        a memory was changed since by something else, unless ``force``."""
+        from cortex.consolidation import runs
+
+        wanted = runs.check_run(run)
+        if agent is None and team is None and not swarm:
+            candidates = self._memories.scopes()
+        else:
+            candidates = [self._consolidation_target(agent, team, swarm)[0]]
+        found = [(info, scope) for scope in candidates for info in runs.runs(self._memories, scope)
+                 if (wanted == "last" and info.undone_at is None) or info.run == wanted]
+        if not found:
+            from cortex.errors import RunNotFoundError
+
+            raise RunNotFoundError(wanted, "" if wanted != "last" else " left to undo")
+        info, scope = max(found, key=lambda pair: (pair[0].started_at, pair[0].run))
+        actor = info.actor or (scope.name if scope.kind == "agent" else "cortex")
+        return runs.undo(self._memories, scope, info.run, actor, self._clock(), force=force)
+
+    def consolidation_runs(self, agent: str | None = None, *, team: str | None = None,
+                           swarm: bool = False) -> list["RunInfo"]:
+        """The consolidation runs of one scope (or of every scope, naming none), the latest first, undone ones
+        too."""
+        from cortex.consolidation import runs
+
+        if agent is None and team is None and not swarm:
+            scopes_ = self._memories.scopes()
+        else:
+            scopes_ = [self._consolidation_target(agent, team, swarm)[0]]
+        found = [info for scope in scopes_ for info in runs.runs(self._memories, scope)]
+        return sorted(found, key=lambda r: (r.started_at, r.run), reverse=True)
+
+    def review(self, agent: str | None = None, *, team: str | None = None,
+               swarm: bool = False) -> list["ReviewItem"]:
+        """The contradictions consolidation found and did not apply (``apply_contradictions`` off), still open:
+        both memories current. Accept one with ``supersede(agent, item.supersede, by=item.keep)``."""
+        from cortex.consolidation import runs
+        from cortex.consolidation.report import ReviewItem
+
+        scope, _ = self._consolidation_target(agent, team, swarm)
+        now = self._clock()
+        items: list[ReviewItem] = []
+        seen: set[frozenset[str]] = set()
+        for run, plan in runs.plans(self._memories, scope):
+            for raw in plan.get("review", []):
+                try:
+                    item = ReviewItem.model_validate({**raw, "run": run})
+                except ValueError:
+                    continue
+                pair = frozenset((item.keep, item.supersede))
+                if pair in seen:
+                    continue
+                seen.add(pair)
+                found = {m.id: m for m in self._memories.load(scope, [item.keep, item.supersede])}
+                if len(found) == 2 and all(m.superseded_by is None and not m.expired(now)
+                                           and (m.valid_until is None or m.valid_until > now) for m in found.values()):
+                    items.append(item)
+        return items
 
 
 #: How many times a change is read and decided again when another process changed the memory in between.

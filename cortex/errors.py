@@ -136,6 +136,23 @@ class VersionConflictError(CortexError):
         super().__init__(f"expected_version: memory {memory_id!r} {state}: read it again and retry")
 
 
+class RunNotFoundError(CortexError, LookupError):
+    """``consolidate --undo`` named a consolidation run the store has no record of."""
+
+    def __init__(self, run: str, where: str = "") -> None:
+        self.field = "run"
+        self.run = run
+        super().__init__(f"run: no consolidation run {run!r}{where}; `cortex consolidate --runs` lists them")
+
+
+class UndoConflictError(CortexError):
+    """An undo would overwrite changes made after the run (or the run was undone already): nothing was changed."""
+
+    def __init__(self, message: str) -> None:
+        self.field = "run"
+        super().__init__(f"run: {message}")
+
+
 class QueryTimeoutError(CortexError):
     """A SPARQL query ran longer than its time-out (nothing was changed: queries are read-only)."""
 

@@ -103,9 +103,11 @@ def llm_settings(env: Mapping[str, str] | None = None, project_root: Path | None
                        max_memories=most)
 
 
-def _config_table(path: Path) -> dict[str, tuple[object, str]]:
-    """The ``[llm]`` table of the settings file, each value with ``file:line [llm] key``; empty when there is
-    no file or no table."""
+def _config_table(path: Path, name: str = "llm", known: Mapping[str, str] | None = None
+                  ) -> dict[str, tuple[object, str]]:
+    """The ``[name]`` table (default ``[llm]``) of the settings file, each value with ``file:line [name] key``;
+    empty when there is no file or no table. ``known``: its settings (default: the model's)."""
+    known = _SETTINGS if known is None else known
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -119,36 +121,37 @@ def _config_table(path: Path) -> dict[str, tuple[object, str]]:
         found = re.search(r"at line (\d+)", str(exc))
         where = f"{path}:{found.group(1)}" if found else str(path)
         raise InvalidInputError(where, f"is not valid TOML: {exc}") from None
-    table = document.get("llm")
+    table = document.get(name)
     if table is None:
         return {}
     if not isinstance(table, dict):
-        raise InvalidInputError(f"{path}:{_line_of(text, 'llm') or '?'}", "llm must be a table ([llm])")
+        raise InvalidInputError(f"{path}:{_line_of(text, name, name) or '?'}", f"{name} must be a table ([{name}])")
     values: dict[str, tuple[object, str]] = {}
     for key, value in table.items():
-        where = f"{path}:{_line_of(text, key) or '?'} [llm] {key}"
-        if key not in _SETTINGS:
-            raise InvalidInputError(where, f"is not a setting (known: {', '.join(_SETTINGS)})")
+        where = f"{path}:{_line_of(text, key, name) or '?'} [{name}] {key}"
+        if key not in known:
+            raise InvalidInputError(where, f"is not a setting (known: {', '.join(known)})")
         values[key] = (value, where)
     return values
 
 
-def _line_of(text: str, key: str) -> int | None:
-    """The line (1-based) that sets ``key`` of the ``[llm]`` table (or opens it, for ``llm``), for messages."""
+def _line_of(text: str, key: str, name: str = "llm") -> int | None:
+    """The line (1-based) that sets ``key`` of the ``[name]`` table (or opens it, for ``key == name``), for
+    messages."""
     table = None
     for number, line in enumerate(text.splitlines(), 1):
         header = re.match(r"\s*\[\s*([^\]]+?)\s*\]", line)
         if header:
             table = header.group(1).strip("\"'")
-            if key == "llm" and table == "llm":
+            if key == name and table == name:
                 return number
             continue
         assigned = re.match(r"\s*([\w\"'.-]+)\s*=", line)
         if assigned:
-            name = assigned.group(1).strip("\"'")
-            if table == "llm" and name == key:
+            setting = assigned.group(1).strip("\"'")
+            if table == name and setting == key:
                 return number
-            if table is None and name == (key if key == "llm" else f"llm.{key}"):  # llm = ..., llm.url = ...
+            if table is None and setting == (key if key == name else f"{name}.{key}"):  # llm = ..., llm.url = ...
                 return number
     return None
 

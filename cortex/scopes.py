@@ -37,14 +37,17 @@ class Member:
     agent: str
     teams: tuple[str, ...] = ()
     lead: bool = False
+    #: the parent team of each temporary team among ``teams`` (read, not written)
+    parents: tuple[tuple[str, str], ...] = ()
 
     @property
     def own(self) -> Scope:
         return Scope.agent(self.agent)
 
     def visible(self) -> tuple[Scope, ...]:
-        """Every scope the agent reads: its own, its teams', the swarm."""
-        return (self.own, *(Scope.team(t) for t in self.teams), Scope.swarm())
+        """Every scope the agent reads: its own, its teams', their parents' (temporary teams), the swarm."""
+        parents = [p for _, p in self.parents if p not in self.teams]
+        return (self.own, *(Scope.team(t) for t in dict.fromkeys([*self.teams, *parents])), Scope.swarm())
 
     def leads(self, scope: Scope) -> bool:
         """Whether the agent is a lead of ``scope`` (its teams and the swarm, when ``lead``)."""
@@ -87,6 +90,20 @@ class Member:
             return
         raise PermissionDeniedError(f"only its author ({memory.author!r}) or a lead of {scope.relative} may "
                                     f"{action} memory {memory.id!r}", "memory_id")
+
+
+#: The tag of a team memory entry (cortex.consolidation.team): written by the team's lead (its extractor) only.
+TEAM_MEMORY_TAG = "team-memory"
+
+
+def check_team_memory_write(member: Member, scope: Scope, tags: Iterable[str]) -> None:
+    """Raise unless ``member`` may write a memory with ``tags`` to ``scope``: an entry of a team's memory
+    (tagged ``team-memory``) is written by a lead of the team only (its extractor, at a round's end)."""
+    if scope.kind == "team" and TEAM_MEMORY_TAG in tags and not member.leads(scope):
+        raise PermissionDeniedError(f"only the lead of team {scope.name!r} (its extractor, at the end of a round: "
+                                    f"`cortex team round-end {scope.name}`) writes its team memory; agent "
+                                    f"{member.agent!r} may not write a memory tagged {TEAM_MEMORY_TAG!r} there",
+                                    "tags")
 
 
 def injection_target(lead: Member, *, team: str | None, to: str | None, known_teams: Iterable[str],

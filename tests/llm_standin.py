@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -125,16 +126,48 @@ class StandIn:
         return not self._closing.wait(seconds)
 
 
+def _words(text: str) -> set[str]:
+    return {w.removesuffix("s") for w in re.findall(r"[a-z]+", text.lower())}
+
+
+def _contradictions(user: str) -> list[dict[str, str]]:
+    """A pair contradicts when the two differ only in numbers or in a negation (``not``, ``never``, ``no``): the
+    newer (``b``) is kept. Pairs come one JSON object per line (``cortex.consolidation``)."""
+    found = []
+    for line in user.splitlines():
+        try:
+            pair = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(pair, dict) or "a" not in pair:
+            continue
+        a, b = pair["a"], pair["b"]
+        if _words(a["content"]) ^ _words(b["content"]) <= {"not", "never", "no", "do", "doe", "don"}:
+            found.append({"keep": b["id"], "supersede": a["id"],
+                          "reason": "they cannot both hold; the newer one wins"})
+    return found
+
+
 def default_answer(body: dict[str, Any]) -> str:
     """What the stand-in answers when nothing is scripted, by the request's ``json_schema`` name."""
     name = (((body.get("response_format") or {}).get("json_schema")) or {}).get("name")
     user = next((m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user"), "")
     if name == "summary":
         return json.dumps({"summary": f"{user[:100]}..."})
-    if name == "extraction":
+    if name in ("extraction", "distillation"):
         lessons = [line[len("LESSON:"):].strip() for line in user.splitlines() if line.startswith("LESSON:")]
         return json.dumps({"memories": [{"content": lesson, "type": "insight", "confidence": 0.8, "tags": []}
                                         for lesson in lessons[:MAX_DEFAULT_LESSONS]]})
+    if name == "contradictions":
+        return json.dumps({"contradictions": _contradictions(user)})
+    if name == "team_memory":
+        entries = []
+        for line in user.splitlines():
+            found = re.search(r"\b(DECISION|LESSON|MEMBER|CONTEXT): (.+)$", line)
+            if found:
+                entries.append({"category": found.group(1).lower(), "content": found.group(2).strip(),
+                                "replaces": None})
+        return json.dumps({"entries": entries})
     if name is None:
         return "The stand-in has nothing scripted to say."
     return "{}"

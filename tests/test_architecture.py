@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("facade", ["cortex.core", "cortex.api", "cortex.client"]),
     ("engine", ["cortex.recall", "cortex.search", "cortex.rerank", "cortex.render", "cortex.capture",
                 "cortex.lifecycle", "cortex.scopes", "cortex.listing", "cortex.sparql",
-                "cortex.transfer", "cortex.shapes", "cortex.importers"]),
+                "cortex.transfer", "cortex.shapes", "cortex.importers", "cortex.consolidation"]),
     ("repository", ["cortex.memories"]),
     ("derived", ["cortex.index", "cortex.embeddings"]),
     ("storage", ["cortex.store", "cortex.vocab"]),

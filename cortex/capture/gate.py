@@ -521,6 +521,39 @@ class Gate:
             else:
                 del self._postings[term]
 
+    def add(self, memory_id: str, content: str, row: np.ndarray | None = None) -> None:
+        """Count ``content`` as an existing memory from now on (``row``: its vector, when the gate has an embedding
+        function; embedded when not given)."""
+        if self._embed is None:
+            self._add(memory_id, content)
+            return
+        rows = self._existing_vectors()  # (the memories' before this one)
+        self._add(memory_id, content)
+        if row is None:
+            row = np.asarray(self._embed([content]), dtype=np.float32)[0]
+        n = 0 if rows is None else rows.shape[0]
+        buffer = getattr(self, "_buffer", None)
+        if buffer is None or buffer.shape[0] <= n or buffer.shape[1] != len(row) or (
+                n and not np.shares_memory(buffer, rows)):
+            # grown by doubling: adding n memories one by one copies O(n) rows, not O(n^2)
+            buffer = np.empty((max(16, 2 * (n + 1)), len(row)), dtype=np.float32)
+            if n:
+                buffer[:n] = rows
+        buffer[n] = row
+        self._buffer = buffer
+        self._vectors = buffer[:n + 1]
+
+    def duplicate_of(self, text: str, row: np.ndarray | None = None) -> Verdict | None:
+        """The ``confirm`` verdict (exact or near duplicate, naming the memory) when ``text`` repeats one of the
+        gate's memories, else None; chatter and information are not judged (what consolidation asks of two
+        stored memories). ``row``: the text's vector, when the gate has an embedding function."""
+        features = _analyse(text)
+        if not features.key:
+            return None
+        if self._embed is not None and row is None:
+            row = self._candidate_vectors([text])[0]  # type: ignore[index]
+        return self._duplicate(features, row, [])
+
     def _judge(self, text: str, row: np.ndarray | None, stored: list[np.ndarray]) -> Verdict:
         features = _analyse(text)
         if not features.key:
@@ -533,6 +566,12 @@ class Gate:
             return Verdict("refuse", CHATTER if count or _greets(text) else LITTLE)
         if count < self.min_informative:
             return Verdict("refuse", LITTLE)
+        return self._duplicate(features, row, stored) or Verdict("store")
+
+    def _duplicate(self, features: _Text, row: np.ndarray | None, stored: list[np.ndarray]) -> Verdict | None:
+        exact = self._exact.get(features.key)
+        if exact is not None:
+            return Verdict("confirm", EXACT, self._ids[exact])
         best, best_score = -1, 0.0
         # prefix filter: a memory with Jaccard >= near lacks at most len - ceil(near * len) of the candidate's
         # terms, so it holds one of that many + 1 of them; the rarest are looked up
@@ -562,4 +601,11 @@ class Gate:
                     break
         if best >= 0:
             return Verdict("confirm", NEAR, self._ids[best])
-        return Verdict("store")
+        return None
+
+
+# What consolidation compares of two stored memories (cortex.consolidation): the same rules, public.
+features = _analyse
+differs = _blocked
+jaccard = _jaccard
+swaps = _swaps
