@@ -411,7 +411,8 @@ def _decode(codec: MemoryCodec, scope: Scope, memory_id: str, subject: str, prop
         problems.append(Violation(subject, str(codec.vocab.predicate("content")),
                                   f"a memory has exactly one content, not {len(content)}"))
         return None
-    many = (codec.p_tag.value, codec.p_used.value)  # tags, and uses on a shared store: one triple each
+    # tags, uses on a shared store, and the memories a consolidated one was derived from: one triple each
+    many = (codec.p_tag.value, codec.p_used.value, codec.p_derived.value, codec.p_about.value)
     for predicate, values in props.items():
         if len(values) > 1 and predicate not in many:
             problems.append(Violation(subject, f"<{predicate}>", "has more than one value"))
