@@ -70,6 +70,9 @@ def test_punctuation_inside_a_token_is_kept():
      "Background jobs are retried on failure, so they must be idempotent."),
     ("Deleting a workspace is asynchronous and answers 202.", "Workspace deletion is asynchronous and answers 202."),
     ("JWTs expire after 15 minutes and the gateway refreshes them.", "JWTs expire after 15 minutes."),  # a part
+    ("The config loader merges defaults.yaml, the environment file and environment variables, in that order.",
+     "The config loader merges defaults.yaml, then the environment file, then environment variables."),
+    ("Before pushing, run the tests with `uv run pytest`.", "Run the tests with `uv run pytest` before pushing."),
 ])
 def test_the_same_learning_in_other_words_confirms_the_memory(stored, candidate):
     verdict = judge(["Storybook runs on port 6006.", stored, "Logs go to stderr."], candidate)
@@ -91,6 +94,24 @@ def test_the_same_learning_in_other_words_confirms_the_memory(stored, candidate)
     ("Integration tests for the billing service need the Stripe mock server running on localhost.",
      "Integration tests for the invoicing service need the Stripe mock server running on localhost."),
     ("Run ruff before committing.", "Run ruff format before committing."),
+    # a flag with "no" in it negates nothing; what is negated must be the same
+    ("Use `--no-verify` when committing generated files.", "Do not use `--no-verify` when committing generated files."),
+    ("It is safe in one step because Postgres 11+ does not rewrite the table.",
+     "It is not safe in one step because Postgres 11+ does rewrite the table."),
+    # two opposites trading places within the same sentence
+    ("Integration tests run locally but are skipped in CI.", "Integration tests run in CI but are skipped locally."),
+    ("Query logging is enabled in dev and disabled in prod.", "Query logging is enabled in prod and disabled in dev."),
+    ("Reads go to the primary database; writes go to the replica.",
+     "Reads go to the replica; writes go to the primary database."),
+    ("The upload endpoint accepts multipart form data and rejects JSON.",
+     "The upload endpoint accepts JSON and rejects multipart form data."),
+    ("Cookies use SameSite=Strict on the dashboard and SameSite=Lax on marketing pages.",
+     "Cookies use SameSite=Lax on the dashboard and SameSite=Strict on marketing pages."),
+    # an order stated by both, reversed
+    ("Push the Docker image to the registry, then update the Helm release.",
+     "Update the Helm release, then push the Docker image to the registry."),
+    ("Import order: third-party packages before local modules.", "Import order: local modules before third-party packages."),
+    ("Scale the batch node pool up before the nightly run.", "Scale the batch node pool down before the nightly run."),
 ])
 def test_a_near_miss_is_stored(stored, candidate):
     assert judge([stored], candidate) == Verdict("store")

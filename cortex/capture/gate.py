@@ -120,6 +120,7 @@ OPPOSITES = (
     ("lock", "unlock"), ("install", "uninstall"), ("upgrade", "downgrade"), ("always", "never"),
     ("required", "optional"), ("encrypt", "decrypt"), ("sequential", "parallel"), ("serial", "parallel"),
     ("debug", "release"), ("left", "right"), ("short", "long"), ("small", "large"), ("fast", "slow"),
+    ("up", "down"), ("light", "dark"), ("primary", "replica"), ("accept", "reject"), ("strict", "lax"),
 )
 #: Words a paraphrase adds or drops without changing the learning ("Always run X" is "Run X").
 FILLER = frozenset(
@@ -218,6 +219,10 @@ class _Text:
     stems: frozenset[str]  # stems of every word (opposites)
     negated: bool
     relations: frozenset[str]
+    #: the content terms in the order they come (first occurrences)
+    sequence: tuple[str, ...] = ()
+    #: (negation or sequence word, the content term after it): what is negated, what comes first
+    anchors: frozenset[tuple[str, str]] = frozenset()
 
 
 def _analyse(text: str) -> _Text:
@@ -225,20 +230,64 @@ def _analyse(text: str) -> _Text:
     specific: set[str] = set()
     stems: set[str] = set()
     words: set[str] = set()
+    sequence: list[str] = []
+    anchors: set[tuple[str, str]] = set()
+    waiting: list[str] = []  # negation and sequence words whose next content term is not read yet
     tokens = _tokens(text)
     for token, is_specific in tokens:
         parts = _words(token)
-        words.update(parts)
         stems.update(stem(w) for w in parts)
-        if is_specific:
+        if is_specific:  # a flag such as --no-verify negates nothing
             specific.add(token)
-            content.add(token)
+            terms = [token]
         else:
-            found = (stem(w.removesuffix("'s")) for w in parts if w not in _SIM_STOP and len(w) >= 2)
-            content.update(s for s in found if s not in _FILLER_STEMS)
+            words.update(parts)
+            terms = []
+            for word in parts:
+                if word in NEGATIONS or word.endswith("n't"):
+                    waiting.append("not")
+                elif word in _SEQUENCE:
+                    waiting.append(word)
+                elif word not in _SIM_STOP and len(word) >= 2:
+                    term = stem(word.removesuffix("'s"))
+                    if term not in _FILLER_STEMS:
+                        terms.append(term)
+        for term in terms:
+            content.add(term)
+            if term not in sequence:
+                sequence.append(term)
+            anchors.update((w, term) for w in waiting)
+            waiting = []
     negated = bool(words & NEGATIONS) or any(w.endswith("n't") for w in words)
-    return _Text(" ".join(token for token, _ in tokens), frozenset(content), frozenset(specific), frozenset(stems), negated,
-                 frozenset(words & RELATIONS))
+    return _Text(" ".join(token for token, _ in tokens), frozenset(content), frozenset(specific), frozenset(stems),
+                 negated, frozenset(words & RELATIONS), tuple(sequence), frozenset(anchors))
+
+
+#: Words that order what follows them ("X, then Y" is not "Y, then X").
+_SEQUENCE = frozenset("then before after first next finally prior followed".split())
+
+
+def _swapped(a: _Text, b: _Text) -> bool:
+    """Whether two opposites (or two specific tokens) both texts have trade places: what follows one of them differs
+    ("enabled in dev and disabled in prod" / "enabled in prod and disabled in dev"; "reads go to the primary,
+    writes to the replica" / the reverse; "SameSite=Strict on A and SameSite=Lax on B" / the reverse). A
+    reworded sentence keeps each such word with what it qualifies."""
+    shared = set(a.sequence) & set(b.sequence)
+    watched = {t for x, y in _OPPOSITE_STEMS if x in shared and y in shared for t in (x, y)}
+    keys: dict[str, set[str]] = {}
+    for token in a.specific & b.specific:  # settings of one key (SameSite=Strict, SameSite=Lax) trading places
+        if "=" in token:
+            keys.setdefault(token.split("=", 1)[0], set()).add(token)
+    watched |= {t for group in keys.values() if len(group) >= 2 for t in group}
+    if not watched:
+        return False
+
+    def following(text: _Text) -> dict[str, str | None]:
+        seq = [t for t in text.sequence if t in shared]
+        return {t: (seq[i + 1] if i + 1 < len(seq) else None) for i, t in enumerate(seq)}
+
+    after_a, after_b = following(a), following(b)
+    return any(after_a.get(t) != after_b.get(t) for t in watched)
 
 
 def _blocked(candidate: _Text, memory: _Text) -> bool:
@@ -250,6 +299,18 @@ def _blocked(candidate: _Text, memory: _Text) -> bool:
     if memory.specific - candidate.specific and candidate.content - memory.content:
         return True
     if candidate.negated != memory.negated or candidate.relations != memory.relations:
+        return True
+    # what is negated, and what comes first after "then", "before"...: the same in both
+    if candidate.anchors != memory.anchors:
+        shared = candidate.content & memory.content
+        held = {x for x in candidate.anchors if x[1] in shared}
+        other = {x for x in memory.anchors if x[1] in shared}
+        if {x for x in held if x[0] == "not"} != {x for x in other if x[0] == "not"}:
+            return True  # another thing negated
+        words = {w for w, _ in held if w != "not"} & {w for w, _ in other if w != "not"}
+        if any({x for x in held if x[0] == w} != {x for x in other if x[0] == w} for w in words):
+            return True  # "X, then Y" / "Y, then X": both order, differently
+    if _swapped(candidate, memory):
         return True
     mine, theirs = candidate.stems - memory.stems, memory.stems - candidate.stems
     return any((a in mine and b in theirs) or (b in mine and a in theirs) for a, b in _OPPOSITE_STEMS)
