@@ -24,6 +24,7 @@ import argparse
 import json
 import math
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -78,12 +79,12 @@ def pairs(path: Path, vectors=None) -> dict:  # type: ignore[no-untyped-def]
 def run_pairs() -> dict:
     from cortex.embeddings import OnnxEmbeddings, local_available
 
-    out = {"dev": pairs(DATA / "merge_pairs_dev.jsonl"), "heldout": pairs(DATA / "merge_pairs_heldout.jsonl")}
+    sets = {"dev": "merge_pairs_dev.jsonl", "heldout": "merge_pairs_heldout.jsonl", "fresh": "merge_pairs_fresh.jsonl"}
+    out = {name: pairs(DATA / file) for name, file in sets.items()}
     if local_available():
         model = OnnxEmbeddings()
         embed = lambda texts: model.embed(texts)  # noqa: E731
-        out["dev_local"] = pairs(DATA / "merge_pairs_dev.jsonl", embed)
-        out["heldout_local"] = pairs(DATA / "merge_pairs_heldout.jsonl", embed)
+        out.update({f"{name}_local": pairs(DATA / file, embed) for name, file in sets.items()})
     rows = [(name, str(r["pairs"]), str(r["tp"]), str(r["fp"]), str(r["fn"]), f"{r['precision']:.3f}",
              f"{r['recall']:.3f}") for name, r in out.items()]
     print_table("Merge precision/recall on labelled pairs (lexical; *_local: with all-MiniLM-L6-v2 int8)", rows,
@@ -122,12 +123,11 @@ def run_scale(n: int = 10_000, embeddings: str = "none") -> dict:
         for start in range(0, n, 1000):
             cx.store_many("bench", [{"content": c} for c in contents[start:start + 1000]])
         store_s = time.perf_counter() - t0
-        tracemalloc.start()
+        rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         t0 = time.perf_counter()
         report = cx.consolidate("bench")
         run_s = time.perf_counter() - t0
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
+        rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         merged = sum(len(m.merged) for m in report.merges)
         t0 = time.perf_counter()
         cx.undo_consolidation(report.run or "last")
@@ -135,9 +135,15 @@ def run_scale(n: int = 10_000, embeddings: str = "none") -> dict:
         t0 = time.perf_counter()
         dry = cx.consolidate("bench", dry_run=True)
         dry_s = time.perf_counter() - t0
+        # the same planning again, under tracemalloc (which slows it several times: not timed)
+        tracemalloc.start()
+        cx.consolidate("bench", dry_run=True)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
     result = {"memories": n, "planted": len(planted), "merged": merged, "clusters": len(report.merges),
               "store_many_s": store_s, "consolidate_s": run_s, "ratio_to_store": run_s / store_s,
-              "peak_python_mb": peak / 2**20, "undo_s": undo_s, "dry_run_s": dry_s,
+              "peak_python_mb": peak / 2**20, "max_rss_mb_before": rss0 / 1024, "max_rss_mb_after": rss1 / 1024,
+              "undo_s": undo_s, "dry_run_s": dry_s,
               "dry_run_merged": sum(len(m.merged) for m in dry.merges), "embeddings": embeddings}
     print_table(f"One consolidation run over {n} memories (embeddings {embeddings})", [
         ("store_many (baseline)", f"{store_s:.2f}", ""),
@@ -145,8 +151,9 @@ def run_scale(n: int = 10_000, embeddings: str = "none") -> dict:
         ("undo", f"{undo_s:.2f}", ""),
         ("dry run (after undo)", f"{dry_s:.2f}", ""),
     ], ("step", "seconds", "ratio"))
-    print(f"planted {len(planted)} near duplicates; merged {merged} in {len(report.merges)} clusters; "
-          f"peak Python allocations during the run {peak / 2**20:.0f} MB")
+    print(f"planted {len(planted)} near duplicates; merged {merged} in {len(report.merges)} clusters (at most "
+          f"max_merges={cx.consolidation.max_merges} per run); peak Python allocations while planning "
+          f"{peak / 2**20:.0f} MB; process max RSS {rss0 / 1024:.0f} MB before the run, {rss1 / 1024:.0f} MB after")
     return result
 
 

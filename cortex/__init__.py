@@ -27,6 +27,9 @@ _EXPORTS = {
     "LLMError": "cortex.errors", "LLMUnavailableError": "cortex.errors", "LLMOutputError": "cortex.errors",
     "CaptureReport": "cortex.model", "LLMSettings": "cortex.llm", "ImportReport": "cortex.model",
     "StoreError": "cortex.errors", "StoreLockedError": "cortex.errors",
+    "RunNotFoundError": "cortex.errors", "UndoConflictError": "cortex.errors",
+    "ConsolidationReport": "cortex.consolidation.report", "ReviewItem": "cortex.consolidation.report",
+    "RunInfo": "cortex.consolidation.report", "UndoReport": "cortex.consolidation.report",
     "Hit": "cortex.model", "Memory": "cortex.model", "MemoryType": "cortex.model", "SearchResult": "cortex.model",
     "Page": "cortex.model", "Source": "cortex.model", "Scope": "cortex.model",
     "Reranking": "cortex.rerank", "SearchMode": "cortex.search",
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from cortex.agents import AgentDefinition, AgentProblem, AgentRegistry, AgentSettings
     from cortex.api import MemoryAPI
     from cortex.client import RemoteCortex
+    from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
     from cortex.core import Cortex
     from cortex.errors import (
         AgentDefinitionError,
@@ -51,9 +55,11 @@ if TYPE_CHECKING:
         MemoryDisabledError,
         MemoryNotFoundError,
         PermissionDeniedError,
+        RunNotFoundError,
         ServiceError,
         StoreError,
         StoreLockedError,
+        UndoConflictError,
         VersionConflictError,
     )
     from cortex.llm import LLMSettings
@@ -84,5 +90,6 @@ __all__ = [
     "PermissionDeniedError", "Reranking", "RemoteCortex", "Scope", "SearchMode", "SearchResult", "ServiceError",
     "Source", "StoreError", "StoreLockedError",
     "VersionConflictError", "CaptureReport", "LLMError", "LLMOutputError", "LLMSettings", "LLMUnavailableError",
-    "ImportReport",
+    "ImportReport", "ConsolidationReport", "ReviewItem", "RunInfo", "UndoReport", "RunNotFoundError",
+    "UndoConflictError",
 ]

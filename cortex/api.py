@@ -28,6 +28,7 @@ from cortex.model import (
 from cortex.rerank import Reranking
 
 if TYPE_CHECKING:
+    from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
     from cortex.sparql import SparqlResult
     from cortex.transfer import Violation
 
@@ -275,6 +276,34 @@ class MemoryAPI(Protocol):
 
     def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
         """Per source: memories, how many were shown and how many used, and the times of each."""
+        ...
+
+    def consolidate(self, agent: str | None = None, *, team: str | None = None, swarm: bool = False,
+                    dry_run: bool = False) -> "ConsolidationReport":
+        """Consolidate one scope (an agent's own memory, ``team=``'s or the swarm's) in one run: near duplicates
+        merged, contradictions superseded or listed for review, recent sessions distilled; ``report.run`` is the
+        id to undo it with. ``dry_run``: say what a run would do, write nothing."""
+        ...
+
+    def team_round_end(self, team: str, *, dry_run: bool = False) -> "ConsolidationReport":
+        """The end of a round of ``team``: its lead's extractor distils the round into the team memory (one run,
+        undone like any other). Needs a language model."""
+        ...
+
+    def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,
+                           swarm: bool = False, force: bool = False) -> "UndoReport":
+        """Undo a consolidation run (its id, or ``last`` of the scope named, or of any scope): what it changed
+        back as it was; refuses when a memory changed since, unless ``force``."""
+        ...
+
+    def consolidation_runs(self, agent: str | None = None, *, team: str | None = None,
+                           swarm: bool = False) -> list["RunInfo"]:
+        """The consolidation runs of one scope (or of every scope, naming none), the latest first."""
+        ...
+
+    def review(self, agent: str | None = None, *, team: str | None = None,
+               swarm: bool = False) -> list["ReviewItem"]:
+        """The contradictions consolidation found and did not apply, still open (both memories current)."""
         ...
 
     def resolve_agent(self, name: str) -> str | None:

@@ -951,6 +951,127 @@ def _notes_dirs(cx: MemoryAPI, agent: str) -> list[str]:
     return [str(d) for d in directories(config.find_project_root(), agent, ())]  # the server checks the file
 
 
+@cli.command()
+@click.argument("agent", required=False)
+@click.option("--team", default=None, help="The team's memory.")
+@click.option("--swarm", is_flag=True, help="The swarm's memory.")
+@click.option("--dry-run", is_flag=True, help="Say exactly what the run would do; write nothing.")
+@click.option("--undo", "undo", default=None, metavar="RUN",
+              help="Undo this run instead (its id as consolidate printed it, or 'last': the latest of the scope "
+                   "named, else of any scope).")
+@click.option("--force", is_flag=True, help="With --undo: undo even when a memory changed since the run.")
+@click.option("--runs", is_flag=True, help="List the runs instead (of the scope named, else of every scope).")
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
+@pass_state
+def consolidate(state: _State, agent: str | None, team: str | None, swarm: bool, dry_run: bool, undo: str | None,
+                force: bool, runs: bool, fmt: str) -> None:
+    """Consolidate AGENT's own memory (or --team T's, or --swarm's) in one run: near duplicates merged,
+    contradictions superseded or listed for review (`cortex review`), recent sessions distilled into learnings.
+    Never deletes; prints the report, and on stderr the run's id, which `--undo RUN` takes back exactly."""
+    if runs and undo is not None:
+        raise click.UsageError("give --runs or --undo, not both")
+    if dry_run and (runs or undo is not None):
+        raise click.UsageError("--dry-run is for a run (not with --runs or --undo)")
+    if force and undo is None:
+        raise click.UsageError("--force is for --undo")
+    with _as_json(state.cortex()) as cx:
+        if runs:
+            found = [r if isinstance(r, dict) else r.model_dump(mode="json")
+                     for r in cx.consolidation_runs(agent, team=team, swarm=swarm)]
+            if fmt == "json":
+                _emit(found)
+            else:
+                click.echo(_table([(r["run"], r["scope"], r["kind"], r["started_at"][:19], (r["undone_at"] or "")[:19],
+                                    *(str(r[k]) for k in ("merged", "superseded", "created", "confirmed", "evicted")))
+                                   for r in found],
+                                  ["run", "scope", "kind", "started", "undone", "merged", "superseded", "created",
+                                   "confirmed", "evicted"]))
+            return
+        if undo is not None:
+            undone = cx.undo_consolidation(undo, agent=agent, team=team, swarm=swarm, force=force)
+            data = undone if isinstance(undone, dict) else undone.model_dump(mode="json")
+            if fmt == "json":
+                _emit(data)
+            else:
+                click.echo(_table([("restored", i) for i in data["restored"]]
+                                  + [("removed", i) for i in data["removed"]], ["action", "memory"]))
+            click.echo(f"cortex: undid run {data['run']}: {len(data['restored'])} memories restored, "
+                       f"{len(data['removed'])} removed", err=True)
+            return
+        report = cx.consolidate(agent, team=team, swarm=swarm, dry_run=dry_run)
+    _show_consolidation(report if isinstance(report, dict) else report.model_dump(mode="json"), fmt)
+
+
+def _show_consolidation(data: dict[str, Any], fmt: str) -> None:
+    """A consolidation report: JSON (or a table of what it did) on stdout, a summary and its problems on stderr."""
+    if fmt == "json":
+        _emit(data)
+    else:
+        rows = [("merged", old, m["survivor"], m["reason"]) for m in data["merges"] for old in m["merged"]]
+        rows += [("superseded", s["old"], s["new"], s["reason"]) for s in data["superseded"]]
+        rows += [("review", r["supersede"], r["keep"], r["reason"]) for r in data["review"]]
+        rows += [("created", m["id"], "", _short(m["content"])) for m in data["created"]]
+        rows += [("confirmed", c["memory_id"], "", c["reason"]) for c in data["confirmed"]]
+        rows += [("evicted", e["memory_id"], "", e["reason"]) for e in data["evicted"]]
+        click.echo(_table(rows, ["action", "memory", "by", "why"]))
+    counts = (("merged", sum(len(m["merged"]) for m in data["merges"])), ("superseded", len(data["superseded"])),
+              ("for review", len(data["review"])), ("created", len(data["created"])),
+              ("confirmed", len(data["confirmed"])), ("evicted", len(data["evicted"])),
+              ("sessions distilled", len(data["sessions"])))
+    done = ", ".join(f"{n} {label}" for label, n in counts)
+    examined = f"{data['examined']} memories of {data['scope']} examined"
+    if data["dry_run"]:
+        click.echo(f"cortex: dry run: nothing written; the run would do: {done} ({examined})", err=True)
+    elif data["run"]:
+        click.echo(f"cortex: run {data['run']}: {done} ({examined}); undo it with "
+                   f"`cortex consolidate --undo {data['run']}`", err=True)
+    else:
+        click.echo(f"cortex: nothing to change ({examined})", err=True)
+    if data.get("note"):
+        click.echo(f"cortex: {data['note']}", err=True)
+    for line in [*data.get("pending", []), *data.get("problems", [])][:20]:
+        click.echo(f"cortex: {line}", err=True)
+
+
+@cli.command()
+@click.argument("agent", required=False)
+@click.option("--team", default=None, help="The team's memory.")
+@click.option("--swarm", is_flag=True, help="The swarm's memory.")
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
+@pass_state
+def review(state: _State, agent: str | None, team: str | None, swarm: bool, fmt: str) -> None:
+    """List the contradictions consolidation found in AGENT's memory (or --team T's, or --swarm's) and left for
+    review, still open: accept one with `cortex supersede AGENT SUPERSEDE --by KEEP`."""
+    with _as_json(state.cortex(read_only=True)) as cx:
+        items = [i if isinstance(i, dict) else i.model_dump(mode="json") for i in cx.review(agent, team=team,
+                                                                                            swarm=swarm)]
+    if fmt == "json":
+        _emit(items)
+    else:
+        click.echo(_table([(i["supersede"], i["keep"], _short(i["supersede_content"], 40),
+                            _short(i["keep_content"], 40), i["reason"]) for i in items],
+                          ["supersede", "keep", "old", "new", "why"]))
+    click.echo(f"cortex: {len(items)} open contradiction{'' if len(items) == 1 else 's'}", err=True)
+
+
+@cli.group()
+def team() -> None:
+    """Teams' shared memory."""
+
+
+@team.command("round-end")
+@click.argument("team_name", metavar="TEAM")
+@click.option("--dry-run", is_flag=True, help="Say exactly what it would do; write nothing.")
+@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
+@pass_state
+def team_round_end(state: _State, team_name: str, dry_run: bool, fmt: str) -> None:
+    """The end of a round of TEAM: its lead's extractor distils the round's task outcomes and the members' new
+    learnings into the team memory (needs a language model). One run: `cortex consolidate --undo RUN` undoes it."""
+    with _as_json(state.cortex()) as cx:
+        report = cx.team_round_end(team_name, dry_run=dry_run)
+    _show_consolidation(report if isinstance(report, dict) else report.model_dump(mode="json"), fmt)
+
+
 @cli.group()
 def agents() -> None:
     """Declared agents."""

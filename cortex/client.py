@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         Source,
     )
 
+    from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
     from cortex.rerank import Reranking
     from cortex.sparql import SparqlResult
     from cortex.transfer import Violation
@@ -52,7 +53,8 @@ _ERRORS: dict[str, type[errors.CortexError]] = {
     for cls in (errors.InvalidInputError, errors.AgentNotFoundError, errors.MemoryDisabledError,
                 errors.MemoryNotFoundError, errors.StoreError, errors.StoreLockedError, errors.AuthError,
                 errors.PermissionDeniedError, errors.VersionConflictError, errors.QueryTimeoutError,
-                errors.TooBusyError, errors.BrokenAgentError, errors.ServiceError, errors.CortexError)
+                errors.TooBusyError, errors.BrokenAgentError, errors.RunNotFoundError, errors.UndoConflictError,
+                errors.ServiceError, errors.CortexError)
 }
 
 
@@ -165,6 +167,15 @@ class RemoteCortex:
         from cortex import model
 
         return getattr(model, kind).model_validate(data)
+
+    def _consolidation(self, kind: str, data: Any) -> Any:
+        """The server's JSON ``data`` as the model ``kind`` of :mod:`cortex.consolidation.report` (itself inside
+        :meth:`as_json`)."""
+        if self._json_only:
+            return data
+        from cortex.consolidation import report
+
+        return getattr(report, kind).model_validate(data)
 
     def _connection(self) -> http.client.HTTPConnection:
         import http.client  # here: the engine imports this module for owner_client without sending anything
@@ -516,6 +527,36 @@ class RemoteCortex:
 
     def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
         return dict(self._call("GET", f"/agents/{_agent(agent)}/usage"))
+
+    def consolidate(self, agent: str | None = None, *, team: str | None = None, swarm: bool = False,
+                    dry_run: bool = False) -> "ConsolidationReport":
+        body = _jsonable({"agent": agent, "team": team, "swarm": swarm, "dry_run": dry_run}, drop_none=True)
+        report: ConsolidationReport = self._consolidation("ConsolidationReport",
+                                                          self._call("POST", "/consolidate", json=body))
+        return report
+
+    def team_round_end(self, team: str, *, dry_run: bool = False) -> "ConsolidationReport":
+        # the server checks the name: quoted, any text is one path segment
+        answer = self._call("POST", f"/teams/{quote(str(team), safe='')}/round-end", json={"dry_run": dry_run})
+        report: ConsolidationReport = self._consolidation("ConsolidationReport", answer)
+        return report
+
+    def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,
+                           swarm: bool = False, force: bool = False) -> "UndoReport":
+        body = _jsonable({"run": run, "agent": agent, "team": team, "swarm": swarm, "force": force}, drop_none=True)
+        report: UndoReport = self._consolidation("UndoReport", self._call("POST", "/consolidate/undo", json=body))
+        return report
+
+    def consolidation_runs(self, agent: str | None = None, *, team: str | None = None,
+                           swarm: bool = False) -> list["RunInfo"]:
+        found = self._call("GET", "/consolidate/runs",
+                           params=self._params(agent=agent, team=team, swarm=swarm or None))
+        return [self._consolidation("RunInfo", r) for r in found]
+
+    def review(self, agent: str | None = None, *, team: str | None = None,
+               swarm: bool = False) -> list["ReviewItem"]:
+        found = self._call("GET", "/review", params=self._params(agent=agent, team=team, swarm=swarm or None))
+        return [self._consolidation("ReviewItem", r) for r in found]
 
     def resolve_agent(self, name: str) -> str | None:
         answer = self._call("GET", "/agents/resolve", params={"name": name})["agent"]

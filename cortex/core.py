@@ -1786,8 +1786,7 @@ class Cortex:
 
         scope, actor = self._consolidation_target(agent, team, swarm)
         now = self._clock()
-        report = ConsolidationReport(scope=scope.relative if scope.kind != "agent" else f"agent:{scope.name}",
-                                     actor=actor, dry_run=dry_run, started_at=now)
+        report = ConsolidationReport(scope=runs.scope_label(scope), actor=actor, dry_run=dry_run, started_at=now)
         with self._capturing:
             plan = engine.plan_scope(self._consolidation_context(actor, scope, now), scope, actor, report,
                                      agent=agent)

@@ -105,6 +105,8 @@ def test_the_same_learning_in_other_words_confirms_the_memory(stored, candidate)
      "Reads go to the replica; writes go to the primary database."),
     ("The upload endpoint accepts multipart form data and rejects JSON.",
      "The upload endpoint accepts JSON and rejects multipart form data."),
+    ("In the Unity project, physics runs in FixedUpdate and input is read in Update.",
+     "In the Unity project, physics runs in Update and input is read in FixedUpdate."),
     ("Cookies use SameSite=Strict on the dashboard and SameSite=Lax on marketing pages.",
      "Cookies use SameSite=Lax on the dashboard and SameSite=Strict on marketing pages."),
     # an order stated by both, reversed

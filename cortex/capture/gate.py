@@ -279,15 +279,22 @@ def _swapped(a: _Text, b: _Text) -> bool:
         if "=" in token:
             keys.setdefault(token.split("=", 1)[0], set()).add(token)
     watched |= {t for group in keys.values() if len(group) >= 2 for t in group}
-    if not watched:
+    # an identifier whose place (between the same two neighbours) another term took traded places with it
+    # ("physics in FixedUpdate, input in Update"); one moved with its phrase leaves no other term in its place
+    identifiers = (a.specific & b.specific & shared) - watched
+    if not watched and not identifiers:
         return False
 
-    def following(text: _Text) -> dict[str, str | None]:
+    def neighbours(text: _Text) -> dict[str, tuple[str | None, str | None]]:
         seq = [t for t in text.sequence if t in shared]
-        return {t: (seq[i + 1] if i + 1 < len(seq) else None) for i, t in enumerate(seq)}
+        return {t: (seq[i - 1] if i else None, seq[i + 1] if i + 1 < len(seq) else None) for i, t in enumerate(seq)}
 
-    after_a, after_b = following(a), following(b)
-    return any(after_a.get(t) != after_b.get(t) for t in watched)
+    around_a, around_b = neighbours(a), neighbours(b)
+    if any(around_a[t][1] != around_b[t][1] for t in watched):
+        return True
+    places_b = {around: t for t, around in around_b.items()}
+    # another term sits where the identifier sat, between the same neighbours
+    return any(around_a[t] != around_b[t] and places_b.get(around_a[t], t) != t for t in identifiers)
 
 
 def _blocked(candidate: _Text, memory: _Text) -> bool:
@@ -509,7 +516,8 @@ class Gate:
 
     def _add(self, memory_id: str, content: str) -> int:
         index = len(self._ids)
-        features = _analyse(content)
+        last = getattr(self, "_last", None)
+        features = last[1] if last is not None and last[0] == content else _analyse(content)
         self._ids.append(memory_id)
         self._texts.append(content)
         self._features.append(features)
@@ -609,6 +617,7 @@ class Gate:
         gate's memories, else None; chatter and information are not judged (what consolidation asks of two
         stored memories). ``row``: the text's vector, when the gate has an embedding function."""
         features = _analyse(text)
+        self._last = (text, features)  # (add() of the same text reuses it)
         if not features.key:
             return None
         if self._embed is not None and row is None:

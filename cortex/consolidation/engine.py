@@ -24,7 +24,7 @@ from cortex.consolidation.report import (
     ReviewItem,
     Supersession,
 )
-from cortex.consolidation.runs import Plan, consumed, runs
+from cortex.consolidation.runs import Plan, consumed, runs, scope_label
 from cortex.consolidation.settings import ConsolidationSettings
 from cortex.errors import InvalidInputError, LLMError, LLMOutputError, LLMUnavailableError
 from cortex.index.memory_index import to_micros
@@ -133,7 +133,7 @@ def _contradictions(client: LLMClient, ctx: Context, plan: Plan, report: Consoli
                                                                        f"{proposal.reason}"))
             report.superseded.append(Supersession(old=proposal.supersede, new=proposal.keep, reason=proposal.reason))
         else:
-            report.review.append(ReviewItem(run=None, scope=plan.scope.relative, keep=proposal.keep,
+            report.review.append(ReviewItem(run=None, scope=scope_label(plan.scope), keep=proposal.keep,
                                             supersede=proposal.supersede, reason=proposal.reason,
                                             keep_content=by_id[proposal.keep].content,
                                             supersede_content=by_id[proposal.supersede].content))

@@ -38,6 +38,11 @@ RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 _USE_FIELDS = {"usage_count", "last_used_at", "used_count"}
 
 
+def scope_label(scope: Scope) -> str:
+    """How reports name a scope: ``agent:NAME``, ``team:NAME`` or ``swarm``."""
+    return f"agent:{scope.name}" if scope.kind == "agent" else scope.relative
+
+
 def new_run_id(now: datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%S')}-{os.urandom(3).hex()}"
 
@@ -205,7 +210,7 @@ def runs(repo: MemoryRepository, scope: Scope) -> list[RunInfo]:
         who = row["who"].value if row["who"] is not None else None
         prefix = f"{repo.store.vocab.ns}:agent:"
         out.append(RunInfo(
-            run=row["run"].value, scope=scope.relative, kind=row["kind"].value,
+            run=row["run"].value, scope=scope_label(scope), kind=row["kind"].value,
             actor=who[len(prefix):] if who and who.startswith(prefix) else who,
             started_at=parse_date_time(row["s"].value),
             undone_at=parse_date_time(row["u"].value) if row["u"] is not None else None,
@@ -246,7 +251,7 @@ def undo(repo: MemoryRepository, scope: Scope, run: str, actor: str, now: dateti
         rows = list(repo.store.query(f"SELECT ?j ?u WHERE {{ GRAPH {g} {{ {node} {codec.undo} ?j . "
                                      f"OPTIONAL {{ {node} {codec.undone} ?u }} }} }}"))
         if not rows:
-            raise RunNotFoundError(run, f" in {scope.relative}")
+            raise RunNotFoundError(run, f" in {scope_label(scope)}")
         if rows[0]["u"] is not None:
             raise UndoConflictError(f"run {run} was undone already ({rows[0]['u'].value})")
         journal = json.loads(rows[0]["j"].value)
@@ -274,7 +279,7 @@ def undo(repo: MemoryRepository, scope: Scope, run: str, actor: str, now: dateti
         with provenance.activity(run=run, channel="consolidation"):
             repo.write(scope, [], replaces, action="undo", actor=actor, at=now, deletes=deletes,
                        unlink=unlink, extra=extra)
-    return UndoReport(run=run, scope=scope.relative, restored=[b.id for b, _ in changed if b.id in current],
+    return UndoReport(run=run, scope=scope_label(scope), restored=[b.id for b, _ in changed if b.id in current],
                       removed=deletes, unlinked=len(unlink))
 
 

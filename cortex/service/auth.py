@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from cortex import config
 from cortex.errors import AgentNotFoundError, AuthError, InvalidInputError, PermissionDeniedError, TokenFileError
@@ -66,6 +67,29 @@ class Principal:
                                         "admin token", "agent")
         if not self.admin and agent is not None and resolve(agent) != agent:
             raise AgentNotFoundError(agent)
+
+    def require_consolidation(self, agent: str | None, team: str | None, swarm: bool,
+                              agents: Callable[[], list[dict[str, Any]]]) -> str | None:
+        """Refuse (:class:`PermissionDeniedError`) a consolidation operation (consolidate, undo, its runs, review,
+        a team's round end) this principal may not make, and return the agent it names: an admin may anything;
+        an agent's token its own agent (the one it names when it names no scope), a team's memory as a lead of
+        that team, the swarm's as a lead. ``agents``: the facade's ``describe_agents`` (who leads what)."""
+        if self.admin:
+            return agent
+        if agent is None and team is None and not swarm:
+            return self.agent
+        if agent is not None:
+            if agent != self.agent:
+                raise PermissionDeniedError("an agent token consolidates its own agent's memory only; another "
+                                            "agent's needs an admin token", "agent")
+            return agent
+        me = next((a for a in agents() if a.get("name") == self.agent and a.get("memory_enabled")
+                   and not a.get("problems")), None)
+        if me is None or not me.get("lead") or (team is not None and team not in me.get("teams", ())):
+            what, field = (f"team {team!r}", "team") if team is not None else ("the swarm", "swarm")
+            raise PermissionDeniedError(f"the memory of {what} is consolidated by an admin token or the token of a "
+                                        f"lead of {what}", field)
+        return agent
 
 
 ADMIN = Principal(agent=None)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field, ValidationError
 from cortex import config, notices, provenance
 from cortex import sparql as sparql_limits
 from cortex.api import MemoryAPI
+from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
 from cortex.errors import AgentNotFoundError, CortexError
 from cortex.model import CaptureReport, ImportReport, Memory, NotesReport, Page, Provenance, WrittenMemory
 from cortex.scopes import Member
@@ -47,6 +48,10 @@ AsOf = Annotated[str | None, Field(description="An ISO 8601 moment, e.g. 2026-01
                                                "memories recorded and valid then (superseded ones included)")]
 SourceName = Literal["manual", "agent_end", "task_completion", "session_summary", "file_index", "import", "injected"]
 SourceFilter = Annotated[SourceName | None, Field(description="Only memories from this source")]
+ConsolidatedAgent = Annotated[str | None, Field(
+    description="An agent's own memory (an agent token: its own, the default); name one of agent, team, swarm")]
+ConsolidatedTeam = Annotated[str | None, Field(description="A team's memory (an admin, or a lead of the team)")]
+ConsolidatedSwarm = Annotated[bool, Field(description="The swarm's memory (an admin, or a lead)")]
 
 
 class SearchHit(BaseModel):
@@ -796,6 +801,86 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         with calling(ctx, agent) as cx, notices.collect() as notes:
             memories = cx.agent_end(agent, output, project)
         return MemoriesOutput(memories=memories, warnings=notes)
+
+    def consolidating(ctx: Context, agent: str | None, team: str | None, swarm: bool) -> str | None:
+        """The agent a consolidation tool names, once the caller may: its own agent for an agent token, a team's
+        or the swarm's memory for an admin or a lead of it (:meth:`Principal.require_consolidation`)."""
+        return caller_of(ctx).require_consolidation(agent, team, swarm, backend().describe_agents)
+
+    @server.tool(annotations=writes)
+    def consolidate(
+        ctx: Context,
+        agent: ConsolidatedAgent = None,
+        team: ConsolidatedTeam = None,
+        swarm: ConsolidatedSwarm = False,
+        dry_run: Annotated[bool, Field(description="Only say what the run would do; write nothing")] = False,
+    ) -> ConsolidationReport:
+        """Consolidate one memory (an agent's own, a team's or the swarm's) in one run: near duplicates merged into
+        one, contradictions found by the language model superseded or listed for review, the agent's recent
+        sessions distilled into learnings. Never deletes; `run` in the report is the id undo_consolidation takes.
+        An agent token consolidates its own agent; a team's or the swarm's memory needs an admin or a lead."""
+        with tool_errors():
+            name = consolidating(ctx, agent, team, swarm)
+            return backend().consolidate(name, team=team, swarm=swarm, dry_run=dry_run)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                                             open_world_hint=False))
+    def undo_consolidation(
+        ctx: Context,
+        run: Annotated[str, Field(description="The run's id as consolidate reported it (e.g. "
+                                              "20261124T190501-3fa9c2), or 'last'")] = "last",
+        agent: ConsolidatedAgent = None,
+        team: ConsolidatedTeam = None,
+        swarm: ConsolidatedSwarm = False,
+        force: Annotated[bool, Field(description="Undo even when a memory changed since the run (those changes "
+                                                 "are lost)")] = False,
+    ) -> UndoReport:
+        """Undo a consolidation run exactly: every memory it changed back as it was, the memories it created
+        removed; its record stays, marked undone. Refused (nothing changed) when a memory changed since, unless
+        force. Who may: as for consolidate."""
+        with tool_errors():
+            name = consolidating(ctx, agent, team, swarm)
+            return backend().undo_consolidation(run, agent=name, team=team, swarm=swarm, force=force)
+
+    @server.tool(annotations=readonly)
+    def consolidation_runs(
+        ctx: Context,
+        agent: ConsolidatedAgent = None,
+        team: ConsolidatedTeam = None,
+        swarm: ConsolidatedSwarm = False,
+    ) -> list[RunInfo]:
+        """The consolidation runs of one memory (an admin naming none: of every memory), the latest first, with
+        what each changed and whether it was undone. Who may: as for consolidate."""
+        with tool_errors():
+            name = consolidating(ctx, agent, team, swarm)
+            return backend().consolidation_runs(name, team=team, swarm=swarm)
+
+    @server.tool(annotations=readonly)
+    def review_contradictions(
+        ctx: Context,
+        agent: ConsolidatedAgent = None,
+        team: ConsolidatedTeam = None,
+        swarm: ConsolidatedSwarm = False,
+    ) -> list[ReviewItem]:
+        """The contradictions consolidation found and left for review, still open (both memories current): to
+        accept one, supersede_memory `supersede` by `keep`. Who may: as for consolidate."""
+        with tool_errors():
+            name = consolidating(ctx, agent, team, swarm)
+            return backend().review(name, team=team, swarm=swarm)
+
+    @server.tool(annotations=writes)
+    def team_round_end(
+        team: Annotated[str, Field(description="The team whose round ended")],
+        ctx: Context,
+        dry_run: Annotated[bool, Field(description="Only say what it would do; write nothing")] = False,
+    ) -> ConsolidationReport:
+        """The end of a team's round: its lead's extractor distils the round's task outcomes and the members' new
+        learnings into the team memory (decisions, lessons, members, context; updated, confirmed, the least
+        valuable evicted over the bound). Needs a language model; one run, undone like any other. An admin or a
+        lead of the team."""
+        with tool_errors():
+            consolidating(ctx, None, team, False)
+            return backend().team_round_end(team, dry_run=dry_run)
 
     @server.resource("cortex://agents/{agent}/memory", name="agent_memory", mime_type="text/markdown",
                      description="The agent's <agent-memory> block: its most used memories")
