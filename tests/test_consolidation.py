@@ -250,12 +250,14 @@ def test_undo_last_and_refusals(cx):
     with pytest.raises(InvalidInputError):
         cx.undo_consolidation("'; DROP ALL")
     survivor = report.merges[0].survivor
+    cx.touch("rev", survivor)  # a use since the run does not stop an undo; an edit does
     cx.update("rev", survivor, content="Run the tests with `uv run pytest -n 4` before every push")
     with pytest.raises(UndoConflictError):
         cx.undo_consolidation("last")  # would overwrite the edit made since
     assert cx.get("rev", b.id).superseded_by is not None  # nothing changed
     done = cx.undo_consolidation("last", force=True)
     assert done.run == report.run and cx.get("rev", b.id).superseded_by is None
+    assert cx.get("rev", survivor).usage_count == 1  # the use since the run is kept
     with pytest.raises(RunNotFoundError):
         cx.undo_consolidation("last")
 
@@ -377,3 +379,31 @@ def test_a_consolidated_store_exports_and_imports_losslessly(cx, tmp_path):
         assert [r.run for r in other.consolidation_runs("rev")] == [report.run]
         other.undo_consolidation("last")
         assert len(current_ids(other, "rev")) == 3
+
+
+@pytest.mark.server
+def test_a_run_and_its_undo_on_a_shared_sparql_store(remote_store_url, llm):
+    """Merges with summed usage (a shared store counts uses as triples), a contradiction applied, the undo."""
+    with Cortex.open(remote_store_url, embeddings=None) as cx:
+        cx.agents.register("rev")
+        cx.llm = LLMSettings(url=llm.url, model="standin")
+        cx.consolidation = ConsolidationSettings(apply_contradictions=True)
+        a = cx.store("rev", DUP_A)
+        b = cx.store("rev", DUP_B)
+        old, new = cx.store("rev", OLD_RULE), cx.store("rev", NEW_RULE)
+        for _ in range(2):
+            cx.touch("rev", b.id)
+        cx.touch("rev", a.id)
+        before = snapshot(cx, "rev")
+        report = cx.consolidate("rev")
+        assert [(m.survivor, m.merged) for m in report.merges] == [(b.id, [a.id])]
+        assert cx.get("rev", b.id).usage_count == 3 and cx.get("rev", a.id).superseded_by == b.id
+        assert cx.get("rev", old.id).superseded_by == new.id
+        assert cx.provenance("rev", b.id).derived_from == [a.id]
+        cx.touch("rev", b.id)  # a use after the run: not a reason to refuse the undo, and kept by it
+        cx.undo_consolidation("last")
+        after = snapshot(cx, "rev")
+        assert after[b.id][0]["usage_count"] == 3  # its own 2 uses and the one since the run
+        after[b.id][0]["last_used_at"] = before[b.id][0]["last_used_at"]
+        after[b.id][0]["usage_count"] = before[b.id][0]["usage_count"]
+        assert after == before

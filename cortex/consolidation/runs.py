@@ -272,7 +272,8 @@ def undo(repo: MemoryRepository, scope: Scope, run: str, actor: str, now: dateti
         if conflicts and not force:
             raise UndoConflictError(f"undoing run {run} would overwrite what happened since: "
                                     f"{'; '.join(conflicts[:10])}; nothing was changed (force overwrites it)")
-        replaces = [(current[b.id], b, False) for b, _ in changed if b.id in current]
+        replaces = [(current[b.id], _with_later_uses(b, a, current[b.id]), False) for b, a in changed
+                    if b.id in current]
         deletes = [m.id for m in created if m.id in current]
         unlink = [tuple(pair) for pair in journal.get("derived", [])]
         extra = [Quad(node, codec.undone, date_time(now), g), Quad(node, codec.undone_by, repo.store.vocab.agent(actor), g)]
@@ -281,6 +282,17 @@ def undo(repo: MemoryRepository, scope: Scope, run: str, actor: str, now: dateti
                        unlink=unlink, extra=extra)
     return UndoReport(run=run, scope=scope_label(scope), restored=[b.id for b, _ in changed if b.id in current],
                       removed=deletes, unlinked=len(unlink))
+
+
+def _with_later_uses(before: Memory, after: Memory, now: Memory) -> Memory:
+    """``before``, plus the uses the memory had since the run (``now`` against ``after``): an undo restores what
+    the run changed, not what agents did since."""
+    shown = max(0, now.usage_count - after.usage_count)
+    used = max(0, now.used_count - after.used_count)
+    if not shown and not used:
+        return before
+    return before.model_copy(update={"usage_count": before.usage_count + shown, "used_count": before.used_count + used,
+                                     "last_used_at": max(before.last_used_at, now.last_used_at)})
 
 
 def _differs(found: Memory, expected: Memory) -> bool:
