@@ -407,3 +407,48 @@ def test_a_run_and_its_undo_on_a_shared_sparql_store(remote_store_url, llm):
         after[b.id][0]["last_used_at"] = before[b.id][0]["last_used_at"]
         after[b.id][0]["usage_count"] = before[b.id][0]["usage_count"]
         assert after == before
+
+
+def test_done_when_one_run_merges_supersedes_distils_and_the_team_round_stays_bounded_all_undone(cx, tmp_path):
+    """The issue's scenario: planted duplicates, a contradiction and ten finished sessions; one run; the team's
+    round; every change in provenance; both undone exactly."""
+    cx.consolidation = replace(cx.consolidation, apply_contradictions=True, team_bound=4)
+    dups = [cx.store("rev", text) for text in (DUP_A, DUP_B, DUP_C)]
+    old, new = cx.store("rev", OLD_RULE), cx.store("rev", NEW_RULE)
+    saved, cx.llm = cx.llm, None
+    for n in range(10):
+        cx.capture_transcript("rev", transcript(tmp_path / f"s{n}.json", 4 + n % 3,
+                                                [f"Service {n} reads its settings from config/service{n}.toml"]))
+        cx.record_task("coder", f"task {n}", f"LESSON: module {n} needs the `--strict` flag" if n < 6 else "done")
+    cx.llm = saved
+    before_agent, before_team = snapshot(cx, "rev"), cx.list_memories("boss", scope="team:backend", limit=100).items
+
+    report = cx.consolidate("rev")
+    [merge] = report.merges
+    assert set([merge.survivor, *merge.merged]) == {d.id for d in dups}
+    assert [(s.old, s.new) for s in report.superseded] == [(old.id, new.id)]
+    assert len(report.sessions) == 10 and len(report.created) == 10
+    for memory_id in merge.merged:
+        revisions = cx.provenance("rev", memory_id).changes
+        assert [(r.action, r.run) for r in revisions] == [("consolidate", report.run)]
+    assert set(cx.provenance("rev", merge.survivor).derived_from) == set(merge.merged)
+    assert all(cx.provenance("rev", m.id).generated_by.run == report.run for m in report.created)
+    [info] = cx.consolidation_runs("rev")
+    assert (info.run, info.merged, info.superseded, info.created, info.sessions) == (report.run, 2, 1, 10, 10)
+
+    first_round = cx.team_round_end("backend")
+    assert len(first_round.created) == 4 and first_round.skipped == {"over-team-bound": 2}
+    cx.record_task("coder", "pick the broker", "DECISION: the team uses NATS for events")
+    cx.record_task("coder", "pick the cache", "DECISION: the team uses Valkey as its cache")
+    round_end = cx.team_round_end("backend")
+    assert round_end.run and len(round_end.created) == 2 and len(round_end.evicted) == 2
+    entries = cx.list_memories("boss", scope="team:backend", tags=["team-memory"], limit=100).items
+    assert len(entries) == 4  # within its bound; the evicted two are retired, not deleted
+    assert all(cx.get("boss", e.memory_id).valid_until is not None for e in round_end.evicted)
+
+    cx.undo_consolidation("last", team="backend")
+    cx.undo_consolidation("last", team="backend")
+    cx.undo_consolidation(report.run)
+    assert snapshot(cx, "rev") == before_agent
+    assert cx.list_memories("boss", scope="team:backend", limit=100).items == before_team
+    assert cx.validate_store() == []

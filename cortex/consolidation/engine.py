@@ -255,6 +255,14 @@ def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], re
             plan.supersede.append((entry.replaces, memory.id, "updated at the round's end"))
             report.superseded.append(Supersession(old=entry.replaces, new=memory.id,
                                                   reason="updated at the round's end"))
+    bound = ctx.settings.team_bound
+    if len(made) > bound:  # more new entries than the memory holds: the model's first ones
+        dropped = {m.id for m in made[bound:]}
+        report.skipped["over-team-bound"] = len(dropped)
+        made = made[:bound]
+        plan.supersede = [s for s in plan.supersede if s[1] not in dropped]
+        report.superseded = [s for s in report.superseded if s.new not in dropped]
+        replaced = {old for old, _, _ in plan.supersede}
     plan.created = made
     report.created = made
     report.sessions = [f"round since {since.isoformat()}"]
