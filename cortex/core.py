@@ -808,13 +808,14 @@ class Cortex:
         declared = [
             {"name": d.name, "description": d.description, "memory_enabled": d.memory_enabled,
              "project": d.settings.project, "teams": list(d.settings.teams), "lead": d.settings.lead,
+             "temporary_teams": dict(d.settings.parents),
              "memories": len(self._memories.index(self._scope(d.name))) if d.memory_enabled else 0, "problems": []}
             for d in self.agents.list()
         ]
-        broken = [
+        broken: list[dict[str, Any]] = [
             {"name": next((p.agent for p in problems if p.agent), path.stem), "description": "",
-             "memory_enabled": False, "project": None, "teams": [], "lead": False, "memories": 0,
-             "problems": [f"{path.name}: {p.field}: {p.message}" for p in problems]}
+             "memory_enabled": False, "project": None, "teams": [], "lead": False, "temporary_teams": {},
+             "memories": 0, "problems": [f"{path.name}: {p.field}: {p.message}" for p in problems]}
             for path, problems in sorted(self.agents.broken.items())
         ]
         return declared + broken

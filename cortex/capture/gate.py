@@ -661,9 +661,8 @@ class Gate:
             memories = self._existing_vectors()
             parts = [memories @ row] if memories is not None and memories.shape[0] else []
             similarity = np.concatenate(parts + [np.asarray(stored) @ row] if stored else parts or [np.zeros(0)])
-            for index in np.argsort(-similarity, kind="stable"):
-                if similarity[index] < self.semantic_near:
-                    break
+            close = np.flatnonzero(similarity >= self.semantic_near)  # (sorting only these: 10k memories)
+            for index in close[np.argsort(-similarity[close], kind="stable")]:
                 memory = self._features[int(index)]
                 if (_jaccard(features.content, memory.content) >= SEMANTIC_OVERLAP
                         and not _swaps(features, memory) and not _blocked(features, memory)):

@@ -14,7 +14,9 @@ has each tool's).
   true. Learnings go to the agent that wrote them: ``Stop`` reads the main transcript without its sidechain lines
   (``"isSidechain": true``: a subagent's); ``SubagentStop`` reads ``agent_transcript_path``, and without it only
   the sidechain lines of the parent transcript (of its ``agent_id`` where the lines name one), never the main
-  agent's lines. Marker lines inside fenced code blocks are not captured (:mod:`cortex.markers`).
+  agent's lines. Marker lines inside fenced code blocks are not captured (:mod:`cortex.markers`). With a language
+  model configured, a lead's ``Stop`` also has the round end of each (non-temporary) team it leads run after the
+  hook has answered (``Cortex.team_round_end``: in the server's queue, else a detached ``cortex team round-end``).
 * ``PostToolUse``: the marker lines of a Beads comment a Bash command added (``bd comment ID "LEARNED: ..."``)
   become the agent's memories, ``bead ID`` in their PROV-O activity (channel ``beads``); a Markdown file a Write
   or Edit changed is synced when it is in a notes directory (``Cortex.sync_notes(file=...)``).
@@ -43,8 +45,8 @@ from typing import Any
 
 from cortex import config, provenance
 from cortex.service import harnesses
-from cortex.service.harnesses.base import ENDS, SESSION_END, SUBAGENT_START, SUBAGENT_STOP, TOOL, Call, Harness, \
-    is_project as _is_project, linked as _linked, log as _log, quietly, reset_quiet, say as _say
+from cortex.service.harnesses.base import ENDS, SESSION_END, STOP, SUBAGENT_START, SUBAGENT_STOP, TOOL, Call, \
+    Harness, is_project as _is_project, linked as _linked, log as _log, quietly, reset_quiet, say as _say
 
 AGENT_ENV = "CORTEX_HOOK_AGENT"
 #: The part of a task a block is ranked for.
@@ -165,6 +167,19 @@ class _ServerHooks:
 
     def sync_notes(self, agent: str | None = None, *, file: str | None = None) -> None:
         self._request("POST", "/notes/sync", {"agent": agent, "file": file})
+
+    def led_teams(self, agent: str) -> list[str]:
+        """The teams ``agent`` leads (all of its teams when it is a lead with memory; none otherwise)."""
+        entry = next((a for a in self._request("GET", "/agents") if a.get("name") == agent), None)
+        if entry is None or not entry.get("lead") or not entry.get("memory_enabled"):
+            return []
+        temporary = entry.get("temporary_teams") or {}
+        return [str(t) for t in entry.get("teams") or [] if t not in temporary]
+
+    def queue_round_end(self, team: str) -> None:
+        from urllib.parse import quote
+
+        self._request("POST", f"/teams/{quote(team, safe='')}/round-end", {"wait": False})
 
     def close(self, *, flush: bool = True) -> None:
         pass
@@ -409,6 +424,8 @@ def _end(root: Path, adapter: Harness, where: str, call: Call, agent_type: str) 
         _task_outcome(root, adapter, where, call, agent_type, reading.parts if reading is not None else [])
     if call.action in (SUBAGENT_STOP, SESSION_END) and reading is not None and reading.file:
         _extract_later(root, agent_type, reading.file)
+    if call.action == STOP:
+        _round_end_later(root, agent_type)
 
 
 def _deliver(root: Path, where: str, agent_type: str, found: str) -> None:
@@ -580,6 +597,83 @@ def _extract_later(root: Path, agent_type: str, transcript: str) -> None:
         subprocess.Popen([sys.executable, "-m", "cortex", "capture", agent_type, "--transcript", transcript,
                           "--no-markers", "--no-tasks", "--model-first"], cwd=root, stdin=subprocess.DEVNULL, stdout=out,
                          stderr=out, start_new_session=True)
+
+
+def _round_end_later(root: Path, agent_type: str) -> None:
+    """A lead ended a turn: with a language model configured, have the round end of each (non-temporary) team it
+    leads run after the hook has answered: in the server's queue, else by a detached ``cortex team round-end TEAM``
+    process (one at a time per team). Another agent costs the check that the model is configured, and one
+    request to the server (or reading the definitions)."""
+    from cortex.llm import llm_settings
+
+    try:
+        if llm_settings(project_root=root) is None:
+            return
+    except Exception as exc:  # a bad setting is named in the log, and the hook goes on
+        _log(root, f"language model settings: {exc}")
+        return
+    from cortex import discovery
+    from cortex.state import state_dir_of
+
+    state_dir = state_dir_of(config.default_store_path(root))
+    info = discovery.find(state_dir) if state_dir is not None else None
+    if info is not None:
+        try:
+            hooks = _ServerHooks(info.url, os.environ.get("CORTEX_TOKEN") or info.token)
+            name = hooks.resolve_agent(agent_type)
+            for team in hooks.led_teams(name) if name is not None else []:
+                try:
+                    hooks.queue_round_end(team)
+                except ConnectionError as exc:
+                    if "answered 422" in str(exc) and "is temporary" in str(exc):
+                        continue  # a temporary team has no round end: nothing to say at every turn
+                    _log(root, f"round end of team {team!r} not queued: {exc}")
+            return
+        except Exception as exc:
+            _log(root, f"the server's queue not reachable for round ends ({type(exc).__name__}: {exc}); "
+                       "running them in a process")
+    from cortex.agents import AgentRegistry
+
+    registry = AgentRegistry()
+    registry.load(config.discover_agent_dirs(root))
+    name = registry.resolve(agent_type)
+    definition = registry.get(name) if name is not None else None
+    if definition is None or not definition.memory_enabled or not definition.settings.lead:
+        return
+    temporary = {t for d in registry.list() if d.memory_enabled for t in d.settings.parents}
+    for team in definition.settings.teams:
+        if team not in temporary:
+            _spawn_round_end(root, team)
+
+
+def _spawn_round_end(root: Path, team: str) -> None:
+    """``cortex team round-end TEAM`` in a detached process, unless the one started before still runs."""
+    import subprocess
+    import sys
+
+    from cortex.files import atomic_write, private_dir, read_regular
+
+    logs = private_dir(root / ".cortex" / "logs")
+    pids = logs / "round-end.json"
+    try:
+        running = json.loads(read_regular(pids, 64 * 1024))
+        running = running if isinstance(running, dict) else {}
+    except (OSError, ValueError):
+        running = {}
+    pid = running.get(team)
+    if isinstance(pid, int) and pid > 0:
+        try:
+            os.kill(pid, 0)
+            return  # the round end started at an earlier turn still runs: it reads this round too
+        except ProcessLookupError:
+            pass
+        except OSError:  # alive, another user's: not ours to wait for
+            pass
+    with open(logs / "round-end.log", "ab") as out:
+        process = subprocess.Popen([sys.executable, "-m", "cortex", "team", "round-end", team], cwd=root,
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
+    running[team] = process.pid
+    atomic_write(pids, json.dumps(running))
 
 
 USAGE = f"usage: cortex hook {'|'.join(harnesses.NAMES)} EVENT [--agent NAME]"

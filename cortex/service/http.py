@@ -2,8 +2,9 @@
 streamable-HTTP endpoint at ``/mcp``. A thin adapter: every route calls one :class:`cortex.Cortex` method.
 
 Errors are translated once, here: ``InvalidInputError`` and request validation -> 422, malformed JSON -> 400,
-``AuthError`` -> 401, ``PermissionDeniedError`` (an agent token on an admin route) -> 403, unknown agent or memory (and another agent's, for an agent token) -> 404, memory
-disabled or store locked -> 409. The body is always ``{"error": {"type", "message", "field"}}``.
+``AuthError`` -> 401, ``PermissionDeniedError`` (an agent token on an admin route) -> 403, unknown agent or memory
+(and another agent's, for an agent token) or consolidation run -> 404, memory disabled, store locked or an undo
+that would overwrite later changes -> 409. The body is always ``{"error": {"type", "message", "field"}}``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cortex import config, notices, sparql, transfer
+from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
 from cortex.core import Cortex
 from cortex.errors import (
     AgentNotFoundError,
@@ -39,9 +41,11 @@ from cortex.errors import (
     MemoryNotFoundError,
     PermissionDeniedError,
     QueryTimeoutError,
+    RunNotFoundError,
     StoreLockedError,
     TokenFileError,
     TooBusyError,
+    UndoConflictError,
     VersionConflictError,
 )
 from cortex.model import CaptureReport, ImportReport, IndexStatus, NotesReport, Memory, Page, Provenance, Pruned, SearchResult, WrittenMemory
@@ -188,6 +192,33 @@ class TaskBody(_Body):
     project: str | None = None
 
 
+class ConsolidateBody(_Body):
+    agent: str | None = Field(default=None, description="An agent's own memory (an agent token: its own, the "
+                                                        "default)")
+    team: str | None = Field(default=None, description="A team's memory (an admin token, or a lead of the team)")
+    swarm: bool = Field(default=False, description="The swarm's memory (an admin token, or a lead)")
+    dry_run: bool = Field(default=False, description="Say exactly what the run would do; write nothing")
+
+
+class UndoBody(_Body):
+    run: str = Field(default="last", description="The run's id, as consolidate answered it (e.g. "
+                                                 "20261124T190501-3fa9c2), or 'last': the latest run not undone of "
+                                                 "the scope named (else of any)")
+    agent: str | None = Field(default=None, description="Of this agent's own memory (an agent token: its own, the "
+                                                        "default)")
+    team: str | None = Field(default=None, description="Of this team's memory (an admin token, or a lead of the "
+                                                       "team)")
+    swarm: bool = Field(default=False, description="Of the swarm's memory (an admin token, or a lead)")
+    force: bool = Field(default=False, description="Undo even when a memory was changed since the run (those "
+                                                   "changes are lost)")
+
+
+class RoundEndBody(_Body):
+    dry_run: bool = Field(default=False, description="Say exactly what the round end would do; write nothing")
+    wait: bool = Field(default=True, description="false: queue it in the server and answer 202 at once (what a "
+                                                 "lead's Stop hook does)")
+
+
 class EndAnswer(BaseModel):
     """``/end?pruned=true``: what was captured, and what the prune at agent end deleted."""
 
@@ -259,6 +290,31 @@ class _WarningsHeader:
             await self.app(scope, receive, send_noted)
 
 
+class InFlight:
+    """How many HTTP requests the app is serving (``app.state.in_flight``)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+class _InFlight:
+    """Counts the HTTP requests in flight, from their start to their answer's end (plain ASGI, in the event
+    loop's thread): the consolidation sweep waits while there is one."""
+
+    def __init__(self, app: Any, counter: InFlight) -> None:
+        self.app, self.counter = app, counter
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.counter.count += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.counter.count -= 1
+
+
 def status_of(exc: CortexError) -> int:
     """The HTTP status for a Cortex error."""
     if isinstance(exc, InvalidInputError):
@@ -269,9 +325,10 @@ def status_of(exc: CortexError) -> int:
         return 401
     if isinstance(exc, PermissionDeniedError):
         return 403
-    if isinstance(exc, (AgentNotFoundError, MemoryNotFoundError)):
+    if isinstance(exc, (AgentNotFoundError, MemoryNotFoundError, RunNotFoundError)):
         return 404
-    if isinstance(exc, (MemoryDisabledError, StoreLockedError, VersionConflictError, BrokenAgentError)):
+    if isinstance(exc, (MemoryDisabledError, StoreLockedError, VersionConflictError, BrokenAgentError,
+                        UndoConflictError)):
         return 409
     if isinstance(exc, QueryTimeoutError):
         return 503
@@ -341,6 +398,8 @@ def create_app(
             try:
                 yield
             finally:
+                if app.state.sweeper is not None:
+                    app.state.sweeper.close()  # the scope being consolidated is finished, then it stops
                 app.state.capture_queue.close()
                 if app.state.notes_watcher is not None:
                     app.state.notes_watcher.close()
@@ -365,6 +424,32 @@ def create_app(
             app.state.notes_watcher.start()
         except Exception as exc:  # an unwatchable directory: the server still serves, sync by hand works
             log.warning("notes are not watched: %s: %s", type(exc).__name__, exc)
+    # requests in flight (the _InFlight middleware counts them): the consolidation sweep waits for none
+    in_flight = app.state.in_flight = InFlight()
+    app.state.sweeper = None
+    try:
+        every = cx.consolidation.every
+    except CortexError as exc:  # a bad setting: the server still serves, without the sweep
+        log.warning("the consolidation sweep is off: %s", exc)
+        every = None
+    if every is not None:  # off by default (CORTEX_CONSOLIDATE_EVERY, [consolidation] every)
+        from cortex.service.sweep import Sweeper
+
+        def serving() -> bool:
+            status = queue.status()
+            return in_flight.count > 0 or bool(status["running"] or status["waiting"])
+
+        app.state.sweeper = Sweeper(cx, every, busy=serving)
+        app.state.sweeper.start()
+
+    @app.get(f"{API_PREFIX}/consolidate/sweep", tags=["consolidation"])
+    def consolidation_sweep(caller: Caller) -> dict[str, Any]:
+        """The periodic consolidation sweep (off unless CORTEX_CONSOLIDATE_EVERY or ``[consolidation] every``
+        is set): its interval, its last sweep and failure, sweeps run and put off by the server's work, and the
+        scope the next sweep starts with."""
+        from cortex.service.sweep import OFF
+
+        return app.state.sweeper.status() if app.state.sweeper is not None else dict(OFF)
 
     @app.exception_handler(CortexError)
     async def cortex_error(request: Request, exc: CortexError) -> JSONResponse:
@@ -606,6 +691,79 @@ def create_app(
         return EndAnswer(memories=list(captured), pruned=captured.pruned, redacted=captured.redacted) if pruned \
             else list(captured)
 
+    def consolidating(caller: Principal, agent: str | None, team: str | None, swarm: bool) -> str | None:
+        """The agent a consolidation route names, once the caller may (:meth:`Principal.require_consolidation`)."""
+        return caller.require_consolidation(agent, team, swarm, cx.describe_agents)
+
+    @app.post(f"{v1}/consolidate", tags=["consolidation"])
+    def consolidate(caller: Caller,
+                    body: Annotated[ConsolidateBody, Body()] = ConsolidateBody()) -> ConsolidationReport:
+        """Consolidate one scope in one run (docs/consolidation.md): near duplicates merged, contradictions the
+        language model finds superseded or listed for review, the agent's recent sessions distilled. ``run`` in
+        the answer is the id to undo it with (null for a dry run or a run that changed nothing). Name exactly one
+        of ``agent``, ``team`` or ``swarm``. An agent token consolidates its own agent (the default when it names
+        none); a team's memory needs an admin token or a lead of the team's, the swarm's an admin's or a lead's
+        (403 otherwise)."""
+        agent = consolidating(caller, body.agent, body.team, body.swarm)
+        return cx.consolidate(agent, team=body.team, swarm=body.swarm, dry_run=body.dry_run)
+
+    @app.post(f"{v1}/consolidate/undo", tags=["consolidation"])
+    def undo_consolidation(caller: Caller, body: Annotated[UndoBody, Body()] = UndoBody()) -> UndoReport:
+        """Undo a consolidation run: what it changed back as it was, what it created removed; its record stays,
+        marked undone. 404 for a run the store has no record of, 409 (nothing changed) when a memory changed
+        since, unless ``force``. The same rule as consolidate: an agent token undoes its own agent's runs (naming
+        no scope: its own), a team's or the swarm's need an admin token or a lead's; naming no scope, an admin
+        undoes the latest run of any scope."""
+        agent = consolidating(caller, body.agent, body.team, body.swarm)
+        return cx.undo_consolidation(body.run, agent=agent, team=body.team, swarm=body.swarm, force=body.force)
+
+    @app.get(f"{v1}/consolidate/runs", tags=["consolidation"])
+    def consolidation_runs(caller: Caller, agent: str | None = None, team: str | None = None,
+                           swarm: bool = False) -> list[RunInfo]:
+        """The consolidation runs of one scope (an admin naming none: of every scope), the latest first, undone
+        ones too. Who may: as for consolidate."""
+        name = consolidating(caller, agent, team, swarm)
+        return cx.consolidation_runs(name, team=team, swarm=swarm)
+
+    @app.get(f"{v1}/review", tags=["consolidation"])
+    def review(caller: Caller, agent: str | None = None, team: str | None = None,
+               swarm: bool = False) -> list[ReviewItem]:
+        """The contradictions consolidation found and did not apply, still open (both memories current): accept
+        one by superseding ``supersede`` by ``keep``. Name one scope; who may: as for consolidate."""
+        name = consolidating(caller, agent, team, swarm)
+        return cx.review(name, team=team, swarm=swarm)
+
+    @app.post(f"{v1}/teams/{{team}}/round-end", tags=["consolidation"], response_model=ConsolidationReport,
+              responses={202: {"description": "Queued (wait=false): run by the server's queue"}})
+    def team_round_end(team: str, caller: Caller,
+                       body: Annotated[RoundEndBody, Body()] = RoundEndBody()) -> Any:
+        """The end of a round of the team: its lead's extractor distils the round's task outcomes and the members'
+        new learnings into the team memory (one run, undone like any other; needs a language model). An admin
+        token or the token of a lead of the team (403 otherwise). ``wait=false`` queues it in the server (202,
+        ``{"queued", "waiting"}``): what a lead's Stop hook does, so that the model's seconds are not its."""
+        consolidating(caller, None, team, False)
+        if not body.wait:
+            return JSONResponse(queue_round_end(team, body.dry_run), status_code=202)
+        return cx.team_round_end(team, dry_run=body.dry_run)
+
+    def queue_round_end(team: str, dry_run: bool) -> dict[str, Any]:
+        """Check now what can be checked without the model, then queue the round end."""
+        if dry_run:
+            raise InvalidInputError("wait", "a dry run answers with what it would do: send it with wait true")
+        if cx.llm is None:
+            raise InvalidInputError("llm", "a team's round end needs a language model (CORTEX_LLM_URL)")
+        if team in {t for d in cx.agents.list() if d.memory_enabled for t in d.settings.parents}:
+            raise InvalidInputError("team", f"team {team!r} is temporary: it reads its parent's memory and has no "
+                                            "extractor")
+
+        def round_end() -> str:
+            report = cx.team_round_end(team)
+            return (f"run {report.run}: {len(report.created)} created, {len(report.superseded)} superseded, "
+                    f"{len(report.confirmed)} confirmed, {len(report.evicted)} evicted"
+                    f"{', pending: ' + ', '.join(report.pending) if report.pending else ''}")
+
+        return queue.put_call(f"round-end:{team}", round_end, f"round end of team {team}")
+
     def admin_only(caller: Principal) -> TokenStore:
         caller.require_admin("managing tokens")
         if tokens is None:
@@ -783,6 +941,7 @@ def create_app(
 
     if mcp_server is not None:
         app.router.routes.extend(mcp_app.routes)  # exactly /mcp; any other path is a JSON 404 of this app
+    app.add_middleware(_InFlight, counter=in_flight)
     app.add_middleware(_WarningsHeader)
     # middlewares run outermost-last-added: the host check, then the guard, before any route or body parsing
     app.add_middleware(Guard, authenticate=authenticate, limits=limits or Limits.from_env(), on_request=on_request)

@@ -68,7 +68,10 @@ class _Served:
         # the discovery file goes last: once it is gone, the store is closed and its lock free
         queue = getattr(getattr(self.app, "state", None), "capture_queue", None)
         watcher = getattr(getattr(self.app, "state", None), "notes_watcher", None)
+        sweeper = getattr(getattr(self.app, "state", None), "sweeper", None)
         try:
+            if sweeper is not None:
+                sweeper.close()  # the scope being consolidated is finished first
             if watcher is not None:
                 watcher.close()
             if queue is not None:

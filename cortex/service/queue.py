@@ -1,10 +1,11 @@
 """The capture queue of the process that owns a store: transcript captures asked for by hooks run here, one at a
 time, after the hook has answered (a language model takes seconds; a hook has milliseconds).
 
-A job is (agent, transcript, options); asking again for a transcript already waiting does not queue it twice.
-Nothing is lost when the process dies: a capture's checkpoint is written after what it stored, so the next
+A capture job is (agent, transcript, options); asking again for a transcript already waiting does not queue it
+twice. Nothing is lost when the process dies: a capture's checkpoint is written after what it stored, so the next
 capture of the transcript (the next Stop, SubagentStop or SessionEnd hook, or ``cortex capture``) reads the
-part again (:mod:`cortex.capture.checkpoints`).
+part again (:mod:`cortex.capture.checkpoints`). Other work that takes a model's seconds (a team's round end, a
+lead's Stop hook asks for) is queued the same way, by a key, with :meth:`CaptureQueue.put_call`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from cortex.api import MemoryAPI
@@ -24,12 +26,14 @@ MAX_WAITING = 1000
 
 
 class CaptureQueue:
-    """One worker thread running ``cx.capture_transcript`` for queued jobs, in order."""
+    """One worker thread running queued jobs in order: ``cx.capture_transcript`` for captures, any callable
+    for :meth:`put_call`."""
 
     def __init__(self, cx: MemoryAPI) -> None:
         self.cx = cx
-        self._jobs: deque[tuple[str, str, dict[str, Any]]] = deque()
-        self._waiting: set[tuple[str, str]] = set()
+        #: (key, what it is for the log, the job: returns what the log says it did)
+        self._jobs: deque[tuple[tuple[str, ...], str, Callable[[], str]]] = deque()
+        self._waiting: set[tuple[str, ...]] = set()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -42,15 +46,34 @@ class CaptureQueue:
     def put(self, agent: str, path: str, **options: Any) -> dict[str, Any]:
         """Queue a capture; returns ``{"queued": bool, "waiting": n}`` (not queued: it already waits, or the
         queue is full)."""
+
+        def capture() -> str:
+            report = self.cx.capture_transcript(agent, path, **options)
+            return (f"{len(report.stored)} stored, {len(report.confirmed)} confirmed, refused {report.refused}"
+                    f"{' (model part pending)' if report.pending else ''}")
+
+        return self._put(("capture", agent, path), f"capture of {path} for {agent}", capture)
+
+    def put_call(self, key: str, job: Callable[[], Any], what: str | None = None) -> dict[str, Any]:
+        """Queue ``job`` (run by the worker, after the jobs before it); ``key`` names it: asking again while a
+        job of that key waits does not queue it twice (e.g. ``round-end:TEAM``). Answers as :meth:`put`; what
+        ``job`` returns is logged (``str``), a failure is counted and logged."""
+
+        def call() -> str:
+            done = job()
+            return done if isinstance(done, str) else "done"
+
+        return self._put(("call", key), what or key, call)
+
+    def _put(self, key: tuple[str, ...], what: str, job: Callable[[], str]) -> dict[str, Any]:
         with self._cond:
             if self._closed:
                 return {"queued": False, "waiting": len(self._jobs), "reason": "the server is stopping"}
-            key = (agent, path)
             if key in self._waiting:
                 return {"queued": False, "waiting": len(self._jobs), "reason": "already waiting"}
             if len(self._jobs) >= MAX_WAITING:
                 return {"queued": False, "waiting": len(self._jobs), "reason": "the queue is full"}
-            self._jobs.append((agent, path, options))
+            self._jobs.append((key, what, job))
             self._waiting.add(key)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="cortex-capture", daemon=True)
@@ -65,19 +88,17 @@ class CaptureQueue:
                     self._cond.wait()
                 if not self._jobs:
                     return
-                agent, path, options = self._jobs.popleft()
-                self._waiting.discard((agent, path))
+                key, what, job = self._jobs.popleft()
+                self._waiting.discard(key)
                 self._busy = True
             try:
-                report = self.cx.capture_transcript(agent, path, **options)
+                said = job()
                 self.done += 1
-                log.info("captured %s for %s: %d stored, %d confirmed, refused %s%s", path, agent,
-                         len(report.stored), len(report.confirmed), report.refused,
-                         " (model part pending)" if report.pending else "")
+                log.info("%s: %s", what, said)
             except Exception as exc:  # a job never stops the worker
                 self.failed += 1
                 self.last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("capture of %s for %s failed: %s", path, agent, self.last_error)
+                log.warning("%s failed: %s", what, self.last_error)
             finally:
                 with self._cond:
                     self._busy = False
