@@ -1019,7 +1019,7 @@ def _show_consolidation(data: dict[str, Any], fmt: str) -> None:
               ("confirmed", len(data["confirmed"])), ("evicted", len(data["evicted"])),
               ("sessions distilled", len(data["sessions"])))
     done = ", ".join(f"{n} {label}" for label, n in counts)
-    examined = f"{data['examined']} memories of {data['scope']} examined"
+    examined = f"{data['examined']} memor{'y' if data['examined'] == 1 else 'ies'} of {data['scope']} examined"
     if data["dry_run"]:
         click.echo(f"cortex: dry run: nothing written; the run would do: {done} ({examined})", err=True)
     elif data["run"]:

@@ -101,8 +101,8 @@ def plan_scope(ctx: Context, scope: Scope, actor: str, report: ConsolidationRepo
     merged_into = {m.id: c.survivor.id for c in clusters for m in c.merged}
     remaining = [m for m in memories if m.id not in merged_into]
     if ctx.llm is None:
-        report.note = ("no language model configured (CORTEX_LLM_URL): near duplicates merged; contradictions and "
-                       "distillation need a model (docs/consolidation.md)")
+        report.note = ("no language model configured (CORTEX_LLM_URL): merges only; contradictions and distillation "
+                       "need a model (docs/capture.md says how to set one up)")
         return plan
     done, checked = consumed(ctx.repo, scope)
     with LLMClient(ctx.llm) as client:
@@ -199,7 +199,7 @@ def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], re
     plan = Plan(scope, lead, "round-end", ctx.now)
     if ctx.llm is None:
         raise InvalidInputError("llm", "a team's round end needs a language model (CORTEX_LLM_URL): its extractor "
-                                       "distils the round; docs/consolidation.md says how to set one up")
+                                       "distils the round; docs/capture.md says how to set one up")
     previous = [r for r in runs(ctx.repo, scope) if r.kind == "round-end" and r.undone_at is None]
     since = previous[0].started_at if previous else ctx.now - ctx.settings.max_age
     everything = current(ctx.repo, scope, ctx.now)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cortex import config
 from cortex.errors import InvalidInputError
-from cortex.llm import _config_table
+from cortex.llm import _config_table, _integer
 from cortex.validation import check_duration
 
 #: Each setting's key in the ``[consolidation]`` table and its environment variable.
@@ -83,7 +83,7 @@ def consolidation_settings(env: Mapping[str, str] | None = None,
             values[key] = _flag(value, where)
         else:
             low, high = _BOUNDS[key]
-            number = _whole(value, where)
+            number = _integer(value, where)
             if not low <= number <= high:
                 raise InvalidInputError(where, f"must be between {low} and {high}, not {number}")
             values[key] = number
@@ -106,14 +106,3 @@ def _flag(value: object, where: str) -> bool:
     if text in ("0", "false", "no", "off"):
         return False
     raise InvalidInputError(where, f"must be true or false, not {value!r}")
-
-
-def _whole(value: object, where: str) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            pass
-    raise InvalidInputError(where, f"must be a whole number, not {value!r}")

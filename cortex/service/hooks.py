@@ -170,10 +170,11 @@ class _ServerHooks:
 
     def led_teams(self, agent: str) -> list[str]:
         """The teams ``agent`` leads (all of its teams when it is a lead with memory; none otherwise)."""
-        entry = next((a for a in self._request("GET", "/agents") if a.get("name") == agent), None)
+        agents = self._request("GET", "/agents")
+        entry = next((a for a in agents if a.get("name") == agent), None)
         if entry is None or not entry.get("lead") or not entry.get("memory_enabled"):
             return []
-        temporary = entry.get("temporary_teams") or {}
+        temporary = {t for a in agents if a.get("memory_enabled") for t in a.get("temporary_teams") or {}}
         return [str(t) for t in entry.get("teams") or [] if t not in temporary]
 
     def queue_round_end(self, team: str) -> None:
@@ -561,32 +562,46 @@ def _task_outcome(root: Path, adapter: Harness, where: str, call: Call, agent_ty
         _log(root, f"{where}: task outcome of {agent_type!r} not recorded: {type(exc).__name__}: {exc}")
 
 
-def _extract_later(root: Path, agent_type: str, transcript: str) -> None:
-    """With a language model configured, have the transcript's learnings and summary extracted after the hook
-    has answered: in the server's queue, else by a detached ``cortex capture`` process."""
+def _llm_configured(root: Path) -> bool:
+    """Whether a language model is configured for the project (a bad setting is named in the log: False)."""
     from cortex.llm import llm_settings
 
     try:
-        if llm_settings(project_root=root) is None:
-            return
-    except Exception as exc:  # a bad setting is named in the log, and the hook goes on
+        return llm_settings(project_root=root) is not None
+    except Exception as exc:  # the hook goes on
         _log(root, f"language model settings: {exc}")
-        return
-    options = {"markers": False, "tasks": False}  # the hooks captured both already
+        return False
+
+
+def _owning_server(root: Path, agent_type: str) -> "tuple[_ServerHooks, str | None] | None":
+    """The server that owns the project's store (its hooks' client) and the agent's name there, or None when no
+    server owns it; raises when it cannot be asked."""
     from cortex import discovery
     from cortex.state import state_dir_of
 
     state_dir = state_dir_of(config.default_store_path(root))
     info = discovery.find(state_dir) if state_dir is not None else None
-    if info is not None:
-        try:
-            hooks = _ServerHooks(info.url, os.environ.get("CORTEX_TOKEN") or info.token)
-            name = hooks.resolve_agent(agent_type)
+    if info is None:
+        return None
+    hooks = _ServerHooks(info.url, os.environ.get("CORTEX_TOKEN") or info.token)
+    return hooks, hooks.resolve_agent(agent_type)
+
+
+def _extract_later(root: Path, agent_type: str, transcript: str) -> None:
+    """With a language model configured, have the transcript's learnings and summary extracted after the hook
+    has answered: in the server's queue, else by a detached ``cortex capture`` process."""
+    if not _llm_configured(root):
+        return
+    options = {"markers": False, "tasks": False}  # the hooks captured both already
+    try:
+        found = _owning_server(root, agent_type)
+        if found is not None:
+            hooks, name = found
             if name is not None:
                 hooks.queue_transcript(name, transcript, **options)
             return
-        except Exception as exc:
-            _log(root, f"capture queue not reachable ({type(exc).__name__}: {exc}); capturing in a process")
+    except Exception as exc:
+        _log(root, f"capture queue not reachable ({type(exc).__name__}: {exc}); capturing in a process")
     import subprocess
     import sys
 
@@ -604,34 +619,21 @@ def _round_end_later(root: Path, agent_type: str) -> None:
     leads run after the hook has answered: in the server's queue, else by a detached ``cortex team round-end TEAM``
     process (one at a time per team). Another agent costs the check that the model is configured, and one
     request to the server (or reading the definitions)."""
-    from cortex.llm import llm_settings
-
-    try:
-        if llm_settings(project_root=root) is None:
-            return
-    except Exception as exc:  # a bad setting is named in the log, and the hook goes on
-        _log(root, f"language model settings: {exc}")
+    if not _llm_configured(root):
         return
-    from cortex import discovery
-    from cortex.state import state_dir_of
-
-    state_dir = state_dir_of(config.default_store_path(root))
-    info = discovery.find(state_dir) if state_dir is not None else None
-    if info is not None:
-        try:
-            hooks = _ServerHooks(info.url, os.environ.get("CORTEX_TOKEN") or info.token)
-            name = hooks.resolve_agent(agent_type)
+    try:
+        found = _owning_server(root, agent_type)
+        if found is not None:
+            hooks, name = found
             for team in hooks.led_teams(name) if name is not None else []:
                 try:
                     hooks.queue_round_end(team)
                 except ConnectionError as exc:
-                    if "answered 422" in str(exc) and "is temporary" in str(exc):
-                        continue  # a temporary team has no round end: nothing to say at every turn
                     _log(root, f"round end of team {team!r} not queued: {exc}")
             return
-        except Exception as exc:
-            _log(root, f"the server's queue not reachable for round ends ({type(exc).__name__}: {exc}); "
-                       "running them in a process")
+    except Exception as exc:
+        _log(root, f"the server's queue not reachable for round ends ({type(exc).__name__}: {exc}); "
+                   "running them in a process")
     from cortex.agents import AgentRegistry
 
     registry = AgentRegistry()
