@@ -10,7 +10,9 @@ A scripted answer is a ``str`` (the message's content), a ``dict`` (its JSON as 
 body)`` (an HTTP error), ``Delay(seconds, answer)`` (that answer after a pause: for time-outs) or ``Garbage``
 (text that is not JSON). With nothing scripted it answers by the request's ``json_schema`` name: ``summary``
 gives ``{"summary": "<the first 100 characters of the user message>..."}``, ``extraction`` one insight per line
-of the user message that starts with ``LESSON:`` (at most 5). Every answer reports a ``usage``.
+of the user message that starts with ``LESSON:`` (at most 5; ``distillation`` too), ``contradictions`` the pairs
+whose words differ only by a negation (the newer kept), ``team_memory`` an entry per line holding ``DECISION:``,
+``LESSON:``, ``MEMBER:`` or ``CONTEXT:``. Every answer reports a ``usage``.
 
 ``python tests/llm_standin.py --port 8089`` serves it until interrupted.
 """
