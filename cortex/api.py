@@ -306,6 +306,13 @@ class MemoryAPI(Protocol):
         """The contradictions consolidation found and did not apply, still open (both memories current)."""
         ...
 
+    def resolve_review(self, keep: str, supersede: str, *, accept: bool = True, agent: str | None = None,
+                       team: str | None = None, swarm: bool = False) -> "ConsolidationReport":
+        """Decide a contradiction listed for review: ``accept`` supersedes ``supersede`` by ``keep``;
+        ``accept=False`` keeps both and takes the pair off the list. Either is a run of its own (kind ``review``),
+        undone like any other."""
+        ...
+
     def resolve_agent(self, name: str) -> str | None:
         """The declared agent with memory that ``name`` stands for (itself, or the agent listing it in
         ``cortex: aliases:``), or None (a built-in or undeclared coding agent)."""

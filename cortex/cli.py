@@ -1037,11 +1037,36 @@ def _show_consolidation(data: dict[str, Any], fmt: str) -> None:
 @click.argument("agent", required=False)
 @click.option("--team", default=None, help="The team's memory.")
 @click.option("--swarm", is_flag=True, help="The swarm's memory.")
+@click.option("--accept", nargs=2, default=None, metavar="KEEP SUPERSEDE",
+              help="Accept this listed contradiction instead: SUPERSEDE superseded by KEEP (a run of its own).")
+@click.option("--dismiss", nargs=2, default=None, metavar="KEEP SUPERSEDE",
+              help="Dismiss this listed contradiction instead: keep both, and it is not asked about again (a run of "
+                   "its own).")
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json", show_default=True)
 @pass_state
-def review(state: _State, agent: str | None, team: str | None, swarm: bool, fmt: str) -> None:
+def review(state: _State, agent: str | None, team: str | None, swarm: bool, accept: tuple[str, str] | None,
+           dismiss: tuple[str, str] | None, fmt: str) -> None:
     """List the contradictions consolidation found in AGENT's memory (or --team T's, or --swarm's) and left for
-    review, still open: accept one with `cortex supersede AGENT SUPERSEDE --by KEEP`."""
+    review, still open; or decide one: `--accept KEEP SUPERSEDE` supersedes SUPERSEDE by KEEP, `--dismiss KEEP
+    SUPERSEDE` keeps both. A decision is a run of its own, which `cortex consolidate --undo RUN` takes back."""
+    if accept and dismiss:
+        raise click.UsageError("give --accept or --dismiss, not both")
+    decided = accept or dismiss
+    if decided:
+        keep, supersede = decided
+        with _as_json(state.cortex()) as cx:
+            report = cx.resolve_review(keep, supersede, accept=bool(accept), agent=agent, team=team, swarm=swarm)
+        data = report if isinstance(report, dict) else report.model_dump(mode="json")
+        if fmt == "json":
+            _emit(data)
+        else:
+            click.echo(_table([("superseded", s["old"], s["new"], s["reason"]) for s in data["superseded"]]
+                              + [("dismissed", d["supersede"], d["keep"], d["reason"]) for d in data["dismissed"]],
+                              ["action", "memory", "by", "why"]))
+        what = f"superseded {supersede} by {keep}" if accept else f"dismissed: {keep} and {supersede} both kept"
+        click.echo(f"cortex: run {data['run']}: {what}; undo it with `cortex consolidate --undo {data['run']}`",
+                   err=True)
+        return
     with _as_json(state.cortex(read_only=True)) as cx:
         items = [i if isinstance(i, dict) else i.model_dump(mode="json") for i in cx.review(agent, team=team,
                                                                                             swarm=swarm)]

@@ -558,6 +558,14 @@ class RemoteCortex:
         found = self._call("GET", "/review", params=self._params(agent=agent, team=team, swarm=swarm or None))
         return [self._consolidation("ReviewItem", r) for r in found]
 
+    def resolve_review(self, keep: str, supersede: str, *, accept: bool = True, agent: str | None = None,
+                       team: str | None = None, swarm: bool = False) -> "ConsolidationReport":
+        body = _jsonable({"keep": keep, "supersede": supersede, "accept": accept, "agent": agent, "team": team,
+                          "swarm": swarm}, drop_none=True)
+        report: ConsolidationReport = self._consolidation("ConsolidationReport",
+                                                          self._call("POST", "/review", json=body))
+        return report
+
     def resolve_agent(self, name: str) -> str | None:
         answer = self._call("GET", "/agents/resolve", params={"name": name})["agent"]
         return str(answer) if answer is not None else None

@@ -1865,15 +1865,17 @@ class Cortex:
     def review(self, agent: str | None = None, *, team: str | None = None,
                swarm: bool = False) -> list["ReviewItem"]:
         """The contradictions consolidation found and did not apply (``apply_contradictions`` off), still open:
-        both memories current. Accept one with ``supersede(agent, item.supersede, by=item.keep)``."""
+        both memories current. Decide one with :meth:`resolve_review`."""
         from cortex.consolidation import runs
         from cortex.consolidation.report import ReviewItem
 
         scope, _ = self._consolidation_target(agent, team, swarm)
         now = self._clock()
         items: list[ReviewItem] = []
-        seen: set[frozenset[str]] = set()
-        for run, plan in runs.plans(self._memories, scope):
+        plans = runs.plans(self._memories, scope)
+        seen: set[frozenset[str]] = {frozenset((str(d.get("keep")), str(d.get("supersede")))) for _, plan in plans
+                                     for d in plan.get("dismissed", []) if isinstance(d, dict)}
+        for run, plan in plans:
             for raw in plan.get("review", []):
                 try:
                     item = ReviewItem.model_validate({**raw, "run": run})
@@ -1888,6 +1890,33 @@ class Cortex:
                                            and (m.valid_until is None or m.valid_until > now) for m in found.values()):
                     items.append(item)
         return items
+
+    def resolve_review(self, keep: str, supersede: str, *, accept: bool = True, agent: str | None = None,
+                       team: str | None = None, swarm: bool = False) -> "ConsolidationReport":
+        """Decide a contradiction listed for review (:meth:`review`): ``accept`` supersedes ``supersede`` by
+        ``keep``; ``accept=False`` keeps both and takes the pair off the list. Either is a run of its own (kind
+        ``review``), undone like any other."""
+        from cortex.consolidation import runs
+        from cortex.consolidation.report import ConsolidationReport, Supersession
+
+        scope, actor = self._consolidation_target(agent, team, swarm)
+        item = next((i for i in self.review(agent, team=team, swarm=swarm)
+                     if (i.keep, i.supersede) == (keep, supersede)), None)
+        if item is None:
+            raise InvalidInputError("supersede", f"no open contradiction keeping {keep!r} over {supersede!r} in "
+                                                 f"{runs.scope_label(scope)}: `cortex review` lists them")
+        now = self._clock()
+        report = ConsolidationReport(scope=runs.scope_label(scope), actor=actor, started_at=now, examined=2)
+        plan = runs.Plan(scope, actor, "review", now)
+        if accept:
+            reason = f"accepted from review: {item.reason}"
+            plan.supersede = [(supersede, keep, reason)]
+            report.superseded = [Supersession(old=supersede, new=keep, reason=reason)]
+        else:
+            plan.checked = [f"dismissed:{keep} {supersede}"]
+            report.dismissed = [item]
+        report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))
+        return report
 
 
 #: How many times a change is read and decided again when another process changed the memory in between.

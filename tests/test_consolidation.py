@@ -452,3 +452,23 @@ def test_done_when_one_run_merges_supersedes_distils_and_the_team_round_stays_bo
     assert snapshot(cx, "rev") == before_agent
     assert cx.list_memories("boss", scope="team:backend", limit=100).items == before_team
     assert cx.validate_store() == []
+
+
+def test_a_contradiction_in_review_is_accepted_or_dismissed_by_a_run_of_its_own(cx):
+    old, new = cx.store("rev", OLD_RULE), cx.store("rev", NEW_RULE)
+    cx.consolidate("rev")
+    [item] = cx.review("rev")
+    dismissed = cx.resolve_review(item.keep, item.supersede, accept=False, agent="rev")
+    assert dismissed.run and [d.supersede for d in dismissed.dismissed] == [old.id]
+    assert cx.review("rev") == [] and cx.get("rev", old.id).superseded_by is None
+    assert cx.consolidate("rev").review == []  # not asked again
+    cx.undo_consolidation(dismissed.run)
+    assert [i.supersede for i in cx.review("rev")] == [old.id]  # back on the list
+    accepted = cx.resolve_review(item.keep, item.supersede, agent="rev")
+    assert cx.get("rev", old.id).superseded_by == new.id and cx.review("rev") == []
+    assert [r.kind for r in cx.consolidation_runs("rev")][:1] == ["review"] and accepted.run
+    with pytest.raises(InvalidInputError, match="no open contradiction"):
+        cx.resolve_review(item.keep, item.supersede, agent="rev")
+    cx.undo_consolidation("last")
+    assert cx.get("rev", old.id).superseded_by is None
+    assert cx.validate_store(agent="rev") == []

@@ -130,6 +130,38 @@ def test_cli_review_lists_an_open_contradiction(project, llm):
     assert json.loads(cli(project, llm, "review", "rev").stdout) == []
 
 
+def test_cli_review_dismisses_or_accepts_a_contradiction_in_a_run_of_its_own(project, llm):
+    for content in (OLD_RULE, NEW_RULE):
+        assert cli(project, llm, "store", "rev", content).returncode == 0
+    assert cli(project, llm, "consolidate", "rev").returncode == 0
+    [item] = json.loads(cli(project, llm, "review", "rev").stdout)
+    keep, supersede = item["keep"], item["supersede"]
+
+    both = cli(project, llm, "review", "rev", "--accept", keep, supersede, "--dismiss", keep, supersede)
+    assert both.returncode == 2 and "not both" in both.stderr
+    dismissed = cli(project, llm, "review", "rev", "--dismiss", keep, supersede)
+    assert dismissed.returncode == 0, dismissed.stderr
+    report = json.loads(dismissed.stdout)
+    run = report["run"]
+    assert run and [d["supersede"] for d in report["dismissed"]] == [supersede] and report["superseded"] == []
+    assert f"run {run}" in dismissed.stderr and "dismissed" in dismissed.stderr
+    assert f"cortex consolidate --undo {run}" in dismissed.stderr
+    assert json.loads(cli(project, llm, "review", "rev").stdout) == []
+    assert sorted(current(project, llm).values()) == sorted([OLD_RULE, NEW_RULE])
+    again = cli(project, llm, "review", "rev", "--accept", keep, supersede)
+    assert again.returncode == 1 and "no open contradiction" in again.stderr
+
+    assert cli(project, llm, "consolidate", "--undo", run).returncode == 0  # back on the list
+    assert [i["supersede"] for i in json.loads(cli(project, llm, "review", "rev").stdout)] == [supersede]
+    accepted = cli(project, llm, "review", "rev", "--accept", keep, supersede, "--format", "table")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "superseded" in accepted.stdout and supersede in accepted.stdout
+    assert f"superseded {supersede} by {keep}" in accepted.stderr and "--undo" in accepted.stderr
+    assert current(project, llm) == {keep: NEW_RULE}
+    assert json.loads(cli(project, llm, "review", "rev").stdout) == []
+    assert json.loads(cli(project, llm, "consolidate", "rev", "--runs").stdout)[0]["kind"] == "review"
+
+
 def test_cli_team_round_end(project, llm):
     done = cli(project, llm, "task-done", "rev", "Choose the queue",
                "DECISION: the team uses Redis streams for the job queue")
@@ -210,6 +242,47 @@ def test_http_consolidation_routes_and_who_may_call_them(project, llm):
         assert server.stop() == 0
 
 
+def test_http_review_decides_a_contradiction(project, llm):
+    tokens = TokenStore(project / ".cortex" / "store")
+    rev = tokens.create("rev")
+    server = start_server(project, CORTEX_LLM_URL=llm.url, CORTEX_LLM_MODEL="standin", CORTEX_EMBEDDINGS="none")
+    try:
+        def call(method: str, path: str, token: str = server.token, **kwargs) -> httpx.Response:
+            return httpx.request(method, f"{server.url}{path}", headers={"Authorization": f"Bearer {token}"},
+                                 timeout=60, **kwargs)
+
+        for content in (OLD_RULE, NEW_RULE):
+            assert call("POST", "/v1/agents/rev/memories", json={"content": content}).status_code == 201
+        assert call("POST", "/v1/consolidate", rev, json={"agent": "rev"}).status_code == 200
+        [item] = call("GET", "/v1/review", rev).json()
+        pair = {"keep": item["keep"], "supersede": item["supersede"]}
+
+        refused = call("POST", "/v1/review", rev, json={**pair, "agent": "coder"})
+        assert refused.status_code == 403 and refused.json()["error"]["type"] == "PermissionDeniedError"
+        unknown = call("POST", "/v1/review", json={"keep": item["supersede"], "supersede": item["keep"],
+                                                    "agent": "rev"})
+        assert unknown.status_code == 422 and unknown.json()["error"]["field"] == "supersede"
+        assert call("POST", "/v1/review", json={"keep": item["keep"], "agent": "rev"}).status_code == 422
+
+        accepted = call("POST", "/v1/review", rev, json=pair)  # an agent token: its own agent
+        assert accepted.status_code == 200, accepted.text
+        report = accepted.json()
+        assert report["run"] and report["scope"] == "agent:rev"
+        assert [(s["old"], s["new"]) for s in report["superseded"]] == [(item["supersede"], item["keep"])]
+        assert call("GET", "/v1/review", rev).json() == []
+        assert call("GET", f"/v1/agents/rev/memories/{item['supersede']}").json()["superseded_by"] == item["keep"]
+
+        # the server's client: the same decision as a model, undone like any run
+        with Cortex.open(project / ".cortex" / "store") as client:
+            assert client.undo_consolidation(report["run"]).run == report["run"]
+            dismissed = client.resolve_review(item["keep"], item["supersede"], accept=False, agent="rev")
+            assert [d.supersede for d in dismissed.dismissed] == [item["supersede"]] and dismissed.run
+            assert client.review("rev") == []
+            assert client.get("rev", item["supersede"]).superseded_by is None
+    finally:
+        assert server.stop() == 0
+
+
 # -- MCP -------------------------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -263,5 +336,41 @@ def test_mcp_tools_consolidate_and_undo(cx):
         async with Client(build_mcp(lambda: cx, lambda request: Principal(agent="boss", token="t"))) as client:
             lead = await client.call_tool("consolidate", {"team": "backend", "dry_run": True})
             assert not lead.is_error and lead.structured_content["scope"] == "team:backend"
+
+    asyncio.run(main())
+
+
+def test_mcp_resolve_contradiction(cx):
+    old, new = cx.store("rev", OLD_RULE), cx.store("rev", NEW_RULE)
+    cx.consolidate("rev")
+
+    async def main() -> None:
+        async with Client(build_mcp(lambda: cx, lambda request: ADMIN)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["resolve_contradiction"].annotations.read_only_hint is False
+            [item] = (await client.call_tool("review_contradictions", {"agent": "rev"})).structured_content["result"]
+            assert (item["keep"], item["supersede"]) == (new.id, old.id)
+            dismissed = await client.call_tool("resolve_contradiction", {"keep": new.id, "supersede": old.id,
+                                                                         "accept": False, "agent": "rev"})
+            assert not dismissed.is_error, dismissed.content
+            assert [d["supersede"] for d in dismissed.structured_content["dismissed"]] == [old.id]
+            assert (await client.call_tool("review_contradictions", {"agent": "rev"})
+                    ).structured_content["result"] == []
+            assert cx.get("rev", old.id).superseded_by is None
+            undone = await client.call_tool("undo_consolidation", {"run": dismissed.structured_content["run"]})
+            assert not undone.is_error, undone.content
+            accepted = await client.call_tool("resolve_contradiction", {"keep": new.id, "supersede": old.id,
+                                                                        "agent": "rev"})
+            assert not accepted.is_error, accepted.content
+            assert [s["old"] for s in accepted.structured_content["superseded"]] == [old.id]
+            assert cx.get("rev", old.id).superseded_by == new.id
+            unknown = await client.call_tool("resolve_contradiction", {"keep": new.id, "supersede": old.id,
+                                                                       "agent": "rev"})
+            assert unknown.is_error and "no open contradiction" in unknown.content[0].text
+
+        async with Client(build_mcp(lambda: cx, lambda request: Principal(agent="coder", token="t"))) as client:
+            other = await client.call_tool("resolve_contradiction", {"keep": new.id, "supersede": old.id,
+                                                                     "agent": "rev"})
+            assert other.is_error and "own agent" in other.content[0].text
 
     asyncio.run(main())

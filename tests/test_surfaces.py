@@ -53,6 +53,7 @@ SURFACES: dict[str, tuple[str, str, str]] = {
     "undo_consolidation": ("consolidate", "POST /v1/consolidate/undo", "undo_consolidation"),
     "consolidation_runs": ("consolidate", "GET /v1/consolidate/runs", "consolidation_runs"),
     "review": ("review", "GET /v1/review", "review_contradictions"),
+    "resolve_review": ("review", "POST /v1/review", "resolve_contradiction"),
     "describe_agents": ("agents list", "GET /v1/agents", "list_agents"),
     "resolve_agent": ("- the hooks resolve a coding agent's name; `agents list` shows aliases",
                       "GET /v1/agents/resolve", "- the hooks' lookup, not an agent's tool"),

@@ -68,6 +68,8 @@ class ConsolidationReport(BaseModel):
     superseded: list[Supersession] = Field(default_factory=list)
     #: contradictions listed for review instead of applied
     review: list[ReviewItem] = Field(default_factory=list)
+    #: contradictions from the review someone decided to keep both of (``resolve_review(..., accept=False)``)
+    dismissed: list[ReviewItem] = Field(default_factory=list)
     created: list[Memory] = Field(default_factory=list)
     confirmed: list[Confirmation] = Field(default_factory=list)
     evicted: list[Eviction] = Field(default_factory=list)
@@ -85,7 +87,7 @@ class ConsolidationReport(BaseModel):
     def changed(self) -> bool:
         """Whether the run changes anything in the store."""
         return bool(self.merges or self.superseded or self.created or self.confirmed or self.evicted
-                    or self.sessions)
+                    or self.sessions or self.dismissed)
 
 
 class RunInfo(BaseModel):

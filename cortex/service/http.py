@@ -213,6 +213,18 @@ class UndoBody(_Body):
                                                    "changes are lost)")
 
 
+class ReviewBody(_Body):
+    keep: str = Field(description="The memory the contradiction keeps, as the review lists it")
+    supersede: str = Field(description="The memory the contradiction supersedes, as the review lists it")
+    accept: bool = Field(default=True, description="true: supersede it by keep; false: keep both, and take the pair "
+                                                   "off the list")
+    agent: str | None = Field(default=None, description="In this agent's own memory (an agent token: its own, the "
+                                                        "default)")
+    team: str | None = Field(default=None, description="In this team's memory (an admin token, or a lead of the "
+                                                       "team)")
+    swarm: bool = Field(default=False, description="In the swarm's memory (an admin token, or a lead)")
+
+
 class RoundEndBody(_Body):
     dry_run: bool = Field(default=False, description="Say exactly what the round end would do; write nothing")
     wait: bool = Field(default=True, description="false: queue it in the server and answer 202 at once (what a "
@@ -728,10 +740,20 @@ def create_app(
     @app.get(f"{v1}/review", tags=["consolidation"])
     def review(caller: Caller, agent: str | None = None, team: str | None = None,
                swarm: bool = False) -> list[ReviewItem]:
-        """The contradictions consolidation found and did not apply, still open (both memories current): accept
-        one by superseding ``supersede`` by ``keep``. Name one scope; who may: as for consolidate."""
+        """The contradictions consolidation found and did not apply, still open (both memories current): decide
+        one with ``POST /v1/review``. Name one scope; who may: as for consolidate."""
         name = consolidating(caller, agent, team, swarm)
         return cx.review(name, team=team, swarm=swarm)
+
+    @app.post(f"{v1}/review", tags=["consolidation"])
+    def resolve_review(caller: Caller, body: ReviewBody) -> ConsolidationReport:
+        """Decide a contradiction the review lists: ``accept`` (the default) supersedes ``supersede`` by ``keep``,
+        ``accept=false`` keeps both and takes the pair off the list. Either is a run of its own (kind ``review``,
+        ``run`` in the answer), undone like any other. 422 when the review lists no such pair. Who may: as for
+        consolidate."""
+        name = consolidating(caller, body.agent, body.team, body.swarm)
+        return cx.resolve_review(body.keep, body.supersede, accept=body.accept, agent=name, team=body.team,
+                                 swarm=body.swarm)
 
     @app.post(f"{v1}/teams/{{team}}/round-end", tags=["consolidation"], response_model=ConsolidationReport,
               responses={202: {"description": "Queued (wait=false): run by the server's queue"}})

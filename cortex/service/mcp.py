@@ -862,11 +862,31 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         team: ConsolidatedTeam = None,
         swarm: ConsolidatedSwarm = False,
     ) -> list[ReviewItem]:
-        """The contradictions consolidation found and left for review, still open (both memories current): to
-        accept one, supersede_memory `supersede` by `keep`. Who may: as for consolidate."""
+        """The contradictions consolidation found and left for review, still open (both memories current): accept
+        or dismiss one with resolve_contradiction. Who may: as for consolidate."""
         with tool_errors():
             name = consolidating(ctx, agent, team, swarm)
             return backend().review(name, team=team, swarm=swarm)
+
+    @server.tool(annotations=writes)
+    def resolve_contradiction(
+        keep: Annotated[str, Field(description="The memory the contradiction keeps, as review_contradictions "
+                                               "lists it")],
+        supersede: Annotated[str, Field(description="The memory the contradiction supersedes, as "
+                                                    "review_contradictions lists it")],
+        ctx: Context,
+        accept: Annotated[bool, Field(description="true: supersede it by keep; false: keep both, and take the pair "
+                                                  "off the list")] = True,
+        agent: ConsolidatedAgent = None,
+        team: ConsolidatedTeam = None,
+        swarm: ConsolidatedSwarm = False,
+    ) -> ConsolidationReport:
+        """Decide a contradiction review_contradictions lists: accept supersedes `supersede` by `keep`, accept=false
+        keeps both and takes the pair off the list. Either is a run of its own (kind review, `run` in the report),
+        undone with undo_consolidation like any other. Who may: as for consolidate."""
+        with tool_errors():
+            name = consolidating(ctx, agent, team, swarm)
+            return backend().resolve_review(keep, supersede, accept=accept, agent=name, team=team, swarm=swarm)
 
     @server.tool(annotations=writes)
     def team_round_end(
