@@ -79,7 +79,8 @@ def pairs(path: Path, vectors=None) -> dict:  # type: ignore[no-untyped-def]
 def run_pairs() -> dict:
     from cortex.embeddings import OnnxEmbeddings, local_available
 
-    sets = {"dev": "merge_pairs_dev.jsonl", "heldout": "merge_pairs_heldout.jsonl", "fresh": "merge_pairs_fresh.jsonl"}
+    sets = {"dev": "merge_pairs_dev.jsonl", "heldout": "merge_pairs_heldout.jsonl", "fresh": "merge_pairs_fresh.jsonl",
+            "fresh2": "merge_pairs_fresh2.jsonl"}
     out = {name: pairs(DATA / file) for name, file in sets.items()}
     if local_available():
         model = OnnxEmbeddings()

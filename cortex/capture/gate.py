@@ -121,6 +121,8 @@ OPPOSITES = (
     ("required", "optional"), ("encrypt", "decrypt"), ("sequential", "parallel"), ("serial", "parallel"),
     ("debug", "release"), ("left", "right"), ("short", "long"), ("small", "large"), ("fast", "slow"),
     ("up", "down"), ("light", "dark"), ("primary", "replica"), ("accept", "reject"), ("strict", "lax"),
+    ("primary", "secondary"), ("leader", "follower"), ("inbound", "outbound"), ("ingress", "egress"),
+    ("upstream", "downstream"), ("head", "tail"), ("day", "night"), ("weekday", "weekend"), ("success", "error"),
 )
 #: Words a paraphrase adds or drops without changing the learning ("Always run X" is "Run X").
 FILLER = frozenset(
