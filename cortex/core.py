@@ -1323,7 +1323,7 @@ class Cortex:
                  redacted: Counter[str], prepared: Any = None) -> None:
         """The model's part of a capture: learnings through redaction and the quality gate, and the summary."""
         from cortex.capture import session as captured
-        from cortex.capture.gate import Gate
+        from cortex.capture.gate import Gate, meaning
 
         report.llm = True
         got = prepared if prepared is not None else captured.extract(mine, settings, summary=summary)
@@ -1338,11 +1338,8 @@ class Cortex:
                     existing[hit.memory.id] = hit.memory.content
             except CortexError:
                 continue
-        provider = self._memories.embeddings
-        if provider is not None and provider.model.startswith("cortex/hash"):
-            provider = None  # trigrams measure shared spelling, not meaning
         # with a model, a paraphrase that only adds or drops words is a duplicate too (measured: docs/capture.md)
-        gate = Gate(list(existing.items()), vectors=(lambda texts: provider.embed(texts)) if provider else None)
+        gate = Gate(list(existing.items()), vectors=meaning(self._memories.embeddings))
         entries = []
         for item, verdict in zip(candidates, gate.judge_all([c["content"] for c in candidates])):
             if verdict.action == "store":

@@ -34,7 +34,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -673,6 +673,15 @@ class Gate:
         if best >= 0:
             return Verdict("confirm", NEAR, self._ids[best])
         return None
+
+
+def meaning(provider: Any) -> Callable[[list[str]], np.ndarray] | None:
+    """The embedding function of ``provider`` (an :class:`~cortex.embeddings.EmbeddingProvider`) for the semantic
+    rule, or None: no provider, or the trigram stand-in (``cortex/hash``), which measures shared spelling, not
+    meaning."""
+    if provider is None or provider.model.startswith("cortex/hash"):
+        return None
+    return lambda texts: provider.embed(texts)
 
 
 # What consolidation compares of two stored memories (cortex.consolidation): the same rules, public.

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from cortex.capture.gate import Gate
+from cortex.capture.gate import Gate, meaning
 from cortex.consolidation import contradictions, distil, team
 from cortex.consolidation.duplicates import find_clusters
 from cortex.consolidation.report import (
@@ -26,7 +26,7 @@ from cortex.consolidation.report import (
 )
 from cortex.consolidation.runs import Plan, consumed, runs, scope_label
 from cortex.consolidation.settings import ConsolidationSettings
-from cortex.errors import InvalidInputError, LLMError, LLMOutputError, LLMUnavailableError
+from cortex.errors import InvalidInputError, LLMError, LLMUnavailableError
 from cortex.index.memory_index import to_micros
 from cortex.llm import LLMClient, LLMSettings
 from cortex.memories import MemoryRepository
@@ -59,12 +59,18 @@ def current(repo: MemoryRepository, scope: Scope, now: datetime) -> list[Memory]
     return repo.load(scope, index.select(index.current_mask(to_micros(now))))
 
 
+def _embedder(repo: MemoryRepository) -> Callable[[list[str]], np.ndarray] | None:
+    """The embedding function of the semantic rules (:func:`cortex.capture.gate.meaning`), None while the model
+    is still loading."""
+    provider = repo.embeddings
+    return meaning(provider) if provider is not None and getattr(provider, "ready", True) else None
+
+
 def _vectors(repo: MemoryRepository, scope: Scope, memories: Sequence[Memory]
              ) -> tuple[Callable[[list[str]], np.ndarray] | None, dict[str, np.ndarray]]:
-    """The embedding function semantic merges use (None without a model, or with the trigram stand-in, which
-    measures spelling, not meaning) and the stored vectors of ``memories``."""
-    provider = repo.embeddings
-    if provider is None or provider.model.startswith("cortex/hash") or not getattr(provider, "ready", True):
+    """The embedding function semantic merges use (:func:`_embedder`) and the stored vectors of ``memories``."""
+    embed, provider = _embedder(repo), repo.embeddings
+    if embed is None or provider is None:
         return None, {}
     index = repo.index(scope)
     rows = {}
@@ -73,7 +79,7 @@ def _vectors(repo: MemoryRepository, scope: Scope, memories: Sequence[Memory]
             row = index.vector_of(memory.id)
             if row is not None:
                 rows[memory.id] = row
-    return (lambda texts: provider.embed(texts)), rows
+    return embed, rows
 
 
 def _llm_failed(report: ConsolidationReport, what: str, exc: LLMError) -> None:
@@ -140,12 +146,13 @@ def _contradictions(client: LLMClient, ctx: Context, plan: Plan, report: Consoli
 
 
 def _gate(ctx: Context, existing: Iterable[Memory]) -> Gate:
-    vectors, _ = _vectors(ctx.repo, Scope.swarm(), ())
-    return Gate([(m.id, m.content) for m in existing], vectors=vectors)
+    return Gate([(m.id, m.content) for m in existing], vectors=_embedder(ctx.repo))
 
 
 def _distil(client: LLMClient, ctx: Context, plan: Plan, report: ConsolidationReport, agent: str,
             memories: Sequence[Memory], merged_into: Mapping[str, str], done: set[str]) -> None:
+    from cortex.capture.session import tags_of
+
     found, skipped = distil.sessions(agent, ctx.state_dir, memories, done, ctx.settings, ctx.now)
     for reason, count in skipped.items():
         report.skipped[reason] = report.skipped.get(reason, 0) + count
@@ -175,8 +182,6 @@ def _distil(client: LLMClient, ctx: Context, plan: Plan, report: ConsolidationRe
                 key = f"refused-{verdict.reason}"
                 report.skipped[key] = report.skipped.get(key, 0) + 1
                 continue
-            from cortex.capture.session import tags_of
-
             try:
                 memory = ctx.make({"content": text, "type": item["type"], "confidence": item["confidence"],
                                    "source": Source.AGENT_END, "tags": [*tags_of(item["tags"]), DISTILLED_TAG],  # type: ignore[arg-type]
@@ -220,8 +225,6 @@ def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], re
             proposed = team.extract(client, text, {m.id for m in entries}, ctx.settings.session_entries * 4)
         except LLMError as exc:
             _llm_failed(report, "the round's extraction", exc)
-            if isinstance(exc, LLMOutputError):
-                pass
             return plan
         finally:
             report.llm_calls = client.calls
