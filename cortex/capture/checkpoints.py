@@ -43,6 +43,16 @@ class Checkpoints:
             return {}
         return data if isinstance(data, dict) else {}
 
+    def transcripts(self, agent: str) -> list[tuple[str, str | None]]:
+        """The transcripts read for ``agent``: (real path, the session id the read found), oldest entry first."""
+        found = []
+        for key, entry in self._read().items():
+            name, _, path = key.partition("\n")
+            if name == agent and path:
+                session = entry.get("session") if isinstance(entry, dict) else None
+                found.append((path, session if isinstance(session, str) else None))
+        return found
+
     def session(self, agent: str, transcript: str) -> str | None:
         """The session id an earlier read of ``transcript`` found (a Codex file names it on its first line only)."""
         entry = self._read().get(self.key(agent, transcript))

@@ -11,7 +11,6 @@ whose model call failed is not, so the next run asks again.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -61,29 +60,11 @@ def distilled_ends(keys: Iterable[str]) -> dict[str, int]:
     return ends
 
 
-def capture_entries(state_dir: Path | None, agent: str) -> list[tuple[str, str | None]]:
-    """The transcripts the agent's capture has read: (real path, session id)."""
-    if state_dir is None:
-        return []
-    from cortex.files import read_regular
-
-    try:
-        data = json.loads(read_regular(state_dir / "capture.json", 64 * 1024 * 1024))
-    except (OSError, ValueError):
-        return []
-    found = []
-    for key, entry in (data.items() if isinstance(data, dict) else ()):
-        name, _, path = key.partition("\n")
-        if name == agent and path:
-            session = entry.get("session") if isinstance(entry, dict) else None
-            found.append((path, session if isinstance(session, str) else None))
-    return found
-
-
 def sessions(agent: str, state_dir: Path | None, memories: Sequence[Memory], done: Collection[str],
              settings: ConsolidationSettings, now: datetime) -> tuple[list[Session], dict[str, int]]:
     """The sessions of ``agent`` not yet distilled (``done``: keys earlier runs distilled), most recent first and
     at most ``settings.max_sessions``, and what was skipped, by reason."""
+    from cortex.capture.checkpoints import Checkpoints
     from cortex.capture.session import own_messages
     from cortex.capture.transcripts import read, render
 
@@ -100,7 +81,8 @@ def sessions(agent: str, state_dir: Path | None, memories: Sequence[Memory], don
         by_session.setdefault(session if isinstance(session, str) else f"memory:{memory.id}", []).append(memory)
     ends = distilled_ends(done)
     found: list[Session] = []
-    for path, session_id in capture_entries(state_dir, agent):
+    checkpoints = Checkpoints(state_dir / "capture.json") if state_dir is not None else None
+    for path, session_id in checkpoints.transcripts(agent) if checkpoints is not None else []:
         try:
             modified = datetime.fromtimestamp(os.path.getmtime(path), timezone.utc)
         except OSError:
@@ -166,4 +148,4 @@ def distil(client: LLMClient, session: Session, most: int) -> list[dict[str, obj
             for m in answer.memories[:most]]
 
 
-__all__ = ["Session", "SYSTEM", "capture_entries", "distil", "distilled_ends", "sessions", "transcript_key"]
+__all__ = ["Session", "SYSTEM", "distil", "distilled_ends", "sessions", "transcript_key"]
