@@ -1769,6 +1769,23 @@ class Cortex:
         return Context(self._memories, self.consolidation, self.llm, self._state, now, make,
                        lambda text: self.redactor.redact(text).text)
 
+    def _run_plan(self, plan_run: Callable[[], Any], report: "ConsolidationReport") -> "ConsolidationReport":
+        """Plan a run (``plan_run()``: a :class:`cortex.consolidation.runs.Plan`) and, unless ``report`` is a dry
+        run's or there is nothing to do, write it: ``report.run`` is then its id."""
+        from cortex.consolidation import runs
+
+        with self._capturing:
+            plan = plan_run()
+            if not report.dry_run and not plan.empty:
+                report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))
+        return report
+
+    def _consolidation_scopes(self, agent: str | None, team: str | None, swarm: bool) -> list[Scope]:
+        """The scope named (as :meth:`_consolidation_target` checks it), or every stored scope when none is."""
+        if agent is None and team is None and not swarm:
+            return self._memories.scopes()
+        return [self._consolidation_target(agent, team, swarm)[0]]
+
     def consolidate(self, agent: str | None = None, *, team: str | None = None, swarm: bool = False,
                     dry_run: bool = False) -> "ConsolidationReport":
         """Consolidate one scope (an agent's own memory, ``team=``'s or the swarm's) in one run: near duplicates
@@ -1785,12 +1802,8 @@ class Cortex:
         scope, actor = self._consolidation_target(agent, team, swarm)
         now = self._clock()
         report = ConsolidationReport(scope=runs.scope_label(scope), actor=actor, dry_run=dry_run, started_at=now)
-        with self._capturing:
-            plan = engine.plan_scope(self._consolidation_context(actor, scope, now), scope, actor, report,
-                                     agent=agent)
-            if not dry_run and not plan.empty:
-                report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))
-        return report
+        return self._run_plan(lambda: engine.plan_scope(self._consolidation_context(actor, scope, now), scope, actor,
+                                                        report, agent=agent), report)
 
     def team_round_end(self, team: str, *, dry_run: bool = False) -> "ConsolidationReport":
         """The end of a round of ``team``: its lead's extractor distils the round's task outcomes and the members'
@@ -1809,19 +1822,15 @@ class Cortex:
         scope, lead = self._consolidation_target(None, name, False)
         members = sorted(d.name for d in self.agents.list() if d.memory_enabled and name in d.settings.teams)
         now = self._clock()
-        report = ConsolidationReport(scope=scope.relative, actor=lead, dry_run=dry_run, started_at=now)
+        report = ConsolidationReport(scope=runs.scope_label(scope), actor=lead, dry_run=dry_run, started_at=now)
 
         def member_memories(member: str, since: datetime | None) -> list[Memory]:
             own = engine.current(self._memories, Scope.agent(member), now)
             return [m for m in own if (since is None or m.created_at > since)
                     and m.source in (Source.TASK_COMPLETION, Source.AGENT_END, Source.MANUAL, Source.INJECTED)]
 
-        with self._capturing:
-            plan = engine.plan_round(self._consolidation_context(lead, scope, now), scope, lead, members, report,
-                                     member_memories)
-            if not dry_run and not plan.empty:
-                report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))
-        return report
+        return self._run_plan(lambda: engine.plan_round(self._consolidation_context(lead, scope, now), scope, lead,
+                                                        members, report, member_memories), report)
 
     def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,
                            swarm: bool = False, force: bool = False) -> "UndoReport":
@@ -1832,11 +1841,8 @@ class Cortex:
         from cortex.consolidation import runs
 
         wanted = runs.check_run(run)
-        if agent is None and team is None and not swarm:
-            candidates = self._memories.scopes()
-        else:
-            candidates = [self._consolidation_target(agent, team, swarm)[0]]
-        found = [(info, scope) for scope in candidates for info in runs.runs(self._memories, scope)
+        found = [(info, scope) for scope in self._consolidation_scopes(agent, team, swarm)
+                 for info in runs.runs(self._memories, scope)
                  if (wanted == "last" and info.undone_at is None) or info.run == wanted]
         if not found:
             from cortex.errors import RunNotFoundError
@@ -1852,11 +1858,8 @@ class Cortex:
         too."""
         from cortex.consolidation import runs
 
-        if agent is None and team is None and not swarm:
-            scopes_ = self._memories.scopes()
-        else:
-            scopes_ = [self._consolidation_target(agent, team, swarm)[0]]
-        found = [info for scope in scopes_ for info in runs.runs(self._memories, scope)]
+        found = [info for scope in self._consolidation_scopes(agent, team, swarm)
+                 for info in runs.runs(self._memories, scope)]
         return sorted(found, key=lambda r: (r.started_at, r.run), reverse=True)
 
     def review(self, agent: str | None = None, *, team: str | None = None,
@@ -1912,8 +1915,7 @@ class Cortex:
         else:
             plan.checked = [f"dismissed:{keep} {supersede}"]
             report.dismissed = [item]
-        report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))
-        return report
+        return self._run_plan(lambda: plan, report)
 
 
 #: How many times a change is read and decided again when another process changed the memory in between.
