@@ -1,4 +1,5 @@
-"""Every operation of the MemoryAPI exists on every surface (CLI, HTTP, MCP), or says here why it does not:
+"""Every operation of the MemoryAPI exists on every surface (CLI, HTTP, MCP), or its row of the operation table
+(:data:`cortex.api.operations.OPERATIONS`) says why it does not:
 the CLI's commands, the HTTP app's routes and the MCP server's tools are read from the real objects, so a new
 operation without its surfaces fails this test until it gets them (or a stated reason)."""
 
@@ -12,69 +13,20 @@ import pytest
 
 from cortex import Cortex
 from cortex.api import MemoryAPI
+from cortex.api.operations import OPERATIONS, Operation
 from cortex.cli import cli
 from cortex.service.auth import ADMIN
 from cortex.service.http import create_app
 from cortex.service.mcp import build_mcp
 
-#: operation -> (CLI command, HTTP "METHOD /path", MCP tool); a string starting with "-" is the reason it is not
-#: on that surface.
-SURFACES: dict[str, tuple[str, str, str]] = {
-    "store": ("store", "POST /v1/agents/{agent}/memories", "add_memory"),
-    "store_many": ("store-many", "POST /v1/agents/{agent}/memories/batch", "- one add_memory call per memory"),
-    "get": ("get", "GET /v1/agents/{agent}/memories/{memory_id}", "get_memory"),
-    "recall": ("recall", "GET /v1/agents/{agent}/memories", "recall"),
-    "search": ("search", "GET /v1/agents/{agent}/search", "search_memories"),
-    "list_memories": ("list", "GET /v1/agents/{agent}/list", "list_memories"),
-    "touch": ("touch", "POST /v1/agents/{agent}/memories/{memory_id}/touch", "touch_memory"),
-    "forget": ("forget", "DELETE /v1/agents/{agent}/memories/{memory_id}", "delete_memory"),
-    "update": ("update", "PATCH /v1/agents/{agent}/memories/{memory_id}", "update_memory"),
-    "history": ("history", "GET /v1/agents/{agent}/memories/{memory_id}/history", "memory_history"),
-    "provenance": ("provenance", "GET /v1/agents/{agent}/memories/{memory_id}/provenance", "memory_provenance"),
-    "supersede": ("supersede", "POST /v1/agents/{agent}/memories/{memory_id}/supersede", "supersede_memory"),
-    "validate": ("validate", "POST /v1/agents/{agent}/memories/{memory_id}/validate", "validate_memory"),
-    "inject_learning": ("inject", "POST /v1/agents/{lead}/inject", "inject_learning"),
-    "stats": ("stats", "GET /v1/agents/{agent}/stats", "memory_stats"),
-    "count": ("stats", "GET /v1/agents/{agent}/stats", "memory_stats"),
-    "prune": ("prune", "POST /v1/agents/{agent}/prune", "prune_memories"),
-    "prune_candidates": ("prune", "POST /v1/agents/{agent}/prune", "prune_memories"),
-    "purge_expired": ("prune", "POST /v1/purge-expired", "purge_expired"),
-    "agent_start": ("start", "POST /v1/agents/{agent}/start", "agent_start"),
-    "agent_end": ("end", "POST /v1/agents/{agent}/end", "agent_end"),
-    "record_task": ("task-done", "POST /v1/agents/{agent}/tasks", "record_task"),
-    "capture_transcript": ("capture", "POST /v1/agents/{agent}/transcripts", "capture_transcript"),
-    "record_use": ("used", "POST /v1/agents/{agent}/used", "record_use"),
-    "usage_stats": ("stats", "GET /v1/agents/{agent}/usage", "memory_stats"),
-    "sync_notes": ("notes sync", "POST /v1/notes/sync", "sync_notes"),
-    "promote_notes": ("notes promote", "POST /v1/agents/{agent}/notes/promote", "promote_notes"),
-    "export_notes": ("notes export", "POST /v1/agents/{agent}/notes/export", "export_notes"),
-    "consolidate": ("consolidate", "POST /v1/consolidate", "consolidate"),
-    "team_round_end": ("team round-end", "POST /v1/teams/{team}/round-end", "team_round_end"),
-    "undo_consolidation": ("consolidate", "POST /v1/consolidate/undo", "undo_consolidation"),
-    "consolidation_runs": ("consolidate", "GET /v1/consolidate/runs", "consolidation_runs"),
-    "review": ("review", "GET /v1/review", "review_contradictions"),
-    "resolve_review": ("review", "POST /v1/review", "resolve_contradiction"),
-    "describe_agents": ("agents list", "GET /v1/agents", "list_agents"),
-    "resolve_agent": ("- the hooks resolve a coding agent's name; `agents list` shows aliases",
-                      "GET /v1/agents/resolve", "- the hooks' lookup, not an agent's tool"),
-    "stored_agents": ("- `agents list` and `stats` cover it", "GET /v1/agents",
-                      "- list_agents covers it"),
-    "stored_scopes": ("- `reindex` without arguments walks them", "GET /v1/scopes",
-                      "- an administrator's listing (GET /v1/scopes)"),
-    "export": ("export", "GET /v1/export", "export_memories"),
-    "import_rdf": ("import", "POST /v1/import", "import_memories"),
-    "import_from": ("import", "POST /v1/import/{system}", "import_memories_from"),
-    "export_beads": ("export", "GET /v1/agents/{agent}/export/beads", "export_beads"),
-    "validate_store": ("validate-store", "GET /v1/validate-store", "validate_store"),
-    "sparql": ("sparql", "POST /v1/sparql", "sparql_query"),
-    "reindex": ("reindex", "POST /v1/agents/{agent}/reindex", "reindex"),
-    "index_status": ("index-status", "GET /v1/agents/{agent}/index", "index_status"),
-    "info": ("info", "GET /v1/info", "server_info"),
-    "render": ("- recall --format block renders", "- a client renders the memories it got",
-               "- the agent_memory resource is the rendered block"),
-    "close": ("- a command closes what it opened", "- the server closes the store at shutdown",
-              "- the server closes the store at shutdown"),
-}
+def _surfaces(row: Operation) -> tuple[str, str, str]:
+    """(CLI command, "METHOD /path", MCP tool) of an operation; "- reason" where the surface does not have it."""
+    return (row.command or f"- {row.why_not.get('cli', '')}",
+            str(row.route) if row.route is not None else f"- {row.why_not.get('http', '')}",
+            row.tool or f"- {row.why_not.get('mcp', '')}")
+
+
+SURFACES = {name: _surfaces(row) for name, row in OPERATIONS.items()}
 
 
 def _commands(group: click.Group, prefix: str = "") -> set[str]:
@@ -112,3 +64,24 @@ def test_every_operation_is_on_every_surface_or_says_why_not(operation, surfaces
             assert len(name) > 10, f"{operation}: say why it is not a {kind}"
         else:
             assert name in where, f"{operation}: no {kind} {name!r}"
+
+
+def test_the_table_and_the_service_routes_are_every_route_of_the_app(surfaces):
+    from cortex.api.operations import SERVICE_ROUTES
+
+    _, routes, _ = surfaces
+    declared = {str(row.route) for row in OPERATIONS.values() if row.route is not None}
+    declared |= {str(service.route) for service in SERVICE_ROUTES}
+    documentation = {"GET /openapi.json", "GET /docs", "GET /docs/oauth2-redirect", "GET /redoc", "HEAD /openapi.json",
+                     "HEAD /docs", "HEAD /docs/oauth2-redirect", "HEAD /redoc"}
+    served = {r for r in routes if r not in documentation and not r.startswith(("GET /static-offline-docs",
+                                                                                 "HEAD /static-offline-docs"))}
+    assert served == declared, (served - declared, declared - served)
+
+
+def test_every_tool_and_command_is_in_the_table(surfaces):
+    from cortex.api.operations import CLI_ONLY
+
+    commands, _, tools = surfaces
+    assert tools == {row.tool for row in OPERATIONS.values() if row.tool is not None}
+    assert commands == {row.command for row in OPERATIONS.values() if row.command is not None} | set(CLI_ONLY)

@@ -1,6 +1,7 @@
 """The typed protocol every Cortex front satisfies: the in-process :class:`cortex.Cortex` and the HTTP client
-:class:`cortex.client.RemoteCortex`. Surfaces (CLI, MCP, hooks) are written against it, so they work
-the same with a store opened here or with a running server; a test keeps both signatures equal to these.
+:class:`cortex.api.client.RemoteCortex`. Surfaces (CLI, MCP, hooks) are written against it, so they work the same
+with a store opened here or with a running server; a test keeps both signatures equal to these. One protocol per
+domain of the facade (the modules of :mod:`cortex.app`), and :class:`MemoryAPI` their union.
 """
 
 from __future__ import annotations
@@ -12,30 +13,29 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cortex import config
-from cortex.model import (
-    CaptureReport,
-    Captured,
-    ImportReport,
-    IndexStatus,
-    Memory,
-    MemoryType,
-    NotesReport,
-    Page,
-    Provenance,
-    SearchResult,
-    Source,
-)
-from cortex.rerank import Reranking
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the client imports this module: no models (pydantic) or engine at run time
     from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
+    from cortex.model import (
+        CaptureReport,
+        Captured,
+        ImportReport,
+        IndexStatus,
+        Memory,
+        MemoryType,
+        NotesReport,
+        Page,
+        Provenance,
+        SearchResult,
+        Source,
+    )
+    from cortex.rerank import Reranking
     from cortex.sparql import SparqlResult
     from cortex.transfer import Violation
 
 
-@runtime_checkable
-class MemoryAPI(Protocol):
-    """Persistent memory for AI agents: the operations of the README and the service's needs."""
+class MemoriesAPI(Protocol):
+    """One memory's life: store, read one, change, supersede, validate, forget, prune."""
 
     def store(
         self,
@@ -45,7 +45,7 @@ class MemoryAPI(Protocol):
         type: MemoryType | str = config.DEFAULT_TYPE,
         project: str = config.DEFAULT_PROJECT,
         confidence: float = config.DEFAULT_CONFIDENCE,
-        source: Source | str = Source.MANUAL,
+        source: Source | str = "manual",
         ttl: timedelta | str | None = None,
         tags: Iterable[str] = (),
         metadata: Mapping[str, Any] | None = None,
@@ -60,62 +60,6 @@ class MemoryAPI(Protocol):
 
     def get(self, agent: str, memory_id: str) -> Memory | None:
         """The memory, or None for an unknown or malformed id."""
-        ...
-
-    def recall(
-        self,
-        agent: str,
-        query: str | None = None,
-        *,
-        type: MemoryType | str | None = None,
-        project: str | None = None,
-        limit: int = config.DEFAULT_LIMIT,
-        tags: Iterable[str] | None = None,
-        scope: str | None = None,
-        source: Source | str | None = None,
-        include_expired: bool = False,
-        include_superseded: bool = False,
-        as_of: datetime | str | None = None,
-    ) -> list[Memory]:
-        """AND-token recall over the scopes the agent reads, filtered before the limit."""
-        ...
-
-    def search(
-        self,
-        agent: str,
-        query: str,
-        *,
-        mode: str = config.DEFAULT_SEARCH_MODE,
-        limit: int = config.DEFAULT_LIMIT,
-        project: str | None = None,
-        type: MemoryType | str | None = None,
-        explain: bool = False,
-        rerank: Reranking | bool = True,
-        tags: Iterable[str] | None = None,
-        scope: str | None = None,
-        source: Source | str | None = None,
-        include_expired: bool = False,
-        include_superseded: bool = False,
-        as_of: datetime | str | None = None,
-    ) -> SearchResult:
-        """Ranked search: ``all``, ``bm25``, ``semantic`` or ``hybrid``."""
-        ...
-
-    def list_memories(
-        self,
-        agent: str,
-        *,
-        scope: str | None = None,
-        type: MemoryType | str | None = None,
-        project: str | None = None,
-        tags: Iterable[str] | None = None,
-        source: Source | str | None = None,
-        include_expired: bool = False,
-        include_superseded: bool = False,
-        cursor: str | None = None,
-        limit: int = 50,
-    ) -> Page:
-        """One page of every memory the agent can see, newest first."""
         ...
 
     def update(
@@ -174,24 +118,12 @@ class MemoryAPI(Protocol):
         """A lead's learning for the swarm, a team or one worker."""
         ...
 
-    def purge_expired(self, agent: str | None = None) -> int:
-        """Delete expired memories (of every scope when ``agent`` is None); returns how many."""
-        ...
-
     def touch(self, agent: str, memory_id: str) -> Memory:
         """Record a use: usageCount + 1 and lastUsedAt = now, atomically."""
         ...
 
     def forget(self, agent: str, memory_id: str) -> bool:
         """Remove every triple of the memory; False when there was none."""
-        ...
-
-    def stats(self, agent: str) -> dict[str, int]:
-        """How many memories of each type the agent has."""
-        ...
-
-    def count(self, agent: str) -> int:
-        """How many memories the agent has."""
         ...
 
     def prune(
@@ -216,6 +148,82 @@ class MemoryAPI(Protocol):
         """The ids ``prune`` selects (deleted when ``delete``)."""
         ...
 
+    def purge_expired(self, agent: str | None = None) -> int:
+        """Delete expired memories (of every scope when ``agent`` is None); returns how many."""
+        ...
+
+
+class ReadingAPI(Protocol):
+    """Reads over the scopes an agent sees: recall, search, listing, counts, the block."""
+
+    def recall(
+        self,
+        agent: str,
+        query: str | None = None,
+        *,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        limit: int = config.DEFAULT_LIMIT,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: datetime | str | None = None,
+    ) -> list[Memory]:
+        """AND-token recall over the scopes the agent reads, filtered before the limit."""
+        ...
+
+    def search(
+        self,
+        agent: str,
+        query: str,
+        *,
+        mode: str = config.DEFAULT_SEARCH_MODE,
+        limit: int = config.DEFAULT_LIMIT,
+        project: str | None = None,
+        type: MemoryType | str | None = None,
+        explain: bool = False,
+        rerank: Reranking | bool = True,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: datetime | str | None = None,
+    ) -> SearchResult:
+        """Ranked search: ``all``, ``bm25``, ``semantic`` or ``hybrid``."""
+        ...
+
+    def list_memories(
+        self,
+        agent: str,
+        *,
+        scope: str | None = None,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        tags: Iterable[str] | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> Page:
+        """One page of every memory the agent can see, newest first."""
+        ...
+
+    def stats(self, agent: str) -> dict[str, int]:
+        """How many memories of each type the agent has."""
+        ...
+
+    def count(self, agent: str) -> int:
+        """How many memories the agent has."""
+        ...
+
+    def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
+        """Per source: memories, how many were shown and how many used, and the times of each."""
+        ...
+
     def agent_start(
         self,
         agent: str,
@@ -231,6 +239,50 @@ class MemoryAPI(Protocol):
         """The ``<agent-memory>`` block to inject at agent start; touches what it shows unless ``touch`` is
         false."""
         ...
+
+    @staticmethod
+    def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
+        """The ``<agent-memory>`` block for ``memories`` (best first); "" when empty."""
+        ...
+
+
+class AdminAPI(Protocol):
+    """Agents, scopes and indexes."""
+
+    def describe_agents(self) -> list[dict[str, Any]]:
+        """The declared agents with their memory counts."""
+        ...
+
+    def resolve_agent(self, name: str) -> str | None:
+        """The declared agent with memory that ``name`` stands for (itself, or the agent listing it in
+        ``cortex: aliases:``), or None (a built-in or undeclared coding agent)."""
+        ...
+
+    def stored_agents(self) -> list[str]:
+        """Names of the agents that have memories in the store."""
+        ...
+
+    def stored_scopes(self) -> list[str]:
+        """Every scope with memories in the store: agent names, ``team:NAME``, ``swarm``."""
+        ...
+
+    def reindex(
+        self, agent: str, *, force: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, int]:
+        """Rebuild the agent's indexes from the store and embed what lacks a current vector."""
+        ...
+
+    def index_status(self, agent: str) -> IndexStatus:
+        """What the agent's derived index holds, against the store."""
+        ...
+
+    def info(self) -> dict[str, Any]:
+        """The store's location and the embedding model (None without one)."""
+        ...
+
+
+class SessionsAPI(Protocol):
+    """What an agent's work leaves: marker lines, task outcomes, transcripts, the used signal."""
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> Captured:
         """Capture marker lines from the agent's output, then prune by the agent's rule; returns what was stored
@@ -258,6 +310,10 @@ class MemoryAPI(Protocol):
         repeated or applied): ``usedCount + 1``, which ranking prefers to having been shown."""
         ...
 
+
+class NotesAPI(Protocol):
+    """Markdown notes as a source of memory."""
+
     def sync_notes(self, agent: str | None = None, *, file: str | os.PathLike[str] | None = None) -> list[NotesReport]:
         """Index the Markdown notes of ``agent`` (or of every agent), or only ``file``: a chunk per section as a
         ``file_index`` memory; unchanged chunks keep their memory, changed ones are superseded, removed ones
@@ -274,61 +330,9 @@ class MemoryAPI(Protocol):
         of it applies the edits. Returns the files written."""
         ...
 
-    def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
-        """Per source: memories, how many were shown and how many used, and the times of each."""
-        ...
 
-    def consolidate(self, agent: str | None = None, *, team: str | None = None, swarm: bool = False,
-                    dry_run: bool = False) -> "ConsolidationReport":
-        """Consolidate one scope (an agent's own memory, ``team=``'s or the swarm's) in one run: near duplicates
-        merged, contradictions superseded or listed for review, recent sessions distilled; ``report.run`` is the
-        id to undo it with. ``dry_run``: say what a run would do, write nothing."""
-        ...
-
-    def team_round_end(self, team: str, *, dry_run: bool = False) -> "ConsolidationReport":
-        """The end of a round of ``team``: its lead's extractor distils the round into the team memory (one run,
-        undone like any other). Needs a language model."""
-        ...
-
-    def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,
-                           swarm: bool = False, force: bool = False) -> "UndoReport":
-        """Undo a consolidation run (its id, or ``last`` of the scope named, or of any scope): what it changed
-        back as it was; refuses when a memory changed since, unless ``force``."""
-        ...
-
-    def consolidation_runs(self, agent: str | None = None, *, team: str | None = None,
-                           swarm: bool = False) -> list["RunInfo"]:
-        """The consolidation runs of one scope (or of every scope, naming none), the latest first."""
-        ...
-
-    def review(self, agent: str | None = None, *, team: str | None = None,
-               swarm: bool = False) -> list["ReviewItem"]:
-        """The contradictions consolidation found and did not apply, still open (both memories current)."""
-        ...
-
-    def resolve_review(self, keep: str, supersede: str, *, accept: bool = True, agent: str | None = None,
-                       team: str | None = None, swarm: bool = False) -> "ConsolidationReport":
-        """Decide a contradiction listed for review: ``accept`` supersedes ``supersede`` by ``keep``;
-        ``accept=False`` keeps both and takes the pair off the list. Either is a run of its own (kind ``review``),
-        undone like any other."""
-        ...
-
-    def resolve_agent(self, name: str) -> str | None:
-        """The declared agent with memory that ``name`` stands for (itself, or the agent listing it in
-        ``cortex: aliases:``), or None (a built-in or undeclared coding agent)."""
-        ...
-
-    def describe_agents(self) -> list[dict[str, Any]]:
-        """The declared agents with their memory counts."""
-        ...
-
-    def stored_scopes(self) -> list[str]:
-        """Every scope with memories in the store: agent names, ``team:NAME``, ``swarm``."""
-        ...
-
-    def stored_agents(self) -> list[str]:
-        """Names of the agents that have memories in the store."""
-        ...
+class GraphAPI(Protocol):
+    """The memory as RDF: export, import, SHACL, SPARQL, and other memory systems' files."""
 
     def export(self, out: IO[bytes], *, agent: str | None = None, team: str | None = None, all: bool = False,
                format: str = "trig", progress: Callable[[str, int, int | None], None] | None = None) -> int:
@@ -373,24 +377,51 @@ class MemoryAPI(Protocol):
         """A read-only SPARQL query over the store, or over the graphs ``agent`` reads (docs/sparql.md)."""
         ...
 
-    def reindex(
-        self, agent: str, *, force: bool = False, progress: Callable[[int, int], None] | None = None
-    ) -> dict[str, int]:
-        """Rebuild the agent's indexes from the store and embed what lacks a current vector."""
+
+class ConsolidationAPI(Protocol):
+    """Consolidation runs, their undo, the review of contradictions, a team's round end."""
+
+    def consolidate(self, agent: str | None = None, *, team: str | None = None, swarm: bool = False,
+                    dry_run: bool = False) -> "ConsolidationReport":
+        """Consolidate one scope (an agent's own memory, ``team=``'s or the swarm's) in one run: near duplicates
+        merged, contradictions superseded or listed for review, recent sessions distilled; ``report.run`` is the
+        id to undo it with. ``dry_run``: say what a run would do, write nothing."""
         ...
 
-    def index_status(self, agent: str) -> IndexStatus:
-        """What the agent's derived index holds, against the store."""
+    def team_round_end(self, team: str, *, dry_run: bool = False) -> "ConsolidationReport":
+        """The end of a round of ``team``: its lead's extractor distils the round into the team memory (one run,
+        undone like any other). Needs a language model."""
         ...
 
-    def info(self) -> dict[str, Any]:
-        """The store's location and the embedding model (None without one)."""
+    def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,
+                           swarm: bool = False, force: bool = False) -> "UndoReport":
+        """Undo a consolidation run (its id, or ``last`` of the scope named, or of any scope): what it changed
+        back as it was; refuses when a memory changed since, unless ``force``."""
         ...
 
-    @staticmethod
-    def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
-        """The ``<agent-memory>`` block for ``memories`` (best first); "" when empty."""
+    def consolidation_runs(self, agent: str | None = None, *, team: str | None = None,
+                           swarm: bool = False) -> list["RunInfo"]:
+        """The consolidation runs of one scope (or of every scope, naming none), the latest first."""
         ...
+
+    def review(self, agent: str | None = None, *, team: str | None = None,
+               swarm: bool = False) -> list["ReviewItem"]:
+        """The contradictions consolidation found and did not apply, still open (both memories current)."""
+        ...
+
+    def resolve_review(self, keep: str, supersede: str, *, accept: bool = True, agent: str | None = None,
+                       team: str | None = None, swarm: bool = False) -> "ConsolidationReport":
+        """Decide a contradiction listed for review: ``accept`` supersedes ``supersede`` by ``keep``;
+        ``accept=False`` keeps both and takes the pair off the list. Either is a run of its own (kind ``review``),
+        undone like any other."""
+        ...
+
+
+@runtime_checkable
+class MemoryAPI(MemoriesAPI, ReadingAPI, AdminAPI, SessionsAPI, NotesAPI, GraphAPI, ConsolidationAPI,
+                Protocol):
+    """Persistent memory for AI agents: the operations of the README and the service's needs (each domain's
+    protocol above, one row each in :data:`cortex.api.operations.OPERATIONS`), and a front's context manager."""
 
     def close(self, *, flush: bool = True) -> None:
         """Release what this front holds (an embedded store is flushed first unless ``flush=False``)."""
