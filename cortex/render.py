@@ -1,5 +1,5 @@
 """The ``<agent-memory>`` block injected into an agent's prompt, and which memories it shows
-(:meth:`cortex.core.Cortex.agent_start`).
+(:meth:`cortex.app.Cortex.agent_start`).
 
 Showing a memory touches it (usageCount + 1, lastUsedAt = now), so a ranking that read usage or last use would
 lift whatever was shown before, for every later task: the block's ranking reads neither. With a task, memories

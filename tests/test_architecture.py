@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cortex.api import MemoryAPI
-from cortex.core import Cortex
+from cortex.app import Cortex
 from cortex.client import RemoteCortex
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cortex"
@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "cortex"
 #: Top to bottom; a module may import its own layer (without cycles) and the layers below it.
 LAYERS: list[tuple[str, list[str]]] = [
     ("surfaces", ["cortex.cli", "cortex.__main__", "cortex.service"]),
-    ("facade", ["cortex.core", "cortex.api", "cortex.client"]),
+    ("facade", ["cortex.app", "cortex.core", "cortex.api", "cortex.client"]),
     ("engine", ["cortex.recall", "cortex.search", "cortex.rerank", "cortex.render", "cortex.capture",
                 "cortex.lifecycle", "cortex.scopes", "cortex.listing", "cortex.sparql",
                 "cortex.transfer", "cortex.shapes", "cortex.importers", "cortex.consolidation"]),
@@ -129,3 +129,100 @@ def test_both_fronts_have_the_protocol_signatures(front, method):
 def test_the_protocol_covers_the_surfaces_needs():
     assert {"store", "store_many", "get", "recall", "search", "touch", "forget", "stats", "prune", "agent_start",
             "agent_end", "describe_agents", "reindex", "index_status", "info", "render", "close"} <= set(API_METHODS)
+
+
+#: The facade's domains in the order they build on each other: a module of cortex.app imports only modules of a
+#: lower rank (the kernel, then the base domains, then the workflows, then the class that composes them).
+APP_ORDER = {"cortex.app.kernel": 0, "cortex.app.memories": 1, "cortex.app.reading": 1, "cortex.app.admin": 1,
+             "cortex.app.sessions": 2, "cortex.app.notes": 2, "cortex.app.graph": 2, "cortex.app.consolidation": 2,
+             "cortex.app.cortex": 3, "cortex.app": 4}
+
+
+def test_the_facade_domains_build_on_each_other_in_order():
+    mods = modules()
+    known = set(mods)
+    app = [name for name in mods if name == "cortex.app" or name.startswith("cortex.app.")]
+    assert set(app) == set(APP_ORDER), "a new module of cortex.app needs its rank in APP_ORDER (and docs)"
+    wrong = [f"{name} -> {target}" for name in app for target in imports_of(name, mods[name], known)
+             if target in APP_ORDER and APP_ORDER[target] >= APP_ORDER[name]]
+    assert wrong == []
+
+
+def test_each_domain_module_of_the_facade_implements_its_operations():
+    """Every operation of the table is a method of the facade module of its domain (the protocol's methods)."""
+    import importlib
+
+    from cortex.api.operations import OPERATIONS
+
+    classes = {"kernel": "Kernel", "memories": "MemoryOps", "reading": "ReadingOps", "admin": "AdminOps",
+               "sessions": "SessionOps", "notes": "NotesOps", "graph": "GraphOps",
+               "consolidation": "ConsolidationOps"}
+    misplaced = []
+    for name, row in OPERATIONS.items():
+        module = importlib.import_module(f"cortex.app.{row.domain}")
+        owner = getattr(module, classes[row.domain])
+        if name not in vars(owner) and not (row.domain == "kernel" and name in vars(Cortex)):
+            misplaced.append(f"{name} (domain {row.domain}) is not defined in cortex/app/{row.domain}.py")
+    assert misplaced == []
+
+
+#: The surface packages whose modules are named after the facade's domains.
+SURFACE_PACKAGES = ("cortex.service.http", "cortex.service.mcp", "cortex.cli")
+
+
+def test_each_surface_module_calls_only_its_domains_operations():
+    """``service/http/<d>.py``, ``service/mcp/<d>.py`` and ``cli/<d>.py`` call only operations of domain <d> or of
+    the domains it builds on (read from the ``.name(`` calls of the module)."""
+    from cortex.api.operations import BUILDS_ON, OPERATIONS
+
+    wrong = []
+    for name, path in modules().items():
+        package, _, domain = name.rpartition(".")
+        if package not in SURFACE_PACKAGES or domain not in BUILDS_ON:
+            continue
+        allowed = {domain, *BUILDS_ON[domain]}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in OPERATIONS:
+                if OPERATIONS[node.func.attr].domain not in allowed:
+                    wrong.append(f"{name}:{node.lineno} calls {node.func.attr} "
+                                 f"(domain {OPERATIONS[node.func.attr].domain})")
+    assert wrong == []
+
+
+#: Modules, functions and classes over the shape's bounds, each to be split (the list only shrinks).
+SHAPE_EXCEPTIONS = {"cortex/core.py", "cortex/cli.py", "cortex/service/http.py", "cortex/service/mcp.py",
+                    "cortex/store/remote.py", "cortex/client.py", "cortex/client.py:RemoteCortex",
+                    "cortex/service/http.py:create_app", "cortex/service/mcp.py:build_mcp",
+                    "cortex/store/remote.py:RemoteStore", "cortex/index/memory_index.py:MemoryIndex",
+                    "cortex/service/server.py:serve"}
+MAX_MODULE_LINES, MAX_FUNCTION_LINES, MAX_METHODS = 800, 120, 40
+
+
+def test_no_module_function_or_class_is_over_its_size():
+    """No module over 800 lines, no function over 120 (route and tool registration included), no class defining
+    more than 40 methods in its own body."""
+    over = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE.parent))
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > MAX_MODULE_LINES:
+            over.append(where)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                over.append(f"{where}:{node.name}")
+            if isinstance(node, ast.ClassDef) and sum(
+                    isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) for b in node.body) > MAX_METHODS:
+                over.append(f"{where}:{node.name}")
+    assert set(over) <= SHAPE_EXCEPTIONS, sorted(set(over) - SHAPE_EXCEPTIONS)
+
+
+def test_the_repository_root_holds_only_the_projects_own_files():
+    root = PACKAGE.parent
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True).stdout.split()
+    top = {name.split("/", 1)[0] for name in tracked}
+    if top:  # a git checkout
+        assert top <= {".ci", ".gitignore", "README.md", "CHANGELOG.md", "pyproject.toml", "agent_defs", "bench",
+                       "cortex", "docs", "tests"}, top

@@ -5,7 +5,7 @@ Per agent, notes directories (``.cortex/notes/{agent}/`` and those its file list
 section (heading path), a long section into paragraphs; each chunk is a ``file_index`` memory whose identity is its
 directory, file and heading path (DESIGN.md section 11): unchanged text keeps its memory (id, usage, validation);
 changed text supersedes it; text that went leaves recall (history kept). This module holds the rules (which files,
-which chunks, what changed); :meth:`cortex.core.Cortex.sync_notes` applies them.
+which chunks, what changed); :meth:`cortex.app.Cortex.sync_notes` applies them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Importers from other memory systems (docs/capture.md, "Importers" and "Beads"): one module per system, each
 reading that system's files into items (:class:`cortex.importers.common.Parsed`); :mod:`cortex.importers.common`
 holds what every importer shares (the documents, the report, the rules that decide what an item becomes, its
-entry, its RDF). :meth:`cortex.core.Cortex.import_from` runs them.
+entry, its RDF). :meth:`cortex.app.Cortex.import_from` runs them.
 
 * ``beads`` (:mod:`.beads`): the beads-compound plugin's ``.beads/memory/knowledge.jsonl`` (and its archive), ``bd
   export`` memories;

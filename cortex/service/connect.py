@@ -32,7 +32,7 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
     client = owner_client(state_dir)
     if client is not None:
         return client
-    from cortex.core import Cortex  # here: a client of a running server never imports the engine
+    from cortex.app import Cortex  # here: a client of a running server never imports the engine
 
     deadline = time.monotonic() + (config.lock_wait() if wait is None else wait)
     while True:
@@ -56,7 +56,7 @@ def for_cli(location: Location, *, embeddings: str, read_only: bool) -> MemoryAP
     remote store always answers for itself, whatever its state directory holds)."""
     state_dir = state_dir_of(location)
     if read_only and not is_remote(location) and state_dir is not None and not state_dir.exists():
-        from cortex.core import Cortex  # (no store, so no server owning it)
+        from cortex.app import Cortex  # (no store, so no server owning it)
 
         return Cortex.open(None, embeddings="none", client=False)
     return connect(location, embeddings=embeddings)

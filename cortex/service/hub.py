@@ -102,7 +102,7 @@ class Hub:
              state: str | None = None) -> discovery.ServerInfo:
         """Serve ``store`` (a store location; its state directory ``state``, by default the one
         :func:`cortex.state.state_dir_of` gives) unless something already does; its server's info."""
-        from cortex.core import Cortex
+        from cortex.app import Cortex
         from cortex.service.auth import TokenStore
         from cortex.service.guard import Limits
         from cortex.service.http import create_app

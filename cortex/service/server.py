@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from cortex import config, discovery, provenance
-from cortex.core import Cortex
+from cortex.app import Cortex
 from cortex.errors import AuthError, InvalidInputError, StoreLockedError
 from cortex.service import control
 from cortex.service.auth import TokenStore

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cortex.core import Cortex
+    from cortex.app import Cortex
 
 log = logging.getLogger("cortex")
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cortex.core import Cortex
+from cortex.app import Cortex
 from cortex.errors import CortexError
 
 log = logging.getLogger("cortex")

@@ -1,0 +1,235 @@
+"""The consolidation domain of the facade: runs that merge, supersede and distil, undone exactly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from cortex import config
+from cortex.app.admin import AdminOps
+from cortex.app.kernel import _UNSET
+from cortex.app.memories import MemoryOps
+from cortex.app.reading import ReadingOps
+from cortex.errors import InvalidInputError
+from cortex.model import (
+    Memory,
+    Scope,
+    Source,
+)
+from cortex.validation import (
+    check_team_name,
+    memory_from_entry,
+)
+
+if TYPE_CHECKING:
+    from cortex.consolidation import ConsolidationReport, ConsolidationSettings, ReviewItem, RunInfo, UndoReport
+
+
+class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
+    """Consolidation runs, their undo, the review of contradictions, a team's round end."""
+
+    @property
+    def consolidation(self) -> "ConsolidationSettings":
+        """The rules of consolidation runs and of the sweep (``CORTEX_CONSOLIDATE_*`` or the ``[consolidation]``
+        table of ``.cortex/config.toml``; docs/consolidation.md). Assignable."""
+        if self._consolidation is _UNSET:
+            from cortex.consolidation.settings import consolidation_settings
+
+            self._consolidation = consolidation_settings(project_root=config.find_project_root())
+        return self._consolidation  # type: ignore[return-value]
+
+    @consolidation.setter
+    def consolidation(self, settings: "ConsolidationSettings") -> None:
+        self._consolidation = settings
+
+    def _consolidation_target(self, agent: str | None, team: str | None, swarm: bool) -> tuple[Scope, str]:
+        """The scope one run covers and the agent it acts for: an agent's own memory (itself), a team's (its
+        lead) or the swarm's (a lead)."""
+        given = [name for name, value in (("agent", agent), ("team", team), ("swarm", swarm or None))
+                 if value is not None]
+        if len(given) != 1:
+            raise InvalidInputError("agent", "name exactly one of an agent, team= or swarm=True "
+                                             f"({'none' if not given else ' and '.join(given)} given)")
+        if agent is not None:
+            self._agent(agent)
+            return Scope.agent(agent), agent
+        if team is not None:
+            name = check_team_name(team)
+            if name not in self._teams():
+                raise InvalidInputError("team", f"unknown team {name!r}: no agent declares it in cortex: teams")
+            return Scope.team(name), self._lead_of(name)
+        leads = sorted(d.name for d in self.agents.list() if d.memory_enabled and d.settings.lead)
+        if not leads:
+            raise InvalidInputError("swarm", "the swarm's memory is consolidated for a lead, and no agent is one "
+                                             "(cortex: {lead: true})")
+        return Scope.swarm(), leads[0]
+
+    def _lead_of(self, team: str) -> str:
+        leads = sorted(d.name for d in self.agents.list() if d.memory_enabled and d.settings.lead
+                       and team in d.settings.teams)
+        if not leads:
+            raise InvalidInputError("team", f"team {team!r} has no lead: its memory is consolidated for its lead "
+                                            f"(cortex: {{teams: [{team}], lead: true}})")
+        return leads[0]
+
+    def _consolidation_context(self, actor: str, scope: Scope, now: datetime) -> "Any":
+        from cortex.consolidation.engine import Context
+
+        policy = self._policy(actor)
+
+        def make(entry: Mapping[str, Any]) -> Memory:
+            memory = memory_from_entry(actor, dict(entry), now, policy.expires_at, author=actor,
+                                       scope=scope.relative)
+            return memory.model_copy(update={"agent": scope.name}) if scope.kind == "agent" else memory
+
+        return Context(self._memories, self.consolidation, self.llm, self._state, now, make,
+                       lambda text: self.redactor.redact(text).text)
+
+    def _run_plan(self, plan_run: Callable[[], Any], report: "ConsolidationReport") -> "ConsolidationReport":
+        """Plan a run (``plan_run()``: a :class:`cortex.consolidation.runs.Plan`) and, unless ``report`` is a dry
+        run's or there is nothing to do, write it: ``report.run`` is then its id."""
+        from cortex.consolidation import runs
+
+        with self._capturing:
+            plan = plan_run()
+            if not report.dry_run and not plan.empty:
+                report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))
+        return report
+
+    def _consolidation_scopes(self, agent: str | None, team: str | None, swarm: bool) -> list[Scope]:
+        """The scope named (as :meth:`_consolidation_target` checks it), or every stored scope when none is."""
+        if agent is None and team is None and not swarm:
+            return self._memories.scopes()
+        return [self._consolidation_target(agent, team, swarm)[0]]
+
+    def consolidate(self, agent: str | None = None, *, team: str | None = None, swarm: bool = False,
+                    dry_run: bool = False) -> "ConsolidationReport":
+        """Consolidate one scope (an agent's own memory, ``team=``'s or the swarm's) in one run: near duplicates
+        merged (the survivor supersedes them, keeps their summed usage and tags, ``prov:wasDerivedFrom`` each),
+        contradictions the language model finds superseded (when configured) or listed for review, and, for an
+        agent, its recent sessions and task outcomes distilled into learnings (a learning that recurs raises the
+        confidence of the memory it repeats). Never deletes; one atomic write and one PROV-O activity, whose id
+        (``report.run``) :meth:`undo_consolidation` takes. ``dry_run``: plan only, and say exactly what a run
+        would do. Bad model output changes nothing (``problems``); an unreachable model leaves its part
+        ``pending`` for the next run."""
+        from cortex.consolidation import engine, runs
+        from cortex.consolidation.report import ConsolidationReport
+
+        scope, actor = self._consolidation_target(agent, team, swarm)
+        now = self._clock()
+        report = ConsolidationReport(scope=runs.scope_label(scope), actor=actor, dry_run=dry_run, started_at=now)
+        return self._run_plan(lambda: engine.plan_scope(self._consolidation_context(actor, scope, now), scope, actor,
+                                                        report, agent=agent), report)
+
+    def team_round_end(self, team: str, *, dry_run: bool = False) -> "ConsolidationReport":
+        """The end of a round of ``team``: its lead's extractor distils the round's task outcomes and the members'
+        new learnings into the team memory (entries tagged ``team-memory`` and ``decision``, ``lesson``,
+        ``member`` or ``context``): new entries, updates by supersession, repeats confirmed, the least valuable
+        entries evicted over the bound (default 200). Needs a language model. One run, undone like any other.
+        A temporary team (declared with a parent) has no extractor."""
+        from cortex.consolidation import engine, runs
+        from cortex.consolidation.report import ConsolidationReport
+
+        name = check_team_name(team)
+        parents = {t: p for d in self.agents.list() if d.memory_enabled for t, p in d.settings.parents.items()}
+        if name in parents:
+            raise InvalidInputError("team", f"team {name!r} is temporary (its parent is {parents[name]!r}): it reads "
+                                            f"its parent's memory and has no extractor")
+        scope, lead = self._consolidation_target(None, name, False)
+        members = sorted(d.name for d in self.agents.list() if d.memory_enabled and name in d.settings.teams)
+        now = self._clock()
+        report = ConsolidationReport(scope=runs.scope_label(scope), actor=lead, dry_run=dry_run, started_at=now)
+
+        def member_memories(member: str, since: datetime | None) -> list[Memory]:
+            own = engine.current(self._memories, Scope.agent(member), now)
+            return [m for m in own if (since is None or m.created_at > since)
+                    and m.source in (Source.TASK_COMPLETION, Source.AGENT_END, Source.MANUAL, Source.INJECTED)]
+
+        return self._run_plan(lambda: engine.plan_round(self._consolidation_context(lead, scope, now), scope, lead,
+                                                        members, report, member_memories), report)
+
+    def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,
+                           swarm: bool = False, force: bool = False) -> "UndoReport":
+        """Undo a consolidation run (its id, or ``last``: the latest run not undone, of the scope named, or of
+        any scope): every memory it changed back as it was before, the memories it created removed, its
+        derivation links removed; its record stays in provenance, marked undone. Refuses (nothing changed) when
+        a memory was changed since by something else, unless ``force``."""
+        from cortex.consolidation import runs
+
+        wanted = runs.check_run(run)
+        found = [(info, scope) for scope in self._consolidation_scopes(agent, team, swarm)
+                 for info in runs.runs(self._memories, scope)
+                 if (wanted == "last" and info.undone_at is None) or info.run == wanted]
+        if not found:
+            from cortex.errors import RunNotFoundError
+
+            raise RunNotFoundError(wanted, "" if wanted != "last" else " left to undo")
+        info, scope = max(found, key=lambda pair: (pair[0].started_at, pair[0].run))
+        actor = info.actor or (scope.name if scope.kind == "agent" else "cortex")
+        return runs.undo(self._memories, scope, info.run, actor, self._clock(), force=force)
+
+    def consolidation_runs(self, agent: str | None = None, *, team: str | None = None,
+                           swarm: bool = False) -> list["RunInfo"]:
+        """The consolidation runs of one scope (or of every scope, naming none), the latest first, undone ones
+        too."""
+        from cortex.consolidation import runs
+
+        found = [info for scope in self._consolidation_scopes(agent, team, swarm)
+                 for info in runs.runs(self._memories, scope)]
+        return sorted(found, key=lambda r: (r.started_at, r.run), reverse=True)
+
+    def review(self, agent: str | None = None, *, team: str | None = None,
+               swarm: bool = False) -> list["ReviewItem"]:
+        """The contradictions consolidation found and did not apply (``apply_contradictions`` off), still open:
+        both memories current. Decide one with :meth:`resolve_review`."""
+        from cortex.consolidation import runs
+        from cortex.consolidation.report import ReviewItem
+
+        scope, _ = self._consolidation_target(agent, team, swarm)
+        now = self._clock()
+        items: list[ReviewItem] = []
+        plans = runs.plans(self._memories, scope)
+        seen: set[frozenset[str]] = {frozenset((str(d.get("keep")), str(d.get("supersede")))) for _, plan in plans
+                                     for d in plan.get("dismissed", []) if isinstance(d, dict)}
+        for run, plan in plans:
+            for raw in plan.get("review", []):
+                try:
+                    item = ReviewItem.model_validate({**raw, "run": run})
+                except ValueError:
+                    continue
+                pair = frozenset((item.keep, item.supersede))
+                if pair in seen:
+                    continue
+                seen.add(pair)
+                found = {m.id: m for m in self._memories.load(scope, [item.keep, item.supersede])}
+                if len(found) == 2 and all(m.superseded_by is None and not m.expired(now)
+                                           and (m.valid_until is None or m.valid_until > now) for m in found.values()):
+                    items.append(item)
+        return items
+
+    def resolve_review(self, keep: str, supersede: str, *, accept: bool = True, agent: str | None = None,
+                       team: str | None = None, swarm: bool = False) -> "ConsolidationReport":
+        """Decide a contradiction listed for review (:meth:`review`): ``accept`` supersedes ``supersede`` by
+        ``keep``; ``accept=False`` keeps both and takes the pair off the list. Either is a run of its own (kind
+        ``review``), undone like any other."""
+        from cortex.consolidation import runs
+        from cortex.consolidation.report import ConsolidationReport, Supersession
+
+        scope, actor = self._consolidation_target(agent, team, swarm)
+        item = next((i for i in self.review(agent, team=team, swarm=swarm)
+                     if (i.keep, i.supersede) == (keep, supersede)), None)
+        if item is None:
+            raise InvalidInputError("supersede", f"no open contradiction keeping {keep!r} over {supersede!r} in "
+                                                 f"{runs.scope_label(scope)}: `cortex review` lists them")
+        now = self._clock()
+        report = ConsolidationReport(scope=runs.scope_label(scope), actor=actor, started_at=now, examined=2)
+        plan = runs.Plan(scope, actor, "review", now)
+        if accept:
+            reason = f"accepted from review: {item.reason}"
+            plan.supersede = [(supersede, keep, reason)]
+            report.superseded = [Supersession(old=supersede, new=keep, reason=reason)]
+        else:
+            plan.checked = [f"dismissed:{keep} {supersede}"]
+            report.dismissed = [item]
+        return self._run_plan(lambda: plan, report)

@@ -1,0 +1,273 @@
+"""The kernel of the facade: state and guards shared by every domain module of :class:`cortex.app.Cortex`."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cortex import config, lifecycle, notices
+from cortex.agents import AgentDefinition, AgentRegistry
+from cortex.capture import usage
+from cortex.capture.redact import REDACT_STORE_ENV, Redactor
+from cortex.embeddings import EmbeddingProvider
+from cortex.errors import (
+    CortexError,
+    MemoryNotFoundError,
+    VersionConflictError,
+)
+from cortex.lifecycle import Policy
+from cortex.memories import MemoryRepository
+from cortex.model import (
+    Memory,
+    Query,
+    Scope,
+    Source,
+    utcnow,
+)
+from cortex.recall import Part, parts_of
+from cortex.scopes import Member
+from cortex.search import Fusion
+from cortex.store.base import MemoryStore
+from cortex.validation import is_memory_id
+from cortex.validation import query as make_query
+
+if TYPE_CHECKING:
+    from cortex.llm import LLMSettings
+    from cortex.sparql.workers import QueryWorkers
+
+log = logging.getLogger("cortex")
+_T = TypeVar("_T")
+#: A setting (``Cortex.llm``, ``Cortex.consolidation``) not read yet.
+_UNSET = object()
+
+
+class Kernel:
+    """What every domain of the facade shares: the repository, the agents, the clock, the redactor, the fusion of
+    search, the state directory and the language model's settings; and the guards every operation goes through
+    (the agent is declared with memory, the scopes it reads and writes, a change decided on a current read)."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        agents: AgentRegistry | None = None,
+        *,
+        state_dir: str | os.PathLike[str] | None = None,
+        clock: Callable[[], datetime] = utcnow,
+        embeddings: EmbeddingProvider | None = None,
+        fusion: Fusion | None = None,
+    ) -> None:
+        state = Path(state_dir) if state_dir is not None else store.local_path
+        self._memories = MemoryRepository(store, state, embeddings)
+        self.agents = agents if agents is not None else AgentRegistry()
+        self._clock = clock
+        #: Replaces secrets in what is captured (and, when its ``store`` is on, in explicit writes); from
+        #: ``CORTEX_REDACT``, ``CORTEX_REDACT_STORE`` and ``CORTEX_REDACT_PATTERNS`` (docs/capture.md).
+        self.redactor = Redactor.from_env()
+        #: How ``hybrid`` search fuses the lexical and the semantic ranking.
+        self.fusion = fusion if fusion is not None else Fusion()
+        self._workers: QueryWorkers | None = None
+        self._closed = False
+        #: what each agent was shown at its latest start, per session (the "used" signal reads it)
+        self._shown = usage.ShownLog(state / "shown.json" if state is not None else None)
+        self._state = state
+        self._llm: object = _UNSET
+        self._consolidation: object = _UNSET
+        #: one transcript capture at a time (its checkpoint is read, then written after what it stored)
+        self._capturing = threading.RLock()
+        #: extractions done before the store was opened (:func:`cortex.capture.session.prepare`), by part
+        self._prepared: dict[tuple[str, str, int, int], Any] = {}
+        self._root: Path | None = None
+
+    def close(self, *, flush: bool = True) -> None:
+        """Checkpoint indexes, flush (unless ``flush=False``: committed writes survive a crash of the
+        process anyway, only power loss needs the ~10 ms fsync) and release the store. Idempotent."""
+        with self._memories.lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._workers is not None:
+                self._workers.close()
+            self._memories.close(flush=flush)
+
+    def flush(self) -> None:
+        """Force committed writes to disk (fsync). Commits already survive a crash of the process; this
+        also protects them against power loss, at ~10 ms a call."""
+        self._check_open()
+        self._memories.flush()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def embeddings(self) -> EmbeddingProvider | None:
+        """The embedding provider (None: lexical search only)."""
+        return self._memories.embeddings
+
+    @property
+    def store_path(self) -> Path | None:
+        """Where the embedded store lives on disk (None in memory)."""
+        return self._memories.store.local_path
+
+    @property
+    def store_shared(self) -> bool:
+        """Whether other processes may write the same store (a remote SPARQL server, docs/scale-out.md)."""
+        return self._memories.store.shared
+
+    @property
+    def state_dir(self) -> Path | None:
+        """Where derived indexes (and a server's tokens and discovery file) are kept, or None."""
+        return self._memories.state_dir
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise CortexError("this Cortex is closed")
+
+    def _agent(self, agent: str) -> AgentDefinition:
+        """The definition of a declared agent with memory enabled."""
+        self._check_open()
+        return self.agents.require(agent)
+
+    @staticmethod
+    def _scope(agent: str) -> Scope:
+        return Scope.agent(agent)
+
+    def _member(self, agent: str) -> Member:
+        """The agent as the scope rules see it (declared with memory: raises otherwise)."""
+        settings = self._agent(agent).settings
+        return Member(agent, settings.teams, settings.lead, tuple(sorted(settings.parents.items())))
+
+    def _delete(self, scope: Scope, memory_ids: Sequence[str], **recorded: Any) -> list[str]:
+        """Delete memories; the ones they had superseded are current again (docs/lifecycle.md). ``recorded``
+        (action, actor, at, rule) records an automatic deletion's activity in the same update."""
+        return self._memories.delete(scope, memory_ids, reinstate=lifecycle.reinstated, **recorded)
+
+    def _warn_prunable(self, memories: Sequence[Memory]) -> None:
+        """Tell the caller (:func:`cortex.notices.notice`) which of these memories, just written, the prune at
+        their agent's next ``agent_end`` deletes: nothing is deleted without a word."""
+        now, doomed, settings = self._clock(), [], {}
+        for memory in memories:
+            if memory.scope != "agent":
+                continue  # agent_end prunes the agent's own memories only
+            if memory.agent not in settings:
+                definition = self.agents.get(memory.agent)
+                settings[memory.agent] = definition.settings if definition is not None else None
+            found = settings[memory.agent]
+            rule = lifecycle.prune_rule(memory, min_confidence=found.prune_min_confidence,
+                                        max_age=found.prune_max_age, now=now) if found is not None else None
+            if rule is not None:
+                doomed.append((memory, rule))
+        if not doomed:
+            return
+        memory, rule = doomed[0]
+        which = (f"memory {memory.id} ({rule})" if len(doomed) == 1
+                 else f"{len(doomed)} memories (e.g. {memory.id}: {rule})")
+        notices.notice(f"{which} will be deleted by the prune at the next agent_end of agent {memory.agent!r} (every "
+                       "Stop/SubagentStop hook): give a higher confidence, or change cortex.prune in the agent's "
+                       "definition")
+
+    def _teams(self) -> set[str]:
+        """Every team some declared agent with memory belongs to."""
+        return {t for d in self.agents.list() if d.memory_enabled
+                for t in (*d.settings.teams, *d.settings.parents.values())}
+
+    def _policy(self, agent: str) -> Policy:
+        """The agent's time rules: time to live and decay by source."""
+        settings = self._agent(agent).settings
+        return Policy.for_agent({Source(k): v for k, v in settings.ttl.items()},
+                                {Source(k): v for k, v in settings.decay.items()})
+
+    def _read_scopes(self, agent: str, scope: str | None) -> tuple[Scope, ...]:
+        """The scopes a read of ``agent`` covers: all it can see, or the one ``scope`` names."""
+        return self._member(agent).readable(scope, self._teams())
+
+    def _locate(self, agent: str, memory_id: str) -> tuple[Scope, Memory] | None:
+        """The scope and the memory ``memory_id`` names among those ``agent`` can see, or None."""
+        if not is_memory_id(memory_id):
+            return None
+        with self._memories.lock:
+            scope = self._memories.locate(self._read_scopes(agent, None), memory_id)
+            if scope is None:
+                return None
+            found = self._memories.load(scope, [memory_id])
+            return (scope, found[0]) if found else None
+
+    def _require(self, agent: str, memory_id: str) -> tuple[Scope, Memory]:
+        located = self._locate(agent, memory_id)
+        if located is None:
+            raise MemoryNotFoundError(agent, str(memory_id))
+        return located
+
+    def _changing(self, attempt: Callable[[], _T]) -> _T:
+        """Run ``attempt`` (read a memory, then write what follows from it) under the repository's lock; when the
+        store says the memory changed between the read and the write (another process of a shared store got
+        there first), read it again and decide again, up to :data:`WRITE_ATTEMPTS` times. So a change applies
+        to the memory as it is when it is written, and a refusal (``_Refused``) is decided on a current read."""
+        for remaining in reversed(range(WRITE_ATTEMPTS)):
+            try:
+                with self._memories.lock:
+                    return attempt()
+            except _Refused as refused:
+                raise refused.error from None
+            except VersionConflictError:
+                if not remaining:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _explicit_text(self, agent: str, content: str | None) -> str | None:
+        """``content`` of an explicit write, its secrets replaced when the redactor's ``store`` is on."""
+        if content is None or not self.redactor.store or not isinstance(content, str):
+            return content
+        done = self.redactor.redact(content)
+        if done.counts:
+            notices.notice(f"writing for agent {agent!r} {_redaction_note(done.counts)} ({REDACT_STORE_ENV} is on)")
+        return done.text
+
+    def _query(self, agent: str, text: str | None, *, text_required: bool = False, **given: Any) -> Query:
+        """A validated query of ``agent`` over the scopes it reads (or the one ``scope`` names), judged now."""
+        scope = given.pop("scope", None)
+        q = make_query(agent, text, text_required=text_required, now=self._clock(), **given)
+        return replace(q, scopes=self._read_scopes(agent, scope))
+
+    def _parts(self, scopes: Sequence[Scope]) -> list[Part]:
+        return parts_of(self._memories.index, scopes)
+
+    @property
+    def llm(self) -> "LLMSettings | None":
+        """The language model transcript capture extracts with (``CORTEX_LLM_URL``... or the ``[llm]`` table of
+        ``.cortex/config.toml``; docs/capture.md); None: marker lines only. Assignable."""
+        if self._llm is _UNSET:
+            from cortex.llm import llm_settings
+
+            self._llm = llm_settings(project_root=config.find_project_root())
+        return self._llm  # type: ignore[return-value]
+
+    @llm.setter
+    def llm(self, settings: "LLMSettings | None") -> None:
+        self._llm = settings
+
+
+#: How many times a change is read and decided again when another process changed the memory in between.
+WRITE_ATTEMPTS = 5
+
+
+class _Refused(Exception):
+    """A decision taken on a current read (a stale ``expected_version``): final, not retried."""
+
+    def __init__(self, error: CortexError) -> None:
+        self.error = error
+
+
+def _redaction_note(counts: Mapping[str, int]) -> str:
+    """``replaced 3 secrets (2 aws-access-key, 1 jwt) by placeholders``."""
+    total = sum(counts.values())
+    kinds = ", ".join(f"{n} {rule}" for rule, n in sorted(counts.items()))
+    return f"replaced {total} secret{'' if total == 1 else 's'} ({kinds}) by placeholders"

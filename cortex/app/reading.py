@@ -1,0 +1,230 @@
+"""The reading domain of the facade: recall, ranked search, listing, counts and the ``<agent-memory>`` block."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from cortex import config, lifecycle, listing
+from cortex.app.kernel import Kernel
+from cortex.model import (
+    Memory,
+    MemoryType,
+    Page,
+    Query,
+    Scope,
+    SearchResult,
+    Source,
+)
+from cortex.provenance import current as current_activity
+from cortex.recall import recall_ids
+from cortex.render import RANKING as BLOCK_RANKING
+from cortex.render import compose, fit, general_ids, role_terms, task_text
+from cortex.render import render as render_block
+from cortex.rerank import NO_RERANKING, Reranking
+from cortex.search import SearchMode, check_mode
+from cortex.search import search as run_search
+from cortex.validation import (
+    check_limit,
+    check_project,
+    check_query_text,
+)
+
+
+class ReadingOps(Kernel):
+    """Reads over the scopes an agent sees: AND-token recall, ranked search, listing, counts, the block."""
+
+    def recall(
+        self,
+        agent: str,
+        query: str | None = None,
+        *,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        limit: int = config.DEFAULT_LIMIT,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: datetime | str | None = None,
+    ) -> list[Memory]:
+        """AND-token recall (see :func:`cortex.recall.recall_scored`) over every scope the agent reads (its own,
+        its teams', the swarm; or the one ``scope`` names), filtered inside the indexes before the limit: by
+        type, project, tags (all of them), source, and time (current memories unless ``include_expired`` /
+        ``include_superseded``; ``as_of``: what was recorded and valid then)."""
+        q = self._query(agent, query, type=type, project=project, limit=limit, tags=tags, scope=scope,
+                        source=source, include_expired=include_expired, include_superseded=include_superseded,
+                        as_of=as_of)
+        with self._memories.lock:
+            return self._as_of(self._memories.load_many(recall_ids(self._parts(q.scopes), q)), q)
+
+    def search(
+        self,
+        agent: str,
+        query: str,
+        *,
+        mode: str = config.DEFAULT_SEARCH_MODE,
+        limit: int = config.DEFAULT_LIMIT,
+        project: str | None = None,
+        type: MemoryType | str | None = None,
+        explain: bool = False,
+        rerank: Reranking | bool = True,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        as_of: datetime | str | None = None,
+    ) -> SearchResult:
+        """Ranked search: ``all`` (AND-token), ``bm25``, ``semantic`` or ``hybrid`` (see
+        :mod:`cortex.search`), over the scopes and with the filters of :meth:`recall`. ``semantic`` and
+        ``hybrid`` fall back to ``bm25`` when they cannot run (no provider, vectors of another model, provider
+        failure) and say why in ``result.note``.
+
+        Ranked modes over-fetch candidates and rerank them by recency, use, confidence and decay by source (see
+        :mod:`cortex.rerank`); ``rerank=False`` or a :class:`Reranking` changes that. ``all`` keeps the
+        contract's order. With ``explain`` each hit carries its score components.
+        """
+        q = self._query(agent, query, text_required=True, type=type, project=project, limit=limit, tags=tags,
+                        scope=scope, source=source, include_expired=include_expired,
+                        include_superseded=include_superseded, as_of=as_of)
+        requested = check_mode(mode)
+        settings = rerank if isinstance(rerank, Reranking) else (Reranking() if rerank else NO_RERANKING)
+        result = run_search(self._memories, q.scopes, q, requested, reranking=settings, explain=explain,
+                            fusion=self.fusion, now=self._clock(), policy=self._policy(agent))
+        if q.filters.as_of is not None:
+            then = self._as_of([h.memory for h in result.hits], q)
+            result.hits = [h.model_copy(update={"memory": m}) for h, m in zip(result.hits, then)]
+        return result
+
+    def _as_of(self, memories: list[Memory], q: Query) -> list[Memory]:
+        """With ``as_of``, each memory as it was then (the version current at that moment; matching was on
+        the current content)."""
+        moment = q.filters.as_of
+        if moment is None:
+            return memories
+        scopes = {s.relative: s for s in q.scopes}
+        return [lifecycle.version_at(self._memories.history(scopes[m.scope], m.id) or [m], moment)
+                if m.version > 1 and (m.updated_at or m.created_at) > moment else m for m in memories]
+
+    def list_memories(
+        self,
+        agent: str,
+        *,
+        scope: str | None = None,
+        type: MemoryType | str | None = None,
+        project: str | None = None,
+        tags: Iterable[str] | None = None,
+        source: Source | str | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        cursor: str | None = None,
+        limit: int = 50,
+    ) -> Page:
+        """Page through every memory the agent can see (or those of ``scope``), newest first, filtered as
+        :meth:`recall` is. ``page.next_cursor`` continues the listing (None after the last page)."""
+        q = self._query(agent, None, type=type, project=project, limit=limit, tags=tags, scope=scope, source=source,
+                        include_expired=include_expired, include_superseded=include_superseded)
+        with self._memories.lock:
+            wanted, next_cursor = listing.page(self._parts(q.scopes), q.filters, cursor, q.limit)
+            return Page.model_construct(items=self._memories.load_many(wanted), next_cursor=next_cursor)
+
+    def stats(self, agent: str) -> dict[str, int]:
+        """How many memories of each type the agent has (all four keys, always)."""
+        self._agent(agent)
+        return {t.value: n for t, n in self._memories.index(self._scope(agent)).type_counts().items()}
+
+    def count(self, agent: str) -> int:
+        """How many memories the agent has."""
+        self._agent(agent)
+        return len(self._memories.index(self._scope(agent)))
+
+    def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
+        """Per source of the agent's current memories: how many there are (``memories``), how many were shown
+        at least once (``shown``) and how many an output drew on (``used``), and the totals of showings and uses
+        (``times_shown``: usageCount, which explicit touches add to; ``times_used``: usedCount)."""
+        self._agent(agent)
+        return listing.usage_by_source(self._memories.index(self._scope(agent)))
+
+    @staticmethod
+    def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
+        """The ``<agent-memory>`` block for ``memories`` (best first); "" when empty."""
+        if max_chars is not None:
+            max_chars = check_limit(max_chars, "max_chars", 10_000_000)
+        return render_block(memories, max_chars)
+
+    def agent_start(
+        self,
+        agent: str,
+        task: str | None = None,
+        project: str | None = None,
+        limit: int | None = None,
+        max_chars: int | None = None,
+        *,
+        tags: Iterable[str] | None = None,
+        scope: str | None = None,
+        touch: bool = True,
+    ) -> str:
+        """The block to inject when ``agent`` starts on ``task``; touches every memory it renders (unless
+        ``touch`` is false: the same session's block shown again).
+
+        Considers the current memories of every scope the agent reads (or of ``scope``; shared ones are marked
+        with their scope), of ``project`` (default: the agent's ``cortex.project``, else all projects) and of
+        ``global``, with all ``tags``. ``limit`` and ``max_chars`` default to the agent's ``cortex.recall``
+        settings, else 5 memories and 8000 characters. What is shown is ranked without usage or last use, so
+        being shown never lifts a memory (:mod:`cortex.render`); the same content is one line.
+        """
+        if task is not None:
+            task = check_query_text(task, "task")
+        definition = self._agent(agent)
+        settings = definition.settings
+        limit = check_limit(limit if limit is not None else settings.recall_limit or config.DEFAULT_START_LIMIT)
+        budget = check_limit(max_chars if max_chars is not None else
+                             settings.recall_max_chars or config.DEFAULT_START_MAX_CHARS, "max_chars", 10_000_000)
+        project = project if project is not None else settings.project
+        q = self._query(agent, None, limit=limit, tags=tags, scope=scope)
+        if project is not None:
+            q = replace(q, filters=replace(q.filters, projects=frozenset([check_project(project),
+                                                                           config.DEFAULT_PROJECT])))
+        hits: list[Memory] = []
+        text = task_text(task, role_terms(definition.name, definition.description)) if task else ""
+        if text.strip():  # hybrid falls back to bm25 without embeddings
+            result = run_search(self._memories, q.scopes, replace(q, text=text, limit=2 * limit), SearchMode.HYBRID,
+                                reranking=BLOCK_RANKING, explain=False, fusion=self.fusion, now=self._clock(),
+                                policy=self._policy(agent))
+            hits = [h.memory for h in result]
+        with self._memories.lock:
+            # twice the limit: room for what the same content repeated takes out
+            general = self._memories.load_many(general_ids(self._parts(q.scopes), q.filters, 2 * limit))
+            shown = fit(compose(hits, general, limit), budget)
+            grouped = _by_scope(shown, q.scopes)
+            if touch:
+                now = self._clock()
+                for scope_, ids in grouped.items():
+                    self._memories.touch(scope_, ids, now)
+            self._shown.record(agent, current_activity().session,
+                               [(scope_.key, i) for scope_, ids in grouped.items() for i in ids])
+            return render_block(shown)
+
+    def _listed(self, agent: str, **filters: Any) -> list[Memory]:
+        """Every memory of ``agent``'s own scope that passes ``filters`` (those of :meth:`list_memories`)."""
+        out: list[Memory] = []
+        cursor = None
+        while True:
+            page = self.list_memories(agent, scope="agent", cursor=cursor, limit=config.MAX_LIMIT, **filters)
+            out.extend(page.items)
+            cursor = page.next_cursor
+            if cursor is None:
+                return out
+
+
+def _by_scope(memories: Sequence[Memory], scopes: Sequence[Scope]) -> dict[Scope, list[str]]:
+    """The ids of ``memories`` grouped by the scope (among ``scopes``) each one is in."""
+    by_name = {s.relative: s for s in scopes}
+    out: dict[Scope, list[str]] = {}
+    for memory in memories:
+        out.setdefault(by_name[memory.scope], []).append(memory.id)
+    return out
