@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 # so importing the package does not import the engine, numpy or pyoxigraph until they are used.
 _EXPORTS = {
     "AgentDefinition": "cortex.agents", "AgentProblem": "cortex.agents", "AgentRegistry": "cortex.agents",
-    "AgentSettings": "cortex.agents", "Cortex": "cortex.app", "RemoteCortex": "cortex.client",
+    "AgentSettings": "cortex.agents", "Cortex": "cortex.app", "RemoteCortex": "cortex.api.client",
     "MemoryAPI": "cortex.api",
     "AgentDefinitionError": "cortex.errors", "AgentNotFoundError": "cortex.errors", "AuthError": "cortex.errors",
     "BrokenAgentError": "cortex.errors",
@@ -38,7 +38,7 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from cortex.agents import AgentDefinition, AgentProblem, AgentRegistry, AgentSettings
     from cortex.api import MemoryAPI
-    from cortex.client import RemoteCortex
+    from cortex.api.client import RemoteCortex
     from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
     from cortex.app import Cortex
     from cortex.errors import (

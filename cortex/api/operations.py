@@ -96,7 +96,7 @@ _ROWS = (
         "store-many", "Store a batch in one atomic write", answer="list[Memory]",
         why_not={"mcp": "one add_memory call per memory"}),
     _op("get", "memories", Route("GET", _MEMORY, 200, "memories"), "get_memory", "get", "One memory, or none",
-        answer="Memory"),
+        answer="Memory", client="hand"),
     _op("update", "memories", Route("PATCH", _MEMORY, 200, "lifecycle"), "update_memory", "update",
         "Change fields in place (version + 1)", answer="Memory"),
     _op("history", "memories", Route("GET", _MEMORY + "/history", 200, "lifecycle"), "memory_history", "history",

@@ -22,7 +22,7 @@ from cortex.store import Location, open_store
 from cortex.vocab import DEFAULT_NS, Vocabulary
 
 if TYPE_CHECKING:
-    from cortex.client import RemoteCortex
+    from cortex.api.client import RemoteCortex
 
 log = logging.getLogger("cortex")
 
@@ -71,7 +71,7 @@ class Cortex(SessionOps, NotesOps, GraphOps, ConsolidationOps):
         the ``semantic`` extra is installed; ``local``, ``openai``, ``hash``, ``none``) or None.
 
         One process owns a store: when a running Cortex server (``cortex serve``, or one a client started)
-        owns it, the answer is that server's client, a :class:`~cortex.client.RemoteCortex` with the same
+        owns it, the answer is that server's client, a :class:`~cortex.api.client.RemoteCortex` with the same
         :class:`~cortex.api.MemoryAPI` (the server's agents, model and clock apply; ``$CORTEX_TOKEN`` or the
         server's local token). ``client=False`` refuses that and always opens the store here. Raises
         :class:`StoreLockedError` when another process holds the store and serves nothing.
@@ -101,7 +101,7 @@ class Cortex(SessionOps, NotesOps, GraphOps, ConsolidationOps):
 
 def _owner_client(path: Location, state_dir: str | os.PathLike[str] | None) -> RemoteCortex | None:
     """The client of the live Cortex server that owns the store at ``path``, or None."""
-    from cortex.client import owner_client
+    from cortex.api.client import owner_client
     from cortex.state import state_dir_of
 
     return owner_client(Path(state_dir) if state_dir is not None else state_dir_of(path))

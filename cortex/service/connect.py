@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortex import config
-from cortex.client import owner_client
+from cortex.api.client import owner_client
 from cortex.errors import ServiceError, StoreLockedError
 from cortex.state import is_remote, state_dir_of
 
 if TYPE_CHECKING:
     from cortex.store import Location
     from cortex.api import MemoryAPI
-    from cortex.client import RemoteCortex
+    from cortex.api.client import RemoteCortex
 
 #: An auto-started server stops after this many seconds without a request.
 AUTO_SERVER_IDLE = 1800.0
