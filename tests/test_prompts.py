@@ -109,3 +109,13 @@ def test_the_request_is_unchanged(name: str) -> None:
     ask(client)
     assert len(client.requests) == 1
     check(f"{name}.request.json", json.dumps(client.requests[0], indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+@pytest.mark.parametrize("name", sorted(PROMPTS))
+def test_each_prompt_lives_in_its_module_with_a_version(name: str) -> None:
+    """The text every caller uses is its prompt module's; a changed text comes with a new VERSION."""
+    from importlib import import_module
+
+    module = import_module(f"cortex.llm.prompts.{name}")
+    assert module.SYSTEM is PROMPTS[name][0]()
+    assert module.VERSION == 1
