@@ -8,7 +8,6 @@ and what is wrong.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import re
@@ -31,6 +30,7 @@ from cortex.errors import (
     MemoryDisabledError,
 )
 from cortex.files import read_regular
+from cortex.model import AgentProblem
 from cortex.validation import (
     AGENT_NAME_RE,
     check_agent_name,
@@ -100,20 +100,6 @@ class AgentDefinition:
     def memory_enabled(self) -> bool:
         """Whether the agent may store and recall memories."""
         return self.memory is not False
-
-
-@dataclass(frozen=True)
-class AgentProblem:
-    """One thing wrong with one definition file."""
-
-    path: Path
-    field: str
-    message: str
-    #: The name the file declares, when it could be read (None: unknown, the file may declare any agent).
-    agent: str | None = dataclasses.field(default=None, compare=False)
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.field}: {self.message}"
 
 
 class _Problem(Exception):

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from cortex.agents import AgentProblem
+from typing import Protocol
 
 
 class CortexError(Exception):
@@ -85,10 +82,24 @@ class StoreLockedError(StoreError):
         )
 
 
+class DefinitionProblem(Protocol):
+    """One thing wrong with one agent definition file, as the errors below hold it (what
+    :class:`cortex.model.AgentProblem` is; this module refers to nothing above it). ``str()`` of it says all."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def field(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+
 class AgentDefinitionError(CortexError):
     """One or more agent definition files are broken; ``problems`` lists them."""
 
-    def __init__(self, problems: list[AgentProblem]) -> None:
+    def __init__(self, problems: Sequence[DefinitionProblem]) -> None:
         self.problems = problems
         super().__init__("; ".join(str(p) for p in problems))
 
@@ -97,7 +108,7 @@ class BrokenAgentError(AgentDefinitionError):
     """The agent asked for is not declared because a definition file that would declare it is broken (named
     after it, or not readable far enough to say which agent it declares); ``problems`` say where and what."""
 
-    def __init__(self, agent: str, problems: list[AgentProblem], *, named: bool = True) -> None:
+    def __init__(self, agent: str, problems: Sequence[DefinitionProblem], *, named: bool = True) -> None:
         self.agent = agent
         self.problems = problems
         listed = "; ".join(str(p) for p in problems)

@@ -23,7 +23,7 @@ from typing import IO, Any
 import pyoxigraph as ox
 
 from cortex.errors import InvalidInputError
-from cortex.model import Memory, Scope
+from cortex.model import Memory, Scope, Violation
 from cortex.store.rdf import MemoryCodec
 from cortex.validation import check_confidence, check_content, check_metadata, check_tags
 from cortex.vocab import Vocabulary, date_time, integer
@@ -103,18 +103,6 @@ def write(quads: Iterable[ox.Quad], out: IO[bytes], format: str, vocab: Vocabula
     if progress is not None:
         progress("export", memories, memories)
     return count
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One problem of an import: the focus node, the property (path) and what is wrong."""
-
-    focus: str
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.focus} {self.path}: {self.message}"
 
 
 class InvalidDataError(InvalidInputError):

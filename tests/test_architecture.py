@@ -23,11 +23,11 @@ LAYERS: list[tuple[str, list[str]]] = [
                 "cortex.lifecycle", "cortex.scopes", "cortex.listing", "cortex.sparql",
                 "cortex.transfer", "cortex.shapes", "cortex.importers", "cortex.consolidation"]),
     ("repository", ["cortex.memories"]),
-    ("derived", ["cortex.index", "cortex.embeddings"]),
+    ("derived", ["cortex.index", "cortex.embeddings", "cortex.llm"]),
     ("storage", ["cortex.store", "cortex.vocab"]),
     ("model", ["cortex.model", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
     ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance",
-              "cortex.discovery", "cortex.notices", "cortex.names", "cortex.llm"]),
+              "cortex.discovery", "cortex.notices", "cortex.names"]),
 ]
 
 

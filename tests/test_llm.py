@@ -139,7 +139,7 @@ def test_importing_the_module_costs_neither_httpx_nor_pydantic():
 
 def test_the_declared_schemas_match_the_built_ones():
     """The classes the type checker sees (under TYPE_CHECKING) declare the fields the built ones have."""
-    tree = ast.parse(Path(llm.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(llm.schemas.__file__).read_text(encoding="utf-8"))
 
     def fields(scope: list[ast.stmt]) -> dict[str, list[tuple[str, str]]]:
         return {node.name: [(s.target.id, ast.unparse(s.annotation)) for s in node.body

@@ -9,7 +9,6 @@ refused whole: nothing changes, and the pairs are asked again by a later run.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ from cortex.capture.gate import differs, features, jaccard, swaps
 from cortex.consolidation.duplicates import MERGEABLE
 from cortex.errors import LLMOutputError
 from cortex.llm import LLMClient
+from cortex.llm.prompts import contradictions as prompt
+from cortex.llm.prompts.contradictions import SYSTEM
 from cortex.model import Memory
 
 #: Content words two memories share, at least (Jaccard), to be asked about.
@@ -42,17 +43,6 @@ class Contradictions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     contradictions: list[Proposal]
-
-
-SYSTEM = """You check an AI coding agent's long-term memory for contradictions.
-You get pairs of memories (each with its id, when it was written, how often it was used and validated).
-A pair contradicts when both cannot be true at once for the same project: a convention and its replacement, two
-different values of the same setting, a rule and its negation. Two memories about different things, or one more
-specific than the other, do not contradict.
-For each pair that contradicts, name the memory to keep and the one to supersede: keep the newer one, unless the
-older one is clearly better supported (validated or used much more). Give a short reason.
-Answer with JSON only: {"contradictions": [{"keep": "<id>", "supersede": "<id>", "reason": "..."}]}; an empty
-list when none contradicts. Use only the ids given."""
 
 
 @dataclass(frozen=True)
@@ -105,22 +95,14 @@ def candidate_pairs(memories: Sequence[Memory], *, checked: Collection[str] = ()
     return pairs[:most]
 
 
-def _shown(memory: Memory) -> dict[str, object]:
-    return {"id": memory.id, "content": memory.content[:1000], "written": memory.created_at.date().isoformat(),
-            "validated": memory.validated_at.date().isoformat() if memory.validated_at else None,
-            "used": memory.usage_count + memory.used_count, "confidence": memory.confidence}
-
-
 def judge(client: LLMClient, pairs: Sequence[Pair]) -> list[Proposal]:
     """The model's proposals for ``pairs``, checked: each names the two memories of one pair asked about.
     Raises :class:`LLMOutputError` (nothing of the answer is used) for one that does not, and what
     :meth:`LLMClient.complete_json` raises."""
     if not pairs:
         return []
-    lines = [json.dumps({"pair": n + 1, "a": _shown(p.a), "b": _shown(p.b)}, ensure_ascii=False)
-             for n, p in enumerate(pairs)]
-    answer = client.complete_json(SYSTEM, "The pairs, one JSON object per line:\n" + "\n".join(lines),
-                                  Contradictions, "contradictions")
+    system, user = prompt.messages([(p.a, p.b) for p in pairs])
+    answer = client.complete_json(system, user, Contradictions, "contradictions")
     asked = {frozenset((p.a.id, p.b.id)) for p in pairs}
     seen: set[str] = set()
     for proposal in answer.contradictions:

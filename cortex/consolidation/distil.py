@@ -19,16 +19,9 @@ from pathlib import Path
 
 from cortex.consolidation.settings import ConsolidationSettings
 from cortex.llm import LLMClient, estimate_tokens
+from cortex.llm.prompts import distil as prompt
+from cortex.llm.prompts.distil import SYSTEM
 from cortex.model import Memory, Source
-
-SYSTEM = """You consolidate an AI coding agent's long-term memory while it is idle.
-You get one past work session: its transcript (compressed) and the outcomes and summaries recorded for it.
-Extract at most {max_memories} learnings worth remembering in later sessions of this project: conventions,
-decisions and their reasons, pitfalls and how they were solved, facts about the codebase and its tools.
-Leave out what only mattered in the moment (progress reports, greetings, what was done step by step) and what is
-obvious. Each learning is one self-contained sentence or two, understandable without the session.
-Answer with JSON only: {"memories": [{"content": "...", "type": "pattern|convention|insight|decision",
-"confidence": 0.0-1.0, "tags": ["..."]}]}; an empty list when the session taught nothing durable."""
 
 
 @dataclass
@@ -141,9 +134,8 @@ def distil(client: LLMClient, session: Session, most: int) -> list[dict[str, obj
 
     if not session.text.strip():
         return []
-    answer = client.complete_json(SYSTEM.replace("{max_memories}", str(most)),
-                                  f"The session ({session.label}):\n<session>\n{session.text}\n</session>",
-                                  Extraction, "distillation")
+    system, user = prompt.messages(session.label, session.text, most)
+    answer = client.complete_json(system, user, Extraction, "distillation")
     return [{"content": m.content, "type": m.type, "confidence": min(0.8, m.confidence), "tags": list(m.tags)}
             for m in answer.memories[:most]]
 

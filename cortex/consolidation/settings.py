@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cortex import config
 from cortex.errors import InvalidInputError
-from cortex.llm import _config_table, _integer
+from cortex.llm import config_table, whole_number
 from cortex.validation import check_duration
 
 #: Each setting's key in the ``[consolidation]`` table and its environment variable.
@@ -68,7 +68,7 @@ def consolidation_settings(env: Mapping[str, str] | None = None,
     value raises :class:`InvalidInputError` naming the variable or ``file:line``."""
     env = os.environ if env is None else env
     path = (config.find_project_root() if project_root is None else project_root) / config.CONFIG_FILE
-    raw = _config_table(path, "consolidation", SETTINGS)
+    raw = config_table(path, "consolidation", SETTINGS)
     for key, variable in SETTINGS.items():
         if env.get(variable):
             raw[key] = (env[variable], variable)
@@ -83,7 +83,7 @@ def consolidation_settings(env: Mapping[str, str] | None = None,
             values[key] = _flag(value, where)
         else:
             low, high = _BOUNDS[key]
-            number = _integer(value, where)
+            number = whole_number(value, where)
             if not low <= number <= high:
                 raise InvalidInputError(where, f"must be between {low} and {high}, not {number}")
             values[key] = number

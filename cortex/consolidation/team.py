@@ -11,7 +11,6 @@ with a parent) reads its parent team's memory and has no extractor.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -19,14 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cortex.errors import LLMOutputError
 from cortex.llm import LLMClient
+from cortex.llm.prompts import team as prompt
+from cortex.llm.prompts.team import MAX_ROUND_ITEMS, SYSTEM, category_of, round_text
 from cortex.model import Memory, MemoryType
 from cortex.scopes import TEAM_MEMORY_TAG
 
 #: Each entry's category (a tag of it too) and its memory type.
 CATEGORIES = {"decision": MemoryType.DECISION, "lesson": MemoryType.PATTERN, "member": MemoryType.INSIGHT,
               "context": MemoryType.INSIGHT}
-#: Round input shown to the model, at most (the newest first).
-MAX_ROUND_ITEMS = 300
+assert tuple(CATEGORIES) == prompt.CATEGORIES
 
 
 class Entry(BaseModel):
@@ -45,40 +45,11 @@ class TeamMemory(BaseModel):
     entries: list[Entry]
 
 
-SYSTEM = """You are the extractor of a team of AI coding agents, acting for its lead at the end of a round.
-You get the team memory as it is (entries with ids) and what happened in the round: the members' task outcomes
-and the learnings they recorded. Write the entries the team memory should gain, each in one category:
-decision (what the team decided, and why), lesson (what worked or failed, to repeat or avoid), member (who knows
-or owns what, who is good at what), context (facts about the project the whole team needs).
-When a new entry updates or corrects an existing one, give that entry's id in "replaces". Do not repeat what
-the team memory already says. At most {most} entries; an empty list when the round taught nothing durable.
-Answer with JSON only: {"entries": [{"category": "decision|lesson|member|context", "content": "...",
-"replaces": null}]}"""
-
-
-def round_text(existing: Sequence[Memory], outcomes: Sequence[Memory], learnings: Sequence[Memory],
-               budget_chars: int) -> str:
-    """What the model is shown: the team memory, then the round, newest first, within ``budget_chars``."""
-    head = ["The team memory now (one JSON object per line):"]
-    head += [json.dumps({"id": m.id, "category": category_of(m), "content": m.content[:500]}, ensure_ascii=False)
-             for m in existing] or ["(empty)"]
-    body = ["", "The round:"]
-    items = sorted([*outcomes, *learnings], key=lambda m: m.created_at, reverse=True)[:MAX_ROUND_ITEMS]
-    for memory in items:
-        kind = "task outcome" if memory.source.value == "task_completion" else "learning"
-        body.append(f"- {kind} of {memory.author or memory.agent}: {memory.content[:1500]}")
-    text = "\n".join(head + body)
-    return text[:budget_chars]
-
-
-def category_of(memory: Memory) -> str:
-    return next((t for t in memory.tags if t in CATEGORIES), "context")
-
-
 def extract(client: LLMClient, text: str, existing_ids: set[str], most: int) -> list[Entry]:
     """The model's entries for the round, checked: an entry that replaces an id not in the team memory makes the
     whole answer unusable (:class:`LLMOutputError`: nothing changes)."""
-    answer = client.complete_json(SYSTEM.replace("{most}", str(most)), text, TeamMemory, "team_memory")
+    system, user = prompt.messages(text, most)
+    answer = client.complete_json(system, user, TeamMemory, "team_memory")
     replaced: set[str] = set()
     for entry in answer.entries:
         if entry.replaces is not None:
@@ -97,5 +68,5 @@ def eviction_order(entries: Sequence[Memory], now: datetime) -> list[Memory]:
                                           (m.validated_at or m.updated_at or m.created_at), m.id))
 
 
-__all__ = ["CATEGORIES", "Entry", "SYSTEM", "TEAM_MEMORY_TAG", "TeamMemory", "category_of", "eviction_order",
-           "extract", "round_text"]
+__all__ = ["CATEGORIES", "Entry", "MAX_ROUND_ITEMS", "SYSTEM", "TEAM_MEMORY_TAG", "TeamMemory", "category_of",
+           "eviction_order", "extract", "round_text"]

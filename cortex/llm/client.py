@@ -1,0 +1,216 @@
+"""A client for an OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM, llama.cpp, LM Studio...),
+asked for JSON that matches a pydantic model (:meth:`LLMClient.complete_json`).
+
+Errors: :class:`~cortex.errors.LLMUnavailableError` when the server cannot be used for now (the caller retries
+later), :class:`~cortex.errors.LLMOutputError` when it answered, twice, with something other than the JSON asked
+for, :class:`~cortex.errors.LLMError` when it refused the request. httpx (~90 ms) is imported by the first
+request, pydantic by the first answer parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cortex.errors import LLMError, LLMOutputError, LLMUnavailableError
+from cortex.llm.settings import LLMSettings
+
+if TYPE_CHECKING:
+    import httpx
+    from pydantic import BaseModel, ValidationError
+
+_M = TypeVar("_M", bound="BaseModel")
+
+
+# -- the client -----------------------------------------------------------------------------------------------
+
+def estimate_tokens(text: str) -> int:
+    """A rough count of the tokens ``text`` costs: its length in characters / 4, rounded up (the usual ratio of
+    GPT-style tokenizers on English prose and code; text in other scripts costs more tokens per character).
+    For budgets, not billing."""
+    return -(-len(text) // 4)
+
+
+class LLMClient:
+    """Asks an OpenAI-compatible ``/chat/completions`` endpoint for JSON matching a pydantic model.
+
+    ``calls`` counts the requests sent (a retry is a call of its own, a failed one too), ``prompt_tokens`` and
+    ``completion_tokens`` add up the ``usage`` the server reports (nothing when it reports none). One client
+    keeps its connection open: :meth:`close` it, or use it as a context manager."""
+
+    def __init__(self, settings: LLMSettings) -> None:
+        self.settings = settings
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self._http: httpx.Client | None = None
+
+    def __repr__(self) -> str:
+        return f"LLMClient({self.settings.url!r}, model={self.settings.model!r}, calls={self.calls})"
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection (the next request opens another)."""
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+
+    def complete_json(self, system: str, user: str, schema: type[_M], name: str) -> _M:
+        """Ask the model, at temperature 0, for a JSON object matching ``schema`` (sent as a strict
+        ``json_schema`` response format called ``name``) and return it validated. A ```json block or prose
+        around the one object is tolerated. An answer that is not such JSON is sent back once with what is
+        wrong; a second bad answer raises :class:`LLMOutputError`. :class:`LLMUnavailableError` when the server
+        cannot be reached, times out or answers 5xx or 429; :class:`LLMError` for another refusal (4xx)."""
+        messages: list[dict[str, str]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": messages,
+            "temperature": 0,
+            "response_format": {"type": "json_schema",
+                                "json_schema": {"name": name, "schema": strict_schema(schema), "strict": True}},
+        }
+        answer, finished = self._post(body)
+        try:
+            return _parse(answer, finished, schema)
+        except _BadAnswer as problem:
+            messages.append({"role": "assistant", "content": answer or ""})
+            messages.append({"role": "user", "content": f"That answer is not valid: {problem}. Answer again with "
+                                                        f"only the JSON object matching the {name!r} schema."})
+        answer, finished = self._post(body)
+        try:
+            return _parse(answer, finished, schema)
+        except _BadAnswer as problem:
+            head = (answer or "")[:200]
+            raise LLMOutputError(f"the model {self.settings.model!r} did not answer with the JSON asked for "
+                                 f"({name}), twice: {problem}; its answer began: {head!r}") from None
+
+    def _post(self, body: dict[str, Any]) -> tuple[str | None, str | None]:
+        """Send one request; the answer's text (None when it has none: a refusal) and why it finished."""
+        import httpx
+
+        url = f"{self.settings.url}/chat/completions"
+        headers = {"Authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}
+        if self._http is None:
+            self._http = httpx.Client(timeout=self.settings.timeout)
+        self.calls += 1
+        try:
+            response = self._http.post(url, json=body, headers=headers)
+        except httpx.TimeoutException:
+            raise LLMUnavailableError(f"{url} did not answer within {self.settings.timeout:g} s") from None
+        except httpx.TransportError as exc:
+            raise LLMUnavailableError(f"{url} cannot be reached: {exc or type(exc).__name__}") from None
+        status = response.status_code
+        if status == 429 or status >= 500:
+            raise LLMUnavailableError(f"{url} answered HTTP {status}: {_head(response.text)}")
+        if status >= 300:
+            raise LLMError(f"{url} refused the request: HTTP {status}: {_head(response.text)}")
+        try:
+            reply = response.json()
+            choice = reply["choices"][0]
+            message = choice["message"]
+            content = message.get("content")
+            if content is not None and not isinstance(content, str):
+                raise TypeError(f"the content is a {type(content).__name__}")
+        except (ValueError, LookupError, TypeError, AttributeError) as exc:
+            raise LLMError(f"{url} did not answer with a chat completion ({type(exc).__name__}: {exc}): "
+                           f"{_head(response.text)}") from None
+        usage = reply.get("usage")
+        if isinstance(usage, dict):
+            self.prompt_tokens += _count(usage.get("prompt_tokens"))
+            self.completion_tokens += _count(usage.get("completion_tokens"))
+        refusal = message.get("refusal")
+        if content is None and isinstance(refusal, str) and refusal:
+            return None, f"the model refused: {refusal}"
+        finished = choice.get("finish_reason")
+        return content, finished if isinstance(finished, str) else None
+
+
+class _BadAnswer(Exception):
+    """The answer is not the JSON asked for; the message says why, for the model to correct."""
+
+
+def _head(text: str, size: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= size else flat[:size] + "..."
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+#: How many opening braces of an answer are tried as the start of its JSON object.
+_MAX_STARTS = 20
+
+
+def _parse(answer: str | None, finished: str | None, schema: type[_M]) -> _M:
+    from pydantic import ValidationError
+
+    if answer is None or not answer.strip():
+        raise _BadAnswer("the answer is empty" + (f" ({finished})" if finished and finished != "stop" else ""))
+    value = _json_value(answer)
+    if value is _NOT_JSON:
+        cut = " (it was cut off: the answer reached the token limit)" if finished == "length" else ""
+        raise _BadAnswer(f"it is not a JSON object{cut}")
+    try:
+        return schema.model_validate(value)
+    except ValidationError as exc:
+        raise _BadAnswer(f"it does not match the schema: {_describe(exc)}") from None
+
+
+_NOT_JSON = object()
+
+
+def _json_value(answer: str) -> object:
+    """The JSON in ``answer``: all of it, else a fenced block, else the first object prose surrounds."""
+    for candidate in (answer, *(m.group(1) for m in _FENCE.finditer(answer))):
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            pass
+    decoder = json.JSONDecoder()
+    start = answer.find("{")
+    for _ in range(_MAX_STARTS):
+        if start < 0:
+            break
+        try:
+            value, _end = decoder.raw_decode(answer, start)
+        except ValueError:
+            start = answer.find("{", start + 1)
+            continue
+        return value
+    return _NOT_JSON
+
+
+def _describe(error: ValidationError, most: int = 5) -> str:
+    problems = [f"{'.'.join(str(p) for p in e['loc']) or 'the object'}: {e['msg']}" for e in error.errors()]
+    more = f" (and {len(problems) - most} more)" if len(problems) > most else ""
+    return "; ".join(problems[:most]) + more
+
+
+def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """``schema``'s JSON schema as a strict ``json_schema`` response format wants it: every object closed
+    (``additionalProperties: false``) and every property required."""
+    document = schema.model_json_schema()
+
+    def close(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "object" and isinstance(node.get("properties"), dict):
+                node["additionalProperties"] = False
+                node["required"] = list(node["properties"])
+            for child in node.values():
+                close(child)
+        elif isinstance(node, list):
+            for child in node:
+                close(child)
+
+    close(document)
+    return document
