@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 # Names resolve lazily (PEP 562): `import cortex.service.hooks` must stay light (a hook runs per agent start),
 # so importing the package does not import the engine, numpy or pyoxigraph until they are used.
 _EXPORTS = {
-    "AgentDefinition": "cortex.agents", "AgentProblem": "cortex.agents", "AgentRegistry": "cortex.agents",
+    "AgentDefinition": "cortex.agents", "AgentProblem": "cortex.model", "AgentRegistry": "cortex.agents",
     "AgentSettings": "cortex.agents", "Cortex": "cortex.app", "RemoteCortex": "cortex.api.client",
     "MemoryAPI": "cortex.api",
     "AgentDefinitionError": "cortex.errors", "AgentNotFoundError": "cortex.errors", "AuthError": "cortex.errors",
@@ -28,18 +28,17 @@ _EXPORTS = {
     "CaptureReport": "cortex.model", "LLMSettings": "cortex.llm", "ImportReport": "cortex.model",
     "StoreError": "cortex.errors", "StoreLockedError": "cortex.errors",
     "RunNotFoundError": "cortex.errors", "UndoConflictError": "cortex.errors",
-    "ConsolidationReport": "cortex.consolidation.report", "ReviewItem": "cortex.consolidation.report",
-    "RunInfo": "cortex.consolidation.report", "UndoReport": "cortex.consolidation.report",
+    "ConsolidationReport": "cortex.model", "ReviewItem": "cortex.model", "RunInfo": "cortex.model",
+    "UndoReport": "cortex.model",
     "Hit": "cortex.model", "Memory": "cortex.model", "MemoryType": "cortex.model", "SearchResult": "cortex.model",
     "Page": "cortex.model", "Source": "cortex.model", "Scope": "cortex.model",
     "Reranking": "cortex.rerank", "SearchMode": "cortex.search",
 }
 
 if TYPE_CHECKING:
-    from cortex.agents import AgentDefinition, AgentProblem, AgentRegistry, AgentSettings
+    from cortex.agents import AgentDefinition, AgentRegistry, AgentSettings
     from cortex.api import MemoryAPI
     from cortex.api.client import RemoteCortex
-    from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
     from cortex.app import Cortex
     from cortex.errors import (
         AgentDefinitionError,
@@ -63,7 +62,22 @@ if TYPE_CHECKING:
         VersionConflictError,
     )
     from cortex.llm import LLMSettings
-    from cortex.model import CaptureReport, Hit, ImportReport, Memory, MemoryType, Page, Scope, SearchResult, Source
+    from cortex.model import (
+        AgentProblem,
+        CaptureReport,
+        ConsolidationReport,
+        Hit,
+        ImportReport,
+        Memory,
+        MemoryType,
+        Page,
+        ReviewItem,
+        RunInfo,
+        Scope,
+        SearchResult,
+        Source,
+        UndoReport,
+    )
     from cortex.rerank import Reranking
     from cortex.search import SearchMode
 

@@ -38,22 +38,17 @@ if TYPE_CHECKING:
     import http.client
 
     from cortex.model import (
-        CaptureReport,
         Captured,
         ImportReport,
         IndexStatus,
         Memory,
         MemoryType,
-        NotesReport,
-        Page,
-        Provenance,
         SearchResult,
         Source,
+        Violation,
     )
-
     from cortex.rerank import Reranking
     from cortex.sparql import SparqlResult
-    from cortex.transfer import Violation
 
 #: A bearer token for the server (else the local token its discovery file holds, for clients of the same user).
 TOKEN_ENV = "CORTEX_TOKEN"
@@ -176,8 +171,8 @@ class RemoteCortex:
             self._json_only = before
 
     def _as(self, kind: str, data: Any) -> Any:
-        """The server's JSON ``data`` as the model ``kind`` (``Memory``, ``list[Memory]``...) of :mod:`cortex.model`
-        or of the consolidation reports; ``json``: as it is (itself inside :meth:`as_json`)."""
+        """The server's JSON ``data`` as the model ``kind`` (``Memory``, ``list[Memory]``...) of :mod:`cortex.model`;
+        ``json``: as it is (itself inside :meth:`as_json`)."""
         if kind.startswith("list["):
             return [self._as(kind[5:-1], item) for item in data]
         if self._json_only or kind == "json":
@@ -186,11 +181,7 @@ class RemoteCortex:
             return data
         from cortex import model
 
-        if hasattr(model, kind):
-            return getattr(model, kind).model_validate(data)
-        from cortex.consolidation import report
-
-        return getattr(report, kind).model_validate(data)
+        return getattr(model, kind).model_validate(data)
 
     def _op(self, row: Operation, arguments: dict[str, Any]) -> Any:
         """Send operation ``row`` with ``arguments`` (the protocol method's, by name) to its route; its answer."""
@@ -513,7 +504,7 @@ class RemoteCortex:
 
     def validate_store(self, *, agent: str | None = None, team: str | None = None,
                        all: bool = True) -> list[Violation]:
-        from cortex.transfer import Violation
+        from cortex.model import Violation
 
         found = self._call("GET", "/validate-store", params=self._params(agent=agent, team=team))
         return [Violation(v["focus"], v["path"], v["message"]) for v in found["violations"]]

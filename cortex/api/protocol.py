@@ -15,10 +15,10 @@ from typing import IO, TYPE_CHECKING, Any, Protocol, runtime_checkable
 from cortex import config
 
 if TYPE_CHECKING:  # the client imports this module: no models (pydantic) or engine at run time
-    from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
     from cortex.model import (
-        CaptureReport,
         Captured,
+        CaptureReport,
+        ConsolidationReport,
         ImportReport,
         IndexStatus,
         Memory,
@@ -26,12 +26,15 @@ if TYPE_CHECKING:  # the client imports this module: no models (pydantic) or eng
         NotesReport,
         Page,
         Provenance,
+        ReviewItem,
+        RunInfo,
         SearchResult,
         Source,
+        UndoReport,
+        Violation,
     )
     from cortex.rerank import Reranking
     from cortex.sparql import SparqlResult
-    from cortex.transfer import Violation
 
 
 class MemoriesAPI(Protocol):

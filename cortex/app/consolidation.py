@@ -114,7 +114,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         would do. Bad model output changes nothing (``problems``); an unreachable model leaves its part
         ``pending`` for the next run."""
         from cortex.consolidation import engine, runs
-        from cortex.consolidation.report import ConsolidationReport
+        from cortex.model import ConsolidationReport
 
         scope, actor = self._consolidation_target(agent, team, swarm)
         now = self._clock()
@@ -129,7 +129,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         entries evicted over the bound (default 200). Needs a language model. One run, undone like any other.
         A temporary team (declared with a parent) has no extractor."""
         from cortex.consolidation import engine, runs
-        from cortex.consolidation.report import ConsolidationReport
+        from cortex.model import ConsolidationReport
 
         name = check_team_name(team)
         parents = {t: p for d in self.agents.list() if d.memory_enabled for t, p in d.settings.parents.items()}
@@ -184,7 +184,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         """The contradictions consolidation found and did not apply (``apply_contradictions`` off), still open:
         both memories current. Decide one with :meth:`resolve_review`."""
         from cortex.consolidation import runs
-        from cortex.consolidation.report import ReviewItem
+        from cortex.model import ReviewItem
 
         scope, _ = self._consolidation_target(agent, team, swarm)
         now = self._clock()
@@ -214,7 +214,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         ``keep``; ``accept=False`` keeps both and takes the pair off the list. Either is a run of its own (kind
         ``review``), undone like any other."""
         from cortex.consolidation import runs
-        from cortex.consolidation.report import ConsolidationReport, Supersession
+        from cortex.model import ConsolidationReport, Supersession
 
         scope, actor = self._consolidation_target(agent, team, swarm)
         item = next((i for i in self.review(agent, team=team, swarm=swarm)

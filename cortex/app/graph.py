@@ -34,9 +34,9 @@ from cortex.validation import (
 )
 
 if TYPE_CHECKING:
+    from cortex.model import Violation
     from cortex.sparql import SparqlResult
     from cortex.sparql.workers import QueryWorkers
-    from cortex.transfer import Violation
 
 
 class GraphOps(MemoryOps, ReadingOps, AdminOps):
