@@ -32,7 +32,7 @@ _EXPORTS = {
     "UndoReport": "cortex.model",
     "Hit": "cortex.model", "Memory": "cortex.model", "MemoryType": "cortex.model", "SearchResult": "cortex.model",
     "Page": "cortex.model", "Source": "cortex.model", "Scope": "cortex.model",
-    "Reranking": "cortex.rerank", "SearchMode": "cortex.search",
+    "Reranking": "cortex.model", "SearchMode": "cortex.search",
 }
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ if TYPE_CHECKING:
         Source,
         UndoReport,
     )
-    from cortex.rerank import Reranking
+    from cortex.model import Reranking
     from cortex.search import SearchMode
 
 

@@ -6,6 +6,7 @@ and the results the API returns: of ranked search, capture, imports (:class:`Vio
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import threading
 import time
@@ -19,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cortex import config
+from cortex.errors import InvalidInputError
 
 
 class MemoryType(StrEnum):
@@ -609,3 +611,58 @@ class UndoReport(BaseModel):
     restored: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
     unlinked: int = 0
+
+
+#: Default of :attr:`Reranking.decay_floor`, chosen by measurement (docs/retrieval.md).
+DECAY_FLOOR = 0.9
+
+
+@dataclass(frozen=True)
+class Reranking:
+    """Settings of the reranker of ranked search (:func:`cortex.rerank.factors` applies them); every factor can be
+    switched off."""
+
+    recency: bool = True
+    usage: bool = True
+    confidence: bool = True
+    #: per-source decay (the half-lives are the agent's :class:`~cortex.lifecycle.Policy`)
+    decay: bool = True
+    half_life_days: float = 14.0
+    recency_floor: float = 0.5
+    #: the least weight decay gives an old memory (1: decay has no effect; 0: the bare factor)
+    decay_floor: float = DECAY_FLOOR
+    max_usage_boost: float = 1.5
+    usage_saturation: int = 10
+    #: times an agent's output drew on the memory (usedCount)
+    used: bool = True
+    max_used_boost: float = 1.5
+    used_saturation: int = 5
+    #: Candidates fetched per requested result before reranking.
+    overfetch: int = 3
+
+    def __post_init__(self) -> None:
+        for name in ("recency", "usage", "used", "confidence", "decay"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidInputError(name, f"must be true or false, not {getattr(self, name)!r}")
+        for name in ("half_life_days", "recency_floor", "decay_floor", "max_usage_boost", "max_used_boost"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InvalidInputError(name, f"must be a finite number, not {value!r}")
+        for name in ("usage_saturation", "used_saturation"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
+                raise InvalidInputError(name, f"must be an integer from 1 to 10**9, not {value!r}")
+        if not 0 < self.half_life_days <= 36_500:
+            raise InvalidInputError("half_life_days", f"must be above 0 and at most 36500, not {self.half_life_days!r}")
+        for name in ("recency_floor", "decay_floor"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise InvalidInputError(name, f"must be between 0 and 1, not {getattr(self, name)!r}")
+        for name in ("max_usage_boost", "max_used_boost"):
+            if not 1 <= getattr(self, name) <= 100:
+                raise InvalidInputError(name, f"must be from 1 to 100, not {getattr(self, name)!r}")
+        if isinstance(self.overfetch, bool) or not (isinstance(self.overfetch, int) and 1 <= self.overfetch <= 100):
+            raise InvalidInputError("overfetch", f"must be an integer from 1 to 100, not {self.overfetch!r}")
+
+    @property
+    def enabled(self) -> bool:
+        return self.recency or self.usage or self.used or self.confidence or self.decay

@@ -20,98 +20,47 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
-from cortex.errors import InvalidInputError
 from cortex.index.memory_index import to_micros
 from cortex.lifecycle import Policy
+# the settings are a parameter of the API: they live in the model layer
+from cortex.model import DECAY_FLOOR as DECAY_FLOOR
+from cortex.model import Reranking as Reranking
 
-#: Default of :attr:`Reranking.decay_floor`, chosen by measurement (docs/retrieval.md).
-DECAY_FLOOR = 0.9
+#: The index columns :func:`factors` reads.
+COLUMNS = ("last_used", "usage", "used", "confidence", "source", "created", "updated", "validated")
 
 
-@dataclass(frozen=True)
-class Reranking:
-    """Settings of the reranker; every factor can be switched off."""
-
-    recency: bool = True
-    usage: bool = True
-    confidence: bool = True
-    #: per-source decay (the half-lives are the agent's :class:`~cortex.lifecycle.Policy`)
-    decay: bool = True
-    half_life_days: float = 14.0
-    recency_floor: float = 0.5
-    #: the least weight decay gives an old memory (1: decay has no effect; 0: the bare factor)
-    decay_floor: float = DECAY_FLOOR
-    max_usage_boost: float = 1.5
-    usage_saturation: int = 10
-    #: times an agent's output drew on the memory (usedCount)
-    used: bool = True
-    max_used_boost: float = 1.5
-    used_saturation: int = 5
-    #: Candidates fetched per requested result before reranking.
-    overfetch: int = 3
-
-    def __post_init__(self) -> None:
-        for name in ("recency", "usage", "used", "confidence", "decay"):
-            if not isinstance(getattr(self, name), bool):
-                raise InvalidInputError(name, f"must be true or false, not {getattr(self, name)!r}")
-        for name in ("half_life_days", "recency_floor", "decay_floor", "max_usage_boost", "max_used_boost"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise InvalidInputError(name, f"must be a finite number, not {value!r}")
-        for name in ("usage_saturation", "used_saturation"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
-                raise InvalidInputError(name, f"must be an integer from 1 to 10**9, not {value!r}")
-        if not 0 < self.half_life_days <= 36_500:
-            raise InvalidInputError("half_life_days", f"must be above 0 and at most 36500, not {self.half_life_days!r}")
-        for name in ("recency_floor", "decay_floor"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise InvalidInputError(name, f"must be between 0 and 1, not {getattr(self, name)!r}")
-        for name in ("max_usage_boost", "max_used_boost"):
-            if not 1 <= getattr(self, name) <= 100:
-                raise InvalidInputError(name, f"must be from 1 to 100, not {getattr(self, name)!r}")
-        if isinstance(self.overfetch, bool) or not (isinstance(self.overfetch, int) and 1 <= self.overfetch <= 100):
-            raise InvalidInputError("overfetch", f"must be an integer from 1 to 100, not {self.overfetch!r}")
-
-    @property
-    def enabled(self) -> bool:
-        return self.recency or self.usage or self.used or self.confidence or self.decay
-
-    #: The index columns :meth:`factors` reads.
-    COLUMNS = ("last_used", "usage", "used", "confidence", "source", "created", "updated", "validated")
-
-    def factors(self, columns: Mapping[str, np.ndarray], now: datetime,
-                policy: Policy | None = None) -> dict[str, np.ndarray]:
-        """The multiplicative factors of candidates, from their index columns (:data:`COLUMNS`, one value per
-        candidate); 1.0 for a switched-off factor, decay by ``policy`` (the defaults when None). Computed before
-        any memory is loaded, so only the hits that survive are read from the store."""
-        n = len(columns["usage"])
-        ones = np.ones(n, dtype=np.float64)
-        recency = usage = used = confidence = decay = weight = ones
-        now_us = to_micros(now)
-        if self.recency:
-            days = np.maximum(0.0, (now_us - columns["last_used"]) / 86_400e6)
-            recency = self.recency_floor + (1 - self.recency_floor) * 0.5 ** (days / self.half_life_days)
-        if self.usage:
-            share = np.minimum(1.0, np.log1p(columns["usage"]) / math.log1p(self.usage_saturation))
-            usage = 1 + (self.max_usage_boost - 1) * share
-        if self.used:
-            used = 1 + (self.max_used_boost - 1) * np.minimum(1.0, np.log1p(columns["used"]) /
-                                                             math.log1p(self.used_saturation))
-        if self.confidence:
-            confidence = 0.5 + 0.5 * columns["confidence"].astype(np.float64)
-        if self.decay:
-            start = np.maximum(np.maximum(columns["created"], columns["updated"]), columns["validated"])
-            decay = (policy or DEFAULT_POLICY).decay(start, columns["source"], now_us)
-            weight = self.decay_floor + (1 - self.decay_floor) * decay
-        # one "usage" factor (shown or touched, times drawn on): explain keeps its keys
-        return {"recency": recency, "usage": usage * used, "confidence": confidence, "decay": decay,
-                "decay_weight": weight}
+def factors(self: Reranking, columns: Mapping[str, np.ndarray], now: datetime,
+        policy: Policy | None = None) -> dict[str, np.ndarray]:
+    """The multiplicative factors of candidates under the settings ``self``, from their index columns (:data:`COLUMNS`, one value per
+    candidate); 1.0 for a switched-off factor, decay by ``policy`` (the defaults when None). Computed before
+    any memory is loaded, so only the hits that survive are read from the store."""
+    n = len(columns["usage"])
+    ones = np.ones(n, dtype=np.float64)
+    recency = usage = used = confidence = decay = weight = ones
+    now_us = to_micros(now)
+    if self.recency:
+        days = np.maximum(0.0, (now_us - columns["last_used"]) / 86_400e6)
+        recency = self.recency_floor + (1 - self.recency_floor) * 0.5 ** (days / self.half_life_days)
+    if self.usage:
+        share = np.minimum(1.0, np.log1p(columns["usage"]) / math.log1p(self.usage_saturation))
+        usage = 1 + (self.max_usage_boost - 1) * share
+    if self.used:
+        used = 1 + (self.max_used_boost - 1) * np.minimum(1.0, np.log1p(columns["used"]) /
+                                                         math.log1p(self.used_saturation))
+    if self.confidence:
+        confidence = 0.5 + 0.5 * columns["confidence"].astype(np.float64)
+    if self.decay:
+        start = np.maximum(np.maximum(columns["created"], columns["updated"]), columns["validated"])
+        decay = (policy or DEFAULT_POLICY).decay(start, columns["source"], now_us)
+        weight = self.decay_floor + (1 - self.decay_floor) * decay
+    # one "usage" factor (shown or touched, times drawn on): explain keeps its keys
+    return {"recency": recency, "usage": usage * used, "confidence": confidence, "decay": decay,
+            "decay_weight": weight}
 
 
 DEFAULT_POLICY = Policy()

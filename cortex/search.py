@@ -32,7 +32,9 @@ from cortex.lifecycle import Policy
 from cortex.memories import MemoryRepository
 from cortex.model import Filters, Hit, Query, Scope, SearchResult
 from cortex.recall import Part, merge, parts_of, recall_scored
+from cortex.rerank import COLUMNS as RERANK_COLUMNS
 from cortex.rerank import Reranking
+from cortex.rerank import factors as rerank_factors
 
 
 class SearchMode(StrEnum):
@@ -236,7 +238,7 @@ def search(
             # so only the hits kept are loaded
             top = float(scores.max())
             fused = np.maximum(scores, 0.0) / top if top > 0 else np.zeros(len(scores))
-            factors = reranking.factors(_columns(parts, ranked), now, policy)
+            factors = rerank_factors(reranking, _columns(parts, ranked), now, policy)
             scores = fused * factors["recency"] * factors["usage"] * factors["confidence"] * factors["decay_weight"]
             order = np.argsort(-scores, kind="stable")[: query.limit]
         else:
@@ -261,12 +263,12 @@ def search(
 def _columns(parts: Sequence[Part], ranked: Sequence[Ranked]) -> dict[str, np.ndarray]:
     """The reranking columns of the ranked candidates, in order, across their scopes."""
     if len(parts) == 1:
-        return parts[0].index.columns([r.id for r in ranked], Reranking.COLUMNS)
+        return parts[0].index.columns([r.id for r in ranked], RERANK_COLUMNS)
     out: dict[str, np.ndarray] = {}
     for part in parts:
         positions = [k for k, r in enumerate(ranked) if r.scope == part.scope]
         if positions:
-            values = part.index.columns([ranked[k].id for k in positions], Reranking.COLUMNS)
+            values = part.index.columns([ranked[k].id for k in positions], RERANK_COLUMNS)
             for name, column in values.items():
                 out.setdefault(name, np.zeros(len(ranked), dtype=column.dtype))[positions] = column
     return out

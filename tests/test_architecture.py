@@ -25,17 +25,19 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("repository", ["cortex.memories"]),
     ("derived", ["cortex.index", "cortex.embeddings", "cortex.llm"]),
     ("storage", ["cortex.store", "cortex.vocab"]),
-    ("model", ["cortex.model", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
+    ("model", ["cortex.model", "cortex.sparql.results", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
     ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance",
               "cortex.discovery", "cortex.notices", "cortex.names"]),
 ]
 
 
 def layer_of(module: str) -> int:
-    for depth, (_, prefixes) in enumerate(LAYERS):
-        if any(module == p or module.startswith(p + ".") for p in prefixes):
-            return len(LAYERS) - depth
-    raise AssertionError(f"{module} belongs to no layer: add it to LAYERS and to docs/architecture.md")
+    """The layer of ``module`` (higher is further up), by the longest prefix of LAYERS it has."""
+    found = [(len(p), len(LAYERS) - depth) for depth, (_, prefixes) in enumerate(LAYERS) for p in prefixes
+             if module == p or module.startswith(p + ".")]
+    if not found:
+        raise AssertionError(f"{module} belongs to no layer: add it to LAYERS and to docs/architecture.md")
+    return max(found)[1]
 
 
 def modules() -> dict[str, Path]:
@@ -86,10 +88,39 @@ def test_every_import_goes_down_or_sideways():
     assert upward == []
 
 
-def test_there_are_no_import_cycles():
+def _all_imports(path: Path, known: set[str], name: str) -> set[str]:
+    """The cortex modules ``name`` imports, type-only imports included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                target = f"{node.module}.{alias.name}"
+                while target and target not in known:
+                    target = target.rpartition(".")[0]
+                if target and target not in (name, "cortex"):
+                    found.add(target)
+    return found
+
+
+def test_the_contract_names_no_engine_module():
+    """The protocol and the operation table (the contract every front shares) refer, even for typing, only to the
+    model and base layers: the API's result and parameter types live in the model layer."""
     mods = modules()
     known = set(mods)
-    graph = {name: imports_of(name, path, known) for name, path in mods.items()}
+    model = dict(LAYERS)["model"]
+    wrong = [f"{name} -> {target}" for name in ("cortex.api.protocol", "cortex.api.operations")
+             for target in _all_imports(mods[name], known, name)
+             if layer_of(target) > layer_of(model[0]) and not target.startswith("cortex.api")]
+    assert wrong == []
+
+
+@pytest.mark.parametrize("typing", [False, True], ids=["run-time", "type-only-too"])
+def test_there_are_no_import_cycles(typing):
+    mods = modules()
+    known = set(mods)
+    graph = {name: imports_of(name, path, known) | (_all_imports(path, known, name) if typing else set())
+             for name, path in mods.items()}
     cycles = []
     state: dict[str, int] = {}
 

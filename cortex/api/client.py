@@ -47,8 +47,8 @@ if TYPE_CHECKING:
         Source,
         Violation,
     )
-    from cortex.rerank import Reranking
-    from cortex.sparql import SparqlResult
+    from cortex.model import Reranking
+    from cortex.sparql.results import SparqlResult
 
 #: A bearer token for the server (else the local token its discovery file holds, for clients of the same user).
 TOKEN_ENV = "CORTEX_TOKEN"
@@ -518,7 +518,7 @@ class RemoteCortex:
         limit: int | None = None,
         timeout: float | None = None,
     ) -> SparqlResult:
-        from cortex.sparql import from_json
+        from cortex.sparql.results import from_json
 
         if substitutions:
             raise errors.InvalidInputError("substitutions", "are for in-process queries; a remote query is text")

@@ -33,8 +33,8 @@ if TYPE_CHECKING:  # the client imports this module: no models (pydantic) or eng
         UndoReport,
         Violation,
     )
-    from cortex.rerank import Reranking
-    from cortex.sparql import SparqlResult
+    from cortex.model import Reranking
+    from cortex.sparql.results import SparqlResult
 
 
 class MemoriesAPI(Protocol):

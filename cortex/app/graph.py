@@ -35,7 +35,7 @@ from cortex.validation import (
 
 if TYPE_CHECKING:
     from cortex.model import Violation
-    from cortex.sparql import SparqlResult
+    from cortex.sparql.results import SparqlResult
     from cortex.sparql.workers import QueryWorkers
 
 
