@@ -40,6 +40,7 @@ def extract(session: HookSession, agent_type: str, transcript: str) -> None:
             return
     except Exception as exc:
         _log(root, f"capture queue not reachable ({type(exc).__name__}: {exc}); capturing in a process")
+    session.close()  # the process opens the store: this call lets go of it first (nothing follows)
     import subprocess
     import sys
 
@@ -98,9 +99,11 @@ def round_end(session: HookSession, agent_type: str) -> None:
     if definition is None or not definition.memory_enabled or not definition.settings.lead:
         return
     temporary = {t for d in registry.list() if d.memory_enabled for t in d.settings.parents}
-    for team in definition.settings.teams:
-        if team not in temporary:
-            spawn_round_end(root, team)
+    teams = [team for team in definition.settings.teams if team not in temporary]
+    if teams:
+        session.close()  # the processes open the store: this call lets go of it first (nothing follows)
+    for team in teams:
+        spawn_round_end(root, team)
 
 
 def spawn_round_end(root: Path, team: str) -> None:
