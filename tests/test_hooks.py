@@ -337,7 +337,8 @@ def test_without_a_server_a_subagent_stop_opens_the_store_once(project, tmp_path
 
     monkeypatch.setattr(Engine, "open", classmethod(counted))
     hooks.run("SubagentStop", json.dumps(common | {"agent_transcript_path": str(transcript),
-                                                   "last_assistant_message": "LEARNED: the parser rejects empty input"}))
+                                                   "last_assistant_message": "Checked the null pointers.\n"
+                                                                             "LEARNED: the parser rejects empty input"}))
     assert len(opened) == 1  # capture, the used signal and the task outcome through one open store
     monkeypatch.undo()
     with Engine.open(project / ".cortex" / "store", embeddings=None) as cx:
