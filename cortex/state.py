@@ -4,6 +4,28 @@ the token digests, the running server's discovery file, the owner file, spooled 
 For the embedded on-disk store it is the store directory itself (so a store is one directory to copy or
 back up). A store without a local directory (in memory, or remote) has one only when it is given; without
 one, indexes are rebuilt from the store when a process opens it and nothing else is persisted.
+
+Which file holds what (the state directory's are written by the process that holds the store: the server when
+one runs):
+
+* ``cortex-index/``: the derived indexes of each scope;
+* ``cortex-tokens.json``: the digests of the API tokens;
+* ``cortex-server.json`` and ``cortex-server.log``: the running server's discovery file, and its log;
+* ``cortex-spool/``: hook captures waiting for delivery (:mod:`cortex.service.spool`);
+* ``capture.json``: how far transcript capture has read each transcript, per agent: the marker lines' offset and
+  the language model's (:mod:`cortex.capture.checkpoints`);
+* ``shown.json``: which memories each agent was last shown, per session, that its later output is matched
+  against for the "used" signal (:class:`cortex.capture.usage.ShownLog`);
+* ``notes.json``: what syncing notes keeps between runs (the notes files promoted to a team, say).
+
+And in the project, not beside the store: ``.cortex/logs/`` (the hooks' log, detached captures' and round ends'),
+and ``.cortex/state/transcripts.json``, the hooks' own record (:mod:`cortex.service.hooks.offsets`): how far each
+hook has read a transcript for marker lines, and which coding agent of which session was shown a block (with the
+agent it stood for). It is kept apart from ``capture.json`` and ``shown.json`` on purpose: a hook reads it before
+it reaches the store, and with a server it must not write the server's files; its offsets count what a hook
+reads (a subagent's lines of its parent's transcript are a reading of their own), while ``capture.json``'s count
+a transcript capture's (which confirms what hooks captured rather than skipping it); its "shown" entries are
+one flag per session (is a used signal worth a request, does a start repeat one), ``shown.json`` the memories.
 """
 
 from __future__ import annotations

@@ -230,3 +230,120 @@ def test_a_reader_that_goes_away_still_gets_exit_0(project):
     finally:
         os.close(write_end)
     assert result.returncode == 0, result.stderr.decode()
+
+
+class _CountingProxy:
+    """An HTTP proxy in front of a server that records each request it forwards (method and path)."""
+
+    def __init__(self, target: str) -> None:
+        import http.client
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(target)
+        seen = self.requests = []
+
+        class Forward(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as the hook's client uses it
+
+            def _forward(self) -> None:
+                seen.append(f"{self.command} {self.path.split('?')[0]}")
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                upstream = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+                upstream.request(self.command, self.path, body=body or None, headers=headers)
+                answer = upstream.getresponse()
+                data = answer.read()
+                self.send_response(answer.status)
+                for key, value in answer.getheaders():
+                    if key.lower() not in ("content-length", "connection", "transfer-encoding", "date", "server"):
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                upstream.close()
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _forward
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _subagent_stop(project: Path, transcript: Path, **extra_env: str) -> None:
+    result = hook(project, "SubagentStop", {"agent_type": "reviewer", "agent_id": "a1",
+                                           "agent_transcript_path": str(transcript),
+                                           "last_assistant_message": "Checked the null pointers.\n"
+                                                                     "LEARNED: the parser rejects empty input"},
+                  **extra_env)
+    assert result.returncode == 0 and result.stdout == "", result.stderr
+
+
+@pytest.mark.parametrize("shown", [True, False])
+def test_a_subagent_stop_against_a_server_makes_at_most_4_requests(project, tmp_path, shown):
+    seed(project, "Always check null pointers before dereferencing them in the parser")
+    transcript = tmp_path / "agent.jsonl"
+    transcript.write_text(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": "I always check null pointers before dereferencing them in the parser.\n"
+                                 "PATTERN: guard clauses first"}]}}) + "\n")
+    server = start_server(project)
+    discovery = project / ".cortex" / "store" / "cortex-server.json"
+    published = discovery.read_text()
+    proxy = _CountingProxy(server.url)
+    try:  # the hook finds the proxy in the discovery file, and every request it makes goes through it
+        discovery.write_text(published.replace(server.url, proxy.url))
+        if shown:
+            started = hook(project, "SubagentStart", {"agent_type": "reviewer", "agent_id": "a1"})
+            assert "null pointers" in started.stdout
+        proxy.requests.clear()
+        _subagent_stop(project, transcript, CORTEX_LLM_URL="http://127.0.0.1:9/v1", CORTEX_LLM_MODEL="m")
+        made = list(proxy.requests)
+    finally:
+        discovery.write_text(published)
+        proxy.close()
+        server.stop()
+    wanted = ["POST /v1/agents/reviewer/end", "POST /v1/agents/reviewer/tasks", "POST /v1/agents/reviewer/transcripts"]
+    # the used signal when the agent was shown a block (the start resolved its name); else its name is asked once
+    wanted.insert(1, "POST /v1/agents/reviewer/used") if shown else wanted.insert(0, "GET /v1/agents/resolve")
+    assert made == wanted and len(made) <= 4  # today's hooks made 12: a /healthz and a resolve per step
+    assert {"guard clauses first", "the parser rejects empty input"} <= set(stored(project))
+
+
+def test_without_a_server_a_subagent_stop_opens_the_store_once(project, tmp_path, monkeypatch):
+    from cortex.core import Cortex as Engine
+    from cortex.service import hooks
+
+    seed(project, "Always check null pointers before dereferencing them in the parser")
+    transcript = project / "agent.jsonl"  # inside the project: a hook reads transcripts there or in ~/.claude
+    transcript.write_text(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": "I always check null pointers before dereferencing them in the parser.\n"
+                                 "PATTERN: guard clauses first"}]}}) + "\n")
+    common = {"session_id": "s1", "cwd": str(project), "agent_type": "reviewer", "agent_id": "a1"}
+    assert "null pointers" in hooks.run("SubagentStart", json.dumps(common))
+    opened: list[object] = []
+    real = Engine.open.__func__
+
+    def counted(cls, *args, **kwargs):
+        opened.append(args)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "open", classmethod(counted))
+    hooks.run("SubagentStop", json.dumps(common | {"agent_transcript_path": str(transcript),
+                                                   "last_assistant_message": "Checked the null pointers.\n"
+                                                                             "LEARNED: the parser rejects empty input"}))
+    assert len(opened) == 1  # capture, the used signal and the task outcome through one open store
+    monkeypatch.undo()
+    with Engine.open(project / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register("reviewer")
+        memories = cx.recall("reviewer", limit=100)
+    assert {"guard clauses first", "the parser rejects empty input"} <= {m.content for m in memories}
+    assert any(m.source == "task_completion" for m in memories)
+    assert any(m.used_count for m in memories)  # the used signal went through the same store
