@@ -145,6 +145,28 @@ def alive(pid: int) -> bool:
         return True
 
 
+def process_started(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch), from ``/proc``; None where that cannot be read."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        ticks = int(stat[stat.rindex(")") + 2:].split()[19])  # field 22, counted after the command's name
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def still_running(info: ServerInfo) -> bool:
+    """Whether the process that wrote ``info`` still runs, without asking it anything: its pid is alive and the
+    process with that pid started before the file was written (a pid the system gave to a later process is not
+    the server). False where the start time cannot be read: ask with :func:`find` then."""
+    if not alive(info.pid):
+        return False
+    started = process_started(info.pid)
+    return started is not None and started <= info.started + 2.0  # /proc's clock ticks and btime round down
+
+
 def find(state_dir: Path, *, timeout: float = 1.0) -> ServerInfo | None:
     """The live server of the store whose state directory is ``state_dir``, or None (no file, dead pid, or
     no answer on /healthz)."""

@@ -347,3 +347,16 @@ def test_without_a_server_a_subagent_stop_opens_the_store_once(project, tmp_path
     assert {"guard clauses first", "the parser rejects empty input"} <= {m.content for m in memories}
     assert any(m.source == "task_completion" for m in memories)
     assert any(m.used_count for m in memories)  # the used signal went through the same store
+
+
+def test_a_discovery_file_whose_pid_now_belongs_to_a_later_process_is_not_trusted_without_asking():
+    """The hook sends its token to the server its discovery file names without a /healthz first only when the
+    process with that pid started before the file was written: a pid the system reused is asked (or refused)."""
+    import time
+
+    from cortex import discovery
+
+    me = discovery.ServerInfo(url="http://127.0.0.1:1", pid=os.getpid(), token="t", started=time.time())
+    assert discovery.still_running(me)
+    reused = discovery.ServerInfo(url="http://127.0.0.1:1", pid=os.getpid(), token="t", started=1_000_000.0)
+    assert not discovery.still_running(reused)  # this process started long after that file was written

@@ -22,7 +22,7 @@ from cortex.service.harnesses.base import log as _log
 
 if TYPE_CHECKING:
     from cortex.api import MemoryAPI
-    from cortex.client import RemoteCortex
+    from cortex.api.client import RemoteCortex
 
 T = TypeVar("T")
 
@@ -85,9 +85,11 @@ class HookSession:
         return state_dir_of(config.default_store_path(self.root))
 
     def _discovered(self) -> RemoteCortex | None:
-        """The client of the server the store's discovery file names, when its process runs (nothing asked yet);
-        after that server did not answer, the server :func:`cortex.client.owner_client` finds (``/healthz``)."""
-        from cortex.client import TOKEN_ENV, RemoteCortex, owner_client
+        """The client of the server the store's discovery file names, when the process that wrote it still runs
+        (:func:`cortex.discovery.still_running`: nothing asked yet, and the local token is never sent to a process
+        that took over a dead server's pid); else, and after that server did not answer, the server
+        :func:`cortex.api.client.owner_client` finds (``/healthz``)."""
+        from cortex.api.client import TOKEN_ENV, RemoteCortex, owner_client
 
         state_dir = self._state_dir()
         if self._found_dead:
@@ -97,6 +99,8 @@ class HookSession:
         info = discovery.read(state_dir) if state_dir is not None else None
         if info is None or not discovery.alive(info.pid):
             return None
+        if not discovery.still_running(info):  # the pid may be another process's now: ask the server (/healthz)
+            return owner_client(state_dir)
         return RemoteCortex(info.url, token=os.environ.get(TOKEN_ENV) or info.token)
 
     def _adopt(self, client: RemoteCortex) -> RemoteCortex:
@@ -120,7 +124,7 @@ class HookSession:
 
             cx = connect(config.default_store_path(self.root), embeddings="none")
             if not isinstance(cx, Cortex):
-                from cortex.client import RemoteCortex
+                from cortex.api.client import RemoteCortex
 
                 assert isinstance(cx, RemoteCortex)
                 return self._adopt(cx)  # a server took the store meanwhile: it knows the agents
@@ -143,7 +147,7 @@ class HookSession:
             if client is not None:
                 self._adopt(client)
         if self.remote:
-            from cortex.client import RemoteCortex
+            from cortex.api.client import RemoteCortex
 
             assert isinstance(self._cx, RemoteCortex)
             return self._cx
