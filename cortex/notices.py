@@ -59,3 +59,20 @@ def decode(value: str | None) -> list[str]:
     except ValueError:
         return []
     return [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
+
+
+#: How the notice of a store that found its content already stored begins (:func:`stored_already`).
+_ALREADY = "already stored: memory "
+
+
+def already_stored(memory_id: str, agent: str, project: str, scope: str) -> str:
+    """The notice of a store answered with the existing memory ``memory_id``, which holds exactly the content
+    given (``Cortex.store``: one rule on every surface)."""
+    return (f"{_ALREADY}{memory_id} of agent {agent!r} holds exactly this content (project {project}, scope "
+            f"{scope}): it was returned and nothing was stored")
+
+
+def stored_already(notes: list[str], memory_id: str) -> bool:
+    """Whether ``notes`` (the notices of a store, in process or from a server) say that the store answered with
+    the existing memory ``memory_id`` instead of storing a new one."""
+    return any(note.startswith(f"{_ALREADY}{memory_id} ") for note in notes)

@@ -19,7 +19,7 @@ from tests.sparql_servers import Server
 #: SPARQL server (a pytest parameter, ``backend``).
 CONTRACT_MODULES = {"test_memory_ops", "test_recall", "test_lifecycle", "test_search", "test_sparql", "test_export",
                     "test_provenance", "test_bad_input", "test_sparql_judged", "test_read_isolation",
-                    "test_render_and_lifecycle"}
+                    "test_render_and_lifecycle", "test_one_store_rule"}
 BACKENDS = ["embedded", pytest.param("oxigraph", marks=pytest.mark.server),
             pytest.param("virtuoso", marks=pytest.mark.server)]
 

@@ -58,13 +58,24 @@ class MemoryOps(Kernel):
         overrides that (a timedelta, ``"12h"``/``"7d"``, or ``"never"``). ``tags`` are lowercase slugs,
         ``metadata`` a JSON object (at most 8 KiB). ``scope`` is where it goes: ``agent`` (the agent's own),
         ``team:{name}`` (a team the agent is in) or ``swarm`` (leads only).
+
+        When that scope already holds a current memory with exactly this content in this project, that memory is
+        returned as it is and nothing is stored (a notice says so, :func:`cortex.notices.stored_already` tells it): the same
+        rule on every surface (MCP's ``add_memory`` answers ``created: false``).
         """
         entry = {"content": content, "type": type, "project": project, "confidence": confidence, "source": source,
                  "ttl": ttl, "tags": tags, "metadata": metadata, "scope": scope}
         target, memories = self._new_memories(agent, [entry], batch=False)
-        self._memories.add(target, memories)
+        new = memories[0]
+        with self._memories.lock:  # the check and the write as one step of this process
+            same = self._memories.find_content(target, new.content, new.project, self._clock())
+            found = self._memories.load(target, same[:1]) if same else []
+            if found:
+                notices.notice(notices.already_stored(found[0].id, found[0].agent, found[0].project, target.relative))
+                return found[0]
+            self._memories.add(target, memories)
         self._warn_prunable(memories)
-        return memories[0]
+        return new
 
     def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]:
         """Store a batch in one atomic write; returns the memories in input order.
@@ -343,3 +354,4 @@ def _within(exc: InvalidInputError | PermissionDeniedError, prefix: str) -> Cort
     if isinstance(exc, InvalidInputError):
         return InvalidInputError(prefix, exc.reason) if exc.field == "entry" else exc.within(prefix)
     return PermissionDeniedError(str(exc).split(": ", 1)[-1], f"{prefix}.{exc.field}" if exc.field else prefix)
+

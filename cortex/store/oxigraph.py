@@ -487,17 +487,13 @@ class OxigraphStore:
         return int(_value(next(iter(_solutions(self._store.query(self.codec.count_query(scope)))))["n"]))
 
     def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
-        rows = _solutions(self._store.query(
-            "SELECT * WHERE { GRAPH ?g { ?m ?pc ?c ; ?pp ?p } }",
-            substitutions={
-                Variable("g"): self.vocab.graph(scope),
-                Variable("pc"): self.vocab.predicate("content"),
-                Variable("c"): Literal(content),
-                Variable("pp"): self.vocab.predicate("project"),
-                Variable("p"): Literal(project),
-            },
-        ))
-        ids = (self.vocab.memory_id(scope, _value(row["m"])) for row in rows)
+        # two index lookups, no query to parse: every explicit store asks this (an identical memory is returned)
+        graph = self.vocab.graph(scope)
+        in_project = self.vocab.predicate("project"), Literal(project)
+        subjects = (q.subject for q in self._store.quads_for_pattern(None, self.vocab.predicate("content"),
+                                                                     Literal(content), graph))
+        ids = (self.vocab.memory_id(scope, _value(s)) for s in subjects
+               if isinstance(s, NamedNode) and next(self._store.quads_for_pattern(s, *in_project, graph), None))
         return [i for i in ids if i is not None]
 
     def scopes(self) -> list[Scope]:

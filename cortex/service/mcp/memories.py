@@ -9,9 +9,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from cortex import config, notices
-from cortex.api import MemoryAPI
 from cortex.model import Memory, Provenance, WrittenMemory
-from cortex.scopes import Member
 from cortex.service.mcp.context import DELETES, READ_ONLY, WRITES, WRITES_IDEMPOTENT, ToolContext, tool
 from cortex.service.mcp.outputs import (
     AddOutput,
@@ -25,21 +23,6 @@ from cortex.service.mcp.outputs import (
     TypeName,
 )
 from cortex.validation import Number
-
-
-def stored_already(cx: MemoryAPI, agent: str, content: str, project: str, scope: str) -> Memory | None:
-    """The memory of ``agent`` with exactly ``content`` in ``project`` and ``scope``, if there is one: add_memory
-    answers with it instead of storing a duplicate. A scope the agent may not write is refused first, as store
-    would refuse it."""
-    if scope != "agent":  # the same refusal as store's, before answering with an existing memory
-        described = cx.describe_agents()
-        info = next((a for a in described if a["name"] == agent), None)
-        if info is not None:
-            Member(agent, tuple(info.get("teams", ())), bool(info.get("lead"))).writable(
-                scope, {t for a in described for t in a.get("teams", ())})
-    # every word of an identical memory occurs in it: AND-token recall finds the candidates cheaply
-    existing = [m for m in cx.recall(agent, content, project=project, limit=50, scope=scope) if m.content == content]
-    return existing[0] if existing else None
 
 
 class MemoriesTools(ToolContext):
@@ -66,14 +49,12 @@ class MemoriesTools(ToolContext):
     ) -> AddOutput:
         """Store a memory for the agent. Adding exactly the same content for the same project and scope again
         returns the memory already stored (created: false) instead of a duplicate."""
-        with self.calling(ctx, agent) as cx:
-            existing = stored_already(cx, agent, content, project, scope)
-            if existing is not None:
-                return AddOutput(memory=existing, created=False)
-            with notices.collect() as notes:
-                memory = cx.store(agent, content, type=type, project=project, confidence=confidence,
-                                  tags=tags or (), metadata=metadata, source=source, ttl=ttl, scope=scope)
-            return AddOutput(memory=memory, created=True, warnings=notes)
+        with self.calling(ctx, agent) as cx, notices.collect() as notes:
+            memory = cx.store(agent, content, type=type, project=project, confidence=confidence,
+                              tags=tags or (), metadata=metadata, source=source, ttl=ttl, scope=scope)
+        if notices.stored_already(notes, memory.id):  # the facade's rule: the identical memory, not a duplicate
+            return AddOutput(memory=memory, created=False)
+        return AddOutput(memory=memory, created=True, warnings=notes)
 
     @tool("get", READ_ONLY)
     def get_memory(self, agent: Agent, memory_id: MemoryId, ctx: Context) -> Memory:
