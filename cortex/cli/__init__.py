@@ -80,10 +80,15 @@ def cli(ctx: click.Context, store: str | None, state_dir: Path | None, agents_di
     ctx.call_on_close(state.close)
 
 
-for _module in (memories, reading, admin, sessions, notes, graph, consolidation, server):
-    for _command in _module.COMMANDS:
-        cli.add_command(_command)
-admin.agents.add_command(server.agents_check)  # `agents check` reads the definitions, not the store
+def _add_commands() -> None:
+    """Every domain module's commands, and the process commands, into :func:`cli`."""
+    for module in (memories, reading, admin, sessions, notes, graph, consolidation, server):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+    admin.agents.add_command(server.agents_check)  # a process command: it reads the definitions, not the store
+
+
+_add_commands()
 
 
 def main() -> None:
