@@ -1,0 +1,96 @@
+"""The ``cortex`` command line: a thin adapter over a :class:`cortex.api.MemoryAPI` (the running server's
+client, or the store opened here).
+
+Data goes to stdout as JSON (or a block/table with ``--format``); diagnostics go to stderr. Exit codes: 0 on
+success, 1 on errors (one line on stderr), 2 on usage errors. Only click and the light base modules are
+imported up front: ``cortex --help`` must not pay for numpy, pydantic or the store.
+
+The group :func:`cli` and its global options live here; the commands live in one module per domain of the facade
+(:mod:`cortex.cli.memories`, ... named after :data:`cortex.api.operations.DOMAINS`), named by the table of
+operations, and the process commands (serve, mcp, server, token, hook, install) in :mod:`cortex.cli.server`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cortex import __version__, config
+from cortex.cli import admin, consolidation, graph, memories, notes, reading, server, sessions
+from cortex.cli.state import _State, pass_state
+from cortex.errors import CortexError
+
+__all__ = ["cli", "main", "pass_state"]
+
+
+class _Group(click.Group):
+    """Turns every :class:`CortexError` into one line on stderr and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from cortex import notices
+
+        try:
+            with notices.collect() as notes:
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    for note in notes:  # a write the prune will delete, what a prune deleted
+                        click.echo(f"cortex: warning: {note}", err=True)
+        except CortexError as exc:
+            click.echo(f"cortex: error: {exc}", err=True)
+            ctx.exit(1)
+        except UnicodeDecodeError as exc:
+            click.echo(f"cortex: error: input is not valid UTF-8 ({exc.reason} at byte {exc.start})", err=True)
+            ctx.exit(1)
+
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--store", "store", default=None,
+              help="Store directory, or a remote SPARQL store sparql+http(s)://[user:password@]host:port/path"
+                   "[?update=&gsp=&auth=digest|basic] (default: $CORTEX_STORE, else .cortex/store at the project "
+                   "root).")
+@click.option("--state-dir", "state_dir", type=click.Path(path_type=Path), default=None, envvar="CORTEX_STATE_DIR",
+              help="Where this Cortex keeps tokens, its discovery file and index snapshots when the store is "
+                   "remote (default: $CORTEX_STATE_DIR; an embedded store keeps them in its directory).")
+@click.option("--agents-dir", "agents_dirs", type=click.Path(path_type=Path), multiple=True,
+              help="Directory of agent definitions (repeatable; default: agent_defs/, .cortex/agents/, "
+                   ".claude/agents/ at the project root).")
+@click.option("--embeddings", type=click.Choice(list(config.EMBEDDING_PROVIDERS)), default="auto",
+              show_default=True,
+              help="Embedding provider: auto ($CORTEX_EMBEDDINGS, else local: all-MiniLM-L6-v2 on ONNX Runtime, "
+                   "the default install), local, torch (the torch extra), openai ($CORTEX_EMBEDDINGS_URL/_MODEL/"
+                   "_API_KEY), hash or none.")
+@click.version_option(version=__version__, prog_name="cortex")
+@click.pass_context
+def cli(ctx: click.Context, store: str | None, state_dir: Path | None, agents_dirs: tuple[Path, ...],
+        embeddings: str) -> None:
+    """Persistent memory for AI agents."""
+    if state_dir is not None:
+        os.environ["CORTEX_STATE_DIR"] = str(state_dir)  # read where a store location's state is looked up
+    from cortex import provenance
+
+    # recorded with what this command writes (PROV-O), until the command ends
+    ctx.with_resource(provenance.activity(surface="cli", tool=ctx.invoked_subcommand))
+    state = _State(store, agents_dirs, embeddings)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+def _add_commands() -> None:
+    """Every domain module's commands, and the process commands, into :func:`cli`."""
+    for module in (memories, reading, admin, sessions, notes, graph, consolidation, server):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+    admin.agents.add_command(server.agents_check)  # a process command: it reads the definitions, not the store
+
+
+_add_commands()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="cortex")

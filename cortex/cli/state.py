@@ -1,0 +1,76 @@
+"""What every command gets: the store's location, the agent directories and the Cortex a command opens (once)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from cortex import config
+from cortex.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from cortex.agents import AgentRegistry
+    from cortex.api import MemoryAPI
+
+
+class _State:
+    """The command line's global options, and the Cortex its command opened (closed when the command ends)."""
+
+    def __init__(self, store: str | None, agents_dirs: tuple[Path, ...], embeddings: str = "auto") -> None:
+        from cortex.state import state_dir_of
+
+        self.embeddings = embeddings
+        self.root = config.find_project_root()
+        self.store: Path | str = (store if "://" in store else Path(store)) if store is not None \
+            else config.default_store_path(self.root)
+        self.state_dir = state_dir_of(self.store)
+        # every candidate, existing or not: a server started now must see a directory created later
+        self.agent_dirs = list(agents_dirs) or config.agent_dir_candidates(self.root)
+        self._cx: MemoryAPI | None = None
+
+    def printable_store(self) -> str:
+        """The store's location, fit to print (no credentials)."""
+        from cortex.state import printable_location
+
+        return printable_location(self.store)
+
+    def need_state_dir(self) -> Path:
+        """The store's state directory (tokens, the server's discovery file), for commands that need one."""
+        if self.state_dir is None:
+            from cortex.state import printable_location
+
+            raise InvalidInputError("store", f"{printable_location(self.store)} has no local state directory for "
+                                             "this command (give --state-dir or $CORTEX_STATE_DIR)")
+        return self.state_dir
+
+    def registry(self) -> AgentRegistry:
+        """The agents of the discovered directories; each problem is a warning on stderr."""
+        from cortex.agents import AgentRegistry
+
+        registry = AgentRegistry()
+        for problem in registry.load(self.agent_dirs):
+            click.echo(f"cortex: warning: {problem}", err=True)
+        return registry
+
+    def cortex(self, *, read_only: bool = False) -> MemoryAPI:
+        """The running server's client when one owns the store, else the store opened here (see
+        :func:`cortex.service.connect.for_cli`)."""
+        if self._cx is None:
+            from cortex.client import RemoteCortex
+            from cortex.service.connect import for_cli
+
+            cx = for_cli(self.store, embeddings=self.embeddings, read_only=read_only)
+            if not isinstance(cx, RemoteCortex):  # the store opened here: it needs the agents
+                cx.agents = self.registry()  # type: ignore[attr-defined]
+            self._cx = cx
+        return self._cx
+
+    def close(self) -> None:
+        if self._cx is not None:
+            self._cx.close()
+
+
+#: Passes a command the :class:`_State` of its command line.
+pass_state = click.make_pass_decorator(_State)
