@@ -277,7 +277,7 @@ def test_a_claimed_memory_waits_for_its_writer_and_a_dead_writers_claim_expires(
     held = (utcnow() + timedelta(seconds=60)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     server.update(f'INSERT DATA {{ GRAPH <urn:cortex:graph:log> {{ {claim} <urn:cortex:agentmem:claim> '
                   f'"{held} other" }} }}')
-    monkeypatch.setattr(remote, "CLAIM_LEASE", 1.0)  # wait at most ~1 s (plus the request time-out) for it
+    monkeypatch.setattr(remote.claims, "CLAIM_LEASE", 1.0)  # wait at most ~1 s (plus the request time-out) for it
     a.endpoint = remote.Endpoint(**{**a.endpoint.__dict__, "timeout": 0.5})
     with pytest.raises(StoreError, match="stayed claimed"):
         a.write(A, [], [(m, m.model_copy(update={"content": "mine", "version": 2}), True)])

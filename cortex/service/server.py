@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from cortex import config, discovery, provenance
 from cortex.app import Cortex
@@ -28,6 +29,9 @@ from cortex.service.auth import TokenStore
 from cortex.service.guard import Limits
 from cortex.state import state_dir_of
 from cortex.store import Location
+
+if TYPE_CHECKING:
+    import uvicorn
 
 log = logging.getLogger("cortex.serve")
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
@@ -113,61 +117,23 @@ def serve(
     One process owns a store: a server a client started is stopped and this one takes its place; when a server
     started by ``cortex serve`` already owns it, ``announce`` hears where and the answer is False (nothing
     done); another process holding the store is waited for as long as :func:`cortex.config.lock_wait`."""
-    import uvicorn
-
     from cortex.service.http import create_app
-
-    _Server = _server_class()
 
     state_dir = state_dir_of(location)
     if state_dir is None:
         raise InvalidInputError("store", "a server needs a state directory for its tokens and discovery file: a "
                                          "store directory, or --state-dir / $CORTEX_STATE_DIR with a remote store")
     tokens = TokenStore(state_dir)
-    if not is_loopback(host) and not tokens.configured():
-        raise AuthError(
-            f"refusing to listen on {host} without tokens: create one with `cortex token create --admin` "
-            "(or --agent NAME), or listen on 127.0.0.1"
-        )
-    owner = control.status(state_dir)
-    if owner is not None and not auto and owner.info.auto:
-        (announce or log.warning)(f"taking over from the server pid {owner.info.pid} a client started")
-        control.stop(owner)
-    elif owner is not None:
-        (announce or log.warning)(f"{owner.info.store or state_dir} is already served on {owner.info.url} (pid "
-                                  f"{owner.info.pid}); `cortex server stop` stops it")
+    if not _take_over(state_dir, tokens, host, auto, announce):
         return False
-    if not 0 <= port <= 65535:
-        raise InvalidInputError("port", f"must be 0-65535, not {port}")
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    # accepted connections inherit it: without, a response written in two parts waits ~40 ms for a delayed ACK
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError as exc:
-        sock.close()
-        hint = " (another server? `cortex server status --all`; --port N, or --port 0 for any free port)" \
-            if exc.errno == errno.EADDRINUSE else ""
-        raise InvalidInputError("port", f"cannot listen on {host}:{port}: {exc.strerror}{hint}") from None
-    # a server a client starts gives way at once: the one that won the race is about to publish itself
-    deadline = time.monotonic() + (0.0 if auto else config.lock_wait())
-    while True:
-        try:
-            cx = Cortex.open(location, agent_dirs=list(agent_dirs), embeddings=embeddings, state_dir=state_dir,
-                             client=False)
-            break
-        except StoreLockedError:
-            if time.monotonic() >= deadline:
-                sock.close()
-                raise
-            time.sleep(0.1)
+    sock = _listen(host, port)
+    cx = _open_when_free(location, sock, agent_dirs=agent_dirs, embeddings=embeddings, state_dir=state_dir,
+                         auto=auto)
     warm_up = getattr(cx.embeddings, "warm_up", None)
     if warm_up is not None:
         warm_up()  # requests never wait for the model: until it is loaded, writes skip vectors, searches use bm25
     bound_port = sock.getsockname()[1]
-    shown_host = f"[{host.strip('[]')}]" if family == socket.AF_INET6 else host
+    shown_host = f"[{host.strip('[]')}]" if sock.family == socket.AF_INET6 else host
     info = discovery.ServerInfo(url=f"http://{shown_host}:{bound_port}", pid=os.getpid(),
                                 token=secrets.token_urlsafe(32), auto=auto, started=time.time(),
                                 idle_exit=idle_exit, store=str(cx.info()["store"]))
@@ -194,21 +160,9 @@ def serve(
                      limits=Limits.from_env(max_body_bytes, body_timeout), on_request=note_activity,
                      on_startup=started, on_shutdown=stopped, watch_notes=True)
 
-    # beyond max_concurrency requests in flight uvicorn answers 503 at once instead of queueing without bound
-    # timeout_keep_alive well above the clients' 5 s keep-alive expiry (httpx's default): with both at 5 s, a
-    # client could reuse a connection in the instant the server closed it, and see a connection reset
-    settings = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10,
-                            limit_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY, timeout_keep_alive=30)
-    server = _Server(settings)
+    server = _uvicorn_server(app, max_concurrency)
     if idle_exit:
-        def watch() -> None:
-            while not server.should_exit:
-                time.sleep(min(1.0, idle_exit))
-                if time.monotonic() - last_request[0] > idle_exit:
-                    log.warning("no request for %.0f s: stopping", idle_exit)
-                    server.should_exit = True
-
-        threading.Thread(target=watch, daemon=True).start()
+        _stop_when_idle(server, idle_exit, last_request)
     try:
         server.run(sockets=[sock])
     finally:
@@ -216,3 +170,84 @@ def serve(
         if not server.started:  # the lifespan never ran: release the store here
             stopped()
     return True
+
+
+def _uvicorn_server(app: Any, max_concurrency: int | None) -> "uvicorn.Server":
+    """The uvicorn server of ``app`` (see :func:`_server_class`)."""
+    import uvicorn
+
+    # beyond max_concurrency requests in flight uvicorn answers 503 at once instead of queueing without bound
+    # timeout_keep_alive well above the clients' 5 s keep-alive expiry (httpx's default): with both at 5 s, a
+    # client could reuse a connection in the instant the server closed it, and see a connection reset
+    settings = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10,
+                              limit_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY, timeout_keep_alive=30)
+    server: uvicorn.Server = _server_class()(settings)
+    return server
+
+
+def _take_over(state_dir: Path, tokens: TokenStore, host: str, auto: bool,
+               announce: Callable[[str], None] | None) -> bool:
+    """Whether this server may go on: it refuses to listen beyond loopback without tokens, stops a server a
+    client started, and gives way (False, ``announce`` hears where) to one ``cortex serve`` started."""
+    if not is_loopback(host) and not tokens.configured():
+        raise AuthError(
+            f"refusing to listen on {host} without tokens: create one with `cortex token create --admin` "
+            "(or --agent NAME), or listen on 127.0.0.1"
+        )
+    owner = control.status(state_dir)
+    if owner is not None and not auto and owner.info.auto:
+        (announce or log.warning)(f"taking over from the server pid {owner.info.pid} a client started")
+        control.stop(owner)
+    elif owner is not None:
+        (announce or log.warning)(f"{owner.info.store or state_dir} is already served on {owner.info.url} (pid "
+                                  f"{owner.info.pid}); `cortex server stop` stops it")
+        return False
+    return True
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (not yet listening); :class:`InvalidInputError` when it cannot be."""
+    if not 0 <= port <= 65535:
+        raise InvalidInputError("port", f"must be 0-65535, not {port}")
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # accepted connections inherit it: without, a response written in two parts waits ~40 ms for a delayed ACK
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        hint = " (another server? `cortex server status --all`; --port N, or --port 0 for any free port)" \
+            if exc.errno == errno.EADDRINUSE else ""
+        raise InvalidInputError("port", f"cannot listen on {host}:{port}: {exc.strerror}{hint}") from None
+    return sock
+
+
+def _open_when_free(location: Location, sock: socket.socket, *, agent_dirs: Iterable[Path], embeddings: str,
+                    state_dir: Path, auto: bool) -> Cortex:
+    """The Cortex over the store, waiting as long as :func:`cortex.config.lock_wait` for another process to
+    let it go (closing ``sock`` when it does not)."""
+    # a server a client starts gives way at once: the one that won the race is about to publish itself
+    deadline = time.monotonic() + (0.0 if auto else config.lock_wait())
+    while True:
+        try:
+            return Cortex.open(location, agent_dirs=list(agent_dirs), embeddings=embeddings, state_dir=state_dir,
+                               client=False)
+        except StoreLockedError:
+            if time.monotonic() >= deadline:
+                sock.close()
+                raise
+            time.sleep(0.1)
+
+
+def _stop_when_idle(server: "uvicorn.Server", idle_exit: float, last_request: list[float]) -> None:
+    """Stop ``server`` (a uvicorn server) once no request came for ``idle_exit`` seconds."""
+    def watch() -> None:
+        while not server.should_exit:
+            time.sleep(min(1.0, idle_exit))
+            if time.monotonic() - last_request[0] > idle_exit:
+                log.warning("no request for %.0f s: stopping", idle_exit)
+                server.should_exit = True
+
+    threading.Thread(target=watch, daemon=True).start()

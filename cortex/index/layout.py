@@ -1,0 +1,162 @@
+"""What a :class:`~cortex.index.memory_index.MemoryIndex` holds: the per-document columns and their codes, the
+index's time unit, and its state (ids, columns, postings, vectors) with what every part of it reads."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import numpy as np
+
+from cortex.index.lists import PostingLists, Vec
+from cortex.index.vectors import Rows
+from cortex.model import MemoryType, Source
+
+TYPE_CODES = {t: i for i, t in enumerate(MemoryType)}
+#: The types by code (the ``type_code`` column).
+TYPES = list(MemoryType)
+SOURCE_CODES = {s: i for i, s in enumerate(Source)}
+#: The sources by code (the ``source`` column).
+SOURCES = list(Source)
+#: Time sentinels of the columns: "never" (no expiry, still valid) and "none" (not updated, never validated).
+NEVER = np.iinfo(np.int64).max
+NONE = np.iinfo(np.int64).min
+
+#: The per-document columns (name -> dtype), saved in snapshots. ``alive`` and ``has_vector`` are masks kept
+#: beside them.
+COLUMNS: dict[str, Any] = {
+    "usage": np.int64,
+    "used": np.int64,  # drawn on by the agent's output (usedCount)
+    "last_used": np.int64,  # microseconds since the epoch
+    "created": np.int64,
+    "confidence": np.float64,
+    "type_code": np.int8,
+    "project": np.int32,  # code into ``projects``
+    "doc_len": np.int32,  # analysed terms
+    "content_hash": np.int64,  # tells an upsert whether the content changed
+    "source": np.int8,
+    "expires": np.int64,  # NEVER when it does not expire
+    "valid_from": np.int64,
+    "valid_until": np.int64,  # NEVER while current (not superseded)
+    "version": np.int64,  # up to 2**53, as imports accept
+    "updated": np.int64,  # the creation when never updated
+    "validated": np.int64,  # NONE when never validated
+}
+#: Fields most memories do not have, kept per id (not per document: they survive renumbering).
+EXTRAS = ("tags", "metadata", "superseded_by", "superseded_reason", "author")
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def to_micros(moment: datetime) -> int:
+    """Exact microseconds since the Unix epoch (the index's time unit)."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+def from_micros(micros: int) -> datetime:
+    """The inverse of :func:`to_micros`."""
+    return _EPOCH + timedelta(microseconds=int(micros))
+
+
+def micros_or(moment: datetime | None, default: int) -> int:
+    """``moment`` in microseconds, or ``default`` when there is none."""
+    return default if moment is None else to_micros(moment)
+
+
+def time_or_none(micros: Any) -> datetime | None:
+    """The moment of a time column's value, or None for the sentinels :data:`NEVER` and :data:`NONE`."""
+    value = int(micros)
+    return None if value in (NEVER, NONE) else from_micros(value)
+
+
+def content_hash(content: str) -> int:
+    """A stable 64-bit digest of the content (not Python's salted ``hash``)."""
+    digest = hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+class IndexData:
+    """The state of one scope's index and the reads every part of it shares (a base of
+    :class:`~cortex.index.memory_index.MemoryIndex`)."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.doc_of: dict[str, int] = {}
+        self.cols: dict[str, Vec] = {name: Vec(dtype) for name, dtype in COLUMNS.items()}
+        self.alive = Vec(np.bool_)
+        self.has_vector = Vec(np.bool_)
+        self.projects: list[str] = []
+        self.project_code: dict[str, int] = {}
+        #: whitespace words of the normalised content (AND-token recall) and analysed terms (BM25)
+        self.raw = PostingLists()
+        self.terms = PostingLists()
+        #: tag -> documents (tag filters), and the fields few memories have, by id
+        self.tag_lists = PostingLists()
+        self.extras: dict[str, dict[str, Any]] = {}
+        #: embedding vectors (unit rows, aligned with documents) of one model; zero rows where missing
+        self.vector_model: str | None = None
+        self.vectors: Rows | None = None
+        #: Memory subjects in the store that the index cannot hold (incomplete, not written by Cortex),
+        #: counted at the last rebuild, so the store-count check does not rebuild forever because of them.
+        self.foreign = 0
+        #: The number and token of the store's latest change (of this scope) that the index reflects.
+        self.seq = 0
+        self.token = ""
+        self._lengths: tuple[float, int] | None = None  # BM25: total analysed length and count of live docs
+        self._replaced: dict[str, set[str]] | None = None  # successor id -> ids it superseded (built lazily)
+        # which documents are current (valid, not superseded, not expired) for any moment in [from, until):
+        # one gather per read instead of five column checks on every candidate; any write drops it
+        self._current: tuple[int, int, np.ndarray] | None = None
+
+    def col(self, name: str) -> np.ndarray:
+        """The live view of a column (one value per document, dead ones included)."""
+        return self.cols[name].view
+
+    # -- size ------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """Number of live memories."""
+        return len(self.doc_of)
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self.doc_of
+
+    # -- columns ---------------------------------------------------------------------------------
+
+    def columns(self, memory_ids: Sequence[str], names: Sequence[str]) -> dict[str, np.ndarray]:
+        """The values of the named columns for these (live) memories, in order."""
+        docs = np.fromiter((self.doc_of[i] for i in memory_ids), dtype=np.int64, count=len(memory_ids))
+        return {name: self.cols[name].view[docs] for name in names}
+
+    def select(self, mask: np.ndarray) -> list[str]:
+        """Ids of the live documents where ``mask`` holds."""
+        return [self.ids[i] for i in np.flatnonzero(mask & self.alive.view)]
+
+    def type_counts(self) -> dict[MemoryType, int]:
+        """How many live memories of each type."""
+        counts = np.bincount(self.col("type_code")[self.alive.view], minlength=len(TYPE_CODES))
+        return {t: int(counts[code]) for t, code in TYPE_CODES.items()}
+
+    # -- compaction ------------------------------------------------------------------------------
+
+    def merge(self) -> None:
+        """Fold the deltas into the CSR bases, dropping forgotten memories and renumbering documents."""
+        self._lengths = None
+        self._current = None
+        alive = self.alive.view.copy()
+        new_doc = np.cumsum(alive, dtype=np.int64) - 1
+        self.raw.merge(alive, new_doc)
+        self.terms.merge(alive, new_doc)
+        self.tag_lists.merge(alive, new_doc)
+        if not alive.all():
+            keep_docs = np.flatnonzero(alive)
+            self.ids = [self.ids[i] for i in keep_docs]
+            self.doc_of = {mid: i for i, mid in enumerate(self.ids)}
+            self.cols = {name: Vec(vec.a.dtype, vec.view[keep_docs]) for name, vec in self.cols.items()}
+            self.alive = Vec(np.bool_, np.ones(len(keep_docs), dtype=bool))
+            self.has_vector = Vec(np.bool_, self.has_vector.view[keep_docs])
+            if self.vectors is not None:
+                self.vectors = Rows(self.vectors.dim, self.vectors.view[keep_docs])

@@ -1,0 +1,147 @@
+"""Snapshots of a :class:`~cortex.index.memory_index.MemoryIndex`: one ``.npz`` file written atomically, read
+back only when every part of it checks out (else the index is rebuilt), and the vectors an older one carries."""
+
+from __future__ import annotations
+
+import io
+import json
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Self
+
+import numpy as np
+
+from cortex.files import atomic_writer, read_regular
+from cortex.index.index_vectors import CarriedVectors
+from cortex.index.layout import COLUMNS, TYPE_CODES, IndexData
+from cortex.index.lists import PostingLists, Vec
+from cortex.index.vectors import Rows
+
+#: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
+FORMAT_VERSION = 9
+
+
+class Snapshots(IndexData):
+    """Saving and loading an index (a base of :class:`~cortex.index.memory_index.MemoryIndex`)."""
+
+    def save(self, path: Path) -> None:
+        """Write a snapshot (merging first) atomically: a temporary file renamed over ``path``."""
+        self.merge()
+        arrays: dict[str, np.ndarray] = {
+            "version": np.array([FORMAT_VERSION]),
+            "unicode": np.frombuffer(unicodedata.unidata_version.encode(), dtype=np.uint8),
+            "foreign": np.array([self.foreign]),
+            "seq": np.array([self.seq], dtype=np.int64),
+            "token": _text_array([self.token]),
+            "ids": _text_array(self.ids),
+            "projects": _text_array(self.projects),
+            **{f"col_{name}": vec.view for name, vec in self.cols.items()},
+            **self.raw.arrays("raw_"), **self.terms.arrays("terms_"), **self.tag_lists.arrays("tags_"),
+            "extras": np.frombuffer(json.dumps(self.extras, ensure_ascii=False).encode("utf-8", "surrogatepass"),
+                                    dtype=np.uint8),
+            **self._vector_arrays(),
+        }
+        with atomic_writer(path) as fh:
+            np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub reads ** as allow_pickle
+
+    def _vector_arrays(self) -> dict[str, np.ndarray]:
+        if self.vectors is None or self.vector_model is None:
+            return {}
+        return {"vector_model": _text_array([self.vector_model]), "vectors": self.vectors.view,
+                "has_vector": self.has_vector.view}
+
+    @staticmethod
+    def read_vectors(path: Path) -> "CarriedVectors | None":
+        """The vectors of a snapshot of any format version that holds them with the content digests (an index
+        of an older Cortex is rebuilt, but its vectors, costly to compute, are kept); None when there are none."""
+        try:
+            with np.load(io.BytesIO(read_regular(path)), allow_pickle=False) as data:
+                if "vectors" not in data.files or "col_content_hash" not in data.files:
+                    return None
+                ids, digests = _strings(data["ids"]), data["col_content_hash"]
+                vectors, has = data["vectors"], data["has_vector"].astype(bool)
+                model = _strings(data["vector_model"])[0]
+        except Exception:  # noqa: BLE001 - an unreadable file has nothing to carry
+            return None
+        if not (len(ids) == len(digests) == len(vectors) == len(has)) or not np.isfinite(vectors).all():
+            return None
+        docs = np.flatnonzero(has)
+        return CarriedVectors(model, [ids[d] for d in docs], digests[docs], vectors[docs])
+
+    @classmethod
+    def load(cls, path: Path) -> Self | None:
+        """Read a snapshot; None when it is missing, unreadable, damaged (every member is checked against its
+        CRC and the arrays against each other) or of another format version."""
+        try:
+            with np.load(io.BytesIO(read_regular(path)), allow_pickle=False) as data:
+                if int(data["version"][0]) != FORMAT_VERSION:
+                    return None
+                # normalisation depends on the Unicode tables: another version may split words differently
+                if data["unicode"].tobytes().decode() != unicodedata.unidata_version:
+                    return None
+                arrays = {k: data[k] for k in data.files}
+            index = cls._from_arrays(arrays)
+        except Exception:  # noqa: BLE001 - whatever is wrong with a derived file, the answer is a rebuild
+            return None
+        return index if index is not None and index._consistent() else None
+
+    @classmethod
+    def _from_arrays(cls, arrays: dict[str, np.ndarray]) -> Self | None:
+        index = cls()
+        index.foreign = int(arrays["foreign"][0])
+        index.seq = int(arrays["seq"][0])
+        index.token = (_strings(arrays["token"]) or [""])[0]
+        index.ids = _strings(arrays["ids"])
+        index.projects = _strings(arrays["projects"])
+        index.project_code = {p: i for i, p in enumerate(index.projects)}
+        n = len(index.ids)
+        for name, dtype in COLUMNS.items():
+            column = arrays.get(f"col_{name}")
+            if column is None or len(column) != n:
+                return None
+            index.cols[name] = Vec(dtype, column)
+        index.alive = Vec(np.bool_, np.ones(n, dtype=bool))
+        index.has_vector = Vec(np.bool_, np.zeros(n, dtype=bool))
+        if "vectors" in arrays:
+            if len(arrays["vectors"]) != n or len(arrays["has_vector"]) != n:
+                return None
+            index.vector_model = _strings(arrays["vector_model"])[0]
+            index.vectors = Rows(arrays["vectors"].shape[1], arrays["vectors"])
+            index.has_vector = Vec(np.bool_, arrays["has_vector"])
+        index.doc_of = {mid: i for i, mid in enumerate(index.ids)}
+        raw = PostingLists.from_arrays(arrays, "raw_")
+        terms = PostingLists.from_arrays(arrays, "terms_")
+        tags = PostingLists.from_arrays(arrays, "tags_")
+        if raw is None or terms is None or tags is None:
+            return None
+        index.raw, index.terms, index.tag_lists = raw, terms, tags
+        extras = json.loads(arrays["extras"].tobytes().decode("utf-8"))
+        if not isinstance(extras, dict) or not set(extras) <= set(index.doc_of):
+            return None
+        index.extras = extras
+        index._replaced = None
+        return index
+
+    def _consistent(self) -> bool:
+        """Whether the arrays of a loaded snapshot fit together (a damaged file that still parses does not)."""
+        n = len(self.ids)
+        if len(self.doc_of) != n or self.seq < 0 or self.foreign < 0:
+            return False
+        if n and (int(self.col("type_code").min()) < 0 or int(self.col("type_code").max()) >= len(TYPE_CODES)):
+            return False
+        if n and (int(self.col("project").min()) < 0 or int(self.col("project").max()) >= len(self.projects)):
+            return False
+        for lists in (self.raw, self.terms, self.tag_lists):
+            if not lists.consistent(n):
+                return False
+        return self.vectors is None or bool(np.isfinite(self.vectors.view).all())
+
+
+def _text_array(items: Sequence[str]) -> np.ndarray:
+    return np.frombuffer("\n".join(items).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+
+
+def _strings(array: np.ndarray) -> list[str]:
+    text = array.tobytes().decode("utf-8", "surrogatepass")
+    return text.split("\n") if text else []
