@@ -1,0 +1,72 @@
+"""The server's own routes (:data:`cortex.api.operations.SERVICE_ROUTES`), not operations of the API: liveness,
+the capture queue, the consolidation sweep, the tokens. They read the services on ``app.state``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from cortex.errors import InvalidInputError
+from cortex.service.auth import Principal, TokenStore, token_id
+from cortex.service.http.bodies import TokenBody
+from cortex.service.http.routing import Caller, Cx, Queue, operation
+
+router = APIRouter()
+
+
+@operation(router, "healthz")
+def healthz(cx: Cx) -> dict[str, Any]:
+    return {"status": "ok", "pid": os.getpid(), "store": str(cx.store_path) if cx.store_path else None}
+
+
+@operation(router, "capture_queue")
+def capture_queue(caller: Caller, queue: Queue) -> dict[str, Any]:
+    """The capture queue: jobs waiting, running, done and failed."""
+    return queue.status()
+
+
+@operation(router, "consolidation_sweep")
+def consolidation_sweep(request: Request, caller: Caller) -> dict[str, Any]:
+    """The periodic consolidation sweep (off unless CORTEX_CONSOLIDATE_EVERY or ``[consolidation] every``
+    is set): its interval, its last sweep and failure, sweeps run and put off by the server's work, and the
+    scope the next sweep starts with."""
+    from cortex.service.sweep import OFF
+
+    sweeper = request.app.state.sweeper
+    status: dict[str, Any] = sweeper.status() if sweeper is not None else dict(OFF)
+    return status
+
+
+def _admin_only(request: Request, caller: Principal) -> TokenStore:
+    """The server's token store, for an admin caller."""
+    caller.require_admin("managing tokens")
+    tokens: TokenStore | None = request.app.state.tokens
+    if tokens is None:
+        raise InvalidInputError("tokens", "this server has no token file")
+    return tokens
+
+
+@operation(router, "list_tokens")
+def list_tokens(request: Request, caller: Caller) -> list[dict[str, str | None]]:
+    """The tokens (id, agent, creation time); admin only."""
+    return _admin_only(request, caller).list()
+
+
+@operation(router, "create_token")
+def create_token(request: Request, body: TokenBody, caller: Caller, cx: Cx) -> dict[str, str | None]:
+    """A new token (shown only in this answer); admin only. Agents must be declared unless ``force``."""
+    store = _admin_only(request, caller)
+    if body.agent is not None and not body.force:
+        cx.agents.require(body.agent, memory=False)
+    created = store.create(body.agent)
+    return {"token": created, "id": token_id(created), "agent": body.agent}
+
+
+@operation(router, "revoke_token")
+def revoke_token(request: Request, token_id_: str, caller: Caller) -> dict[str, Any]:
+    """Revoke a token by its id; admin only."""
+    if not _admin_only(request, caller).revoke(token_id_):
+        raise InvalidInputError("token_id", f"no token has the id {token_id_!r}")
+    return {"id": token_id_, "revoked": True}
