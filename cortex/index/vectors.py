@@ -1,4 +1,4 @@
-"""Storage for embedding vectors: a growable row matrix (held by :class:`~cortex.index.postings.AgentIndex`,
+"""Storage for embedding vectors: a growable row matrix (held by :class:`~cortex.index.memory_index.MemoryIndex`,
 aligned with its documents) and the append-only log that makes new vectors durable between snapshots.
 
 Vectors are expensive to recompute (milliseconds per memory), so unlike the postings they are not rebuilt
