@@ -199,8 +199,8 @@ def test_a_confident_general_memory_keeps_a_slot_in_a_task_block(project):
 def test_the_same_content_twice_is_one_line(project):
     with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
         cx.agents.register("reviewer")
-        cx.store("reviewer", "Run the linter before pushing")
-        cx.store("reviewer", "Run the linter before pushing")
+        # store_many writes what it is given (store would answer the first memory again)
+        cx.store_many("reviewer", [{"content": "Run the linter before pushing"}] * 2)
     result = hook(project, "SubagentStart", {"agent_type": "reviewer", "prompt": "linter"})
     context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     assert context.count("Run the linter before pushing") == 1

@@ -44,8 +44,8 @@ def test_each_source_has_its_default_time_to_live(disk_cx, clock, source, days):
 
 def test_ttl_overrides_the_source(disk_cx, clock):
     assert disk_cx.store(A, "x", ttl="12h").expires_at == clock.now + timedelta(hours=12)
-    assert disk_cx.store(A, "x", ttl=timedelta(minutes=5)).expires_at == clock.now + timedelta(minutes=5)
-    assert disk_cx.store(A, "x", source="task_completion", ttl="never").expires_at is None
+    assert disk_cx.store(A, "y", ttl=timedelta(minutes=5)).expires_at == clock.now + timedelta(minutes=5)
+    assert disk_cx.store(A, "z", source="task_completion", ttl="never").expires_at is None
 
 
 def test_ttl_defaults_come_from_frontmatter_and_environment(store_path, clock, monkeypatch):
@@ -57,7 +57,7 @@ def test_ttl_defaults_come_from_frontmatter_and_environment(store_path, clock, m
     cx.agents.register("plain")
     try:
         assert cx.store("custom", "x", source="task_completion").expires_at == clock.now + timedelta(days=1)
-        assert cx.store("custom", "x").expires_at == clock.now + timedelta(days=10)  # the environment's
+        assert cx.store("custom", "y").expires_at == clock.now + timedelta(days=10)  # the environment's
         assert cx.store("plain", "x", source="task_completion").expires_at == clock.now + timedelta(days=2)
     finally:
         cx.close()

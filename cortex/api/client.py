@@ -42,12 +42,8 @@ if TYPE_CHECKING:
         ImportReport,
         IndexStatus,
         Memory,
-        MemoryType,
-        SearchResult,
-        Source,
         Violation,
     )
-    from cortex.model import Reranking
     from cortex.sparql.results import SparqlResult
 
 #: A bearer token for the server (else the local token its discovery file holds, for clients of the same user).
@@ -129,9 +125,8 @@ def remote(method: Callable[Concatenate[Any, _P], _R]) -> Callable[Concatenate[R
     signature = inspect.signature(method)
 
     def call(self: RemoteCortex, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        arguments = dict(bound.arguments)
+        # only what the caller gave: the server applies the same defaults to the rest
+        arguments = dict(signature.bind(self, *args, **kwargs).arguments)
         del arguments["self"]
         return self._op(row, arguments)  # type: ignore[no-any-return]
 
@@ -196,12 +191,12 @@ class RemoteCortex:
         for name in _FILES:
             if values.get(name) is not None:  # the server reads the file: it runs on this machine
                 values[name] = os.path.abspath(os.fspath(values[name]))
+        if "tags" in values:
+            values["tags"] = _tags(values["tags"])
         if route.method == "GET":
-            answer = self._call("GET", path, params=self._params(**{
-                k: _tags(v) if k == "tags" else v for k, v in values.items() if v is not False}))
+            answer = self._call("GET", path, params=self._params(**values))
         else:
-            body = _jsonable(values, drop_none=True)
-            answer = self._call(route.method, path, json=body or None)
+            answer = self._call(route.method, path, json=_jsonable(values, drop_none=True) or None)
         if row.key is not None:
             answer = answer[row.key]
         return self._as(row.answer, answer)
@@ -274,7 +269,8 @@ class RemoteCortex:
 
     @staticmethod
     def _params(**values: Any) -> dict[str, Any]:
-        """Query parameters: enums by value, flags as true/false, datetimes in ISO 8601, None left out."""
+        """Query parameters: enums by value, flags as true/false, datetimes in ISO 8601, settings (a dataclass such
+        as :class:`~cortex.model.Reranking`) as a JSON object, None left out."""
         out: dict[str, Any] = {}
         for key, value in values.items():
             if value is None or value is False and key.startswith("include_"):
@@ -282,6 +278,8 @@ class RemoteCortex:
             out[key] = _jsonable(value)
             if isinstance(value, bool):
                 out[key] = str(value).lower()
+            elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+                out[key] = _json.dumps(dataclasses.asdict(value))
         return out
 
     def close(self, *, flush: bool = True) -> None:
@@ -310,9 +308,11 @@ class RemoteCortex:
     touch = remote(MemoryAPI.touch)
     purge_expired = remote(MemoryAPI.purge_expired)
     recall = remote(MemoryAPI.recall)
+    search = remote(MemoryAPI.search)
     list_memories = remote(MemoryAPI.list_memories)
     stats = remote(MemoryAPI.stats)
     usage_stats = remote(MemoryAPI.usage_stats)
+    agent_start = remote(MemoryAPI.agent_start)
     describe_agents = remote(MemoryAPI.describe_agents)
     resolve_agent = remote(MemoryAPI.resolve_agent)
     stored_scopes = remote(MemoryAPI.stored_scopes)
@@ -331,34 +331,6 @@ class RemoteCortex:
     resolve_review = remote(MemoryAPI.resolve_review)
 
     # -- written out: files, streams, answers read from another operation's route ------------------------
-
-    def search(
-        self,
-        agent: str,
-        query: str,
-        *,
-        mode: str = config.DEFAULT_SEARCH_MODE,
-        limit: int = config.DEFAULT_LIMIT,
-        project: str | None = None,
-        type: MemoryType | str | None = None,
-        explain: bool = False,
-        rerank: Reranking | bool = True,
-        tags: Iterable[str] | None = None,
-        scope: str | None = None,
-        source: Source | str | None = None,
-        include_expired: bool = False,
-        include_superseded: bool = False,
-        as_of: datetime | str | None = None,
-    ) -> SearchResult:
-        # a dataclass of settings (cortex.rerank, imported only by whoever made one: it needs numpy), or a flag
-        settings = _json.dumps(dataclasses.asdict(rerank)) if dataclasses.is_dataclass(rerank) else str(bool(rerank)).lower()
-        params = self._params(query=query, mode=str(mode), limit=limit, project=project, type=type,
-                              explain=str(explain).lower(), rerank=settings, tags=_tags(tags), scope=scope,
-                              source=source, include_expired=include_expired,
-                              include_superseded=include_superseded, as_of=as_of)
-        found: SearchResult = self._as("SearchResult", self._call("GET", f"/agents/{_agent(agent)}/search",
-                                                                  params=params))
-        return found
 
     def get(self, agent: str, memory_id: str) -> Memory | None:
         try:
@@ -400,22 +372,6 @@ class RemoteCortex:
         dry_run: bool = False,
     ) -> int:
         return len(self.prune_candidates(agent, min_confidence, max_age, delete=not dry_run))
-
-    def agent_start(
-        self,
-        agent: str,
-        task: str | None = None,
-        project: str | None = None,
-        limit: int | None = None,
-        max_chars: int | None = None,
-        *,
-        tags: Iterable[str] | None = None,
-        scope: str | None = None,
-        touch: bool = True,
-    ) -> str:
-        body = _jsonable({"task": task, "project": project, "limit": limit, "max_chars": max_chars,
-                          "tags": _tags(tags), "scope": scope, "touch": None if touch else False}, drop_none=True)
-        return str(self._call("POST", f"/agents/{_agent(agent)}/start", json=body)["block"])
 
     def agent_end(self, agent: str, output: str, project: str | None = None) -> Captured:
         data = self._call("POST", f"/agents/{_agent(agent)}/end", json={"output": output, "project": project},
