@@ -10,12 +10,12 @@ their modules, so an operation added to them later (a test's) is seen. Standard 
 from __future__ import annotations
 
 import builtins
-import collections.abc as abc
 import functools
 import inspect
 import operator
 import types
 import typing
+from collections import abc
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO, Any

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Path, Query, Response
-from fastapi.exceptions import FastAPIError
 from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import FastAPIError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, create_model
 
@@ -98,9 +98,8 @@ def endpoint(signature: generic.Signature) -> Callable[..., Response]:
     body = None
     if row.route.method in ("GET", "DELETE"):
         for p in rest:
-            default = ... if p.required else p.default
             parameters.append(inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
-                                                annotation=Annotated[p.hint, Query()], default=default))
+                                                annotation=Annotated[p.hint, Query()], default=p.default))
     elif rest:
         body = _body_model(row.name, rest)
         required = any(p.required for p in rest)

@@ -26,9 +26,9 @@ from cortex import provenance
 from cortex.api import MemoryAPI
 from cortex.model import Memory, Page
 from cortex.service.auth import Principal
+from cortex.service.mcp import generic
 from cortex.service.mcp.admin import AdminTools
 from cortex.service.mcp.consolidation import ConsolidationTools
-from cortex.service.mcp import generic
 from cortex.service.mcp.context import ToolContext, add_tools
 from cortex.service.mcp.graph import GraphTools
 from cortex.service.mcp.memories import MemoriesTools
