@@ -3,7 +3,8 @@
 Each operation of the table (:data:`cortex.api.operations.OPERATIONS`) whose row says ``client="table"`` is one line
 here, ``name = remote(MemoryAPI.name)``: its signature and docstring are the protocol's, and :meth:`RemoteCortex._op`
 sends it to the row's route (path parameters in the path, the other arguments as query parameters of a GET, else as
-the JSON body) and reads the answer the row names. The rest are written out (files, streams, answers derived from
+the JSON body) and reads the answer the row names; a table operation without its line here gets it when this
+module is imported (:func:`table_operations`). The rest are written out (files, streams, answers derived from
 another route).
 
 The CLI, the hooks and ``cortex mcp`` use it while a server owns the store (one writer, many clients).
