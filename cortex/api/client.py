@@ -3,7 +3,8 @@
 Each operation of the table (:data:`cortex.api.operations.OPERATIONS`) whose row says ``client="table"`` is one line
 here, ``name = remote(MemoryAPI.name)``: its signature and docstring are the protocol's, and :meth:`RemoteCortex._op`
 sends it to the row's route (path parameters in the path, the other arguments as query parameters of a GET, else as
-the JSON body) and reads the answer the row names. The rest are written out (files, streams, answers derived from
+the JSON body) and reads the answer the row names; a table operation without its line here gets it when this
+module is imported (:func:`table_operations`). The rest are written out (files, streams, answers derived from
 another route).
 
 The CLI, the hooks and ``cortex mcp`` use it while a server owns the store (one writer, many clients).
@@ -30,7 +31,8 @@ from typing import IO, TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
 from cortex import config, errors, notices, provenance
-from cortex.api.operations import OPERATIONS, Operation
+from cortex.api import operations
+from cortex.api.operations import Operation
 from cortex.api.protocol import MemoryAPI
 from cortex.names import check_agent_name, is_memory_id
 
@@ -121,7 +123,7 @@ _FILES = ("path", "file", "directory")
 def remote(method: Callable[Concatenate[Any, _P], _R]) -> Callable[Concatenate[RemoteCortex, _P], _R]:
     """The client's version of protocol ``method``: the same signature and docstring, sent by
     :meth:`RemoteCortex._op` as its row of the operation table says."""
-    row = OPERATIONS[method.__name__]
+    row = operations.operation(method.__name__)  # through the module: an operation added later is seen
     signature = inspect.signature(method)
 
     def call(self: RemoteCortex, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -569,3 +571,20 @@ def _segment(name: str, value: Any, arguments: dict[str, Any]) -> str:
     if name == "memory_id":
         return _memory(arguments.get("agent", ""), value)
     return quote(str(value), safe="")
+
+
+def table_operations(cls: type = RemoteCortex) -> dict[str, Callable[..., Any]]:
+    """The client's methods of the table's operations (``client="table"``, with a route) that ``cls`` does not
+    define, each :func:`remote` of its protocol method: a new operation reaches the client from its row alone
+    (the lines written out above stay: they give type checkers the signatures)."""
+    return {row.name: remote(getattr(MemoryAPI, row.name)) for row in operations.OPERATIONS.values()
+            if row.client == "table" and row.route is not None and not hasattr(cls, row.name)
+            and callable(getattr(MemoryAPI, row.name, None))}
+
+
+def _add_table_operations() -> None:
+    for name, method in table_operations().items():
+        setattr(RemoteCortex, name, method)
+
+
+_add_table_operations()

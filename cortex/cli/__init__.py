@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from cortex import __version__, config
-from cortex.cli import admin, consolidation, graph, memories, notes, reading, server, sessions
+from cortex.cli import admin, consolidation, generic, graph, memories, notes, reading, server, sessions
 from cortex.cli.state import _State, pass_state
 from cortex.errors import CortexError
 
@@ -86,6 +86,7 @@ def _add_commands() -> None:
         for command in module.COMMANDS:
             cli.add_command(command)
     admin.agents.add_command(server.agents_check)  # a process command: it reads the definitions, not the store
+    generic.add_commands(cli)  # an operation of the table no module has a command for: from its row and method
 
 
 _add_commands()

@@ -30,7 +30,7 @@ from cortex.core import Cortex
 from cortex.errors import AuthError, CortexError
 from cortex.service.auth import ADMIN, LOCAL, Principal, TokenStore
 from cortex.service.guard import Guard, Limits
-from cortex.service.http import admin, consolidation, graph, memories, notes, reading, service, sessions
+from cortex.service.http import admin, consolidation, generic, graph, memories, notes, reading, service, sessions
 from cortex.service.http.bodies import (
     BatchBody,
     Block,
@@ -170,6 +170,7 @@ def create_app(
         # the routers' own routes, not include_router: recent FastAPI nests an included router, and app.routes
         # is to list every route (the surfaces' test reads it); no route depends on the app it is in
         app.router.routes.extend(router.routes)
+    generic.add_routes(app)  # an operation of the table no router serves: built from its row and its method
     if mcp_server is not None:
         app.router.routes.extend(mcp_app.routes)  # exactly /mcp; any other path is a JSON 404 of this app
     app.add_middleware(_InFlight, counter=app.state.in_flight)

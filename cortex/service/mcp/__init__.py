@@ -26,6 +26,7 @@ from cortex import provenance
 from cortex.api import MemoryAPI
 from cortex.model import Memory, Page
 from cortex.service.auth import Principal
+from cortex.service.mcp import generic
 from cortex.service.mcp.admin import AdminTools
 from cortex.service.mcp.consolidation import ConsolidationTools
 from cortex.service.mcp.context import ToolContext, add_tools
@@ -88,6 +89,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
     for tools in TOOLS:
         add_tools(server, tools(backend, authenticate))
     context = ToolContext(backend, authenticate)
+    generic.add_tools(server, context, generic.registered(TOOLS))  # an operation no tool class serves
 
     @server.resource("cortex://agents/{agent}/memory", name="agent_memory", mime_type="text/markdown",
                      description="The agent's <agent-memory> block: its most used memories")
