@@ -52,8 +52,12 @@ class Lifecycle(RuleBasedStateMachine):
 
     @rule(target=ids, content=CONTENT, confidence=CONFIDENCE)
     def store(self, content, confidence):
+        same = [i for i, e in self.model.items() if e["content"] == content]
         m = self.cx.store("a", content, confidence=confidence)
-        self.model[m.id] = {"content": content, "usage": 0, "confidence": confidence}
+        if same:  # the same content again: store answers a memory already stored, as it is
+            assert m.id in same
+        else:
+            self.model[m.id] = {"content": content, "usage": 0, "confidence": confidence}
         return m.id
 
     @rule(entries=st.lists(st.tuples(CONTENT, COUNT, MOMENT, MOMENT), min_size=1, max_size=5))

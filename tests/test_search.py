@@ -115,14 +115,15 @@ def test_strongly_relevant_old_memory_beats_barely_relevant_fresh_one(cx, clock)
 def test_recency_usage_and_confidence_reorder_equal_relevance(cx, clock):
     from cortex import Reranking
 
-    stale = cx.store("reviewer", "flaky integration test", confidence=0.7)
+    # the same text three times on purpose: store_many writes what it is given (store would answer the first)
+    stale, = cx.store_many("reviewer", [{"content": "flaky integration test", "confidence": 0.7}])
     clock.advance(days=14)
-    recent = cx.store("reviewer", "flaky integration test", confidence=0.7)
+    recent, = cx.store_many("reviewer", [{"content": "flaky integration test", "confidence": 0.7}])
     hits = cx.search("reviewer", "flaky integration", mode="bm25", explain=True).hits
     assert [h.memory.id for h in hits] == [recent.id, stale.id]
     assert hits[1].explain["recency"] == pytest.approx(0.75)  # one half-life: 0.5 + 0.5 * 0.5
     assert hits[0].explain["fused"] == hits[1].explain["fused"] == 1.0
-    sure = cx.store("reviewer", "flaky integration test", confidence=1.0)
+    sure, = cx.store_many("reviewer", [{"content": "flaky integration test", "confidence": 1.0}])
     clock.advance(days=1)
     hits = cx.search("reviewer", "flaky integration", mode="bm25",
                      rerank=Reranking(recency=False, usage=False)).hits
