@@ -3,7 +3,11 @@ is, on a real on-disk pyoxigraph store under tmp_path (``disk_cx``, ``store_path
 
 from __future__ import annotations
 
+import itertools
 import os
+import signal
+import site
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -38,37 +42,103 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _no_server_left_running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Servers this run's tests started (in its servers directory) are stopped when the run ends, even when a
-    test failed before stopping its own: CI must not leave a background server behind."""
-    yield
+#: Settings of the test run itself (which servers to test against, what CI requires), kept from the environment;
+#: every other ``CORTEX_*`` variable is the user's own configuration, which no test may see.
+RUN_SETTINGS = frozenset({"CORTEX_TEST_SPARQL", "CORTEX_REQUIRE_SERVERS", "CORTEX_REQUIRE_SEMANTIC",
+                          "CORTEX_UPDATE_GOLDEN", "CORTEX_STRESS_ROUNDS", "CORTEX_VIRTUOSO_BUFFERS",
+                          "CORTEX_SERVER_READY_TIMEOUT", "CORTEX_CI_TORCH"})
+#: What a coding agent's harness sets (the suite may run inside a Claude Code or Codex session): the product
+#: reads these before the home directory.
+HARNESS_SETTINGS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR",
+                    "CURSOR_PROJECT_DIR")
+#: The XDG base directories (as variables and as their defaults under the home directory).
+XDG_DIRS = {"XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache", "XDG_DATA_HOME": ".local/share",
+            "XDG_STATE_HOME": ".local/state"}
+_USER_BASE = site.getuserbase()  # read with the real HOME: subprocesses keep the user's site-packages
+_TEST_NUMBER = itertools.count()
+
+
+def _isolate(env: pytest.MonkeyPatch, root: Path) -> None:
+    """Point every per-user place the code reads under ``root``: the home directory, the XDG directories, the
+    servers directory and the cache (created when first written, but the home)."""
+    home = root / "home"
+    home.mkdir(parents=True)
+    env.setenv("HOME", str(home))
+    for name, default in XDG_DIRS.items():
+        env.setenv(name, str(home / default))
+    env.setenv("CORTEX_SERVERS_DIR", str(root / "servers"))
+    env.setenv("CORTEX_CACHE_DIR", str(root / "cache"))
+    env.setenv("CORTEX_EMBEDDINGS", "none")
+
+
+def _gone(pid: int, timeout: float) -> bool:
+    from cortex.discovery import alive
+
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def stop_servers(servers: Path) -> None:
+    """Stop every server registered in the servers directory ``servers`` and every user's background server
+    (hub) that publishes its address there, and wait until their processes are gone."""
+    if not servers.is_dir():
+        return
     from cortex.service import control
 
-    previous = os.environ.get("CORTEX_SERVERS_DIR")
-    os.environ["CORTEX_SERVERS_DIR"] = str(tmp_path_factory.getbasetemp() / "servers")
-    try:
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CORTEX_SERVERS_DIR", str(servers))
         for server in control.every():
             try:
                 control.stop(server)
             except Exception:  # noqa: BLE001 - the others are still stopped
                 pass
-    finally:
-        if previous is None:
-            os.environ.pop("CORTEX_SERVERS_DIR", None)
-        else:
-            os.environ["CORTEX_SERVERS_DIR"] = previous
+        for path in servers.glob("hub-*.json"):
+            hub = control.read_hub(path)
+            if hub is None:
+                continue
+            try:
+                os.kill(hub.pid, signal.SIGTERM)  # it releases its stores, if any are left, and exits
+            except ProcessLookupError:
+                continue
+            if not _gone(hub.pid, 30):
+                os.kill(hub.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _hermetic_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The test run's own home, XDG directories, servers directory and cache (for what session and module
+    fixtures start), without the user's ``CORTEX_*`` configuration nor a harness's variables; the directory
+    under which each test gets its own (:func:`_hermetic_test`). When the run ends, every server registered
+    in any of them is stopped, even when a test failed before stopping its own: CI must not leave a
+    background server behind."""
+    root = tmp_path_factory.getbasetemp() / "hermetic"
+    with pytest.MonkeyPatch.context() as env:
+        for name in list(os.environ):
+            if (name.startswith("CORTEX_") and name not in RUN_SETTINGS) or name in HARNESS_SETTINGS:
+                env.delenv(name)
+        if "PYTHONUSERBASE" not in os.environ:
+            env.setenv("PYTHONUSERBASE", _USER_BASE)
+        _isolate(env, root / "run")
+        yield root
+        for servers in [root / "run" / "servers", *root.glob("test-*/servers")]:
+            stop_servers(servers)
 
 
 @pytest.fixture(autouse=True)
-def _no_default_embeddings(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Stores opened with the default provider (``auto``), in this process or in a subprocess, run without
-    embeddings unless a test asks for them: loading the model costs seconds per process. Servers the tests
-    start register in a directory of the test run, never in the user's own list, and the user's cache is
-    left alone too."""
-    monkeypatch.setenv("CORTEX_EMBEDDINGS", "none")
-    monkeypatch.setenv("CORTEX_SERVERS_DIR", str(tmp_path_factory.getbasetemp() / "servers"))
-    monkeypatch.setenv("CORTEX_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+def _hermetic_test(_hermetic_run: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test has a home, XDG directories, servers directory and cache of its own, so it never finds what
+    another test left (a background server above all); servers registered in its servers directory are
+    stopped when it ends. Stores opened with the default provider (``auto``), in this process or in a
+    subprocess, run without embeddings unless a test asks for them: loading the model costs seconds per
+    process."""
+    root = _hermetic_run / f"test-{next(_TEST_NUMBER)}"
+    _isolate(monkeypatch, root)
+    yield
+    stop_servers(root / "servers")
 
 
 @pytest.fixture(scope="session")

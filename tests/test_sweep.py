@@ -17,6 +17,7 @@ import pytest
 
 from cortex import Cortex
 from cortex.consolidation.settings import ConsolidationSettings
+from cortex.service import http
 from cortex.service.http import create_app
 from cortex.service.sweep import STATE_FILE, Sweeper
 from tests.llm_standin import StandIn
@@ -88,11 +89,17 @@ def test_the_sweep_waits_while_requests_are_in_flight_or_the_queue_works(project
         cx.store("reviewer", DUP_A)
         cx.store("reviewer", DUP_B)
         cx.consolidation = ConsolidationSettings(every=timedelta(seconds=0.2))
+
+        class Serving(http.InFlight):
+            def __init__(self) -> None:
+                self.count = 1  # a request being served from the start: the first sweep is due 0.2 s after the
+                # sweeper starts, which may be before create_app returns on a loaded machine
+
+        monkeypatch.setattr(http, "InFlight", Serving)
         app = create_app(cx, mcp=False)
         sweeper = app.state.sweeper
         assert sweeper is not None and sweeper.every == 0.2 and sweeper.retry == 0.2
         try:
-            app.state.in_flight.count = 1  # a request being served
             assert wait_until(lambda: sweeper.skipped_busy >= 2)
             assert sweeper.runs == 0 and len(current(cx, "reviewer")) == 2
             app.state.in_flight.count = 0
