@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cortex import config, lifecycle, notices
 from cortex.agents import AgentSettings
@@ -34,11 +34,7 @@ from cortex.provenance import current as current_activity
 from cortex.validation import (
     check_project,
     check_text,
-    memory_from_entry,
 )
-
-if TYPE_CHECKING:
-    from cortex.llm import LLMSettings
 
 log = logging.getLogger("cortex")
 
@@ -131,9 +127,8 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         Captured text is redacted, and learnings pass the quality gate (a duplicate confirms the memory it
         repeats). A malformed line is reported in ``problems``, the rest read. A model that fails leaves its
         part ``pending`` (not checkpointed: the next run retries it); without a model, ``note`` says so."""
-        from cortex.capture import session as captured
         from cortex.capture.checkpoints import Checkpoints
-        from cortex.capture.transcripts import read
+        from cortex.capture.pipeline import TranscriptCapture
 
         definition = self._agent(agent)
         project = check_project(project if project is not None else definition.settings.project
@@ -142,54 +137,18 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
             raise InvalidInputError("transcript", f"must be a path, not {type(path).__name__}")
         real = os.path.realpath(os.fspath(path))
         checkpoints = Checkpoints(self._state / "capture.json" if self._state is not None else None)
+        run = TranscriptCapture(self, agent, real, project, checkpoints, redactor=self.redactor, clock=self._clock,
+                                embeddings=self._memories.embeddings)
         with self._capturing:
-            offsets = checkpoints.get(agent, real)
-            settings = self.llm
-            new = read(real, offsets["markers"] if markers else offsets["llm"], format=format)
-            # the model's part has its own checkpoint: behind the markers' after a failed call, ahead of it after a
-            # capture that left the markers to the hooks
-            behind = read(real, offsets["llm"], format=format) \
-                if settings is not None and markers and offsets["llm"] != offsets["markers"] else new
-            report = CaptureReport(agent=agent, transcript=real, format=new.format,
-                                   session=new.session_id or behind.session_id or checkpoints.session(agent, real),
-                                   read_from=offsets["llm"] if behind is not new else
-                                   offsets["markers"] if markers else offsets["llm"],
-                                   read_to=new.end, problems=list(new.problems))
-            session = report.session
-            name = os.path.basename(real)
-            with provenance_activity(session=session, file=name) if session else provenance_activity(file=name):
-                redacted: Counter[str] = Counter()
-                mine = captured.own_messages(new.messages)
-                report.messages = len(mine)
+            report = run.read(self.llm, markers=markers, format=format)
+            with run.activity():
                 if markers:
-                    text = captured.marker_text(mine)
-                    if text:
-                        began = self._clock()
-                        with provenance_activity(channel="transcript", part=f"bytes {report.read_from}-{new.end}"):
-                            done = self.agent_end(agent, text, project)
-                        # a line stored before (by a hook, say) is refreshed: found again, not stored
-                        report.stored.extend(m for m in done if m.created_at >= began)
-                        report.confirmed.extend(m.id for m in done if m.created_at < began)
-                        redacted.update(done.redacted)
-                    checkpoints.set(agent, real, markers=new.end, session=session)
-                if mine:
-                    report.used = [m.id for m in self.record_use(agent, captured.output_text(mine), session=session)]
+                    run.markers()
+                run.used()
                 if tasks:
-                    with provenance_activity(channel="task"):
-                        report.tasks = self._record_outcomes(new.subagent_tasks)
-                if settings is None:
-                    # the model's checkpoint stays: a model configured later extracts what this run could not
-                    report.note = ("no language model configured (CORTEX_LLM_URL): marker lines only; "
-                                   "docs/capture.md says how to set one up")
-                else:
-                    prepared = self._prepared.pop((agent, real, offsets["llm"], behind.end), None)
-                    with provenance_activity(channel="llm", model=settings.model,
-                                             part=f"bytes {offsets['llm']}-{behind.end}"):
-                        self._extract(agent, captured.own_messages(behind.messages), settings, project, summary,
-                                      session, real, report, redacted, prepared)
-                    if not report.pending:
-                        checkpoints.set(agent, real, llm=behind.end, session=session)
-                report.redacted = dict(redacted)
+                    run.tasks()
+                run.model(summary=summary, prepared=self._prepared)
+                redacted = run.finish()
                 if redacted:
                     notices.notice(f"capture of {os.path.basename(real)!r} for agent {agent!r} "
                                    f"{_redaction_note(redacted)} before storing it")
@@ -199,79 +158,6 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         """Use ``extraction`` (from :func:`cortex.capture.session.prepare`) when a capture reads exactly the part
         ``key`` names, instead of asking the model again."""
         self._prepared[key] = extraction
-
-    def _extract(self, agent: str, mine: Sequence[Any], settings: "LLMSettings",
-                 project: str, summary: bool, session: str | None, transcript: str, report: CaptureReport,
-                 redacted: Counter[str], prepared: Any = None) -> None:
-        """The model's part of a capture: learnings through redaction and the quality gate, and the summary."""
-        from cortex.capture import session as captured
-        from cortex.capture.gate import Gate, meaning
-
-        report.llm = True
-        got = prepared if prepared is not None else captured.extract(mine, settings, summary=summary)
-        report.problems.extend(got.problems)
-        report.pending = got.pending
-        meta = captured.metadata(session, transcript, settings.model)
-        candidates = [dict(item, content=self.redactor.scrub(item["content"], redacted)) for item in got.learnings]
-        existing: dict[str, str] = {}
-        for item in candidates:
-            try:
-                for hit in self.search(agent, item["content"][:2000], limit=5, mode="bm25", rerank=False).hits:
-                    existing[hit.memory.id] = hit.memory.content
-            except CortexError:
-                continue
-        # with a model, a paraphrase that only adds or drops words is a duplicate too (measured: docs/capture.md)
-        gate = Gate(list(existing.items()), vectors=meaning(self._memories.embeddings))
-        entries = []
-        for item, verdict in zip(candidates, gate.judge_all([c["content"] for c in candidates])):
-            if verdict.action == "store":
-                entries.append({**item, "project": project, "source": Source.AGENT_END,
-                                "tags": captured.tags_of(item["tags"]), "metadata": meta})
-            elif verdict.action == "confirm" and verdict.match is not None:
-                try:
-                    report.confirmed.append(self.validate(agent, verdict.match).id)
-                except CortexError:
-                    pass
-            else:
-                report.refused[verdict.reason or "refused"] = report.refused.get(verdict.reason or "refused", 0) + 1
-        if got.summary:
-            text = self.redactor.scrub(got.summary, redacted)
-            entries.append({"content": f"Session summary: {text}", "type": "insight", "project": project,
-                            "source": Source.SESSION_SUMMARY, "tags": ["session-summary"], "metadata": meta})
-        good = []
-        for entry in entries:
-            try:
-                memory_from_entry(agent, entry, self._clock())
-                good.append(entry)
-            except InvalidInputError as exc:
-                report.problems.append(f"a captured memory was not valid: {exc}")
-        stored = self.store_many(agent, good) if good else []
-        for memory in stored:
-            if memory.source is Source.SESSION_SUMMARY:
-                report.summary = memory
-            else:
-                report.stored.append(memory)
-
-    def _record_outcomes(self, calls: Sequence[Any]) -> list[Memory]:
-        """A task outcome under each declared subagent the transcript's subagent calls name (built-in and
-        undeclared agents have no memory: skipped)."""
-        from cortex.capture import session as captured
-
-        recorded = []
-        known: dict[str, set[Any]] = {}  # per agent, the tasks it has outcomes of (read once per capture)
-        for agent_type, task, result, status in captured.subagent_outcomes(calls):
-            name = self.resolve_agent(agent_type)
-            if name is None:
-                continue
-            if name not in known:
-                known[name] = {(m.metadata or {}).get("task") for m in
-                               self.list_memories(name, source=Source.TASK_COMPLETION, limit=1000).items}
-            shown = tasks.task_entry(task, result, status)["metadata"]["task"]
-            if shown in known[name]:
-                continue  # recorded already (by the SubagentStop hook, or an earlier capture)
-            recorded.append(self.record_task(name, task, result, status))
-            known[name].add(shown)
-        return recorded
 
     def record_task(self, agent: str, task: str, output: str = "", status: str = "ok", *,
                     project: str | None = None) -> Memory:

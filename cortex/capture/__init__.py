@@ -3,9 +3,11 @@ channel applies before it stores anything:
 
 * :mod:`~cortex.capture.markers`: marker lines (``LEARNED:``...) at agent end;
 * :mod:`~cortex.capture.session`: session transcripts (readers in :mod:`~cortex.capture.transcripts`), with a
-  language model's learnings and summary, incremental by :mod:`~cortex.capture.checkpoints`;
+  language model's learnings and summary, incremental by :mod:`~cortex.capture.checkpoints`, captured in steps
+  by :mod:`~cortex.capture.pipeline`;
 * :mod:`~cortex.capture.tasks`: task outcomes;
 * :mod:`~cortex.capture.usage`: the "used" signal (what an output drew on);
+* :mod:`~cortex.capture.notes`: Markdown notes (a sync planned, then applied);
 * :mod:`~cortex.capture.redact` (secrets out) and :mod:`~cortex.capture.gate` (the quality gate).
 
 The package itself imports nothing: a hook imports :mod:`~cortex.capture.tasks` without the engine."""

@@ -11,11 +11,17 @@ which chunks, what changed); :meth:`cortex.app.Cortex.sync_notes` applies them.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from cortex.model import Memory, NotesReport, Page, Source
 
 #: The notes directory of an agent, relative to the project root.
 DEFAULT_DIR = ".cortex/notes/{agent}"
@@ -247,3 +253,287 @@ def edited(chunk: Chunk) -> tuple[str, str] | None:
     if found is None:
         return None
     return found.group(1), chunk.text[found.end():].strip()
+
+
+# -- a sync: its plan, then its application ----------------------------------------------------------------
+
+
+class NotesState:
+    """What syncing notes keeps between runs: the notes files each agent promoted to a team or the swarm
+    (``notes.json`` in the state directory; in memory, for the life of this object, without one)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._memory: dict[str, Any] = {}
+
+    def read(self) -> dict[str, Any]:
+        """The whole state (empty when the file is missing or unreadable)."""
+        from cortex.files import read_regular
+
+        if self.path is None:
+            return self._memory
+        try:
+            data = json.loads(read_regular(self.path, 16 * 1024 * 1024))
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def promoted(self, agent: str) -> dict[str, list[str]]:
+        """The files ``agent`` promoted (by label), each with the scopes it was shared with."""
+        found: dict[str, list[str]] = self.read().get("promoted", {}).get(agent, {})
+        return found
+
+    def promote(self, agent: str, label: str, scope: str) -> None:
+        """Record that ``agent``'s file ``label`` is shared with ``scope`` (once)."""
+        from cortex.files import atomic_write
+
+        data = self.read()
+        scopes = data.setdefault("promoted", {}).setdefault(agent, {}).setdefault(label, [])
+        if scope not in scopes:
+            scopes.append(scope)
+        if self.path is not None:
+            atomic_write(self.path, json.dumps(data))
+
+
+class NotesPort(Protocol):
+    """The operations of the facade a notes sync reads and writes through."""
+
+    def list_memories(self, agent: str, *, scope: str | None = None, source: Source | str | None = None,
+                      cursor: str | None = None, limit: int = 50) -> Page: ...
+
+    def get(self, agent: str, memory_id: str) -> Memory | None: ...
+
+    def update(self, agent: str, memory_id: str, *, content: str | None = None) -> Memory: ...
+
+    def supersede(self, agent: str, old_id: str, content: str | None = None, *, reason: str | None = None,
+                  **fields: Any) -> Memory: ...
+
+    def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]: ...
+
+    def _retire(self, agent: str, memories: Sequence[Memory], reason: str) -> list[str]:
+        """End the validity of ``memories`` now (no successor): reads leave them out, their history stays."""
+        ...
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A section of an exported file: the memory it shows (``memory_id``) and its ``text`` as the section says."""
+
+    memory_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """A chunk whose text changed: the memory ``old`` it supersedes, by the store ``entry`` of its new text."""
+
+    chunk: Chunk
+    old: Memory
+    entry: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FileSync:
+    """What a sync does with one file in one scope (``agent``, or the team or swarm it was promoted to): in the
+    file's order, the edits of exported sections and the changed chunks (``steps``); then the new chunks to add
+    (``adds``), the memories whose chunk went to retire (``retire``); ``unchanged``: the chunks left as they are."""
+
+    scope: str
+    label: str
+    steps: tuple[Edit | Change, ...] = ()
+    adds: tuple[dict[str, Any], ...] = ()
+    retire: tuple[Memory, ...] = ()
+    unchanged: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """Whether the file's chunks changed (an edit of an exported section counts when it is applied)."""
+        return bool(self.adds or self.retire or any(isinstance(step, Change) for step in self.steps))
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    """A notes sync of ``agent``: the notes files read (``files``), those not read with why (``skipped``), and
+    what to do with each file in each scope, in order."""
+
+    agent: str
+    files: int = 0
+    skipped: tuple[str, ...] = ()
+    syncs: tuple[FileSync, ...] = ()
+
+
+def file_index(port: NotesPort, agent: str, scope: str) -> list[Memory]:
+    """Every current ``file_index`` memory of ``agent`` in ``scope`` (its own, or a shared one it wrote)."""
+    from cortex import config
+    from cortex.model import Source
+
+    out: list[Memory] = []
+    cursor = None
+    while True:
+        page = port.list_memories(agent, scope=scope, source=Source.FILE_INDEX, cursor=cursor,
+                                  limit=config.MAX_LIMIT)
+        out.extend(m for m in page.items if m.author == agent or scope == "agent")
+        cursor = page.next_cursor
+        if cursor is None:
+            return out
+
+
+def _read_files(dirs: Sequence[Path], only: Path | None,
+                skipped: list[str]) -> tuple[dict[str, tuple[NotesFile, str | None]], set[str]]:
+    """The notes files of ``dirs`` (or only the file ``only``), by label, each with its text (``""``: deleted;
+    None: unreadable, named in ``skipped``), and the directories read whole (their missing files went)."""
+    found: dict[str, tuple[NotesFile, str | None]] = {}
+    scanned: set[str] = set()
+    for directory in dirs:
+        if only is not None:
+            relative = inside(only, directory)
+            if relative is None:
+                continue
+            candidates = [NotesFile(only, directory, relative)]
+        else:
+            if directory.exists() and not os.access(directory, os.R_OK | os.X_OK):
+                skipped.append(f"{directory}: cannot be read (permission denied); its memories kept")
+                continue
+            problems: list[str] = []
+            candidates = list(files(directory, problems))
+            skipped.extend(problems)
+            if not problems and directory.is_dir():
+                scanned.add(directory.name)
+        for notes_file in candidates:
+            try:
+                found[notes_file.label] = (notes_file, read_text(notes_file.path))
+            except FileNotFoundError:
+                found[notes_file.label] = (notes_file, "")  # deleted: its chunks go
+            except (OSError, ValueError) as exc:
+                skipped.append(f"{notes_file.path}: {exc}; its memories kept")
+                found[notes_file.label] = (notes_file, None)
+    return found, scanned
+
+
+def plan_sync(port: NotesPort, agent: str, dirs: Sequence[Path], *, only: Path | None = None,
+              promoted: Mapping[str, Sequence[str]] | None = None, project: str) -> SyncPlan:
+    """What a sync of ``agent``'s notes directories ``dirs`` (or of the file ``only`` in them) does, decided on the
+    files as they are and the ``file_index`` memories of each scope (read through ``port``): the agent's own scope
+    holds its files but those it ``promoted`` (label -> scopes), each promoted file the scopes it was shared
+    with. A file that went, from a directory read whole, retires its memories; an unreadable one keeps them."""
+    promoted = promoted or {}
+    skipped: list[str] = []
+    found, scanned = _read_files(dirs, only, skipped)
+    syncs: list[FileSync] = []
+    for scope in ["agent", *sorted({s for scopes in promoted.values() for s in scopes})]:
+        # a promoted file lives in the scope it was shared with, no longer in the agent's own
+        labels = {label for label in found if label not in promoted} if scope == "agent" else \
+            {label for label, scopes in promoted.items() if scope in scopes and label in found}
+        existing: dict[str, dict[str, Memory]] = {}
+        for memory in file_index(port, agent, scope):
+            key = str((memory.metadata or {}).get("notes", ""))
+            if key:
+                existing.setdefault(file_of(key), {})[key] = memory
+        gone = [label for label in existing if label not in labels and (
+            (only is None and label not in found and label.split("/", 1)[0] in scanned)
+            or (scope == "agent" and label in promoted and label in found))]
+        for label in sorted(labels | set(gone)):
+            notes_file, text = found[label] if label in labels else (None, "")  # (not here: its chunks go)
+            if text is not None:
+                syncs.append(plan_file(scope, label, notes_file, text, existing.get(label, {}), project))
+    return SyncPlan(agent, sum(1 for _, text in found.values() if text is not None), tuple(skipped), tuple(syncs))
+
+
+def plan_file(scope: str, label: str, notes_file: NotesFile | None, text: str, existing: Mapping[str, Memory],
+              project: str) -> FileSync:
+    """What a sync does with the file ``label`` (``notes_file`` None: it went) whose chunks' memories in
+    ``scope`` are ``existing`` (by key): an unchanged chunk keeps its memory, a changed one supersedes it, a new
+    one is added, a section of an exported file edits the memory it shows; the memories left retire."""
+    left = dict(existing)
+    if notes_file is None:
+        return FileSync(scope, label, retire=tuple(left.values()))
+    steps: list[Edit | Change] = []
+    adds: list[dict[str, Any]] = []
+    unchanged = 0
+    for chunk in chunks(text):
+        bound = edited(chunk)
+        if bound is not None:  # a section of an exported file: an edit of the memory it shows
+            steps.append(Edit(*bound))
+            continue
+        key = memory_key(notes_file, chunk)
+        new = entry(notes_file, chunk, project)
+        old = left.pop(key, None)
+        if old is not None and (old.metadata or {}).get("sha256") == chunk.digest:
+            unchanged += 1
+        elif old is None:
+            adds.append({**new, **({"scope": scope} if scope != "agent" else {})})
+        else:
+            steps.append(Change(chunk, old, new))
+    return FileSync(scope, label, tuple(steps), tuple(adds), tuple(left.values()), unchanged)
+
+
+def apply(plan: SyncPlan, port: NotesPort, *, clock: Callable[[], datetime]) -> NotesReport:
+    """Perform ``plan`` through ``port`` (each write recorded as the ``notes`` channel of its file, and part for a
+    changed chunk); returns the report of the sync. A write that is refused is named in ``skipped``, the rest done.
+    ``clock`` dates the validation of the chunks to add."""
+    from cortex.model import NotesReport
+
+    report = NotesReport(agent=plan.agent, files=plan.files, skipped=list(plan.skipped))
+    for sync in plan.syncs:
+        _apply_file(sync, plan.agent, port, clock, report)
+    return report
+
+
+def _apply_file(sync: FileSync, agent: str, port: NotesPort, clock: Callable[[], datetime],
+                report: NotesReport) -> None:
+    from cortex.errors import CortexError, InvalidInputError
+    from cortex.provenance import activity as provenance_activity
+    from cortex.validation import memory_from_entry
+
+    label = sync.label
+    report.unchanged += sync.unchanged
+    for step in sync.steps:
+        if isinstance(step, Edit):
+            _apply_edit(step, agent, label, port, report)
+            continue
+        chunk, new = step.chunk, step.entry
+        with provenance_activity(channel="notes", file=label[-128:], part=f"lines {chunk.first_line}-"
+                                                                           f"{chunk.last_line}"):
+            try:
+                fields: dict[str, Any] = {k: v for k, v in new.items() if k not in ("content", "project")}
+                report.updated.append(port.supersede(agent, step.old.id, str(new["content"]),
+                                                     reason=f"{label} changed", **fields).id)
+            except CortexError as exc:
+                report.skipped.append(f"{label} ({chunk.key}): {exc}")
+    if sync.adds:
+        good = []
+        for item in sync.adds:
+            try:
+                memory_from_entry(agent, {k: v for k, v in item.items() if k != "scope"}, clock())
+                good.append(item)
+            except InvalidInputError as exc:
+                report.skipped.append(f"{label}: a chunk was not stored: {exc}")
+        with provenance_activity(channel="notes", file=label[-128:]):
+            report.added.extend(m.id for m in port.store_many(agent, good))
+    if sync.retire:  # chunks no longer in the file: they leave recall, their history stays
+        report.removed.extend(port._retire(agent, list(sync.retire), f"no longer in {label}"))
+    if sync.changed and label not in report.changed_files:
+        report.changed_files.append(label)
+
+
+def _apply_edit(edit: Edit, agent: str, label: str, port: NotesPort, report: NotesReport) -> None:
+    """Update the memory an exported section shows when its text was edited."""
+    from cortex.errors import CortexError
+    from cortex.provenance import activity as provenance_activity
+    from cortex.validation import is_memory_id
+
+    memory_id, text = edit.memory_id, edit.text
+    memory = port.get(agent, memory_id) if is_memory_id(memory_id) else None
+    if memory is None or memory.superseded:
+        report.skipped.append(f"{label}: section of memory {memory_id}: no such current memory; not applied")
+        return
+    if not text or text == memory.content.strip():
+        report.unchanged += 1
+        return
+    try:
+        with provenance_activity(channel="notes", file=label[-128:]):
+            report.updated.append(port.update(agent, memory_id, content=text).id)
+        if label not in report.changed_files:
+            report.changed_files.append(label)
+    except CortexError as exc:
+        report.skipped.append(f"{label}: section of memory {memory_id}: {exc}")

@@ -1,6 +1,7 @@
 """Transcript capture: what a finished (or growing) session transcript yields (docs/capture.md, "Transcripts").
 
-The rules live here; :meth:`cortex.app.Cortex.capture_transcript` stores what they decide:
+The rules live here; :mod:`cortex.capture.pipeline` (driven by :meth:`cortex.app.Cortex.capture_transcript`)
+stores what they decide:
 
 * whose lines: a Claude Code main transcript carries its subagents' lines too (``isSidechain``); a capture for
   the main agent reads only its own, a subagent's own transcript is all its (:func:`own_messages`);
