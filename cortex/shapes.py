@@ -11,7 +11,7 @@ Two checkers of the same shapes:
   ``sh:nodeKind sh:IRI``, ``sh:in``, ``sh:minLength``, ``sh:maxLength``, ``sh:pattern``, ``sh:minInclusive``,
   ``sh:maxInclusive``, ``sh:class``, ``sh:message``), read from the shapes file itself and checked in Python
   over the subjects an import has already grouped. A shapes file with anything else makes
-  :meth:`NativeShapes.load` return None and the import falls back to pyshacl. ``tests/test_export.py`` checks
+  :meth:`NativeShapes.load` return None and the import falls back to pyshacl. ``tests/store/test_export.py`` checks
   that both report the same focus nodes, paths and messages on good and bad inputs.
 """
 

@@ -81,7 +81,7 @@ POOL = [
 
 LEARNINGS = [
     "The integration tests need Docker running: they start Postgres with testcontainers.",
-    "pytest-xdist breaks the SQLite fixtures, so run tests/test_store.py with -n 0.",
+    "pytest-xdist breaks the SQLite fixtures, so run tests/store/test_store.py with -n 0.",
     "Migrations live in db/migrations and are applied with alembic upgrade head.",
     "The API container reads its settings from environment variables prefixed with APP_.",
     "mypy runs in strict mode; new modules need full type annotations.",

@@ -1,5 +1,5 @@
 """The docs' tables of operations, written from the operation table by cog (``cog -r docs/operations.md``;
-``tests/test_docs.py`` checks they are current)."""
+``tests/architecture/test_docs.py`` checks they are current)."""
 
 from __future__ import annotations
 

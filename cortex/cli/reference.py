@@ -1,5 +1,5 @@
 """The CLI reference of the docs, written from the commands themselves by cog (``cog -r docs/cli.md``;
-``tests/test_docs.py`` checks it is current)."""
+``tests/architecture/test_docs.py`` checks it is current)."""
 
 from __future__ import annotations
 

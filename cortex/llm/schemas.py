@@ -19,7 +19,7 @@ MemoryKind = Literal["pattern", "convention", "insight", "decision"]
 
 if TYPE_CHECKING:
     # What the type checker sees. The classes themselves, with their bounds, are built by _define_schemas() on
-    # first use; tests/test_llm.py checks both declare the same fields.
+    # first use; tests/llm/test_llm.py checks both declare the same fields.
 
     class ExtractedMemory(BaseModel):
         content: str
