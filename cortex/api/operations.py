@@ -13,8 +13,8 @@ Adding an operation: a method in its domain module of :mod:`cortex.app` (and its
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 #: The domains of the facade, in the order they build on each other (``cortex.app``'s modules).
 DOMAINS = ("kernel", "memories", "reading", "admin", "sessions", "notes", "graph", "consolidation")
@@ -35,8 +35,12 @@ BUILDS_ON: Mapping[str, tuple[str, ...]] = MappingProxyType({
 API_PREFIX = "/v1"
 
 
-@dataclass(frozen=True)
-class Route:
+#: An empty mapping shared by the rows that need none (rows are immutable: no mutable default).
+_NONE: Mapping[str, str] = MappingProxyType({})
+
+
+# named tuples, not dataclasses: every command imports this table, and dataclasses would import inspect (~13 ms)
+class Route(NamedTuple):
     """An HTTP route: ``method`` and ``path`` (under :data:`API_PREFIX`), the success ``status`` and the OpenAPI
     ``tag`` it is listed under."""
 
@@ -56,8 +60,7 @@ class Route:
         return f"{self.method} {self.full_path}"
 
 
-@dataclass(frozen=True)
-class Operation:
+class Operation(NamedTuple):
     """One operation of the API and where each surface has it.
 
     ``tool`` and ``command`` are None where that surface does not have it, and ``why_not`` says why (keys
@@ -77,8 +80,8 @@ class Operation:
     key: str | None = None
     client: str = "table"
     #: HTTP path parameters filled from a differently named argument (``memory_id`` from ``old_id``)
-    path_args: Mapping[str, str] = field(default_factory=dict)
-    why_not: Mapping[str, str] = field(default_factory=dict)
+    path_args: Mapping[str, str] = _NONE
+    why_not: Mapping[str, str] = _NONE
 
 
 def _op(name: str, domain: str, route: Route | None, tool: str | None, command: str | None, summary: str,
@@ -209,8 +212,7 @@ _ROWS = (
 OPERATIONS: Mapping[str, Operation] = MappingProxyType({row.name: row for row in _ROWS})
 
 
-@dataclass(frozen=True)
-class ServiceRoute:
+class ServiceRoute(NamedTuple):
     """A route of the server that is not an operation of the API (the process's own state, tokens...)."""
 
     name: str

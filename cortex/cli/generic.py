@@ -10,25 +10,27 @@ Built from the table and the protocol only: no model (pydantic) is imported to b
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from enum import Enum
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from cortex.api import generic
+from cortex.api import operations
 from cortex.cli.output import _as_json, _emit
 from cortex.cli.state import _State, pass_state
+
+if TYPE_CHECKING:  # at run time only when a command is made: the CLI's start stays light
+    from cortex.api import generic
 
 
 def add_commands(group: click.Group) -> list[str]:
     """Add to ``group`` (the ``cortex`` group) the command of every operation of the table it does not have yet
     (a group of the first word made when there is none); the commands added."""
     added = []
-    for row in generic.rows():
+    for row in operations.OPERATIONS.values():
         if row.command is None:
             continue
         *path, name = row.command.split()
@@ -57,6 +59,7 @@ def _group(group: click.Group, path: list[str]) -> click.Group | None:
 
 def command(operation: str, name: str) -> click.Command | None:
     """The command ``name`` of ``operation``; None when the protocol has no such method."""
+    from cortex.api import generic
     signature = generic.signature(operation)
     if signature is None:
         return None
@@ -82,6 +85,7 @@ def command(operation: str, name: str) -> click.Command | None:
 
 def _parameter(parameter: generic.Parameter) -> click.Parameter:
     """A click argument (no default) or option (``--name``) for ``parameter``."""
+    from cortex.api import generic
     hint = generic.without_none(parameter.hint)
     many = _is_list(hint)
     kind = _kind(_item(hint) if many else hint)
@@ -97,10 +101,12 @@ def _parameter(parameter: generic.Parameter) -> click.Parameter:
 
 
 def _is_list(hint: Any) -> bool:
+    from cortex.api import generic
     return any(getattr(member, "__origin__", member) is list for member in generic.members(hint))
 
 
 def _item(hint: Any) -> Any:
+    from cortex.api import generic
     for member in generic.members(hint):
         if getattr(member, "__origin__", None) is list:
             return member.__args__[0] if member.__args__ else str
@@ -115,6 +121,8 @@ def _kind(hint: Any) -> click.ParamType[Any]:
 def _plain(value: Any) -> Any:
     """An answer as JSON can carry it: models as ``model_dump(mode="json")``, dataclasses as dicts, enums by
     value, times in ISO 8601, durations in seconds, paths as text."""
+    import dataclasses  # here: the CLI's start does not pay for it (it imports inspect)
+
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
