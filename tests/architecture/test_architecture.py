@@ -51,12 +51,13 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
-    """The cortex modules ``name`` imports, at module level or inside functions (type-only ones excluded)."""
+def imports_of(name: str, path: Path, known: set[str], *, typing: bool = False) -> set[str]:
+    """The cortex modules ``name`` imports, at module level or inside functions (type-only ones too when
+    ``typing``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     type_only: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not typing and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             type_only.update(id(n) for n in ast.walk(node))
     found = set()
     for node in ast.walk(tree):
@@ -89,21 +90,6 @@ def test_every_import_goes_down_or_sideways():
     assert upward == []
 
 
-def _all_imports(path: Path, known: set[str], name: str) -> set[str]:
-    """The cortex modules ``name`` imports, type-only imports included."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            for alias in node.names:
-                target = f"{node.module}.{alias.name}"
-                while target and target not in known:
-                    target = target.rpartition(".")[0]
-                if target and target not in (name, "cortex"):
-                    found.add(target)
-    return found
-
-
 def test_the_contract_names_no_engine_module():
     """The protocol and the operation table (the contract every front shares) refer, even for typing, only to the
     model and base layers: the API's result and parameter types live in the model layer."""
@@ -111,7 +97,7 @@ def test_the_contract_names_no_engine_module():
     known = set(mods)
     model = dict(LAYERS)["model"]
     wrong = [f"{name} -> {target}" for name in ("cortex.api.protocol", "cortex.api.operations")
-             for target in _all_imports(mods[name], known, name)
+             for target in imports_of(name, mods[name], known, typing=True)
              if layer_of(target) > layer_of(model[0]) and not target.startswith("cortex.api")]
     assert wrong == []
 
@@ -120,7 +106,7 @@ def test_the_contract_names_no_engine_module():
 def test_there_are_no_import_cycles(typing):
     mods = modules()
     known = set(mods)
-    graph = {name: imports_of(name, path, known) | (_all_imports(path, known, name) if typing else set())
+    graph = {name: imports_of(name, path, known, typing=typing)
              for name, path in mods.items()}
     cycles = []
     state: dict[str, int] = {}
