@@ -48,6 +48,17 @@ class AgentNotFoundError(CortexError, LookupError):
         super().__init__(f"agent {agent!r} is not declared ({where}, or call agents.register)")
 
 
+class NotYoursError(AgentNotFoundError):
+    """The caller's token names another agent than the one an operation (or a pipeline acting for it: a
+    capture, an import, a task outcome) would read or write (:mod:`cortex.caller`): refused as a surface refuses a
+    token naming another agent, the same answer whether that agent exists or not (HTTP 404)."""
+
+    def __init__(self, agent: str, caller: str | None = None) -> None:
+        super().__init__(agent, token=True)
+        #: the agent of the token that asked
+        self.caller = caller
+
+
 class MemoryDisabledError(CortexError):
     """The agent is declared but its definition does not enable memory."""
 

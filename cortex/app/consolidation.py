@@ -6,12 +6,12 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from cortex import config
+from cortex import caller, config
 from cortex.app.admin import AdminOps
 from cortex.app.kernel import _UNSET
 from cortex.app.memories import MemoryOps
 from cortex.app.reading import ReadingOps
-from cortex.errors import InvalidInputError
+from cortex.errors import InvalidInputError, PermissionDeniedError
 from cortex.model import (
     Memory,
     Scope,
@@ -58,12 +58,25 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
             name = check_team_name(team)
             if name not in self._teams():
                 raise InvalidInputError("team", f"unknown team {name!r}: no agent declares it in cortex: teams")
+            self._lead_calling(f"team {name!r}", name)
             return Scope.team(name), self._lead_of(name)
+        self._lead_calling("the swarm", None)
         leads = sorted(d.name for d in self.agents.list() if d.memory_enabled and d.settings.lead)
         if not leads:
             raise InvalidInputError("swarm", "the swarm's memory is consolidated for a lead, and no agent is one "
                                              "(cortex: {lead: true})")
         return Scope.swarm(), leads[0]
+
+    def _lead_calling(self, what: str, team: str | None) -> None:
+        """Refuse a caller acting for an agent (:mod:`cortex.caller`) that is not a lead of ``team`` (None: of
+        any team, for the swarm): a shared scope is consolidated for an admin or one of its leads only."""
+        who = caller.current()
+        if who is None:
+            return
+        me = self._member(who)
+        if not me.lead or (team is not None and team not in me.teams):
+            raise PermissionDeniedError(f"the memory of {what} is consolidated by an admin token or the token of a "
+                                        f"lead of {what}", "team" if team is not None else "swarm")
 
     def _lead_of(self, team: str) -> str:
         leads = sorted(d.name for d in self.agents.list() if d.memory_enabled and d.settings.lead
@@ -100,7 +113,8 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
     def _consolidation_scopes(self, agent: str | None, team: str | None, swarm: bool) -> list[Scope]:
         """The scope named (as :meth:`_consolidation_target` checks it), or every stored scope when none is."""
         if agent is None and team is None and not swarm:
-            return self._memories.scopes()
+            who = caller.current()  # an agent's token: its own memory, never every scope
+            return self._memories.scopes() if who is None else [self._consolidation_target(who, None, False)[0]]
         return [self._consolidation_target(agent, team, swarm)[0]]
 
     def consolidate(self, agent: str | None = None, *, team: str | None = None, swarm: bool = False,

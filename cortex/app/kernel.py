@@ -12,7 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cortex import config, lifecycle, notices
+from cortex import caller, config, lifecycle, notices
 from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.capture import usage
 from cortex.capture.redact import REDACT_STORE_ENV, Redactor
@@ -132,8 +132,11 @@ class Kernel:
             raise CortexError("this Cortex is closed")
 
     def _agent(self, agent: str) -> AgentDefinition:
-        """The definition of a declared agent with memory enabled."""
+        """The definition of a declared agent with memory enabled, that the caller may act for
+        (:func:`cortex.caller.require`: an agent's token reads and writes its own agent only, whatever pipeline
+        acts for it; raises :class:`~cortex.errors.NotYoursError` otherwise)."""
         self._check_open()
+        caller.require(agent)
         return self.agents.require(agent)
 
     @staticmethod
@@ -180,8 +183,10 @@ class Kernel:
                 for t in (*d.settings.teams, *d.settings.parents.values())}
 
     def _policy(self, agent: str) -> Policy:
-        """The agent's time rules: time to live and decay by source."""
-        settings = self._agent(agent).settings
+        """The agent's time rules: time to live and decay by source (settings only: a team's consolidation reads
+        its lead's, whichever lead's token asked)."""
+        self._check_open()
+        settings = self.agents.require(agent).settings
         return Policy.for_agent({Source(k): v for k, v in settings.ttl.items()},
                                 {Source(k): v for k, v in settings.decay.items()})
 

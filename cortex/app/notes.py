@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from cortex import config, lifecycle
+from cortex import caller, config, lifecycle
 from cortex.app.admin import AdminOps
 from cortex.app.memories import MemoryOps
 from cortex.app.reading import ReadingOps
@@ -69,7 +69,9 @@ class NotesOps(MemoryOps, ReadingOps, AdminOps):
             return [self._sync_agent_notes(a, None) for a in ([agent] if agent else self._notes_agents())]
 
     def _notes_agents(self) -> list[str]:
-        return [d["name"] for d in self.describe_agents() if not d.get("problems") and d.get("memory_enabled")]
+        # an agent's token syncs its own notes only (cortex.caller): the others' are not read for it
+        return [d["name"] for d in self.describe_agents() if not d.get("problems") and d.get("memory_enabled")
+                and caller.may(d["name"])]
 
     def _notes_state(self) -> notes.NotesState:
         """What syncing notes keeps between runs (one per Cortex: in memory when it has no state directory)."""

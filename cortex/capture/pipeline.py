@@ -24,7 +24,7 @@ from cortex.capture.checkpoints import Checkpoints
 from cortex.capture.redact import Redactor
 from cortex.capture.tasks import task_entry
 from cortex.capture.transcripts import Message, Transcript, read
-from cortex.errors import CortexError, InvalidInputError
+from cortex.errors import CortexError, InvalidInputError, NotYoursError
 from cortex.model import Captured, CaptureReport, Memory, Page, SearchResult, Source
 from cortex.provenance import activity as provenance_activity
 from cortex.validation import memory_from_entry
@@ -140,7 +140,7 @@ class TranscriptCapture:
         """A task outcome under each declared subagent the transcript's subagent calls name (built-in and
         undeclared agents have no memory: skipped)."""
         with provenance_activity(channel="task"):
-            self.report.tasks = record_outcomes(self.port, self.new.subagent_tasks)
+            self.report.tasks = record_outcomes(self.port, self.new.subagent_tasks, self.report)
 
     def model(self, *, summary: bool = True, prepared: MutableMapping[PartKey, Any] | None = None) -> None:
         """The model's part: learnings and (``summary``) a summary of its part, from an extraction ``prepared``
@@ -219,21 +219,31 @@ class TranscriptCapture:
                 report.stored.append(memory)
 
 
-def record_outcomes(port: CapturePort, calls: Sequence[Any]) -> list[Memory]:
+def record_outcomes(port: CapturePort, calls: Sequence[Any], report: CaptureReport | None = None) -> list[Memory]:
     """Record the outcome of each subagent call of ``calls`` under the declared agent it names, unless that agent
-    has it already (by the SubagentStop hook, or an earlier capture); returns the memories recorded."""
+    has it already (by the SubagentStop hook, or an earlier capture); returns the memories recorded. An agent the
+    caller may not write (:mod:`cortex.caller`: another agent than its token's) gets nothing: counted in
+    ``report.refused`` as ``not yours: AGENT`` and said in its problems."""
     recorded = []
     known: dict[str, set[Any]] = {}  # per agent, the tasks it has outcomes of (read once per capture)
     for agent_type, task, result, status in captured.subagent_outcomes(calls):
         name = port.resolve_agent(agent_type)
         if name is None:
             continue
-        if name not in known:
-            known[name] = {(m.metadata or {}).get("task") for m in
-                           port.list_memories(name, source=Source.TASK_COMPLETION, limit=1000).items}
-        shown = task_entry(task, result, status)["metadata"]["task"]
-        if shown in known[name]:
-            continue  # recorded already (by the SubagentStop hook, or an earlier capture)
-        recorded.append(port.record_task(name, task, result, status))
-        known[name].add(shown)
+        try:
+            if name not in known:
+                known[name] = {(m.metadata or {}).get("task") for m in
+                               port.list_memories(name, source=Source.TASK_COMPLETION, limit=1000).items}
+            shown = task_entry(task, result, status)["metadata"]["task"]
+            if shown in known[name]:
+                continue  # recorded already (by the SubagentStop hook, or an earlier capture)
+            recorded.append(port.record_task(name, task, result, status))
+            known[name].add(shown)
+        except NotYoursError as exc:
+            if report is not None:
+                reason = f"not yours: {name}"
+                if reason not in report.refused:
+                    report.problems.append(f"the outcomes of subagent {name!r} were not recorded: this capture "
+                                           f"runs for agent {exc.caller!r}, whose token may not write {name!r}")
+                report.refused[reason] = report.refused.get(reason, 0) + 1
     return recorded

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from cortex import provenance
+from cortex import caller, provenance
 from cortex.errors import AuthError, CortexError, TokenFileError, TooBusyError
 
 log = logging.getLogger("cortex.serve")
@@ -135,10 +135,11 @@ class Guard:
             self.on_request()
         headers = dict(scope["headers"])
         path = scope.get("path", "")
+        who = None  # the agent the verified token names (cortex.caller): never what a header says otherwise
         if path.startswith(PROTECTED):
             header = headers.get(b"authorization")
             try:
-                self.authenticate(header.decode("latin-1") if header is not None else None)
+                who = self.authenticate(header.decode("latin-1") if header is not None else None).agent
             except TokenFileError as exc:
                 await send_error(send, 503, "TokenFileError", str(exc))
                 return
@@ -192,7 +193,7 @@ class Guard:
         wanted = {name.lower().encode(): name for name in provenance.HEADERS.values()}
         said = {wanted[k]: v.decode("latin-1") for k, v in headers.items() if k in wanted}
         try:
-            with provenance.activity(provenance.Activity.from_headers(said, "http")):
+            with provenance.activity(provenance.Activity.from_headers(said, "http")), caller.acting(who):
                 await self.app(scope, bounded_receive, tracking_send)
         except _TooLarge:
             if not started:

@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("derived", ["cortex.index", "cortex.embeddings", "cortex.llm"]),
     ("storage", ["cortex.store", "cortex.vocab"]),
     ("model", ["cortex.model", "cortex.sparql.results", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
-    ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance",
+    ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance", "cortex.caller",
               "cortex.discovery", "cortex.notices", "cortex.names"]),
 ]
 

@@ -23,8 +23,9 @@ def healthz(cx: Cx) -> dict[str, Any]:
 
 @operation(router, "capture_queue")
 def capture_queue(caller: Caller, queue: Queue) -> dict[str, Any]:
-    """The capture queue: jobs waiting, running, done and failed."""
-    return queue.status()
+    """The capture queue: jobs waiting, running, done and failed, and the last failure; an agent's token sees
+    its own jobs only (what its tokens queued), an admin token the whole queue."""
+    return queue.status(caller.agent)
 
 
 @operation(router, "consolidation_sweep")
@@ -36,6 +37,8 @@ def consolidation_sweep(request: Request, caller: Caller) -> dict[str, Any]:
 
     sweeper = request.app.state.sweeper
     status: dict[str, Any] = sweeper.status() if sweeper is not None else dict(OFF)
+    if not caller.admin:  # the scopes it sweeps and their failures are other agents' business
+        status.update(last_error=None, next_scope=None)
     return status
 
 

@@ -22,7 +22,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import ValidationError
 
-from cortex import provenance
+from cortex import caller, provenance
 from cortex.api import MemoryAPI
 from cortex.model import Memory, Page
 from cortex.service.auth import Principal
@@ -56,11 +56,20 @@ def argument_error(exc: ValidationError) -> str:
 
 
 class _CortexMCP(MCPServer):
-    """The SDK's server, with argument errors rewritten as one line naming the field."""
+    """The SDK's server, with argument errors rewritten as one line naming the field; each tool runs for the
+    agent its request's token names (:mod:`cortex.caller`), whatever the tool does."""
+
+    #: who calls a tool (set by :func:`build_mcp`)
+    tools_context: ToolContext | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
-            with provenance.activity(surface="mcp", tool=name):  # what the tool writes records its activity
+            who = None
+            if self.tools_context is not None and context is not None:
+                with self.tools_context.tool_errors():
+                    who = self.tools_context.caller_of(context).agent
+            # what the tool writes records its activity, and is checked against its caller's rights
+            with provenance.activity(surface="mcp", tool=name), caller.acting(who):
                 return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
@@ -88,7 +97,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         model.model_rebuild(force=True)
     for tools in TOOLS:
         add_tools(server, tools(backend, authenticate))
-    context = ToolContext(backend, authenticate)
+    context = server.tools_context = ToolContext(backend, authenticate)
     generic.add_tools(server, context, generic.registered(TOOLS))  # an operation no tool class serves
 
     @server.resource("cortex://agents/{agent}/memory", name="agent_memory", mime_type="text/markdown",
