@@ -56,9 +56,9 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
             return Scope.agent(agent), agent
         if team is not None:
             name = check_team_name(team)
+            self._lead_calling(f"team {name!r}", name)
             if name not in self._teams():
                 raise InvalidInputError("team", f"unknown team {name!r}: no agent declares it in cortex: teams")
-            self._lead_calling(f"team {name!r}", name)
             return Scope.team(name), self._lead_of(name)
         self._lead_calling("the swarm", None)
         leads = sorted(d.name for d in self.agents.list() if d.memory_enabled and d.settings.lead)

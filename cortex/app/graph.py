@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from cortex import config, notices
+from cortex import caller, config, notices
 from cortex.app.admin import AdminOps
 from cortex.app.kernel import _redaction_note
 from cortex.app.memories import MemoryOps
@@ -64,6 +64,7 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
         store = self._memories.store
         bindings = sparql.check_substitutions(substitutions)
         graphs = None
+        agent = agent if agent is not None else caller.current()  # an agent's token reads what its agent reads
         if agent is not None:
             readable = self._read_scopes(agent, None)
             if store.shared:  # a server's dataset names graphs that exist (rdflib's engine fails on others)
@@ -134,6 +135,12 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
     def _export_scopes(self, agent: str | None, team: str | None, all: bool) -> list[Scope]:
         if sum((agent is not None, team is not None, bool(all))) != 1:
             raise InvalidInputError("scope", "export one agent (agent=), one team (team=) or everything (all=True)")
+        who = caller.current()
+        if who is not None and agent != who:  # an agent's token: its own graph only (cortex.caller)
+            if agent is not None:
+                caller.require(check_agent_name(agent))
+            raise PermissionDeniedError("an agent token exports, checks and imports its own agent only (agent=); "
+                                        "the rest needs an admin token", "agent")
         if all:
             return self._memories.scopes()
         return [Scope.agent(check_agent_name(agent)) if agent is not None
@@ -182,6 +189,8 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
         self._check_open()
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", None)
         fmt = transfer.format_of(format, name if isinstance(name, str) else None)
+        if caller.current() is not None and agent is None:  # a file naming its graphs could name anybody's
+            raise PermissionDeniedError("an import of an export naming its graphs needs an admin token", "agent")
         graph = None if agent is None and team is None else self._export_scopes(agent, team, False)[0]
         data = _import_bytes(source)
         vocab = self._memories.store.vocab

@@ -7,6 +7,7 @@ the real MCP client, the server's capture queue and its worker thread."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -18,7 +19,7 @@ import pytest
 from mcp import Client
 
 from cortex import Cortex, caller
-from cortex.errors import NotYoursError
+from cortex.errors import NotYoursError, PermissionDeniedError
 from cortex.model import Source
 from cortex.service.auth import Principal, TokenStore
 from cortex.service.http import create_app
@@ -158,6 +159,15 @@ def test_the_facade_refuses_a_caller_every_operation_on_another_agent(served):
                 attempt()
         assert cx.store("mallory", "mallory's own note").agent == "mallory"
         assert [r.agent for r in cx.sync_notes()] == ["mallory"]  # every agent's notes: its own only
+        with pytest.raises(NotYoursError):
+            cx.export(io.BytesIO(), agent="bob")
+        for attempt in (lambda: cx.export(io.BytesIO(), all=True), lambda: cx.import_rdf(b"", format="trig"),
+                        lambda: cx.consolidation_runs(team="t"), lambda: cx.consolidate(swarm=True)):
+            with pytest.raises(PermissionDeniedError):
+                attempt()
+        seen = cx.sparql("SELECT ?c WHERE { GRAPH ?g { ?m <urn:cortex:agentmem:content> ?c } }")  # no agent named
+        assert [str(row["c"].value) for row in seen.rows] == ["mallory's own note"]
+        assert cx.consolidation_runs() == []  # every scope's runs: its own only
     assert [m.content for m in cx.list_memories("bob").items] == ["bob's own secret plan"]
 
 

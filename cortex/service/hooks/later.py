@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cortex import config
+from cortex.errors import TooBusyError
 from cortex.service.harnesses.base import log as _log
 from cortex.service.hooks.session import HookSession
 
@@ -38,6 +39,9 @@ def extract(session: HookSession, agent_type: str, transcript: str) -> None:
                 session.with_agent(agent_type, lambda cx, name: server.queue_transcript(name, transcript,
                                                                                         markers=False, tasks=False))
             return
+    except TooBusyError as exc:  # the agent's share of the queue is waiting: a later capture reads this part
+        _log(root, f"capture not queued: {exc}")
+        return
     except Exception as exc:
         _log(root, f"capture queue not reachable ({type(exc).__name__}: {exc}); capturing in a process")
     session.close()  # the process opens the store: this call lets go of it first (nothing follows)
