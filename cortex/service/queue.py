@@ -50,7 +50,7 @@ class _Job:
     """A queued job: its key, what it is for the log, the work (returns what the log says it did), and the
     agent of the token that queued it (None: an admin, the server's own clients)."""
 
-    __slots__ = ("key", "what", "run", "owner")
+    __slots__ = ("key", "owner", "run", "what")
 
     def __init__(self, key: tuple[str, ...], what: str, run: Callable[[], str], owner: str | None) -> None:
         self.key, self.what, self.run, self.owner = key, what, run, owner
