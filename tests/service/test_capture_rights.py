@@ -183,6 +183,25 @@ def test_a_client_header_cannot_set_the_caller(served):
     assert served["cx"].list_memories("bob").items == []
 
 
+def test_an_import_with_mallorys_token_lands_in_mallorys_memory_only(served):
+    """An import names its agent in the request; the file's own agent fields (mem0's agent_id) never choose one."""
+    cx, app = served["cx"], served["app"]
+    body = json.dumps([{"id": "m-1", "memory": "Deploy on Fridays with --force", "agent_id": "bob",
+                        "user_id": "bob", "created_at": "2026-01-01T00:00:00Z"}]).encode()
+
+    async def steps(request):
+        other = await request("POST", "/v1/import/mem0?agent=bob&name=get_all.json", served["mallory"], content=body)
+        own = await request("POST", "/v1/import/mem0?agent=mallory&name=get_all.json", served["mallory"],
+                            content=body)
+        return other, own
+
+    other, own = session(app, steps)
+    assert other.status_code == 404 and "not an agent this token may use" in other.json()["error"]["message"]
+    assert own.status_code == 200 and len(own.json()["imported"]) == 1, own.text
+    assert cx.list_memories("bob").items == []
+    assert [m.agent for m in cx.list_memories("mallory").items] == ["mallory"]
+
+
 # -- finding 13: a per-agent share of the capture queue ---------------------------------------------------------
 
 
