@@ -64,7 +64,7 @@ class _CortexMCP(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
-            who = None
+            who = caller.current()  # what the HTTP guard set, unless this call's own request says
             if self.tools_context is not None and context is not None:
                 with self.tools_context.tool_errors():
                     who = self.tools_context.caller_of(context).agent
