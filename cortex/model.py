@@ -375,6 +375,12 @@ class CaptureReport(BaseModel):
     problems: list[str] = []
     #: the model's part failed for a reason that may pass: not checkpointed, the next run tries it again
     pending: bool = False
+    #: ids of existing memories the capture superseded (``SUPERSEDES <id>:`` lines)
+    superseded: list[str] = []
+    #: the capture's run, when it wrote anything: what ``cortex capture --undo RUN`` takes
+    run: str | None = None
+    #: a dry run (``dry_run``): what it reports would be stored, confirmed and superseded; nothing was written
+    dry_run: bool = False
 
 
 class NotesReport(BaseModel):
