@@ -214,7 +214,9 @@ def test_http_and_client_list_dry_run_and_undo_with_rights(tmp_path):
             assert made.returncode == 0, made.stderr
             tokens[agent] = {"Authorization": f"Bearer {made.stdout.strip()}"}
         foreign = httpx.post(f"{base}/transcripts/undo", json={"run": done["run"]}, headers=tokens["reviewer"])
-        assert foreign.status_code == 403
+        assert foreign.status_code == 404  # another agent's token: refused, without a hint that coder exists
+        assert [m["content"] for m in httpx.get(f"{base}/list", headers=admin).json()["items"]] == \
+            ["captured over HTTP"]
         client = RemoteCortex(server.url, token=server.token)
         client.update("coder", done["stored"][0]["id"], content="edited since the capture")
         refused = httpx.post(f"{base}/transcripts/undo", json={"run": "last"}, headers=tokens["coder"])
