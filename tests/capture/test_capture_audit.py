@@ -154,6 +154,7 @@ def test_undo_removes_what_a_capture_created_and_restores_what_it_changed(cx, tm
                        "FILTER(STRENDS(STR(?class), 'CaptureRun') && STRENDS(STR(?p), 'agentmem:run') "
                        "&& STRENDS(STR(?q), 'undoneAt')) }")
     assert [row["run"].value for row in record.rows] == [report.run]  # recorded in provenance, marked undone
+    assert cx.validate_store() == []  # the run's record and its undo keep to the shapes (am:CaptureRunShape)
     with pytest.raises(UndoConflictError, match="undone already"):
         cx.undo_capture("coder", report.run)
     with pytest.raises(RunNotFoundError, match="capture run"):
