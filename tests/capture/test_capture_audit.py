@@ -290,3 +290,33 @@ def test_mcp_list_dry_run_and_undo(tmp_path):
             assert bad.is_error and "since" in bad.content[0].text
 
     asyncio.run(run())
+
+
+def test_twenty_captures_undone_one_by_one_leave_the_store_exactly_as_before(cx, tmp_path, llm):
+    """Measured: 20 captures of 20 sessions (marker lines, repeats of stored memories, supersessions, subagent
+    outcomes, the model's lessons and summaries), each listed by its session, then undone latest first: after each
+    undo every memory of both agents is exactly as it was before that capture."""
+    cx.llm = LLMSettings(url=llm.url, model="stand-in")
+    seeds = [cx.store("coder", f"seeded fact number {i} about the billing service") for i in range(20)]
+    states, runs = [], []
+    for i in range(20):
+        states.append({a: state(cx, a) for a in ("coder", "reviewer")})
+        session = f"sess-{i}"
+        path = write(tmp_path / f"s{i}.jsonl", text("user", f"task {i}", session),
+                     text("assistant", f"LEARNED: learned fact number {i} about the queue workers\n"
+                                       f"LEARNED: seeded fact number {i} about the billing service\n"
+                                       + (f"SUPERSEDES {seeds[i].id}: replaced fact {i} about billing\n" if i % 3 == 0
+                                          else "")
+                                       + f"LESSON: Lesson number {i}: the cache of service {i} needs a warm-up",
+                          session),
+                     *[dict(e, sessionId=session) for e in subagent_call("reviewer", f"Review change {i}", "ok")])
+        report = cx.capture_transcript("coder", path)
+        assert report.run and report.stored, report
+        made = {m.id for m in [*report.stored, *([report.summary] if report.summary else [])]}
+        listed = {m.id for m in cx.list_memories("coder", session=session, limit=100,
+                                                 include_superseded=True).items}
+        assert listed == made
+        runs.append(report.run)
+    for i in reversed(range(20)):
+        assert cx.undo_capture("coder", "last").run == runs[i]
+        assert {a: state(cx, a) for a in ("coder", "reviewer")} == states[i], f"capture {i} not undone exactly"
