@@ -333,7 +333,7 @@ class MemoryRepository:
             if action is not None and (replaces or deletes):
                 activity = replace(activity, action=action, agent=actor, at=at)
             journal = _journal.get()
-            gone = self.load(scope, list(deletes)) if journal is not None and deletes else []
+            doomed = self.load(scope, list(deletes)) if journal is not None and deletes else []
             self._commit(scope, ids,
                          lambda: self.store.write(scope, adds, replaces, deletes, activity=activity, derived=derived,
                                                   unlink=unlink, extra=extra),
@@ -341,7 +341,7 @@ class MemoryRepository:
             if journal is not None:
                 journal.note_created(scope, adds)
                 journal.note_changed(scope, [(old, stored.get(old.id, new)) for old, new, _ in replaces])
-                journal.note_deleted(scope, gone)
+                journal.note_deleted(scope, doomed)
             # as the store has them now; one deleted right after this write (another process) as it was written
             return [stored.get(old.id, new) for old, new, _ in replaces]
 
@@ -449,7 +449,7 @@ class MemoryRepository:
                     index.upsert(memory)
 
             journal = _journal.get()
-            gone = self.load(scope, ids) if journal is not None else []
+            doomed = self.load(scope, ids) if journal is not None else []
 
             if action is not None:
                 activity = replace(provenance.current(), action=action, agent=actor, at=at, rule=rule)
@@ -464,7 +464,7 @@ class MemoryRepository:
                 self._commit(scope, ids, lambda: self.store.delete(scope, ids), apply)
             if journal is not None:
                 journal.note_changed(scope, restored)
-                journal.note_deleted(scope, gone)
+                journal.note_deleted(scope, doomed)
             return ids
 
     # -- embeddings ------------------------------------------------------------------------------

@@ -146,7 +146,7 @@ def undo(repo: MemoryRepository, scope: Scope, run: str, actor: str, now: dateti
                        extra=extra if target == scope else ())
         offsets = checkpoints.get(record["agent"], record["transcript"])
         back = {k: min(int(record["checkpoint"].get(k, 0)), offsets[k]) for k in ("markers", "llm")}
-        checkpoints.set(record["agent"], record["transcript"], **back)
+        checkpoints.set(record["agent"], record["transcript"], markers=back["markers"], llm=back["llm"])
     return UndoReport(run=run, scope=scope.label, restored=plan.restored, removed=plan.removed)
 
 
