@@ -608,6 +608,21 @@ class RunInfo(BaseModel):
     sessions: int = 0
 
 
+class CaptureRunInfo(BaseModel):
+    """A transcript capture run as its record says (``cortex capture --runs``): whose, when, which session and
+    file, how many memories it created, changed and pruned, and whether it was undone."""
+
+    run: str
+    agent: str
+    started_at: datetime
+    session: str | None = None
+    file: str | None = None
+    created: int = 0
+    changed: int = 0
+    pruned: int = 0
+    undone_at: datetime | None = None
+
+
 class UndoReport(BaseModel):
     """What ``consolidate --undo`` restored: memories put back as they were before the run, and the ones it had
     created removed."""

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the client imports this module: no models (pydantic) or eng
     from cortex.model import (
         Captured,
         CaptureReport,
+        CaptureRunInfo,
         ConsolidationReport,
         ImportReport,
         IndexStatus,
@@ -317,6 +318,10 @@ class SessionsAPI(Protocol):
         """Undo a capture run of ``agent`` (its id, or ``last``): what it created removed, what it changed put
         back exactly, the transcript's checkpoint moved back; refuses when a memory changed since, unless
         ``force``."""
+        ...
+
+    def capture_runs(self, agent: str) -> list["CaptureRunInfo"]:
+        """The capture runs of ``agent``, the latest first, undone ones too."""
         ...
 
     def record_use(self, agent: str, output: str, *, session: str | None = None) -> list[Memory]:

@@ -24,6 +24,7 @@ from cortex.errors import (
 from cortex.model import (
     Captured,
     CaptureReport,
+    CaptureRunInfo,
     Memory,
     Pruned,
     Scope,
@@ -192,6 +193,16 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         with self._capturing:
             return capture_runs.undo(self._memories, self._scope(agent), wanted, agent, self._clock(),
                                      self._capture_checkpoints(), force=force)
+
+    def capture_runs(self, agent: str) -> list["CaptureRunInfo"]:
+        """The capture runs of ``agent`` (each capture that wrote), the latest first, undone ones too: the run ids
+        :meth:`undo_capture` takes, with the session and file each read and how many memories it created,
+        changed and pruned."""
+        from cortex.capture import runs as capture_runs
+
+        self._agent(agent)
+        with self._memories.lock:
+            return capture_runs.listed(self._memories, self._scope(agent))
 
     def adopt_extraction(self, key: tuple[str, str, int, int], extraction: Any) -> None:
         """Use ``extraction`` (from :func:`cortex.capture.session.prepare`) when a capture reads exactly the part

@@ -24,11 +24,11 @@ from cortex.consolidation import runs as consolidation_runs
 from cortex.consolidation.runs import PROV, RDF_TYPE, differs, new_run_id, with_later_uses
 from cortex.errors import InvalidInputError, RunNotFoundError, UndoConflictError
 from cortex.memories import MemoryRepository, WriteJournal
-from cortex.model import Memory, Scope, UndoReport
+from cortex.model import CaptureRunInfo, Memory, Scope, UndoReport
 from cortex.vocab import date_time, parse_date_time
 
 #: Where a report of an unknown run sends the user.
-_HINT = "`cortex capture` printed its run; `cortex provenance ID` shows a memory's"
+_HINT = "`cortex capture AGENT --runs` lists them"
 
 
 def check_run(value: object) -> str:
@@ -100,6 +100,33 @@ def save(repo: MemoryRepository, scope: Scope, agent: str, journal: WriteJournal
         quads.append(Quad(node, codec.session, Literal(session[:128]), g))
     repo.write(scope, [], [], extra=quads)
     return run
+
+
+def listed(repo: MemoryRepository, scope: Scope) -> list[CaptureRunInfo]:
+    """The capture runs recorded in ``scope``, the latest first (undone ones too)."""
+    codec = _Codec(repo)
+    g = repo.store.vocab.prov_graph(scope)
+    rows = repo.store.query(f"SELECT ?run ?s ?j ?who ?session ?file ?u WHERE {{ GRAPH {g} {{ ?r {RDF_TYPE} {codec.cls} ; "
+                            f"{codec.run} ?run ; {codec.started} ?s ; {codec.undo} ?j ; {codec.associated} ?who "
+                            f"OPTIONAL {{ ?r {codec.session} ?session }} OPTIONAL {{ ?r {codec.file} ?file }} "
+                            f"OPTIONAL {{ ?r {codec.undone} ?u }} }} }}")
+    prefix = f"{repo.store.vocab.ns}:agent:"
+    out = []
+    for row in rows:
+        try:
+            record = json.loads(row["j"].value)
+        except ValueError:
+            record = {}
+        who = row["who"].value
+        out.append(CaptureRunInfo(
+            run=row["run"].value, agent=who[len(prefix):] if who.startswith(prefix) else who,
+            started_at=parse_date_time(row["s"].value),
+            session=row["session"].value if row["session"] is not None else None,
+            file=row["file"].value if row["file"] is not None else None,
+            created=len(record.get("created", [])), changed=len(record.get("changed", [])),
+            pruned=len(record.get("deleted", [])),
+            undone_at=parse_date_time(row["u"].value) if row["u"] is not None else None))
+    return sorted(out, key=lambda r: (r.started_at, r.run), reverse=True)
 
 
 def latest(repo: MemoryRepository, scope: Scope) -> str | None:
@@ -197,4 +224,4 @@ class _Plan:
         return adds, replaces, deletes
 
 
-__all__ = ["check_run", "latest", "save", "superseded", "undo"]
+__all__ = ["check_run", "latest", "listed", "save", "superseded", "undo"]

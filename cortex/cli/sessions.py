@@ -55,17 +55,24 @@ def task_done(state: _State, agent: str, task: str, output: str, status: str, pr
 @click.option("--undo", "undo", default=None, metavar="RUN",
               help="Instead: undo capture run RUN (as a capture's report gave it) or 'last'.")
 @click.option("--force", is_flag=True, help="With --undo: undo even over memories changed since the capture.")
+@click.option("--runs", is_flag=True, help="Instead: list AGENT's capture runs, the latest first (undone ones too).")
 @click.option("--model-first", is_flag=True, hidden=True,
               help="Ask the language model before opening the store (a hook's detached capture: the store is not "
                    "held while the model works).")
 @pass_state
 def capture(state: _State, agent: str, path: str | None, fmt: str | None, project: str | None, no_markers: bool,
             no_summary: bool, no_tasks: bool, queued: bool, dry_run: bool, undo: str | None, force: bool,
-            model_first: bool) -> None:
+            runs: bool, model_first: bool) -> None:
     """Capture what a session transcript holds for AGENT since its last capture: marker lines, with a language
     model (CORTEX_LLM_URL) learnings and a session summary, subagent task outcomes, and which shown memories it
     used. Redacted, through the quality gate; running it again stores nothing new. Prints the report, whose run
-    --undo takes (--dry-run: what it would do, nothing written)."""
+    --undo takes (--dry-run: what it would do, nothing written; --runs: the runs)."""
+    if runs:
+        if path is not None or dry_run or queued or undo is not None or force:
+            raise click.UsageError("--runs lists the runs: no --transcript, --dry-run, --queue or --undo with it")
+        with _as_json(state.cortex()) as cx:
+            _emit([_dump(r) for r in cx.capture_runs(agent)])
+        return
     if undo is not None:
         if path is not None or dry_run or queued:
             raise click.UsageError("--undo RUN undoes a capture: no --transcript, --dry-run or --queue with it")

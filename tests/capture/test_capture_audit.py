@@ -146,8 +146,12 @@ def test_undo_removes_what_a_capture_created_and_restores_what_it_changed(cx, tm
     assert after != before
     assert after["coder"][repeated.id]["confidence"] > before["coder"][repeated.id]["confidence"]
     assert after["coder"][old.id]["superseded_by"] and after["coder"][old.id]["valid_until"]
+    [info] = cx.capture_runs("coder")
+    assert (info.run, info.session, info.file, info.undone_at) == (report.run, "sess-1", "s.jsonl", None)
+    # created: learnings, the summary, the reviewer's task outcome; changed: the confirmed and the superseded memory
+    assert (info.created, info.changed) == (len(report.stored) + 1 + len(report.tasks), 2 + len(report.used))
     undone = cx.undo_capture("coder", "last")
-    assert undone.run == report.run
+    assert undone.run == report.run and cx.capture_runs("coder")[0].undone_at is not None
     assert set(undone.removed) == {m.id for m in [*report.stored, *report.tasks, report.summary]}
     assert {a: state(cx, a) for a in ("coder", "reviewer")} == before  # exactly: versions, confidence, supersession
     record = cx.sparql("SELECT ?run ?u WHERE { GRAPH ?g { ?r ?type ?class ; ?p ?run ; ?q ?u } "
@@ -232,6 +236,10 @@ def test_http_and_client_list_dry_run_and_undo_with_rights(tmp_path):
         assert client.capture_transcript("coder", str(path), dry_run=True).dry_run
         own = httpx.post(f"{base}/transcripts/undo", json={}, headers=tokens["coder"])
         assert own.status_code == 200 and own.json()["run"] == again.run
+        runs = httpx.get(f"{base}/transcripts/runs", headers=tokens["coder"]).json()
+        assert [r["run"] for r in runs] == [again.run, done["run"]] and all(r["undone_at"] for r in runs)
+        assert httpx.get(f"{base}/transcripts/runs", headers=tokens["reviewer"]).status_code == 404
+        assert [r.run for r in client.capture_runs("coder")] == [again.run, done["run"]]
     finally:
         server.stop()
 
@@ -249,6 +257,8 @@ def test_cli_list_dry_run_and_undo(tmp_path):
     assert [m["content"] for m in json.loads(listed.stdout)["items"]] == ["captured by the CLI"]
     bad = run("list", "coder", "--since", "later")
     assert bad.returncode != 0 and "since" in bad.stderr
+    runs = json.loads(run("capture", "coder", "--runs").stdout)
+    assert [r["run"] for r in runs] == [done["run"]] and runs[0]["session"] == "sess-1"
     undone = run("capture", "coder", "--undo", "last")
     assert undone.returncode == 0, undone.stderr
     assert json.loads(undone.stdout)["run"] == done["run"]
@@ -283,6 +293,8 @@ def test_mcp_list_dry_run_and_undo(tmp_path):
             done = await call("capture_transcript", agent="coder", path=str(path))
             listed = await call("list_memories", agent="coder", session="sess-1", since="1h")
             assert [m["content"] for m in listed["items"]] == ["captured through MCP"]
+            runs = await call("capture_runs", agent="coder")
+            assert [r["run"] for r in runs["result"]] == [done["run"]]
             undone = await call("undo_capture", agent="coder", run="last")
             assert undone["run"] == done["run"]
             assert (await call("list_memories", agent="coder"))["items"] == []
