@@ -170,9 +170,12 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
                 report.dry_run, report.superseded = True, port.superseded
             else:
                 report.superseded = capture_runs.superseded(journal)
-                report.run = capture_runs.save(self._memories, self._scope(agent), agent, journal, transcript=real,
-                                               checkpoint=run.offsets, session=report.session, started=started,
-                                               now=self._clock())
+                try:
+                    report.run = capture_runs.save(self._memories, self._scope(agent), agent, journal,
+                                                   transcript=real, checkpoint=run.offsets, session=report.session,
+                                                   started=started, now=self._clock())
+                except CortexError as exc:  # what it stored stays stored; only its undo is lost
+                    report.problems.append(f"the capture's run could not be recorded ({exc}): it cannot be undone")
         return report
 
     def _capture_checkpoints(self) -> "Checkpoints":

@@ -83,6 +83,8 @@ def capture(state: _State, agent: str, path: str | None, fmt: str | None, projec
         raise click.UsageError("give --transcript FILE (or --undo RUN)")
     if force:
         raise click.UsageError("--force goes with --undo")
+    if dry_run and queued:
+        raise click.UsageError("--dry-run reports at once: not with --queue")
     prepared = None
     if model_first:
         from cortex.capture.session import prepare
@@ -98,8 +100,6 @@ def capture(state: _State, agent: str, path: str | None, fmt: str | None, projec
     options: dict[str, Any] = {"format": fmt, "project": project, "markers": not no_markers,
                                "summary": not no_summary, "tasks": not no_tasks}
     if dry_run:
-        if queued:
-            raise click.UsageError("--dry-run reports at once: not with --queue")
         options["dry_run"] = True
     if queued:
         queue = getattr(cx, "queue_transcript", None)
