@@ -332,3 +332,26 @@ def test_twenty_captures_undone_one_by_one_leave_the_store_exactly_as_before(cx,
     for i in reversed(range(20)):
         assert cx.undo_capture("coder", "last").run == runs[i]
         assert {a: state(cx, a) for a in ("coder", "reviewer")} == states[i], f"capture {i} not undone exactly"
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("kind", ["oxigraph", "virtuoso"])
+def test_list_by_session_and_undo_on_a_sparql_server(request, tmp_path, kind):
+    from tests.conftest import remote_location
+
+    with Cortex.open(remote_location(request, kind), embeddings=None) as cx:
+        for name in ("coder", "reviewer"):
+            cx.agents.register(name)
+        cx.llm = None
+        old = cx.store("coder", "deploys run from any branch")
+        before = state(cx, "coder")
+        path = write(tmp_path / "s.jsonl", text("user", "go"),
+                     text("assistant", f"LEARNED: captured on a server\nSUPERSEDES {old.id}: deploys from main only"),
+                     *subagent_call("reviewer", "Review it", "fine"))
+        report = cx.capture_transcript("coder", path)
+        assert report.run and report.superseded == [old.id]
+        assert {m.content for m in cx.list_memories("coder", session="sess-1").items} == \
+            {"captured on a server", "deploys from main only"}
+        assert [r.run for r in cx.capture_runs("coder")] == [report.run]
+        undone = cx.undo_capture("coder", "last")
+        assert undone.restored == [old.id] and state(cx, "coder") == before and state(cx, "reviewer") == {}
