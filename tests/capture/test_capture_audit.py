@@ -355,3 +355,14 @@ def test_list_by_session_and_undo_on_a_sparql_server(request, tmp_path, kind):
         assert [r.run for r in cx.capture_runs("coder")] == [report.run]
         undone = cx.undo_capture("coder", "last")
         assert undone.restored == [old.id] and state(cx, "coder") == before and state(cx, "reviewer") == {}
+
+
+def test_undo_brings_back_what_the_captures_prune_deleted(cx, tmp_path):
+    cx.llm = None
+    weak = cx.store("coder", "a weak guess about the cache layer", confidence=0.1)
+    before = state(cx, "coder")
+    report = cx.capture_transcript("coder", write(tmp_path / "s.jsonl", text("assistant", "LEARNED: a sure thing")))
+    assert weak.id not in state(cx, "coder")  # the agent end's prune deleted it
+    assert cx.capture_runs("coder")[0].pruned == 1
+    undone = cx.undo_capture("coder", report.run)
+    assert weak.id in undone.restored and state(cx, "coder") == before
