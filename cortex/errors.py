@@ -159,12 +159,13 @@ class VersionConflictError(CortexError):
 
 
 class RunNotFoundError(CortexError, LookupError):
-    """``consolidate --undo`` named a consolidation run the store has no record of."""
+    """``consolidate --undo`` (or ``capture --undo``) named a run the store has no record of."""
 
-    def __init__(self, run: str, where: str = "") -> None:
+    def __init__(self, run: str, where: str = "", *, kind: str = "consolidation",
+                 hint: str = "`cortex consolidate --runs` lists them") -> None:
         self.field = "run"
         self.run = run
-        super().__init__(f"run: no consolidation run {run!r}{where}; `cortex consolidate --runs` lists them")
+        super().__init__(f"run: no {kind} run {run!r}{where}; {hint}")
 
 
 class UndoConflictError(CortexError):

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import re
+from collections.abc import Collection, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any
+
+from pyoxigraph import Literal, NamedNode
 
 from cortex.errors import InvalidInputError
 from cortex.model import Filters, Scope
@@ -18,7 +22,12 @@ from cortex.recall import Part
 
 if TYPE_CHECKING:
     from cortex.index.memory_index import MemoryIndex
-from cortex.validation import is_memory_id
+    from cortex.memories import MemoryRepository
+from cortex.validation import check_datetime, check_duration, is_memory_id
+
+#: A session id as provenance records it: short printable text.
+_SESSION = re.compile(r"[\x21-\x7e][\x20-\x7e]{0,127}")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def encode_cursor(created: int, memory_id: str) -> str:
@@ -40,12 +49,75 @@ def decode_cursor(cursor: object) -> tuple[int, str]:
         raise InvalidInputError("cursor", "not a cursor of this listing (pass next_cursor as it was returned)") from None
 
 
-def page(parts: Sequence[Part], filters: Filters, cursor: str | None, limit: int) -> tuple[list[tuple[Scope, str]], str | None]:
+def check_session(value: object) -> str:
+    """A session id to list the memories of: printable text of at most 128 characters, as provenance keeps it."""
+    if not isinstance(value, str) or not _SESSION.fullmatch(value):
+        raise InvalidInputError("session", f"must be a session id (printable text, at most 128 characters), "
+                                           f"not {str(value)[:80]!r}")
+    return value
+
+
+def check_since(value: object, now: datetime) -> datetime:
+    """A lower bound of creation time: a datetime, an ISO 8601 time (``2026-11-27T10:00:00Z``), or a duration back
+    from ``now`` (``2h``, ``7d``, ``90m``)."""
+    if isinstance(value, str):
+        try:
+            back: timedelta | None = check_duration(value, "since")
+        except InvalidInputError:
+            back = None
+        if back is not None:
+            try:
+                return now - back
+            except OverflowError:
+                return _EPOCH
+    if isinstance(value, (str, datetime)):
+        try:
+            return check_datetime(value, "since")
+        except InvalidInputError:
+            pass
+    raise InvalidInputError("since", f"must be an ISO 8601 time (2026-11-27T10:00:00Z) or a duration back from now "
+                                     f"(2h, 7d, 90m), not {str(value)[:80]!r}")
+
+
+def made_in_session(repo: "MemoryRepository", scope: Scope, session: str) -> set[str]:
+    """Ids of the memories of ``scope`` that writes of ``session`` created (their PROV-O activity names the
+    session; changes of existing memories in it do not count)."""
+    vocab = repo.store.vocab
+    generated = NamedNode("http://www.w3.org/ns/prov#generated")
+    text = (f"SELECT ?m WHERE {{ GRAPH {vocab.prov_graph(scope)} {{ ?a {vocab.predicate('session')} "
+            f"{Literal(check_session(session))} ; {generated} ?m "
+            f"FILTER NOT EXISTS {{ ?a {vocab.predicate('action')} ?x }} }} }}")
+    return {i for row in repo.store.query(text) if (i := vocab.memory_id(scope, row["m"].value)) is not None}
+
+
+def _newest(index: Any, filters: Filters, before: tuple[int, str] | None, want: int, floor: int | None,
+            keep: Collection[str] | None) -> list[tuple[int, str]]:
+    """``index.newest`` of the memories created at ``floor`` (microseconds) or later and in ``keep``: read in
+    growing windows, newest first, until ``want`` pass or the index has no more."""
+    if floor is None and keep is None:
+        return index.newest(filters, before, want)  # type: ignore[no-any-return]
+    if keep is not None and not keep:
+        return []
+    window = want
+    while True:
+        got = index.newest(filters, before, window)
+        out = [(c, i) for c, i in got if (floor is None or c >= floor) and (keep is None or i in keep)]
+        if len(out) >= want or len(got) < window or (floor is not None and got[-1][0] < floor):
+            return out[:want]
+        window *= 4
+
+
+def page(parts: Sequence[Part], filters: Filters, cursor: str | None, limit: int, *, since: datetime | None = None,
+         only: Mapping[Scope, Collection[str]] | None = None) -> tuple[list[tuple[Scope, str]], str | None]:
     """One page of the ``parts`` read as one, newest first: (scope, id) of at most ``limit`` memories, and the
-    cursor of the next page (None when this one is the last)."""
+    cursor of the next page (None when this one is the last). ``since``: only those created then or later;
+    ``only``: only the ids it names per scope."""
     before = decode_cursor(cursor) if cursor is not None else None
+    floor = (since - _EPOCH) // timedelta(microseconds=1) if since is not None else None
     rows = sorted(((created, memory_id, k) for k, part in enumerate(parts)
-                   for created, memory_id in part.index.newest(filters, before, limit + 1)), reverse=True)
+                   for created, memory_id in _newest(part.index, filters, before, limit + 1, floor,
+                                                     None if only is None else only.get(part.scope, ()))),
+                  reverse=True)
     shown = rows[:limit]
     more = len(rows) > limit
     return [(parts[k].scope, i) for _, i, k in shown], (encode_cursor(*shown[-1][:2]) if more and shown else None)

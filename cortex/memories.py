@@ -17,9 +17,11 @@ leaves a logged change that the next load applies (see :mod:`cortex.index.manage
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -72,6 +74,45 @@ class OperationLock:
     def __exit__(self, *exc: object) -> None:
         self._depth -= 1
         self._lock.release()
+
+
+class WriteJournal:
+    """What the writes of a block did, memory by memory: each memory it created (as it is after the last write),
+    each existing one it changed (as it was before the first write and after the last) and each it deleted (as it
+    was before). What an undoable run records (:mod:`cortex.capture.runs`); :meth:`MemoryRepository.recording`
+    fills it."""
+
+    def __init__(self) -> None:
+        self.created: dict[tuple[Scope, str], Memory] = {}
+        self.changed: dict[tuple[Scope, str], tuple[Memory, Memory]] = {}
+        self.deleted: dict[tuple[Scope, str], Memory] = {}
+
+    @property
+    def empty(self) -> bool:
+        """Whether the block wrote nothing."""
+        return not (self.created or self.changed or self.deleted)
+
+    def note_created(self, scope: Scope, memories: Sequence[Memory]) -> None:
+        for memory in memories:
+            self.created[(scope, memory.id)] = memory
+
+    def note_changed(self, scope: Scope, pairs: Sequence[tuple[Memory, Memory]]) -> None:
+        for before, after in pairs:
+            key = (scope, after.id)
+            if key in self.created:
+                self.created[key] = after
+            else:
+                self.changed[key] = (self.changed[key][0] if key in self.changed else before, after)
+
+    def note_deleted(self, scope: Scope, memories: Sequence[Memory]) -> None:
+        for memory in memories:
+            key = (scope, memory.id)
+            if self.created.pop(key, None) is None:
+                self.deleted[key] = self.changed.pop(key)[0] if key in self.changed else memory
+
+
+#: The journal the writes of the running block note themselves in (None: none is recorded).
+_journal: contextvars.ContextVar[WriteJournal | None] = contextvars.ContextVar("cortex_write_journal", default=None)
 
 
 class MemoryRepository:
@@ -211,6 +252,16 @@ class MemoryRepository:
 
     # -- writes ----------------------------------------------------------------------------------
 
+    @contextmanager
+    def recording(self) -> Iterator[WriteJournal]:
+        """Note in a fresh :class:`WriteJournal` what every write of the block (in this thread or task) does."""
+        journal = WriteJournal()
+        token = _journal.set(journal)
+        try:
+            yield journal
+        finally:
+            _journal.reset(token)
+
     def _commit(
         self,
         scope: Scope,
@@ -244,6 +295,8 @@ class MemoryRepository:
             activity = provenance.current()
             self._commit(scope, [m.id for m in memories], lambda: self.store.add(scope, memories, activity, extra),
                          lambda index: index.add_many(memories), vectors, embedded=memories)
+            if (journal := _journal.get()) is not None:
+                journal.note_created(scope, memories)
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               derived: Sequence[tuple[str, str]] = (), *, action: str | None = None, actor: str | None = None,
@@ -279,10 +332,16 @@ class MemoryRepository:
             activity = provenance.current()
             if action is not None and (replaces or deletes):
                 activity = replace(activity, action=action, agent=actor, at=at)
+            journal = _journal.get()
+            doomed = self.load(scope, list(deletes)) if journal is not None and deletes else []
             self._commit(scope, ids,
                          lambda: self.store.write(scope, adds, replaces, deletes, activity=activity, derived=derived,
                                                   unlink=unlink, extra=extra),
                          apply, vectors, embedded=changed)
+            if journal is not None:
+                journal.note_created(scope, adds)
+                journal.note_changed(scope, [(old, stored.get(old.id, new)) for old, new, _ in replaces])
+                journal.note_deleted(scope, doomed)
             # as the store has them now; one deleted right after this write (another process) as it was written
             return [stored.get(old.id, new) for old, new, _ in replaces]
 
@@ -350,7 +409,11 @@ class MemoryRepository:
                 for memory in touched:
                     index.set_usage(memory)
 
+            journal = _journal.get()
+            before = {m.id: m for m in self.load(scope, ids)} if journal is not None else {}
             self._commit(scope, ids, lambda: self.store.touch(scope, ids, now), apply)
+            if journal is not None:
+                journal.note_changed(scope, [(before[m.id], m) for m in touched if m.id in before])
             return touched
 
     def mark_used(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory]:
@@ -385,6 +448,9 @@ class MemoryRepository:
                 for _, memory in restored:
                     index.upsert(memory)
 
+            journal = _journal.get()
+            doomed = self.load(scope, ids) if journal is not None else []
+
             if action is not None:
                 activity = replace(provenance.current(), action=action, agent=actor, at=at, rule=rule)
                 self._commit(scope, ids + [m.id for m, _ in restored],
@@ -396,6 +462,9 @@ class MemoryRepository:
                                                       deletes=ids), apply)
             else:
                 self._commit(scope, ids, lambda: self.store.delete(scope, ids), apply)
+            if journal is not None:
+                journal.note_changed(scope, restored)
+                journal.note_deleted(scope, doomed)
             return ids
 
     # -- embeddings ------------------------------------------------------------------------------

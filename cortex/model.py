@@ -375,6 +375,12 @@ class CaptureReport(BaseModel):
     problems: list[str] = []
     #: the model's part failed for a reason that may pass: not checkpointed, the next run tries it again
     pending: bool = False
+    #: ids of existing memories the capture superseded (``SUPERSEDES <id>:`` lines)
+    superseded: list[str] = []
+    #: the capture's run, when it wrote anything: what ``cortex capture --undo RUN`` takes
+    run: str | None = None
+    #: a dry run (``dry_run``): what it reports would be stored, confirmed and superseded; nothing was written
+    dry_run: bool = False
 
 
 class NotesReport(BaseModel):
@@ -600,6 +606,21 @@ class RunInfo(BaseModel):
     confirmed: int = 0
     evicted: int = 0
     sessions: int = 0
+
+
+class CaptureRunInfo(BaseModel):
+    """A transcript capture run as its record says (``cortex capture --runs``): whose, when, which session and
+    file, how many memories it created, changed and pruned, and whether it was undone."""
+
+    run: str
+    agent: str
+    started_at: datetime
+    session: str | None = None
+    file: str | None = None
+    created: int = 0
+    changed: int = 0
+    pruned: int = 0
+    undone_at: datetime | None = None
 
 
 class UndoReport(BaseModel):

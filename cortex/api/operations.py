@@ -167,6 +167,10 @@ _ROWS = (
         "task-done", "Record a finished task's outcome", answer="Memory"),
     _op("capture_transcript", "sessions", Route("POST", "/agents/{agent}/transcripts", 200, "prompt"),
         "capture_transcript", "capture", "Capture what a session transcript holds", answer="CaptureReport"),
+    _op("undo_capture", "sessions", Route("POST", "/agents/{agent}/transcripts/undo", 200, "prompt"),
+        "undo_capture", "capture", "Undo a capture run", answer="UndoReport"),
+    _op("capture_runs", "sessions", Route("GET", "/agents/{agent}/transcripts/runs", 200, "prompt"),
+        "capture_runs", "capture", "An agent's capture runs", answer="list[CaptureRunInfo]"),
     _op("record_use", "sessions", Route("POST", "/agents/{agent}/used", 200, "prompt"), "record_use", "used",
         "Mark the shown memories an output drew on", answer="list[Memory]"),
     # -- notes ------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the client imports this module: no models (pydantic) or eng
     from cortex.model import (
         Captured,
         CaptureReport,
+        CaptureRunInfo,
         ConsolidationReport,
         ImportReport,
         IndexStatus,
@@ -211,8 +212,11 @@ class ReadingAPI(Protocol):
         include_superseded: bool = False,
         cursor: str | None = None,
         limit: int = 50,
+        session: str | None = None,
+        since: datetime | str | None = None,
     ) -> Page:
-        """One page of every memory the agent can see, newest first."""
+        """One page of every memory the agent can see, newest first (``session``: only what that session's writes
+        created; ``since``: only what was created since an ISO time or a duration back, ``2h``)."""
         ...
 
     def stats(self, agent: str) -> dict[str, int]:
@@ -301,11 +305,23 @@ class SessionsAPI(Protocol):
 
     def capture_transcript(self, agent: str, path: str | os.PathLike[str], *, format: str | None = None,
                            project: str | None = None, markers: bool = True, summary: bool = True,
-                           tasks: bool = True) -> CaptureReport:
+                           tasks: bool = True, dry_run: bool = False) -> CaptureReport:
         """Capture what a session transcript (Claude Code JSONL, Codex CLI session, JSON messages, plain text)
         holds for ``agent`` since its last capture: marker lines, with a language model learnings and a session
         summary, the outcomes of the subagent calls it shows, and the "used" signal. Redacted, through the
-        quality gate, checkpointed (a second run stores nothing new)."""
+        quality gate, checkpointed (a second run stores nothing new); one run (``report.run``) that
+        :meth:`undo_capture` undoes. ``dry_run``: report what it would store, confirm and supersede; write
+        nothing."""
+        ...
+
+    def undo_capture(self, agent: str, run: str = "last", *, force: bool = False) -> "UndoReport":
+        """Undo a capture run of ``agent`` (its id, or ``last``): what it created removed, what it changed put
+        back exactly, the transcript's checkpoint moved back; refuses when a memory changed since, unless
+        ``force``."""
+        ...
+
+    def capture_runs(self, agent: str) -> list["CaptureRunInfo"]:
+        """The capture runs of ``agent``, the latest first, undone ones too."""
         ...
 
     def record_use(self, agent: str, output: str, *, session: str | None = None) -> list[Memory]:

@@ -123,13 +123,22 @@ class ReadingOps(Kernel):
         include_superseded: bool = False,
         cursor: str | None = None,
         limit: int = 50,
+        session: str | None = None,
+        since: datetime | str | None = None,
     ) -> Page:
         """Page through every memory the agent can see (or those of ``scope``), newest first, filtered as
-        :meth:`recall` is. ``page.next_cursor`` continues the listing (None after the last page)."""
+        :meth:`recall` is. ``page.next_cursor`` continues the listing (None after the last page). ``session``:
+        only the memories the writes of that agent session created (a capture of its transcript, its hooks; as
+        provenance records it); ``since``: only those created at that time or later (an ISO 8601 time, or a
+        duration back from now: ``2h``, ``7d``)."""
         q = self._query(agent, None, type=type, project=project, limit=limit, tags=tags, scope=scope, source=source,
                         include_expired=include_expired, include_superseded=include_superseded)
+        after = listing.check_since(since, self._clock()) if since is not None else None
         with self._memories.lock:
-            wanted, next_cursor = listing.page(self._parts(q.scopes), q.filters, cursor, q.limit)
+            only = {s: listing.made_in_session(self._memories, s, session) for s in q.scopes} \
+                if session is not None else None
+            wanted, next_cursor = listing.page(self._parts(q.scopes), q.filters, cursor, q.limit, since=after,
+                                               only=only)
             return Page.model_construct(items=self._memories.load_many(wanted), next_cursor=next_cursor)
 
     def stats(self, agent: str) -> dict[str, int]:

@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex import config, lifecycle, notices
 from cortex.agents import AgentSettings
@@ -24,10 +24,12 @@ from cortex.errors import (
 from cortex.model import (
     Captured,
     CaptureReport,
+    CaptureRunInfo,
     Memory,
     Pruned,
     Scope,
     Source,
+    UndoReport,
 )
 from cortex.provenance import activity as provenance_activity
 from cortex.provenance import current as current_activity
@@ -35,6 +37,9 @@ from cortex.validation import (
     check_project,
     check_text,
 )
+
+if TYPE_CHECKING:
+    from cortex.capture.checkpoints import Checkpoints
 
 log = logging.getLogger("cortex")
 
@@ -115,7 +120,7 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
 
     def capture_transcript(self, agent: str, path: str | os.PathLike[str], *, format: str | None = None,
                            project: str | None = None, markers: bool = True, summary: bool = True,
-                           tasks: bool = True) -> CaptureReport:
+                           tasks: bool = True, dry_run: bool = False) -> CaptureReport:
         """Capture what a session transcript holds for ``agent``, from where the last capture of this
         transcript for this agent stopped (so a second run stores nothing new): its marker lines (as at agent
         end, with ``markers``), and with a language model (:attr:`llm`) at most N learnings and (``summary``) a
@@ -126,8 +131,13 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
 
         Captured text is redacted, and learnings pass the quality gate (a duplicate confirms the memory it
         repeats). A malformed line is reported in ``problems``, the rest read. A model that fails leaves its
-        part ``pending`` (not checkpointed: the next run retries it); without a model, ``note`` says so."""
-        from cortex.capture.checkpoints import Checkpoints
+        part ``pending`` (not checkpointed: the next run retries it); without a model, ``note`` says so.
+
+        What it wrote is one run (``report.run``) that :meth:`undo_capture` undoes. ``dry_run``: the same
+        reading, extraction and gate, reporting what it would store, confirm and supersede, writing nothing (no
+        memory, no use, no checkpoint)."""
+        from cortex.capture import runs as capture_runs
+        from cortex.capture.dryrun import DryRun, FrozenCheckpoints
         from cortex.capture.pipeline import TranscriptCapture
 
         definition = self._agent(agent)
@@ -136,23 +146,66 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInputError("transcript", f"must be a path, not {type(path).__name__}")
         real = os.path.realpath(os.fspath(path))
-        checkpoints = Checkpoints(self._state / "capture.json" if self._state is not None else None)
-        run = TranscriptCapture(self, agent, real, project, checkpoints, redactor=self.redactor, clock=self._clock,
+        checkpoints = self._capture_checkpoints()
+        if dry_run:
+            checkpoints = FrozenCheckpoints(checkpoints.path)
+        port = DryRun(self) if dry_run else self
+        run = TranscriptCapture(port, agent, real, project, checkpoints, redactor=self.redactor, clock=self._clock,
                                 embeddings=self._memories.embeddings)
         with self._capturing:
             report = run.read(self.llm, markers=markers, format=format)
-            with run.activity():
+            started = self._clock()
+            with run.activity(), self._memories.recording() as journal:
                 if markers:
                     run.markers()
                 run.used()
                 if tasks:
                     run.tasks()
-                run.model(summary=summary, prepared=self._prepared)
+                run.model(summary=summary, prepared=dict(self._prepared) if dry_run else self._prepared)
                 redacted = run.finish()
-                if redacted:
+                if redacted and not dry_run:
                     notices.notice(f"capture of {os.path.basename(real)!r} for agent {agent!r} "
                                    f"{_redaction_note(redacted)} before storing it")
+            if isinstance(port, DryRun):
+                report.dry_run, report.superseded = True, port.superseded
+            else:
+                report.superseded = capture_runs.superseded(journal)
+                try:
+                    report.run = capture_runs.save(self._memories, self._scope(agent), agent, journal,
+                                                   transcript=real, checkpoint=run.offsets, session=report.session,
+                                                   started=started, now=self._clock())
+                except CortexError as exc:  # what it stored stays stored; only its undo is lost
+                    report.problems.append(f"the capture's run could not be recorded ({exc}): it cannot be undone")
         return report
+
+    def _capture_checkpoints(self) -> "Checkpoints":
+        from cortex.capture.checkpoints import Checkpoints
+
+        return Checkpoints(self._state / "capture.json" if self._state is not None else None)
+
+    def undo_capture(self, agent: str, run: str = "last", *, force: bool = False) -> "UndoReport":
+        """Undo a capture run of ``agent`` (its id, as the capture's report gave it, or ``last``: its latest not
+        undone): the memories it created removed, those it changed (confirmed, superseded, touched, marked used)
+        or pruned put back exactly as they were (uses since kept), and the transcript's checkpoint moved back so
+        that a capture reads that part again; its record stays in provenance, marked undone. Refuses (nothing
+        changed) when a memory it wrote was changed since, unless ``force``."""
+        from cortex.capture import runs as capture_runs
+
+        self._agent(agent)
+        wanted = capture_runs.check_run(run)
+        with self._capturing:
+            return capture_runs.undo(self._memories, self._scope(agent), wanted, agent, self._clock(),
+                                     self._capture_checkpoints(), force=force)
+
+    def capture_runs(self, agent: str) -> list["CaptureRunInfo"]:
+        """The capture runs of ``agent`` (each capture that wrote), the latest first, undone ones too: the run ids
+        :meth:`undo_capture` takes, with the session and file each read and how many memories it created,
+        changed and pruned."""
+        from cortex.capture import runs as capture_runs
+
+        self._agent(agent)
+        with self._memories.lock:
+            return capture_runs.listed(self._memories, self._scope(agent))
 
     def adopt_extraction(self, key: tuple[str, str, int, int], extraction: Any) -> None:
         """Use ``extraction`` (from :func:`cortex.capture.session.prepare`) when a capture reads exactly the part

@@ -71,19 +71,24 @@ def search(state: _State, agent: str, query: str, mode: str, type_: str | None, 
               help="Memories per page.")
 @click.option("--cursor", default=None, help="Continue after the page that printed this next_cursor.")
 @click.option("--all", "every", is_flag=True, help="Every page, one after the other.")
+@click.option("--session", default=None, help="Only what this agent session's writes created (a capture of its "
+                                              "transcript, its hooks).")
+@click.option("--since", default=None, help="Only what was created since: an ISO 8601 time or a duration back "
+                                            "from now (2h, 7d).")
 @read_filters
 @json_or_table
 @pass_state
 def list_(state: _State, agent: str, type_: str | None, project: str | None, limit: int, cursor: str | None,
-          every: bool, tags: tuple[str, ...], scope: str | None, source: str | None, include_expired: bool,
-          include_superseded: bool, fmt: str) -> None:
-    """Everything AGENT can see (its own, its teams', the swarm's memories), newest first, a page at a time."""
+          every: bool, session: str | None, since: str | None, tags: tuple[str, ...], scope: str | None,
+          source: str | None, include_expired: bool, include_superseded: bool, fmt: str) -> None:
+    """Everything AGENT can see (its own, its teams', the swarm's memories), newest first, a page at a time;
+    --session and --since show what one capture or one stretch of time left."""
     cx = state.cortex(read_only=True)
     items: list[Memory] = []
     while True:
-        page = cx.list_memories(agent, type=type_, project=project, limit=limit, cursor=cursor,
-                                **_filters(tags, scope, None if source is None else source, include_expired,
-                                           include_superseded))
+        page = cx.list_memories(agent, type=type_, project=project, limit=limit, cursor=cursor, session=session,
+                                since=since, **_filters(tags, scope, None if source is None else source,
+                                                        include_expired, include_superseded))
         items.extend(page.items)
         cursor = page.next_cursor
         if not every or cursor is None:

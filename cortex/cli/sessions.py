@@ -41,7 +41,7 @@ def task_done(state: _State, agent: str, task: str, output: str, status: str, pr
 
 @command("capture_transcript")
 @click.argument("agent")
-@click.option("--transcript", "path", required=True, type=click.Path(dir_okay=False),
+@click.option("--transcript", "path", default=None, type=click.Path(dir_okay=False),
               help="The session transcript: Claude Code JSONL, a Codex CLI session file, a Cursor or Gemini CLI "
                    "transcript, a JSON list of messages or plain text.")
 @click.option("--format", "fmt", type=click.Choice(["claude", "codex", "cursor", "gemini", "messages", "text"]),
@@ -51,15 +51,40 @@ def task_done(state: _State, agent: str, task: str, output: str, status: str, pr
 @click.option("--no-summary", is_flag=True, help="No session summary (with a language model).")
 @click.option("--no-tasks", is_flag=True, help="Do not record the subagent task outcomes it shows.")
 @click.option("--queue", "queued", is_flag=True, help="Through a running server: queue it there and return at once.")
+@click.option("--dry-run", is_flag=True, help="Report what it would store, confirm and supersede; write nothing.")
+@click.option("--undo", "undo", default=None, metavar="RUN",
+              help="Instead: undo capture run RUN (as a capture's report gave it) or 'last'.")
+@click.option("--force", is_flag=True, help="With --undo: undo even over memories changed since the capture.")
+@click.option("--runs", is_flag=True, help="Instead: list AGENT's capture runs, the latest first (undone ones too).")
 @click.option("--model-first", is_flag=True, hidden=True,
               help="Ask the language model before opening the store (a hook's detached capture: the store is not "
                    "held while the model works).")
 @pass_state
-def capture(state: _State, agent: str, path: str, fmt: str | None, project: str | None, no_markers: bool,
-            no_summary: bool, no_tasks: bool, queued: bool, model_first: bool) -> None:
+def capture(state: _State, agent: str, path: str | None, fmt: str | None, project: str | None, no_markers: bool,
+            no_summary: bool, no_tasks: bool, queued: bool, dry_run: bool, undo: str | None, force: bool,
+            runs: bool, model_first: bool) -> None:
     """Capture what a session transcript holds for AGENT since its last capture: marker lines, with a language
     model (CORTEX_LLM_URL) learnings and a session summary, subagent task outcomes, and which shown memories it
-    used. Redacted, through the quality gate; running it again stores nothing new. Prints the report."""
+    used. Redacted, through the quality gate; running it again stores nothing new. Prints the report, whose run
+    --undo takes (--dry-run: what it would do, nothing written; --runs: the runs)."""
+    if runs:
+        if path is not None or dry_run or queued or undo is not None or force:
+            raise click.UsageError("--runs lists the runs: no --transcript, --dry-run, --queue or --undo with it")
+        with _as_json(state.cortex()) as cx:
+            _emit([_dump(r) for r in cx.capture_runs(agent)])
+        return
+    if undo is not None:
+        if path is not None or dry_run or queued:
+            raise click.UsageError("--undo RUN undoes a capture: no --transcript, --dry-run or --queue with it")
+        with _as_json(state.cortex()) as cx:
+            _emit(_dump(cx.undo_capture(agent, undo, force=force)))
+        return
+    if path is None:
+        raise click.UsageError("give --transcript FILE (or --undo RUN)")
+    if force:
+        raise click.UsageError("--force goes with --undo")
+    if dry_run and queued:
+        raise click.UsageError("--dry-run reports at once: not with --queue")
     prepared = None
     if model_first:
         from cortex.capture.session import prepare
@@ -74,6 +99,8 @@ def capture(state: _State, agent: str, path: str, fmt: str | None, project: str 
         cx.adopt_extraction(*prepared)
     options: dict[str, Any] = {"format": fmt, "project": project, "markers": not no_markers,
                                "summary": not no_summary, "tasks": not no_tasks}
+    if dry_run:
+        options["dry_run"] = True
     if queued:
         queue = getattr(cx, "queue_transcript", None)
         if queue is None:
@@ -83,12 +110,21 @@ def capture(state: _State, agent: str, path: str, fmt: str | None, project: str 
     agent = cx.resolve_agent(agent) or agent  # a hook names a coding agent's type, maybe an alias
     with _as_json(cx) as json_cx:
         report = json_cx.capture_transcript(agent, os.path.abspath(path), **options)
-    data = report if isinstance(report, dict) else report.model_dump(mode="json")
+    data = _dump(report)
     _emit(data)
+    if data.get("dry_run"):
+        click.echo("cortex: dry run: nothing was written (no memory, no use, no checkpoint)", err=True)
+    elif data.get("run"):
+        click.echo(f"cortex: capture run {data['run']} (undo: cortex capture {agent} --undo {data['run']})", err=True)
     if data.get("note"):
         click.echo(f"cortex: {data['note']}", err=True)
     for problem in data.get("problems", [])[:20]:
         click.echo(f"cortex: {problem}", err=True)
+
+
+def _dump(answer: Any) -> Any:
+    """An answer as JSON data (a client may answer JSON already)."""
+    return answer if isinstance(answer, dict) else answer.model_dump(mode="json")
 
 
 @command("record_use")

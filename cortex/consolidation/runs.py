@@ -261,18 +261,18 @@ def undo(repo: MemoryRepository, scope: Scope, run: str, actor: str, now: dateti
         conflicts = []
         for memory in created:
             found = current.get(memory.id)
-            if found is not None and _differs(found, memory):
+            if found is not None and differs(found, memory):
                 conflicts.append(f"{memory.id} (created by the run, changed since)")
         for before, after in changed:
             found = current.get(after.id)
             if found is None:
                 conflicts.append(f"{after.id} (gone since the run)")
-            elif _differs(found, after):
+            elif differs(found, after):
                 conflicts.append(f"{after.id} (changed since the run)")
         if conflicts and not force:
             raise UndoConflictError(f"undoing run {run} would overwrite what happened since: "
                                     f"{'; '.join(conflicts[:10])}; nothing was changed (force overwrites it)")
-        replaces = [(current[b.id], _with_later_uses(b, a, current[b.id]), False) for b, a in changed
+        replaces = [(current[b.id], with_later_uses(b, a, current[b.id]), False) for b, a in changed
                     if b.id in current]
         deletes = [m.id for m in created if m.id in current]
         unlink = [tuple(pair) for pair in journal.get("derived", [])]
@@ -284,8 +284,8 @@ def undo(repo: MemoryRepository, scope: Scope, run: str, actor: str, now: dateti
                       removed=deletes, unlinked=len(unlink))
 
 
-def _with_later_uses(before: Memory, after: Memory, now: Memory) -> Memory:
-    """``before``, plus the uses the memory had since the run (``now`` against ``after``): an undo restores what
+def with_later_uses(before: Memory, after: Memory, now: Memory) -> Memory:
+    """``before`` (a memory's state before a run that changed it to ``after``), plus the uses the memory had since the run (``now`` against ``after``): an undo restores what
     the run changed, not what agents did since."""
     shown = max(0, now.usage_count - after.usage_count)
     used = max(0, now.used_count - after.used_count)
@@ -295,9 +295,11 @@ def _with_later_uses(before: Memory, after: Memory, now: Memory) -> Memory:
                                      "last_used_at": max(before.last_used_at, now.last_used_at)})
 
 
-def _differs(found: Memory, expected: Memory) -> bool:
+def differs(found: Memory, expected: Memory) -> bool:
+    """Whether ``found`` is not ``expected`` (uses aside): a memory changed since a run left it so."""
     return found.model_dump(exclude=_USE_FIELDS | {"scope", "agent"}) != \
         expected.model_dump(exclude=_USE_FIELDS | {"scope", "agent"})
 
 
-__all__ = ["Plan", "apply", "check_run", "consumed", "new_run_id", "plans", "runs", "undo"]
+__all__ = ["Plan", "apply", "check_run", "consumed", "differs", "new_run_id", "plans", "runs", "undo",
+           "with_later_uses"]

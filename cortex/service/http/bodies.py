@@ -118,6 +118,7 @@ class TranscriptBody(_Body):
     summary: bool = Field(True, description="With a language model: a session_summary memory")
     tasks: bool = Field(True, description="Record the outcomes of the subagent calls it shows")
     wait: bool = Field(True, description="false: queue it in the server and answer 202 at once")
+    dry_run: bool = Field(False, description="Report what it would store, confirm and supersede; write nothing")
 
 
 class NotesSyncBody(_Body):

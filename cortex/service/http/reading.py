@@ -39,11 +39,16 @@ def search(agent: str, caller: Caller, filters: Annotated[ReadFilters, Depends()
 def list_memories(agent: str, caller: Caller, cx: Cx, cursor: str | None = None, limit: int = 50,
                   scope: str | None = None, tags: Tags = None, type: str | None = None,
                   project: str | None = None, source: str | None = None, include_expired: bool = False,
-                  include_superseded: bool = False) -> Page:
+                  include_superseded: bool = False,
+                  session: Annotated[str | None, Query(description="Only what this agent session's writes "
+                                                                   "created (a capture of its transcript)")] = None,
+                  since: Annotated[str | None, Query(description="Only what was created since: an ISO 8601 time "
+                                                                 "or a duration back from now (2h, 7d)")] = None) -> Page:
     """Every memory the agent can see, newest first, a page at a time (pass next_cursor back as cursor)."""
     return cx.list_memories(scoped(caller, agent), scope=scope, type=type, project=project,
                             tags=tag_list(tags), source=source, include_expired=include_expired,
-                            include_superseded=include_superseded, cursor=cursor, limit=limit)
+                            include_superseded=include_superseded, cursor=cursor, limit=limit, session=session,
+                            since=since)
 
 
 @operation(router, "stats")

@@ -27,6 +27,8 @@ def capture_transcript(agent: str, body: TranscriptBody, caller: Caller, cx: Cx,
     caller.require_transcript(body.path)
     options: dict[str, Any] = {"format": body.format, "project": body.project, "markers": body.markers,
                                "summary": body.summary, "tasks": body.tasks}
+    if body.dry_run:
+        return cx.capture_transcript(name, body.path, dry_run=True, **options)
     if not body.wait:
         cx.resolve_agent(name)  # an unknown store agent fails now, not in the queue
         return JSONResponse(queue.put(name, body.path, **options), status_code=202)

@@ -102,13 +102,17 @@ class ReadingTools(ToolContext):
         source: SourceFilter = None,
         include_expired: IncludeExpired = False,
         include_superseded: IncludeSuperseded = False,
+        session: Annotated[str | None, Field(description="Only what this agent session's writes created (a "
+                                                         "capture of its transcript)")] = None,
+        since: Annotated[str | None, Field(description="Only what was created since: an ISO 8601 time or a "
+                                                       "duration back from now (2h, 7d)")] = None,
     ) -> Page:
         """Every memory the agent can see, newest first, one page at a time: call again with next_cursor until it
         is null."""
         with self.calling(ctx, agent) as cx:
             return cx.list_memories(agent, scope=scope, type=type, project=project, tags=tags, source=source,
                                     include_expired=include_expired, include_superseded=include_superseded,
-                                    cursor=cursor, limit=limit)
+                                    cursor=cursor, limit=limit, session=session, since=since)
 
     @tool("stats", READ_ONLY)
     def memory_stats(self, agent: Agent, ctx: Context) -> StatsOutput:

@@ -61,14 +61,18 @@ class SessionsTools(ToolContext):
                           Field(description="Default: detected from the file")] = None,
         project: Annotated[str | None, Field(description="Project the memories belong to")] = None,
         summary: Annotated[bool, Field(description="With a language model: store a session summary")] = True,
+        dry_run: Annotated[bool, Field(description="Report what it would store, confirm and supersede; write "
+                                                   "nothing")] = False,
     ) -> CaptureReport:
         """Capture what a session transcript holds since its last capture: marker lines (LEARNED: ...), with a
         language model (CORTEX_LLM_URL) learnings and a session summary, the outcomes of subagent tasks, and
         which shown memories the session used. Secrets are redacted, duplicates confirmed rather than stored;
-        running it again stores nothing new."""
+        running it again stores nothing new. Its report's run is what undo_capture takes; dry_run reports what it
+        would do and writes nothing."""
         with self.calling(ctx, agent) as cx:
             self.caller_of(ctx).require_transcript(path)
-            return cx.capture_transcript(agent, path, format=format, project=project, summary=summary)
+            return cx.capture_transcript(agent, path, format=format, project=project, summary=summary,
+                                         dry_run=dry_run)
 
     @tool("record_use", WRITES)
     def record_use(
