@@ -38,6 +38,9 @@ from cortex.validation import (
 
 log = logging.getLogger("cortex")
 
+#: How often a transcript capture asks the model again when another capture moved its checkpoint meanwhile.
+_PLANS = 3
+
 
 class SessionOps(MemoryOps, ReadingOps, AdminOps):
     """What an agent's work leaves: marker lines at its end, task outcomes, transcripts, the "used" signal."""
@@ -127,8 +130,8 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         Captured text is redacted, and learnings pass the quality gate (a duplicate confirms the memory it
         repeats). A malformed line is reported in ``problems``, the rest read. A model that fails leaves its
         part ``pending`` (not checkpointed: the next run retries it); without a model, ``note`` says so."""
-        from cortex.capture.checkpoints import Checkpoints
         from cortex.capture.pipeline import TranscriptCapture
+        from cortex.capture.session import prepare as prepare_extraction
 
         definition = self._agent(agent)
         project = check_project(project if project is not None else definition.settings.project
@@ -136,23 +139,40 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInputError("transcript", f"must be a path, not {type(path).__name__}")
         real = os.path.realpath(os.fspath(path))
-        checkpoints = Checkpoints(self._state / "capture.json" if self._state is not None else None)
-        run = TranscriptCapture(self, agent, real, project, checkpoints, redactor=self.redactor, clock=self._clock,
-                                embeddings=self._memories.embeddings)
-        with self._capturing:
-            report = run.read(self.llm, markers=markers, format=format)
-            with run.activity():
-                if markers:
-                    run.markers()
-                run.used()
-                if tasks:
-                    run.tasks()
-                run.model(summary=summary, prepared=self._prepared)
-                redacted = run.finish()
-                if redacted:
-                    notices.notice(f"capture of {os.path.basename(real)!r} for agent {agent!r} "
-                                   f"{_redaction_note(redacted)} before storing it")
-        return report
+        settings = self.llm
+        for attempt in range(_PLANS):
+            # the model first, holding no lock: a slow model then delays only this capture (docs/capture.md)
+            mine: dict[Any, Any] = {}
+            start = self._checkpoints.get(agent, real)["llm"]
+            adopted = {k: v for k, v in self._prepared.items() if k[:3] == (agent, real, start)}
+            if adopted:  # a hook's capture asked before it opened the store
+                mine.update(adopted)
+                for k in adopted:
+                    del self._prepared[k]
+            elif settings is not None:
+                key, extraction = prepare_extraction(None, agent, real, settings, summary=summary, format=format,
+                                                     kept=self._checkpoints)
+                mine[key] = extraction
+            with self._capturing:
+                run = TranscriptCapture(self, agent, real, project, self._checkpoints, redactor=self.redactor,
+                                        clock=self._clock, embeddings=self._memories.embeddings)
+                report = run.read(settings, markers=markers, format=format)
+                if settings is not None and attempt + 1 < _PLANS and \
+                        not any(k[2] == run.offsets["llm"] for k in mine):
+                    continue  # another capture moved the model's checkpoint meanwhile: ask again for what is left
+                with run.activity():
+                    if markers:
+                        run.markers()
+                    run.used()
+                    if tasks:
+                        run.tasks()
+                    run.model(summary=summary, prepared=mine, ask=False)
+                    redacted = run.finish()
+                    if redacted:
+                        notices.notice(f"capture of {os.path.basename(real)!r} for agent {agent!r} "
+                                       f"{_redaction_note(redacted)} before storing it")
+                return report
+        raise AssertionError("unreachable: the last attempt returns")
 
     def adopt_extraction(self, key: tuple[str, str, int, int], extraction: Any) -> None:
         """Use ``extraction`` (from :func:`cortex.capture.session.prepare`) when a capture reads exactly the part
