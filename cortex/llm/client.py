@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cortex.errors import LLMError, LLMOutputError, LLMUnavailableError
+from cortex import jsonsafe
 from cortex.config import LLM_DEADLINE_ENV as DEADLINE_SETTING
 from cortex.llm.settings import LLMSettings
 
@@ -154,7 +155,7 @@ class LLMClient:
         if status >= 300:
             raise LLMError(f"{url} refused the request: HTTP {status}: {_head(response.text)}")
         try:
-            reply = response.json()
+            reply = jsonsafe.loads(response.text)  # bounded: a deep reply is not a completion
             choice = reply["choices"][0]
             message = choice["message"]
             content = message.get("content")
@@ -215,10 +216,13 @@ _NOT_JSON = object()
 
 
 def _json_value(answer: str) -> object:
-    """The JSON in ``answer``: all of it, else a fenced block, else the first object prose surrounds."""
+    """The JSON in ``answer``: all of it, else a fenced block, else the first object prose surrounds. JSON nested
+    deeper than :data:`cortex.jsonsafe.MAX_DEPTH` is refused (:class:`_BadAnswer`), never parsed."""
+    if jsonsafe.depth_exceeds(answer):
+        raise _BadAnswer(f"it nests deeper than {jsonsafe.MAX_DEPTH} levels")
     for candidate in (answer, *(m.group(1) for m in _FENCE.finditer(answer))):
         try:
-            return json.loads(candidate)
+            return jsonsafe.loads(candidate)
         except ValueError:
             pass
     decoder = json.JSONDecoder()

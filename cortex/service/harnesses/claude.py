@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cortex import jsonsafe
 from cortex.service.harnesses.base import SESSION_END, START, STOP, SUBAGENT_START, SUBAGENT_STOP, TOOL, Call, \
     Harness, Offset, Reading, home_dir, log, text
 
@@ -55,7 +56,7 @@ def transcript_lines(path: str, start: int) -> tuple[list[Any], int]:
     # JSONL lines end with "\n" only: str.splitlines would also cut at U+2028 or U+0085, which JSON carries raw
     for line in data[:end].decode("utf-8", errors="replace").split("\n"):
         try:
-            entries.append(json.loads(line))
+            entries.append(jsonsafe.loads(line))
         except ValueError:
             continue
     return entries, start + end

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cortex import config
+from cortex import config, jsonsafe
 from cortex.service.harnesses.base import log as _log
 from cortex.service.hooks.session import HookSession
 
@@ -116,7 +116,7 @@ def spawn_round_end(root: Path, team: str) -> None:
     logs = private_dir(root / ".cortex" / "logs")
     pids = logs / "round-end.json"
     try:
-        running = json.loads(read_regular(pids, 64 * 1024))
+        running = jsonsafe.loads(read_regular(pids, 64 * 1024))
         running = running if isinstance(running, dict) else {}
     except (OSError, ValueError):
         running = {}
