@@ -5,13 +5,16 @@ A marker line starts (after optional list bullets, numbering, quote marks or bol
 line. Upper case only, so prose is not captured: a review's "**Decision:** request changes" is not a decision.
 ``SUPERSEDES <id>: text`` replaces the memory ``<id>`` by ``text`` (the angle brackets are optional).
 Lines inside a fenced code block (```` ``` ```` or ``~~~``, CommonMark: closed by a fence of the same character at
-least as long, or by the end of the text) are code an agent quotes, never its learnings: they are not read.
+least as long, or by the end of the text) are code an agent quotes, never its learnings: they are not read. A
+fence stays open across the text parts an agent writes in a row (:func:`marker_lines_of_parts`: a transcript
+splits one answer into several text blocks or lines), and closes at the end of that run.
 This module has no dependencies: the hooks find marker lines in a transcript before sending anything.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 #: Marker -> memory type (``cortex.model.MemoryType`` values).
 MARKERS = {
@@ -87,3 +90,17 @@ def marker_lines(output: str) -> str:
     lines = sorted((m.start(), m.group(0).strip()) for pattern in (_MARKER_LINE, _SUPERSEDES_LINE)
                    for m in pattern.finditer(output) if m.group(2).strip())
     return "\n".join(line for _, line in lines)
+
+
+def marker_lines_of_parts(parts: Iterable[tuple[bool, str]]) -> str:
+    """The marker lines of an agent's output given as parts (``(is its text, text)``, in order): each run of its
+    text parts in a row (nothing else between them) is read as one text, so a code fence opened in one part hides
+    the marker lines of the next; a tool call, a tool's result or another's message ends the run, and a fence
+    left open with it."""
+    runs: list[list[str]] = [[]]
+    for is_text, text in parts:
+        if is_text:
+            runs[-1].append(text)
+        elif runs[-1]:
+            runs.append([])
+    return "\n".join(filter(None, (marker_lines("\n".join(run)) for run in runs if run)))
