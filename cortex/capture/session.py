@@ -47,11 +47,12 @@ def own_messages(messages: Sequence[Message]) -> list[Message]:
 
 
 def marker_text(messages: Sequence[Message]) -> str:
-    """The marker lines of the assistant's text, a run of its text messages in a row at a time (a code fence
-    spans the text blocks of one answer; a tool call or another message closes one left open)."""
+    """The marker lines of the assistant's text, message by message (a code fence spans the text blocks of one
+    message; one left open in a message does not hide the next one's markers)."""
     from cortex.markers import marker_lines_of_parts
 
-    return marker_lines_of_parts((m.role == "assistant" and m.kind == "text", m.text) for m in messages)
+    return marker_lines_of_parts((m.role == "assistant" and m.kind == "text", m.message_id, m.text)
+                                 for m in messages)
 
 
 def output_text(messages: Sequence[Message]) -> str:

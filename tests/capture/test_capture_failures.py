@@ -38,7 +38,7 @@ def test_a_marker_line_in_a_code_block_split_over_parts_is_not_captured(tmp_path
     assert stored == (["the real one"] if "tilde" in lines[-1] or "real" in lines[-1] else [])
 
 
-def test_a_fence_left_open_closes_at_a_tool_call_or_another_message(tmp_path):
+def test_a_fence_left_open_closes_with_its_message(tmp_path):
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("\n".join([said("Unclosed:\n```"), tool_call(), said("LEARNED: after the tool call"),
                                      said("```", message="msg_3"), said("hi", role="user"),
@@ -48,7 +48,13 @@ def test_a_fence_left_open_closes_at_a_tool_call_or_another_message(tmp_path):
     assert stored == ["after the tool call", "after the user"]
 
 
-def test_the_hooks_read_parts_the_same_way():
-    parts = [(True, "```"), (True, "LEARNED: code"), (True, "```\nLEARNED: real"), (False, "tool"),
-             (True, "```"), (False, "tool"), (True, "LEARNED: after")]
-    assert marker_lines_of_parts(parts).splitlines() == ["LEARNED: real", "LEARNED: after"]
+def test_the_hooks_read_a_message_split_over_lines_as_one(tmp_path):
+    from cortex.service.harnesses.claude import parts
+    from cortex.service.hooks.end import marker_text
+
+    entries = [json.loads(said("Example:\n```")), json.loads(said("LEARNED: code")),
+               json.loads(said("```\nLEARNED: real")), json.loads(tool_call()),
+               json.loads(said("```", message="msg_5")), json.loads(said("LEARNED: next message", message="msg_6"))]
+    assert marker_text(parts(entries)).splitlines() == ["LEARNED: real", "LEARNED: next message"]
+    assert marker_lines_of_parts([(True, None, "```"), (True, None, "LEARNED: no id, its own message")]) == \
+        "LEARNED: no id, its own message"

@@ -17,11 +17,11 @@ FAILED_STATUSES = ("error", "errored", "failed", "aborted", "cancelled", "cancel
 
 
 def marker_text(parts: list[tuple[str, str]]) -> str:
-    """The marker lines of the agent's text in ``parts``, a run of text parts in a row at a time (a code fence
-    spans the text blocks of one answer; a tool call closes one left open)."""
-    from cortex.markers import marker_lines_of_parts
+    """The marker lines of the agent's text in ``parts``, message by message (a code fence left open in one
+    message does not hide the next one's learnings)."""
+    from cortex.markers import marker_lines
 
-    return marker_lines_of_parts((kind == "text", t) for kind, t in parts)
+    return "\n".join(filter(None, (marker_lines(t) for kind, t in parts if kind == "text")))
 
 
 def output_text(parts: list[tuple[str, str]]) -> str:
