@@ -58,3 +58,71 @@ def test_the_hooks_read_a_message_split_over_lines_as_one(tmp_path):
     assert marker_text(parts(entries)).splitlines() == ["LEARNED: real", "LEARNED: next message"]
     assert marker_lines_of_parts([(True, None, "```"), (True, None, "LEARNED: no id, its own message")]) == \
         "LEARNED: no id, its own message"
+
+
+# -- (b) a round end whose model names the same entry twice ------------------------------------------------------
+
+
+@pytest.fixture
+def team(tmp_path):
+    from cortex import Cortex
+    from cortex.agents import AgentSettings
+    from cortex.consolidation.settings import ConsolidationSettings
+    from cortex.llm import LLMSettings
+
+    from tests.llm_standin import StandIn
+
+    with StandIn() as llm, Cortex.open(tmp_path / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register("rev", settings=AgentSettings(teams=("backend",)))
+        cx.agents.register("boss", settings=AgentSettings(teams=("backend",), lead=True))
+        cx.llm = LLMSettings(url=llm.url, model="standin")
+        cx.consolidation = ConsolidationSettings()
+        yield cx, llm
+
+
+def entries(cx) -> list[str]:
+    return sorted(m.content for m in cx.list_memories("rev", scope="team:backend", tags=["team-memory"]).items)
+
+
+def test_the_same_new_entry_twice_in_the_answer_is_stored_once(team):
+    cx, llm = team
+    cx.record_task("rev", "Pick a database", "We chose Postgres")
+    same = {"category": "decision", "content": "The team uses Postgres 16", "replaces": None}
+    llm.script({"entries": [same, dict(same), {**same, "content": "the team uses  Postgres 16."}]})
+    report = cx.team_round_end("backend")
+    assert report.run is not None, report.problems
+    assert entries(cx) == ["The team uses Postgres 16"]
+    assert report.skipped.get("duplicate-in-answer") == 2
+    assert not report.problems
+
+
+def test_the_same_entry_replaced_twice_is_replaced_once(team):
+    cx, llm = team
+    cx.record_task("rev", "Pick a database", "DECISION: the team uses Postgres 15")
+    [old] = cx.team_round_end("backend").created
+    cx.record_task("rev", "Upgrade", "We moved to Postgres 16")
+    llm.script({"entries": [{"category": "decision", "content": "the team uses Postgres 16", "replaces": old.id},
+                            {"category": "decision", "content": "the team uses Postgres 16", "replaces": old.id},
+                            {"category": "lesson", "content": "upgrade Postgres with pg_upgrade --link",
+                             "replaces": old.id}]})
+    report = cx.team_round_end("backend")
+    assert report.run is not None, report.problems
+    assert entries(cx) == ["the team uses Postgres 16", "upgrade Postgres with pg_upgrade --link"]
+    assert [s.old for s in report.superseded] == [old.id]  # replaced once, by the first entry naming it
+    assert cx.get("rev", old.id).superseded_by == report.superseded[0].new
+    assert report.skipped.get("duplicate-in-answer") == 1
+
+
+def test_apply_names_a_plan_that_confirms_what_it_creates(team):
+    from cortex.consolidation import runs
+    from cortex.errors import InvalidInputError
+    from cortex.model import ConsolidationReport, Scope
+
+    cx, _ = team
+    memory = cx.store("boss", "the team ships on Tuesdays", scope="team:backend")
+    plan = runs.Plan(Scope.team("backend"), "boss", "round-end", memory.created_at)
+    plan.created = [memory.model_copy(update={"id": "01" + "f" * 26})]
+    plan.confirm = [(plan.created[0].id, "repeats"), (memory.id, "repeats"), (memory.id, "again")]
+    report = ConsolidationReport(scope="team:backend", actor="boss", started_at=memory.created_at)
+    with pytest.raises(InvalidInputError, match="creates and confirms"):
+        runs.apply(cx._memories, plan, report, memory.created_at)
