@@ -126,3 +126,49 @@ def test_apply_names_a_plan_that_confirms_what_it_creates(team):
     report = ConsolidationReport(scope="team:backend", actor="boss", started_at=memory.created_at)
     with pytest.raises(InvalidInputError, match="creates and confirms"):
         runs.apply(cx._memories, plan, report, memory.created_at)
+
+
+# -- (c) a capture the SessionEnd hook starts names the hook -----------------------------------------------------
+
+
+def test_a_detached_capture_started_by_session_end_records_the_hook_and_its_session(tmp_path):
+    import time
+
+    from cortex import Cortex
+
+    from tests.capture.test_capture_transcripts import Replay, append, text
+    from tests.llm_standin import StandIn
+    from tests.service_helpers import make_project
+
+    project = make_project(tmp_path / "proj", "lead")
+    with StandIn() as llm:
+        replay = Replay(project, tmp_path / "claude", llm.url)
+        append(replay.main, text("user", "Speed up the build"),
+               text("assistant", "Profiled it.\nLESSON: The build caches wheels in .cache/pip-wheels"))
+        replay.hook("SessionEnd", "lead", reason="logout")
+        deadline, found = time.monotonic() + 60, None
+        while time.monotonic() < deadline and found is None:
+            time.sleep(0.3)
+            try:
+                with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"],
+                                 embeddings=None) as cx:
+                    learned = [m for m in cx.list_memories("lead").items if "pip-wheels" in m.content]
+                    found = cx.provenance("lead", learned[0].id).generated_by if learned else None
+            except Exception:  # noqa: BLE001 - the detached capture holds the store
+                continue
+    assert found is not None, (project / ".cortex" / "logs" / "capture.log").read_text()
+    assert (found.surface, found.event, found.session) == ("hook", "SessionEnd", "sess-1")
+    assert found.tool == "capture" and found.channel == "llm"
+
+
+def test_only_a_hook_activity_is_handed_to_a_process():
+    from cortex import provenance
+
+    env = {"CORTEX_ACTIVITY_SURFACE": "hook", "CORTEX_ACTIVITY_EVENT": "SessionEnd", "CORTEX_ACTIVITY_SESSION": "s1"}
+    got = provenance.Activity.from_environment(env, "cli")
+    assert (got.surface, got.event, got.session) == ("hook", "SessionEnd", "s1")
+    assert provenance.Activity.from_environment({**env, "CORTEX_ACTIVITY_SURFACE": "http"}, "cli") == \
+        provenance.Activity(surface="cli")
+    bad = provenance.Activity.from_environment({**env, "CORTEX_ACTIVITY_SESSION": "s1\nforged"}, "cli")
+    assert bad.surface == "hook" and bad.session is None
+    assert got.environment() == env and provenance.Activity(surface="cli", event="x").environment() == {}

@@ -50,7 +50,16 @@ def extract(session: HookSession, agent_type: str, transcript: str) -> None:
     with open(logs / "capture.log", "ab") as out:
         subprocess.Popen([sys.executable, "-m", "cortex", "capture", agent_type, "--transcript", transcript,
                           "--no-markers", "--no-tasks", "--model-first"], cwd=root, stdin=subprocess.DEVNULL, stdout=out,
-                         stderr=out, start_new_session=True)
+                         stderr=out, start_new_session=True, env=_handed_on())
+
+
+def _handed_on() -> dict[str, str]:
+    """The environment of a process the hook starts: its own, with the hook's activity (its event and session),
+    which the process records as its writes' provenance (not ``cli``)."""
+    from cortex import provenance
+
+    env = {k: v for k, v in os.environ.items() if k not in provenance.ENVIRONMENT.values()}
+    return {**env, **provenance.current().environment()}
 
 
 def _led_teams(agents: list[dict[str, Any]], agent: str) -> list[str]:
@@ -131,6 +140,7 @@ def spawn_round_end(root: Path, team: str) -> None:
             pass
     with open(logs / "round-end.log", "ab") as out:
         process = subprocess.Popen([sys.executable, "-m", "cortex", "team", "round-end", team], cwd=root,
-                                   stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                                   env=_handed_on())
     running[team] = process.pid
     atomic_write(pids, json.dumps(running))
