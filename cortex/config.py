@@ -71,7 +71,8 @@ LLM_TOKEN_BUDGET_ENV = "CORTEX_LLM_TOKEN_BUDGET"
 #: Memories one extraction may keep.
 LLM_MAX_MEMORIES_ENV = "CORTEX_LLM_MAX_MEMORIES"
 #: The project's settings file, relative to the project root; its ``[llm]`` table holds the same settings
-#: (``url``, ``model``, ``api_key``, ``timeout``, ``deadline``, ``token_budget``, ``max_memories``), the environment wins.
+#: (``url``, ``model``, ``api_key``, ``timeout``, ``deadline``, ``token_budget``, ``max_memories``), the
+#: environment wins.
 CONFIG_FILE = ".cortex/config.toml"
 DEFAULT_LLM_TIMEOUT = 60.0
 DEFAULT_LLM_DEADLINE = 120.0

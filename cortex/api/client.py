@@ -491,7 +491,8 @@ class RemoteCortex:
         from cortex.importers import beads
 
         data, _ = self._raw("GET", f"/agents/{_agent(agent)}/export/beads", accept="application/x-ndjson")
-        return beads.write(directory, [jsonsafe.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()])
+        return beads.write(directory, [jsonsafe.loads(line) for line in data.decode("utf-8").splitlines()
+                                       if line.strip()])
 
     def validate_store(self, *, agent: str | None = None, team: str | None = None,
                        all: bool = True) -> list[Violation]:

@@ -16,9 +16,9 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from cortex.errors import LLMError, LLMOutputError, LLMUnavailableError
 from cortex import jsonsafe
 from cortex.config import LLM_DEADLINE_ENV as DEADLINE_SETTING
+from cortex.errors import LLMError, LLMOutputError, LLMUnavailableError
 from cortex.llm.settings import LLMSettings
 
 if TYPE_CHECKING:

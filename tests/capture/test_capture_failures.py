@@ -10,7 +10,6 @@ import json
 import pytest
 
 from cortex.markers import marker_lines_of_parts
-
 from tests.conftest import open_agents
 
 
@@ -69,7 +68,6 @@ def team(tmp_path):
     from cortex.agents import AgentSettings
     from cortex.consolidation.settings import ConsolidationSettings
     from cortex.llm import LLMSettings
-
     from tests.llm_standin import StandIn
 
     with StandIn() as llm, Cortex.open(tmp_path / ".cortex" / "store", embeddings=None) as cx:
@@ -135,7 +133,6 @@ def test_a_detached_capture_started_by_session_end_records_the_hook_and_its_sess
     import time
 
     from cortex import Cortex
-
     from tests.capture.test_capture_transcripts import Replay, append, text
     from tests.llm_standin import StandIn
     from tests.service_helpers import make_project

@@ -12,7 +12,6 @@ from cortex import jsonsafe
 from cortex.errors import InvalidInputError
 from cortex.llm import LLMSettings
 from cortex.service.http import create_app
-
 from tests.conftest import open_agents
 from tests.llm_standin import StandIn
 from tests.service_helpers import asgi_request

@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from cortex import Cortex
 from cortex.errors import InvalidInputError, LLMUnavailableError
 from cortex.llm import LLMClient, LLMSettings, llm_settings, summarize
-
 from tests.llm_standin import StandIn, Trickle
 from tests.paths import TESTS
 from tests.service_helpers import make_project
