@@ -64,14 +64,20 @@ LLM_MODEL_ENV = "CORTEX_LLM_MODEL"
 LLM_API_KEY_ENV = "CORTEX_LLM_API_KEY"
 #: Seconds one request may take.
 LLM_TIMEOUT_ENV = "CORTEX_LLM_TIMEOUT"
+#: Seconds one call to the model may take in all (its retry included), however it trickles its answer.
+LLM_DEADLINE_ENV = "CORTEX_LLM_DEADLINE"
 #: Tokens of transcript one extraction may send.
 LLM_TOKEN_BUDGET_ENV = "CORTEX_LLM_TOKEN_BUDGET"
 #: Memories one extraction may keep.
 LLM_MAX_MEMORIES_ENV = "CORTEX_LLM_MAX_MEMORIES"
 #: The project's settings file, relative to the project root; its ``[llm]`` table holds the same settings
-#: (``url``, ``model``, ``api_key``, ``timeout``, ``token_budget``, ``max_memories``), the environment wins.
+#: (``url``, ``model``, ``api_key``, ``timeout``, ``deadline``, ``token_budget``, ``max_memories``), the
+#: environment wins.
 CONFIG_FILE = ".cortex/config.toml"
 DEFAULT_LLM_TIMEOUT = 60.0
+DEFAULT_LLM_DEADLINE = 120.0
+#: A deadline over an hour is a mistake (a capture, import or consolidation would wait that long for one call).
+MAX_LLM_DEADLINE = 3600.0
 DEFAULT_LLM_TOKEN_BUDGET = 30_000
 MIN_LLM_TOKEN_BUDGET = 1000
 DEFAULT_LLM_MAX_MEMORIES = 5

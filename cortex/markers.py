@@ -5,13 +5,16 @@ A marker line starts (after optional list bullets, numbering, quote marks or bol
 line. Upper case only, so prose is not captured: a review's "**Decision:** request changes" is not a decision.
 ``SUPERSEDES <id>: text`` replaces the memory ``<id>`` by ``text`` (the angle brackets are optional).
 Lines inside a fenced code block (```` ``` ```` or ``~~~``, CommonMark: closed by a fence of the same character at
-least as long, or by the end of the text) are code an agent quotes, never its learnings: they are not read.
+least as long, or by the end of the text) are code an agent quotes, never its learnings: they are not read. A
+fence stays open across the text parts of one message (:func:`marker_lines_of_parts`: a transcript splits one
+answer into several text blocks or lines of the same message id), and closes at the end of the message.
 This module has no dependencies: the hooks find marker lines in a transcript before sending anything.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 #: Marker -> memory type (``cortex.model.MemoryType`` values).
 MARKERS = {
@@ -87,3 +90,20 @@ def marker_lines(output: str) -> str:
     lines = sorted((m.start(), m.group(0).strip()) for pattern in (_MARKER_LINE, _SUPERSEDES_LINE)
                    for m in pattern.finditer(output) if m.group(2).strip())
     return "\n".join(line for _, line in lines)
+
+
+def marker_lines_of_parts(parts: Iterable[tuple[bool, str | None, str]]) -> str:
+    """The marker lines of an agent's output given as parts (``(is its text, the message it belongs to, text)``,
+    in order), message by message: the text parts of one message in a row (the same message id: a transcript
+    splits one answer into several text blocks or lines) are read as one text, so a code fence opened in one
+    hides the marker lines of the next; a part without a message id is a message of its own, and a fence left
+    open closes with its message."""
+    runs: list[list[str]] = []
+    last: str | None = None
+    for is_text, message, text in parts:
+        if is_text and message is not None and message == last and runs:
+            runs[-1].append(text)
+        elif is_text:
+            runs.append([text])
+        last = message if is_text else None
+    return "\n".join(filter(None, (marker_lines("\n".join(run)) for run in runs)))

@@ -24,6 +24,12 @@ _VALUE = re.compile(r"[\x21-\x7e][\x20-\x7e]{0,127}")
 #: what it read: a Beads comment's ``bead <id>``).
 HEADERS = {"surface": "Cortex-Surface", "event": "Cortex-Event", "session": "Cortex-Session", "tool": "Cortex-Tool",
            "channel": "Cortex-Channel", "file": "Cortex-File", "part": "Cortex-Part"}
+#: The environment variables that carry a hook's activity into a process it starts (a detached ``cortex capture``
+#: or ``cortex team round-end``): its writes then name the hook, its event and the session, not the CLI.
+ENVIRONMENT = {"surface": "CORTEX_ACTIVITY_SURFACE", "event": "CORTEX_ACTIVITY_EVENT",
+               "session": "CORTEX_ACTIVITY_SESSION"}
+#: The surfaces a process may be told it acts for (only a hook starts processes on an agent's behalf).
+_HANDED_ON = {"hook"}
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,25 @@ class Activity:
             if value is not None and _VALUE.fullmatch(value):
                 values[name] = value
         values.setdefault("surface", default_surface)
+        return cls(**values)
+
+
+    def environment(self) -> dict[str, str]:
+        """The activity as environment variables (:data:`ENVIRONMENT`) for a process started on its behalf; empty
+        unless it is a hook's."""
+        if self.surface not in _HANDED_ON:
+            return {}
+        return {variable: value for name, variable in ENVIRONMENT.items() if (value := getattr(self, name))}
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, str], default_surface: str) -> "Activity":
+        """The activity a process was started for (:meth:`environment`), else ``default_surface``'s: a surface
+        other than a hook's, or a value that is not short printable text, is ignored."""
+        surface = env.get(ENVIRONMENT["surface"])
+        if surface not in _HANDED_ON:
+            return cls(surface=default_surface)
+        values = {name: value for name, variable in ENVIRONMENT.items()
+                  if (value := env.get(variable)) is not None and _VALUE.fullmatch(value)}
         return cls(**values)
 
 

@@ -13,6 +13,7 @@ newest first. The same content in two memories (two scopes, a store repeated) is
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -25,22 +26,55 @@ from cortex.text import normalize
 
 OPEN_TAG = "<agent-memory>"
 CLOSE_TAG = "</agent-memory>"
-# Anything that a prompt parser could read as the block's own tags, with any spacing or case.
-_TAG_LIKE = re.compile(r"<(\s*/?\s*agent-memory)", re.IGNORECASE)
+
+#: Every kind of line break a reader may honour (str.splitlines's and Unicode's): each becomes a newline, so each
+#: line of a memory is a continuation line of its item, never an item of its own.
+_BREAKS = re.compile("\r\n|[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+#: Characters that look like ``<`` or ``>`` (after NFKC, which folds the fullwidth and small forms): angle
+#: brackets, guillemets, ornaments, Canadian syllabics, modifier letters...
+_ANGLES = str.maketrans({**{c: "<" for c in "\u2039\u27e8\u27ea\u27ec\u27ee\u3008\u300a\u2329\u276c\u276e\u2770"
+                                           "\u29fc\u1438\u02c2\u226a\u22d8\u2a79\u2a7d\u2aa1\u2bc7\uff1c\ufe64"},
+                         **{c: ">" for c in "\u203a\u27e9\u27eb\u27ed\u27ef\u3009\u300b\u232a\u276d\u276f\u2771"
+                                           "\u29fd\u1433\u02c3\u226b\u22d9\u2a7a\u2a7e\u2aa2\u2bc8\uff1e\ufe65"}})
+#: A ``<`` that could start a tag (followed, spacing aside, by a ``/``, ``!``, ``?`` or a letter of any script, or
+#: at once by anything but a digit, ``=``, ``<`` or ``-``): the block's own tags in any case, spelling or script,
+#: and any other tag a prompt reader might honour. ``a <= b``, ``x < 3``, ``<<`` and ``<-`` stay as they are.
+_TAG_LIKE = re.compile(r"<(?=\s*[/!?]|\s*[^\W\d_]|[^\s\d=<\-])")
+#: A continuation line that would read as an item of its own (a list marker at its start).
+_ITEM_LIKE = re.compile(r"^(\s*)([-*+\u2022])(?=\s|$)")
+_ESCAPED_ITEM = r"\1\\\2"  # Markdown's escape: "\- text" is text, not an item
+_KEEP = {"\n", "\t"}
+
+
+def block_text(text: str) -> str:
+    """``text`` as the block shows it, where nothing can close, open or imitate the block's structure: NFKC
+    (fullwidth and other compatibility forms folded to their plain letters), every line break kind a newline,
+    control, format and unassigned characters dropped (NUL, zero-width spaces and joiners, soft hyphens, bidi
+    overrides, Unicode tag characters), look-alikes of ``<`` and ``>`` made plain, and every ``<`` that starts
+    something tag-like written ``&lt;``."""
+    text = _BREAKS.sub("\n", unicodedata.normalize("NFKC", text))
+    text = "".join(c for c in text if c in _KEEP or unicodedata.category(c) not in _DROPPED)
+    return _TAG_LIKE.sub("&lt;", text.translate(_ANGLES))
+
+
+#: The Unicode categories the block drops: controls, format characters (Cf: zero-width, bidi, tags, soft hyphen),
+#: surrogates, private use, unassigned.
+_DROPPED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 
 
 def neutralise(text: str) -> str:
-    """Make text that could close or forge the block inert (``<`` of a block tag becomes ``&lt;``)."""
-    return _TAG_LIKE.sub(r"&lt;\1", text)
+    """Make text that could close or forge the block inert (:func:`block_text`)."""
+    return block_text(text)
 
 
 def render_line(memory: Memory) -> str:
-    """``- [type] content``, ``- [type] (team:backend) content`` for a shared memory; further lines of the
-    content are indented continuation lines."""
-    first, *rest = neutralise(memory.content).strip("\n").splitlines() or [""]
+    """``- [type] content``, ``- [type] (team:backend) content`` for a shared memory, from the content's
+    :func:`block_text`; further lines of the content are indented continuation lines, a list marker at the start
+    of one escaped (``\\-``) so that no line of a memory reads as an item of its own."""
+    first, *rest = block_text(memory.content).strip("\n").split("\n")
     shared = f"({memory.scope}) " if memory.scope != "agent" else ""
     lines = [f"- [{memory.type.value}] {shared}{first}"]
-    lines.extend(f"  {line}" for line in rest)
+    lines.extend("  " + _ITEM_LIKE.sub(_ESCAPED_ITEM, line) for line in rest)
     return "\n".join(lines)
 
 

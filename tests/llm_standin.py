@@ -54,7 +54,16 @@ class Delay:
     answer: Answer | None = None
 
 
-Answer = Union[str, dict[str, Any], Status, Garbage, Delay, type[Garbage]]
+@dataclass(frozen=True)
+class Trickle:
+    """Send the headers at once, then ``answer``'s body (None: the default answer) one byte every ``seconds``: a
+    server that is alive but too slow, which only a total deadline cuts off."""
+
+    seconds: float
+    answer: Answer | None = None
+
+
+Answer = Union[str, dict[str, Any], Status, Garbage, Delay, Trickle, type[Garbage]]
 
 #: How many memories the default extraction answer holds at most.
 MAX_DEFAULT_LESSONS = 5
@@ -215,6 +224,9 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
             self._answer(answer, body)
 
         def _answer(self, answer: Answer | None, body: dict[str, Any]) -> None:
+            if isinstance(answer, Trickle):
+                self._trickle(answer, body)
+                return
             if isinstance(answer, Delay):
                 if not standin._wait(answer.seconds):
                     return
@@ -234,6 +246,25 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
                 self._send(200, completion(answer, body))
             else:
                 raise TypeError(f"the stand-in cannot answer {answer!r}")
+
+        def _trickle(self, trickle: Trickle, body: dict[str, Any]) -> None:
+            inner = trickle.answer
+            content = json.dumps(inner) if isinstance(inner, dict) else inner if isinstance(inner, str) \
+                else default_answer(body)
+            data = json.dumps(completion(content, body)).encode()
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.flush()
+                for byte in data:
+                    if not standin._wait(trickle.seconds):
+                        return
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (the deadline test)
 
         def _send(self, status: int, payload: str | dict[str, Any]) -> None:
             data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()

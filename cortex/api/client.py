@@ -29,7 +29,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
-from cortex import config, errors, notices, provenance
+from cortex import config, errors, jsonsafe, notices, provenance
 from cortex.api import operations
 from cortex.api.operations import Operation
 from cortex.api.protocol import MemoryAPI
@@ -91,7 +91,7 @@ _DETAILS = frozenset({"agent", "memory_id", "expected", "actual"})
 
 def _raise(status: int, body: bytes) -> None:
     try:
-        error = _json.loads(body)["error"]
+        error = jsonsafe.loads(body)["error"]
         kind, message, field = error["type"], error["message"], error.get("field")
     except (ValueError, KeyError, TypeError):
         text = body.decode("utf-8", "replace")[:200]
@@ -255,7 +255,7 @@ class RemoteCortex:
                                   content_type="application/json" if body is not None else None, accept=None)
         for note in notices.decode(headers.get(notices.HEADER.lower())):
             notices.notice(note)  # the server's warnings, to this process's caller
-        return _json.loads(data) if data else None
+        return jsonsafe.loads(data) if data else None
 
     def _raw(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: bytes | None = None,
              content_type: str | None = None, accept: str | None = "*/*") -> tuple[bytes, Mapping[str, str]]:
@@ -448,7 +448,7 @@ class RemoteCortex:
             format = Path(name).suffix.lstrip(".") or None
         body, _ = self._raw("POST", "/import", params=self._params(format=format, agent=agent, team=team),
                             body=data, content_type="application/octet-stream")
-        counts: dict[str, int] = _json.loads(body)["imported"]
+        counts: dict[str, int] = jsonsafe.loads(body)["imported"]
         if progress is not None:
             progress("index", sum(counts.values()), sum(counts.values()))
         return counts
@@ -479,7 +479,7 @@ class RemoteCortex:
             else:
                 for note in notices.decode(headers.get(notices.HEADER.lower())):
                     notices.notice(note)
-                answer = _json.loads(body)
+                answer = jsonsafe.loads(body)
             merged = answer if merged is None else _merge_reports(merged, answer)
             if progress is not None:
                 progress("import", done, len(files))
@@ -491,7 +491,8 @@ class RemoteCortex:
         from cortex.importers import beads
 
         data, _ = self._raw("GET", f"/agents/{_agent(agent)}/export/beads", accept="application/x-ndjson")
-        return beads.write(directory, [_json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()])
+        return beads.write(directory, [jsonsafe.loads(line) for line in data.decode("utf-8").splitlines()
+                                       if line.strip()])
 
     def validate_store(self, *, agent: str | None = None, team: str | None = None,
                        all: bool = True) -> list[Violation]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -104,7 +105,11 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         run's or there is nothing to do, write it: ``report.run`` is then its id."""
         from cortex.consolidation import runs
 
+        # runs of one scope are serialised (the second plans from what the first wrote); the model is asked
+        # holding no lock other work needs, and the store's write lock is taken only to write (runs.apply)
         with self._capturing:
+            lock = self._consolidating.setdefault(report.scope, threading.Lock())
+        with lock:
             plan = plan_run()
             if not report.dry_run and not plan.empty:
                 report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from cortex import caller, config, lifecycle, notices
 from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.capture import usage
+from cortex.capture.checkpoints import Checkpoints
 from cortex.capture.redact import REDACT_STORE_ENV, Redactor
 from cortex.embeddings import EmbeddingProvider
 from cortex.errors import (
@@ -79,8 +80,14 @@ class Kernel:
         self._state = state
         self._llm: object = _UNSET
         self._consolidation: object = _UNSET
-        #: one transcript capture at a time (its checkpoint is read, then written after what it stored)
+        #: one transcript capture, notes sync or import write at a time (a capture's checkpoint is read, then
+        #: written after what it stored); never held while a language model is asked
         self._capturing = threading.RLock()
+        #: one consolidation run of a scope at a time (by scope key): planning one asks the model, so no lock that
+        #: other work needs is held meanwhile
+        self._consolidating: dict[str, threading.Lock] = {}
+        #: how far each transcript was captured (one instance: its lock orders the writes of the file)
+        self._checkpoints = Checkpoints(state / "capture.json" if state is not None else None)
         #: extractions done before the store was opened (:func:`cortex.capture.session.prepare`), by part
         self._prepared: dict[tuple[str, str, int, int], Any] = {}
         self._root: Path | None = None

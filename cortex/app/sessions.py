@@ -38,10 +38,10 @@ from cortex.validation import (
     check_text,
 )
 
-if TYPE_CHECKING:
-    from cortex.capture.checkpoints import Checkpoints
-
 log = logging.getLogger("cortex")
+
+#: How often a transcript capture asks the model again when another capture moved its checkpoint meanwhile.
+_PLANS = 3
 
 
 class SessionOps(MemoryOps, ReadingOps, AdminOps):
@@ -139,6 +139,7 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         from cortex.capture import runs as capture_runs
         from cortex.capture.dryrun import DryRun, FrozenCheckpoints
         from cortex.capture.pipeline import TranscriptCapture
+        from cortex.capture.session import prepare as prepare_extraction
 
         definition = self._agent(agent)
         project = check_project(project if project is not None else definition.settings.project
@@ -146,42 +147,55 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInputError("transcript", f"must be a path, not {type(path).__name__}")
         real = os.path.realpath(os.fspath(path))
-        checkpoints = self._capture_checkpoints()
-        if dry_run:
-            checkpoints = FrozenCheckpoints(checkpoints.path)
+        checkpoints = FrozenCheckpoints(self._checkpoints.path) if dry_run else self._checkpoints
         port = DryRun(self) if dry_run else self
-        run = TranscriptCapture(port, agent, real, project, checkpoints, redactor=self.redactor, clock=self._clock,
-                                embeddings=self._memories.embeddings)
-        with self._capturing:
-            report = run.read(self.llm, markers=markers, format=format)
-            started = self._clock()
-            with run.activity(), self._memories.recording() as journal:
-                if markers:
-                    run.markers()
-                run.used()
-                if tasks:
-                    run.tasks()
-                run.model(summary=summary, prepared=dict(self._prepared) if dry_run else self._prepared)
-                redacted = run.finish()
-                if redacted and not dry_run:
-                    notices.notice(f"capture of {os.path.basename(real)!r} for agent {agent!r} "
-                                   f"{_redaction_note(redacted)} before storing it")
-            if isinstance(port, DryRun):
-                report.dry_run, report.superseded = True, port.superseded
-            else:
-                report.superseded = capture_runs.superseded(journal)
-                try:
-                    report.run = capture_runs.save(self._memories, self._scope(agent), agent, journal,
-                                                   transcript=real, checkpoint=run.offsets, session=report.session,
-                                                   started=started, now=self._clock())
-                except CortexError as exc:  # what it stored stays stored; only its undo is lost
-                    report.problems.append(f"the capture's run could not be recorded ({exc}): it cannot be undone")
-        return report
-
-    def _capture_checkpoints(self) -> "Checkpoints":
-        from cortex.capture.checkpoints import Checkpoints
-
-        return Checkpoints(self._state / "capture.json" if self._state is not None else None)
+        settings = self.llm
+        for attempt in range(_PLANS):
+            # the model first, holding no lock: a slow model then delays only this capture (docs/capture.md)
+            mine: dict[Any, Any] = {}
+            start = checkpoints.get(agent, real)["llm"]
+            adopted = {k: v for k, v in self._prepared.items() if k[:3] == (agent, real, start)}
+            if adopted:  # a hook's capture asked before it opened the store
+                mine.update(adopted)
+                if not dry_run:
+                    for k in adopted:
+                        del self._prepared[k]
+            elif settings is not None:
+                key, extraction = prepare_extraction(None, agent, real, settings, summary=summary, format=format,
+                                                     kept=checkpoints)
+                mine[key] = extraction
+            with self._capturing:
+                run = TranscriptCapture(port, agent, real, project, checkpoints, redactor=self.redactor,
+                                        clock=self._clock, embeddings=self._memories.embeddings)
+                report = run.read(settings, markers=markers, format=format)
+                if settings is not None and attempt + 1 < _PLANS and \
+                        not any(k[2] == run.offsets["llm"] for k in mine):
+                    continue  # another capture moved the model's checkpoint meanwhile: ask again for what is left
+                started = self._clock()
+                with run.activity(), self._memories.recording() as journal:
+                    if markers:
+                        run.markers()
+                    run.used()
+                    if tasks:
+                        run.tasks()
+                    run.model(summary=summary, prepared=mine, ask=False)
+                    redacted = run.finish()
+                    if redacted and not dry_run:
+                        notices.notice(f"capture of {os.path.basename(real)!r} for agent {agent!r} "
+                                       f"{_redaction_note(redacted)} before storing it")
+                if isinstance(port, DryRun):
+                    report.dry_run, report.superseded = True, port.superseded
+                else:
+                    report.superseded = capture_runs.superseded(journal)
+                    try:
+                        report.run = capture_runs.save(self._memories, self._scope(agent), agent, journal,
+                                                       transcript=real, checkpoint=run.offsets,
+                                                       session=report.session, started=started, now=self._clock())
+                    except CortexError as exc:  # what it stored stays stored; only its undo is lost
+                        report.problems.append(f"the capture's run could not be recorded ({exc}): it cannot be "
+                                               "undone")
+                return report
+        raise AssertionError("unreachable: the last attempt returns")
 
     def undo_capture(self, agent: str, run: str = "last", *, force: bool = False) -> "UndoReport":
         """Undo a capture run of ``agent`` (its id, as the capture's report gave it, or ``last``: its latest not
@@ -195,7 +209,7 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         wanted = capture_runs.check_run(run)
         with self._capturing:
             return capture_runs.undo(self._memories, self._scope(agent), wanted, agent, self._clock(),
-                                     self._capture_checkpoints(), force=force)
+                                     self._checkpoints, force=force)
 
     def capture_runs(self, agent: str) -> list["CaptureRunInfo"]:
         """The capture runs of ``agent`` (each capture that wrote), the latest first, undone ones too: the run ids

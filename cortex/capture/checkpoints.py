@@ -17,6 +17,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from cortex import jsonsafe
+
 #: The most entries kept (the oldest go first).
 MAX_ENTRIES = 10_000
 
@@ -38,7 +40,7 @@ class Checkpoints:
         from cortex.files import read_regular
 
         try:
-            data = json.loads(read_regular(self.path, 64 * 1024 * 1024))
+            data = jsonsafe.loads(read_regular(self.path, 64 * 1024 * 1024))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}

@@ -20,6 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from cortex import jsonsafe
+
 if TYPE_CHECKING:
     from cortex.model import Memory, NotesReport, Page, Source
 
@@ -273,7 +275,7 @@ class NotesState:
         if self.path is None:
             return self._memory
         try:
-            data = json.loads(read_regular(self.path, 16 * 1024 * 1024))
+            data = jsonsafe.loads(read_regular(self.path, 16 * 1024 * 1024))
             return data if isinstance(data, dict) else {}
         except (OSError, ValueError):
             return {}

@@ -1,5 +1,5 @@
 """A transcript capture as steps (docs/capture.md, "Transcripts"): what :meth:`cortex.app.Cortex.capture_transcript`
-runs, in order, under its capture lock.
+runs, in order, under its capture lock (the model is asked before: :func:`cortex.capture.session.prepare`).
 
 :meth:`TranscriptCapture.read` reads the transcript from its checkpoints (the markers' and the model's); within
 :meth:`TranscriptCapture.activity` (the session and file every write records), :meth:`~TranscriptCapture.markers`
@@ -142,22 +142,39 @@ class TranscriptCapture:
         with provenance_activity(channel="task"):
             self.report.tasks = record_outcomes(self.port, self.new.subagent_tasks, self.report)
 
-    def model(self, *, summary: bool = True, prepared: MutableMapping[PartKey, Any] | None = None) -> None:
+    def model(self, *, summary: bool = True, prepared: MutableMapping[PartKey, Any] | None = None,
+              ask: bool = True) -> None:
         """The model's part: learnings and (``summary``) a summary of its part, from an extraction ``prepared``
-        holds for exactly that part or by asking the model; its checkpoint moves unless the model failed. Without
-        a model, the report's note says so (and the checkpoint stays: a model configured later extracts what
-        this run could not)."""
+        holds for it (one that starts at the model's checkpoint and ends at or before what is there now) or, with
+        ``ask``, by asking the model; its checkpoint moves to the end of what was extracted unless the model
+        failed. Without ``ask`` (the caller holds a lock others need, :meth:`cortex.app.Cortex.capture_transcript`)
+        a part nothing prepared is left ``pending`` for the next run. Without a model, the report's note says so
+        (and the checkpoint stays: a model configured later extracts what this run could not)."""
         settings, report = self.settings, self.report
         if settings is None:
             report.note = ("no language model configured (CORTEX_LLM_URL): marker lines only; "
                            "docs/capture.md says how to set one up")
             return
-        got = prepared.pop(self.part, None) if prepared is not None else None
+        got, end = self._prepared(prepared)
+        if got is None and not ask:
+            report.pending = True
+            report.problems.append("the transcript's model part changed while the model read it; the next run "
+                                   "extracts it")
+            return
         with provenance_activity(channel="llm", model=settings.model,
-                                 part=f"bytes {self.offsets['llm']}-{self.behind.end}"):
+                                 part=f"bytes {self.offsets['llm']}-{end}"):
             self._extract(captured.own_messages(self.behind.messages), settings, summary, got)
         if not report.pending:
-            self.checkpoints.set(self.agent, self.transcript, llm=self.behind.end, session=report.session)
+            self.checkpoints.set(self.agent, self.transcript, llm=end, session=report.session)
+
+    def _prepared(self, prepared: MutableMapping[PartKey, Any] | None) -> tuple[Any, int]:
+        """The extraction ``prepared`` holds for the model's part (None when none) and where the part ends."""
+        start = self.offsets["llm"]
+        for key in list(prepared or ()):
+            agent, transcript, begun, ended = key
+            if (agent, transcript, begun) == (self.agent, self.transcript, start) and ended <= self.behind.end:
+                return prepared.pop(key) if prepared is not None else None, ended
+        return None, self.behind.end
 
     def finish(self) -> Counter[str]:
         """Close the report: the secrets replaced, by rule (returned, for the facade's notice)."""

@@ -25,6 +25,7 @@ from cortex.capture.tasks import task_status
 from cortex.capture.transcripts import Message, SubagentCall, render
 
 if TYPE_CHECKING:
+    from cortex.capture.checkpoints import Checkpoints
     from cortex.llm import LLMSettings
 
 log = logging.getLogger("cortex")
@@ -46,12 +47,12 @@ def own_messages(messages: Sequence[Message]) -> list[Message]:
 
 
 def marker_text(messages: Sequence[Message]) -> str:
-    """The marker lines of the assistant's text, message by message (an open code fence in one message does
-    not hide the next one's markers)."""
-    from cortex.markers import marker_lines
+    """The marker lines of the assistant's text, message by message (a code fence spans the text blocks of one
+    message; one left open in a message does not hide the next one's markers)."""
+    from cortex.markers import marker_lines_of_parts
 
-    parts = (marker_lines(m.text) for m in messages if m.role == "assistant" and m.kind == "text")
-    return "\n".join(p for p in parts if p)
+    return marker_lines_of_parts((m.role == "assistant" and m.kind == "text", m.message_id, m.text)
+                                 for m in messages)
 
 
 def output_text(messages: Sequence[Message]) -> str:
@@ -148,16 +149,18 @@ def metadata(session: str | None, transcript: str, model: str | None = None) -> 
 
 
 def prepare(checkpoints: Path | None, agent: str, transcript: str, settings: "LLMSettings", *, summary: bool = True,
-            format: str | None = None) -> tuple[tuple[str, str, int, int], Extraction]:
-    """The model's part of a capture, done before the store is opened: the process that runs it (a hook's
-    detached capture) then holds the store only to write, not for the seconds the model takes. Returns the key
-    the capture recognises it by (agent, transcript, from, to) and the extraction."""
+            format: str | None = None, kept: "Checkpoints | None" = None
+            ) -> tuple[tuple[str, str, int, int], Extraction]:
+    """The model's part of a capture, done before any lock is taken (and, in a hook's detached capture, before
+    the store is opened): the capture then holds them only to write, not for the seconds the model takes.
+    Returns the key the capture recognises it by (agent, transcript, from, to) and the extraction. ``kept``:
+    the checkpoints to read (default: those in the file ``checkpoints``)."""
     import os
 
     from cortex.capture.checkpoints import Checkpoints
     from cortex.capture.transcripts import read
 
     real = os.path.realpath(transcript)
-    start = Checkpoints(checkpoints).get(agent, real)["llm"]
+    start = (kept if kept is not None else Checkpoints(checkpoints)).get(agent, real)["llm"]
     part = read(real, start, format=format)
     return (agent, real, start, part.end), extract(own_messages(part.messages), settings, summary=summary)

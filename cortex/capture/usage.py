@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from cortex import jsonsafe
 from cortex.index.analyzer import analyze
 from cortex.text import normalize
 
@@ -135,12 +136,11 @@ class ShownLog:
         if self._loaded or self.path is None:
             return
         self._loaded = True
-        import json
 
         from cortex.files import read_regular
 
         try:
-            data = json.loads(read_regular(self.path, 8 * 1024 * 1024))
+            data = jsonsafe.loads(read_regular(self.path, 8 * 1024 * 1024))
         except (OSError, ValueError):
             return
         if isinstance(data, dict):

@@ -74,7 +74,9 @@ def cli(ctx: click.Context, store: str | None, state_dir: Path | None, agents_di
     from cortex import provenance
 
     # recorded with what this command writes (PROV-O), until the command ends
-    ctx.with_resource(provenance.activity(surface="cli", tool=ctx.invoked_subcommand))
+    # (a process a hook started records the hook, its event and session: CORTEX_ACTIVITY_*)
+    ctx.with_resource(provenance.activity(provenance.Activity.from_environment(os.environ, "cli"),
+                                          tool=ctx.invoked_subcommand))
     state = _State(store, agents_dirs, embeddings)
     ctx.obj = state
     ctx.call_on_close(state.close)

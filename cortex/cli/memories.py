@@ -3,12 +3,11 @@ history, provenance, supersede, validate, inject, touch, forget, prune."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
-from cortex import config
+from cortex import config, jsonsafe
 from cortex.cli.options import PROJECT_HELP, TYPE_HELP, command, json_or_table
 from cortex.cli.output import _as_json, _emit, _memory_json, _metadata, _read_content, _short, _table
 from cortex.cli.state import _State, pass_state
@@ -55,8 +54,8 @@ def store_many(state: _State, agent: str, entries: Any) -> None:
     stdin. All are checked first: one bad entry stores nothing and is named."""
     text = entries.read()
     try:
-        data = json.loads(text) if text.lstrip().startswith("[") else [
-            json.loads(line) for line in text.splitlines() if line.strip()]
+        data = jsonsafe.loads(text) if text.lstrip().startswith("[") else [
+            jsonsafe.loads(line) for line in text.splitlines() if line.strip()]
     except ValueError as exc:
         raise InvalidInputError("entries", f"is neither a JSON list nor JSON lines: {exc}") from None
     with _as_json(state.cortex()) as cx:

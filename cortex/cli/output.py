@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cortex import jsonsafe
 from cortex.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ def _metadata(text: str | None) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
+        return jsonsafe.loads(text)
     except ValueError as exc:
         raise InvalidInputError("metadata", f"is not JSON: {exc}") from None
 

@@ -196,6 +196,10 @@ def _distil(client: LLMClient, ctx: Context, plan: Plan, report: ConsolidationRe
     report.created = plan.created
 
 
+#: The report's ``skipped`` key of the entries a model's answer repeats (merged into the first).
+DUPLICATE_IN_ANSWER = "duplicate-in-answer"
+
+
 def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], report: ConsolidationReport,
                member_memories: Callable[[str, datetime | None], list[Memory]]) -> Plan:
     """Plan a team's round end: the round's task outcomes and the members' new learnings (``member_memories(
@@ -222,7 +226,7 @@ def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], re
     text = team.round_text(entries, outcomes, learnings, ctx.settings.session_tokens * 4)
     with LLMClient(ctx.llm) as client:
         try:
-            proposed = team.extract(client, text, {m.id for m in entries}, ctx.settings.session_entries * 4)
+            proposed, repeated = team.extract(client, text, {m.id for m in entries}, ctx.settings.session_entries * 4)
         except LLMError as exc:
             _llm_failed(report, "the round's extraction", exc)
             return plan
@@ -232,9 +236,14 @@ def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], re
     gate = _gate(ctx, entries)
     replaced: set[str] = set()
     made: list[Memory] = []
+    if repeated:  # the model named the same entry more than once: merged into one
+        report.skipped[DUPLICATE_IN_ANSWER] = repeated
     for entry in proposed:
         content = ctx.redact(entry.content)
         verdict = gate.judge(content) if entry.replaces is None else None
+        if verdict is not None and verdict.action == "confirm" and verdict.match in {m.id for m in made}:
+            report.skipped[DUPLICATE_IN_ANSWER] = report.skipped.get(DUPLICATE_IN_ANSWER, 0) + 1
+            continue  # it repeats an entry of this answer: one entry
         if verdict is not None and verdict.action == "confirm" and verdict.match is not None:
             if verdict.match not in {i for i, _ in plan.confirm}:
                 plan.confirm.append((verdict.match, "the round repeats it"))

@@ -113,6 +113,12 @@ def apply(repo: MemoryRepository, plan: Plan, report: ConsolidationReport, now: 
     :class:`~cortex.errors.VersionConflictError` (nothing written) when a memory it names changed meanwhile."""
     scope = plan.scope
     run = new_run_id(now)
+    made_ids = {m.id for m in plan.created}
+    both = [i for i in dict.fromkeys([old for old, _, _ in plan.supersede] + [i for i, _ in plan.confirm]
+                                     + [i for i, _ in plan.evict]) if i in made_ids]
+    if both:  # a planning error, not a concurrent change: say so rather than "run it again"
+        raise InvalidInputError("plan", f"the run creates and confirms, supersedes or evicts the same memory "
+                                        f"({', '.join(both[:5])}): nothing was written")
     with repo.lock:
         ids = plan.touched()
         current = {m.id: m for m in repo.load(scope, ids)}

@@ -45,21 +45,43 @@ class TeamMemory(BaseModel):
     entries: list[Entry]
 
 
-def extract(client: LLMClient, text: str, existing_ids: set[str], most: int) -> list[Entry]:
-    """The model's entries for the round, checked: an entry that replaces an id not in the team memory makes the
-    whole answer unusable (:class:`LLMOutputError`: nothing changes)."""
+def extract(client: LLMClient, text: str, existing_ids: set[str], most: int) -> tuple[list[Entry], int]:
+    """The model's entries for the round, checked and merged (:func:`merged`), and how many duplicates were merged
+    away: an entry that replaces an id not in the team memory makes the whole answer unusable
+    (:class:`LLMOutputError`: nothing changes)."""
     system, user = prompt.messages(text, most)
     answer = client.complete_json(system, user, TeamMemory, "team_memory")
-    replaced: set[str] = set()
     for entry in answer.entries:
-        if entry.replaces is not None:
-            if entry.replaces not in existing_ids:
-                raise LLMOutputError(f"the model's entry replaces {entry.replaces!r}, which is not an entry of the "
-                                     f"team memory: its answer is not used")
-            if entry.replaces in replaced:
-                raise LLMOutputError(f"the model replaces {entry.replaces!r} twice: its answer is not used")
+        if entry.replaces is not None and entry.replaces not in existing_ids:
+            raise LLMOutputError(f"the model's entry replaces {entry.replaces!r}, which is not an entry of the "
+                                 f"team memory: its answer is not used")
+    kept, dropped = merged(answer.entries)
+    return kept[:most], dropped
+
+
+def _key(content: str) -> str:
+    return " ".join(content.casefold().split()).rstrip(".!;: ")
+
+
+def merged(entries: Sequence[Entry]) -> tuple[list[Entry], int]:
+    """``entries`` with what a model's answer repeats merged: an entry whose text (case, spacing and final
+    punctuation aside) an earlier one has is dropped; a second entry replacing the same existing entry is kept
+    as a new entry (the first one replaces it: an entry is superseded once). Returns the entries and how many
+    were dropped."""
+    seen: set[str] = set()
+    replaced: set[str] = set()
+    kept: list[Entry] = []
+    for entry in entries:
+        key = _key(entry.content)
+        if key in seen:
+            continue
+        seen.add(key)
+        if entry.replaces is not None and entry.replaces in replaced:
+            entry = entry.model_copy(update={"replaces": None})
+        elif entry.replaces is not None:
             replaced.add(entry.replaces)
-    return answer.entries[:most]
+        kept.append(entry)
+    return kept, len(entries) - len(kept)
 
 
 def eviction_order(entries: Sequence[Memory], now: datetime) -> list[Memory]:
@@ -69,4 +91,4 @@ def eviction_order(entries: Sequence[Memory], now: datetime) -> list[Memory]:
 
 
 __all__ = ["CATEGORIES", "Entry", "MAX_ROUND_ITEMS", "SYSTEM", "TEAM_MEMORY_TAG", "TeamMemory", "category_of",
-           "eviction_order", "extract", "round_text"]
+           "eviction_order", "extract", "merged", "round_text"]

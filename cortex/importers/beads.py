@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cortex import jsonsafe
 from cortex.importers.common import Document, Item, Parsed, first_objects, json_lines, moment, whole_json
 
 LABEL = "a Beads knowledge file (knowledge.jsonl, or bd export / bd memories --json)"
@@ -202,7 +203,7 @@ def _read_lines(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         if not raw.strip():
             continue
         try:
-            value = json.loads(raw)
+            value = jsonsafe.loads(raw)
         except ValueError:
             other.append(raw)
             continue

@@ -30,6 +30,7 @@ from typing import IO, Any
 
 from pyoxigraph import Literal, Triple
 
+from cortex import jsonsafe
 from cortex.errors import InvalidInputError
 from cortex.files import read_regular
 from cortex.importers import SYSTEMS, module
@@ -183,12 +184,13 @@ def json_lines(document: Document, text: str, parsed: Parsed) -> Iterator[tuple[
             continue
         where = f"{document.name}:{number}"
         try:
-            value = json.loads(line)
+            value = jsonsafe.loads(line)
         except ValueError as exc:
             at_end = getattr(exc, "pos", 0) >= len(line.rstrip()) - 1
             cut = number == last and not text.endswith("\n") and (
                 str(getattr(exc, "msg", "")).startswith("Unterminated") or at_end)
-            parsed.fail(where, "truncated: the file ends inside this line's JSON (cut short while it was written?)"
+            parsed.fail(where, f"not read: {exc}" if isinstance(exc, jsonsafe.JSONLimitError) else
+                        "truncated: the file ends inside this line's JSON (cut short while it was written?)"
                         if cut else f"not JSON: {getattr(exc, 'msg', exc)} (column {getattr(exc, 'colno', '?')})")
             continue
         if not isinstance(value, dict):
@@ -205,7 +207,7 @@ def first_objects(text: str, lines: int = 20) -> list[Any]:
             continue
         lines -= 1
         try:
-            found.append(json.loads(line))
+            found.append(jsonsafe.loads(line))
         except ValueError:
             pass
         if lines <= 0:
@@ -214,9 +216,12 @@ def first_objects(text: str, lines: int = 20) -> list[Any]:
 
 
 def whole_json(text: str) -> Any:
-    """The text as one JSON value, or None when it is not one."""
+    """The text as one JSON value, or None when it is not one; JSON too deep or long to read raises
+    :class:`InvalidInputError` saying so."""
     try:
-        return json.loads(text)
+        return jsonsafe.loads(text)
+    except jsonsafe.JSONLimitError as exc:
+        raise InvalidInputError("file", str(exc)) from None
     except ValueError:
         return None
 

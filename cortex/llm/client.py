@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from cortex import jsonsafe
+from cortex.config import LLM_DEADLINE_ENV as DEADLINE_SETTING
 from cortex.errors import LLMError, LLMOutputError, LLMUnavailableError
 from cortex.llm.settings import LLMSettings
 
@@ -22,6 +26,9 @@ if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
 
 _M = TypeVar("_M", bound="BaseModel")
+
+#: The most bytes of an HTTP answer read (a chat completion is far smaller; more is a broken or hostile server).
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
 
 # -- the client -----------------------------------------------------------------------------------------------
@@ -77,14 +84,15 @@ class LLMClient:
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": name, "schema": strict_schema(schema), "strict": True}},
         }
-        answer, finished = self._post(body)
+        deadline = time.monotonic() + self.settings.deadline  # both attempts share it
+        answer, finished = self._post(body, deadline)
         try:
             return _parse(answer, finished, schema)
         except _BadAnswer as problem:
             messages.append({"role": "assistant", "content": answer or ""})
             messages.append({"role": "user", "content": f"That answer is not valid: {problem}. Answer again with "
                                                         f"only the JSON object matching the {name!r} schema."})
-        answer, finished = self._post(body)
+        answer, finished = self._post(body, deadline)
         try:
             return _parse(answer, finished, schema)
         except _BadAnswer as problem:
@@ -92,28 +100,62 @@ class LLMClient:
             raise LLMOutputError(f"the model {self.settings.model!r} did not answer with the JSON asked for "
                                  f"({name}), twice: {problem}; its answer began: {head!r}") from None
 
-    def _post(self, body: dict[str, Any]) -> tuple[str | None, str | None]:
-        """Send one request; the answer's text (None when it has none: a refusal) and why it finished."""
+    def _post(self, body: dict[str, Any], deadline: float) -> tuple[str | None, str | None]:
+        """Send one request, answered by ``deadline`` (a :func:`time.monotonic` instant) or abandoned; the
+        answer's text (None when it has none: a refusal) and why it finished."""
         import httpx
 
         url = f"{self.settings.url}/chat/completions"
         headers = {"Authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise LLMUnavailableError(self._late(url))
         if self._http is None:
-            self._http = httpx.Client(timeout=self.settings.timeout)
+            # no single wait may outlast the deadline: an abandoned exchange ends by then too
+            self._http = httpx.Client(timeout=min(self.settings.timeout, self.settings.deadline))
+        client = self._http
         self.calls += 1
-        try:
-            response = self._http.post(url, json=body, headers=headers)
-        except httpx.TimeoutException:
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def exchange() -> None:
+            try:
+                with client.stream("POST", url, json=body, headers=headers) as streamed:
+                    data = bytearray()
+                    for chunk in streamed.iter_bytes():
+                        data += chunk
+                        if len(data) > MAX_ANSWER_BYTES:
+                            raise LLMError(f"{url} answered more than {MAX_ANSWER_BYTES} bytes: not read")
+                    box["answer"] = (streamed.status_code, data.decode("utf-8", errors="replace"))
+            except BaseException as exc:  # handed to the waiting thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=exchange, name="cortex-llm", daemon=True).start()
+        if not done.wait(left):
+            self._http = None  # the next request gets a connection of its own
+            try:
+                client.close()  # closes the socket; the exchange ends at its next read at the latest
+            except Exception:  # noqa: BLE001 - closing a connection in use may complain; it is dropped anyway
+                pass
+            raise LLMUnavailableError(self._late(url))
+        error = box.get("error")
+        if isinstance(error, httpx.TimeoutException):
             raise LLMUnavailableError(f"{url} did not answer within {self.settings.timeout:g} s") from None
-        except httpx.TransportError as exc:
-            raise LLMUnavailableError(f"{url} cannot be reached: {exc or type(exc).__name__}") from None
+        if isinstance(error, httpx.TransportError):
+            raise LLMUnavailableError(f"{url} cannot be reached: {error or type(error).__name__}") from None
+        if error is not None:
+            raise error
+        status, text = box["answer"]
+        response = httpx.Response(status, text=text)
         status = response.status_code
         if status == 429 or status >= 500:
             raise LLMUnavailableError(f"{url} answered HTTP {status}: {_head(response.text)}")
         if status >= 300:
             raise LLMError(f"{url} refused the request: HTTP {status}: {_head(response.text)}")
         try:
-            reply = response.json()
+            reply = jsonsafe.loads(response.text)  # bounded: a deep reply is not a completion
             choice = reply["choices"][0]
             message = choice["message"]
             content = message.get("content")
@@ -131,6 +173,10 @@ class LLMClient:
             return None, f"the model refused: {refusal}"
         finished = choice.get("finish_reason")
         return content, finished if isinstance(finished, str) else None
+
+    def _late(self, url: str) -> str:
+        return (f"{url} did not finish answering within the deadline of {self.settings.deadline:g} s "
+                f"({DEADLINE_SETTING}): the call was cut off")
 
 
 class _BadAnswer(Exception):
@@ -170,10 +216,13 @@ _NOT_JSON = object()
 
 
 def _json_value(answer: str) -> object:
-    """The JSON in ``answer``: all of it, else a fenced block, else the first object prose surrounds."""
+    """The JSON in ``answer``: all of it, else a fenced block, else the first object prose surrounds. JSON nested
+    deeper than :data:`cortex.jsonsafe.MAX_DEPTH` is refused (:class:`_BadAnswer`), never parsed."""
+    if jsonsafe.depth_exceeds(answer):
+        raise _BadAnswer(f"it nests deeper than {jsonsafe.MAX_DEPTH} levels")
     for candidate in (answer, *(m.group(1) for m in _FENCE.finditer(answer))):
         try:
-            return json.loads(candidate)
+            return jsonsafe.loads(candidate)
         except ValueError:
             pass
     decoder = json.JSONDecoder()

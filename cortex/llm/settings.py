@@ -30,6 +30,8 @@ class LLMSettings:
     api_key: str | None = field(default=None, repr=False)
     #: Seconds one request may take (connecting, sending, and each wait for the answer).
     timeout: float = config.DEFAULT_LLM_TIMEOUT
+    #: Seconds one call (:meth:`LLMClient.complete_json`, its retry included) may take in all: cut off then.
+    deadline: float = config.DEFAULT_LLM_DEADLINE
     #: Tokens of transcript one extraction may send (:func:`estimate_tokens`).
     token_budget: int = config.DEFAULT_LLM_TOKEN_BUDGET
     #: Memories one extraction may keep.
@@ -42,6 +44,7 @@ _SETTINGS = {
     "model": config.LLM_MODEL_ENV,
     "api_key": config.LLM_API_KEY_ENV,
     "timeout": config.LLM_TIMEOUT_ENV,
+    "deadline": config.LLM_DEADLINE_ENV,
     "token_budget": config.LLM_TOKEN_BUDGET_ENV,
     "max_memories": config.LLM_MAX_MEMORIES_ENV,
 }
@@ -70,6 +73,10 @@ def llm_settings(env: Mapping[str, str] | None = None, project_root: Path | None
         raise InvalidInputError(raw["model"][1], "is empty")
     api_key = (_text(*raw["api_key"]) or None) if "api_key" in raw else None
     timeout = _number(*raw["timeout"]) if "timeout" in raw else config.DEFAULT_LLM_TIMEOUT
+    deadline = _number(*raw["deadline"]) if "deadline" in raw else config.DEFAULT_LLM_DEADLINE
+    if deadline > config.MAX_LLM_DEADLINE:
+        raise InvalidInputError(raw["deadline"][1], f"must be at most {config.MAX_LLM_DEADLINE:g} seconds, "
+                                                    f"not {deadline:g}")
     budget = whole_number(*raw["token_budget"]) if "token_budget" in raw else config.DEFAULT_LLM_TOKEN_BUDGET
     if budget < config.MIN_LLM_TOKEN_BUDGET:
         raise InvalidInputError(raw["token_budget"][1], f"must be at least {config.MIN_LLM_TOKEN_BUDGET}, not {budget}")
@@ -77,7 +84,8 @@ def llm_settings(env: Mapping[str, str] | None = None, project_root: Path | None
     if not 1 <= most <= config.MAX_LLM_MAX_MEMORIES:
         raise InvalidInputError(raw["max_memories"][1],
                                 f"must be between 1 and {config.MAX_LLM_MAX_MEMORIES}, not {most}")
-    return LLMSettings(url=url, model=model, api_key=api_key, timeout=timeout, token_budget=budget,
+    return LLMSettings(url=url, model=model, api_key=api_key, timeout=timeout, deadline=deadline,
+                       token_budget=budget,
                        max_memories=most)
 
 

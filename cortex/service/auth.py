@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from cortex import config
+from cortex import config, jsonsafe
 from cortex.errors import AgentNotFoundError, AuthError, InvalidInputError, PermissionDeniedError, TokenFileError
 from cortex.files import atomic_write, private_dir, read_regular
 from cortex.state import tokens_file
@@ -129,7 +129,7 @@ class TokenStore:
     def _parse(self) -> list[dict[str, str | None]]:
         """The entries of the file; :class:`TokenFileError` (logged) when it is unreadable or malformed."""
         try:
-            data = json.loads(read_regular(self.path, 16 * 1024 * 1024))
+            data = jsonsafe.loads(read_regular(self.path, 16 * 1024 * 1024))
             entries = data["tokens"]
             if not isinstance(entries, list) or not all(
                     isinstance(e, dict) and isinstance(e.get("sha256"), str)

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cortex import discovery
+from cortex import discovery, jsonsafe
 from cortex.errors import CortexError, InvalidInputError, StoreLockedError
 from cortex.files import atomic_write, private_dir
 from cortex.service.control import HubInfo, hub_file, read_hub
@@ -225,7 +225,7 @@ class Hub:
         import anyio
 
         try:
-            request = json.loads(body or b"{}")
+            request = jsonsafe.loads(body or b"{}")
             answer = await anyio.to_thread.run_sync(self._control, action, request)
         except CortexError as exc:
             status = 409 if isinstance(exc, StoreLockedError) else 422 if isinstance(exc, InvalidInputError) else 500

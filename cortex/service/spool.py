@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from cortex import jsonsafe
 from cortex.files import atomic_write, private_dir
 
 log = logging.getLogger("cortex")
@@ -71,7 +72,7 @@ class Spool:
             try:
                 os.rename(path, claimed)  # atomic: another replayer that got here first makes this fail
                 os.utime(claimed)
-                entry = json.loads(claimed.read_text(encoding="utf-8"))
+                entry = jsonsafe.loads(claimed.read_text(encoding="utf-8"))
                 agent, output, project = str(entry["agent"]), str(entry["output"]), entry.get("project")
             except FileNotFoundError:
                 continue

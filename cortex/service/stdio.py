@@ -19,6 +19,8 @@ from mcp.server import MCPServer
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
+from cortex import jsonsafe
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
@@ -41,7 +43,7 @@ def parse_line(line: bytes) -> SessionMessage:
     except UnicodeDecodeError as exc:
         return _error(None, PARSE_ERROR, f"Parse error: the line is not UTF-8 ({exc.reason} at byte {exc.start})")
     try:
-        data = json.loads(text)
+        data = jsonsafe.loads(text)
     except ValueError as exc:
         return _error(None, PARSE_ERROR, f"Parse error: the line is not JSON ({exc})")
     request_id = data.get("id") if isinstance(data, dict) else None

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from cortex import jsonsafe
 from cortex.errors import InvalidInputError, QueryTimeoutError, StoreError
 from cortex.sparql.results import SparqlResult, collect, from_json
 
@@ -96,7 +97,7 @@ def _read_frame(source: IO[bytes]) -> Any:
     if header is None:
         return None
     body = _read_exactly(source, _HEADER.unpack(header)[0])
-    return json.loads(body) if body is not None else None
+    return jsonsafe.loads(body) if body is not None else None
 
 
 @dataclass

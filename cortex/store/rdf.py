@@ -30,12 +30,12 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
-from cortex import config
+from cortex import config, jsonsafe
 from cortex.errors import InvalidInputError
 from cortex.model import Memory, MemoryType, Scope, Source
-from cortex.validation import AGENT_NAME_RE, MAX_METADATA_BYTES, check_metadata, check_project, check_reason
 from cortex.provenance import Activity
 from cortex.store.base import Change
+from cortex.validation import AGENT_NAME_RE, MAX_METADATA_BYTES, check_metadata, check_project, check_reason
 from cortex.vocab import RDF_TYPE, Vocabulary, date_time, double, integer, parse_date_time
 
 log = logging.getLogger("cortex.store")
@@ -96,7 +96,7 @@ def _parse_metadata(text: str) -> dict[str, Any]:
     if len(text) > 4 * MAX_METADATA_BYTES:
         raise ValueError("metadata is larger than any write accepts")
     try:
-        value = json.loads(text)
+        value = jsonsafe.loads(text)
     except RecursionError:
         raise ValueError("metadata is nested too deeply") from None
     checked = check_metadata(value)  # InvalidInputError is a ValueError

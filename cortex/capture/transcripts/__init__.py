@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO
 
+from cortex import jsonsafe
 from cortex.capture.transcripts import claude, codex, cursor, gemini
 from cortex.capture.transcripts._common import MAX_PROBLEMS, LineParser, Message, Problems, SubagentCall, \
     Transcript
@@ -98,7 +99,7 @@ def _read_document(fh: BinaryIO, name: str, format: str, document: str | None, s
     messages: list[Message] = []
     if format == "messages":
         try:
-            items = message_list(json.loads(document))
+            items = message_list(jsonsafe.loads(document))
         except ValueError as exc:
             items = None
             problems.add(f"not JSON: {exc}")
@@ -139,7 +140,10 @@ def _read_lines(fh: BinaryIO, format: str, start: int, max_bytes: int) -> Transc
         if not text:
             continue
         try:
-            entry = json.loads(text)
+            entry = jsonsafe.loads(text)
+        except jsonsafe.JSONLimitError as exc:  # a poison pill: reported, and the capture moves past it
+            problems.add(f"{where}: skipped: {exc}")
+            continue
         except ValueError:
             problems.add(f"{where}: not JSON (truncated?)")
             continue
@@ -203,7 +207,7 @@ def _head(fh: BinaryIO) -> list[Any]:
         if not text:
             continue
         try:
-            values.append(json.loads(text))
+            values.append(jsonsafe.loads(text))
         except ValueError:
             values.append(None)
     return values
@@ -228,7 +232,7 @@ def _detect(fh: BinaryIO, size: int, max_bytes: int) -> tuple[str | None, str | 
         raw = fh.read(max_bytes)
         text = raw.decode("utf-8", errors="replace")
         try:
-            document = json.loads(text.lstrip("\ufeff"))
+            document = jsonsafe.loads(text.lstrip("\ufeff"))
         except ValueError:
             if first == b"{" and b"\n" not in raw:  # one JSON line, not complete yet: a transcript being written
                 return _sniff(raw[:65536]), None
@@ -319,7 +323,7 @@ class _Line:
 def _compact(text: str) -> str:
     """A tool call's JSON input on one line (other text as it is)."""
     try:
-        return json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(jsonsafe.loads(text), ensure_ascii=False, separators=(",", ":"))
     except ValueError:
         return text
 

@@ -21,7 +21,8 @@ class Message:
 
     ``tool`` names the tool of a ``tool_use`` or ``tool_result`` when it is known (a result whose call was
     read in an earlier part of the transcript has none). ``sidechain`` marks a Claude Code subagent's line
-    (``"isSidechain": true``), ``agent_id`` the subagent that wrote it when the line says."""
+    (``"isSidechain": true``), ``agent_id`` the subagent that wrote it when the line says, ``message_id`` the
+message it is a part of."""
 
     role: Role
     text: str
@@ -30,6 +31,9 @@ class Message:
     sidechain: bool = False
     agent_id: str | None = None
     timestamp: str | None = None
+    #: the id of the message this is a part of, when the format says (Claude Code writes each text block or
+    #: tool call of one answer on a line of its own, with the answer's id)
+    message_id: str | None = None
 
 
 @dataclass(frozen=True)

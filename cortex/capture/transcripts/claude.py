@@ -85,8 +85,10 @@ class Parser(LineParser):
         # earlier turns: neither is something the user or the agent said now. Tool results in them still count.
         injected = entry.get("isMeta") is True or entry.get("isCompactSummary") is True
 
+        message_id = string(message.get("id"))
+
         def add(text: str, kind: Kind = "text", tool: str | None = None, as_role: Role = role) -> None:
-            self.messages.append(Message(as_role, text, kind, tool, sidechain, agent_id, timestamp))
+            self.messages.append(Message(as_role, text, kind, tool, sidechain, agent_id, timestamp, message_id))
 
         content = message.get("content")
         if isinstance(content, str):

@@ -21,9 +21,9 @@ Each line is a ``RolloutLine`` of codex-rs/protocol: ``{"timestamp", "type", "pa
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from cortex import jsonsafe
 from cortex.capture.transcripts._common import LineParser, Message, Problems, as_json, string, text_of
 
 #: Line types of a rollout file.
@@ -62,7 +62,7 @@ def _output_text(output: Any) -> str:
     if isinstance(output, str):
         if output.startswith('{"output"'):
             try:
-                wrapped = json.loads(output)
+                wrapped = jsonsafe.loads(output)
             except ValueError:
                 return output
             # {"output": "...", "metadata": {"exit_code", "duration_seconds"}}, as exec tools wrote it

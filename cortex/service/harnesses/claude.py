@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cortex import jsonsafe
 from cortex.service.harnesses.base import SESSION_END, START, STOP, SUBAGENT_START, SUBAGENT_STOP, TOOL, Call, \
     Harness, Offset, Reading, home_dir, log, text
 
@@ -55,7 +56,7 @@ def transcript_lines(path: str, start: int) -> tuple[list[Any], int]:
     # JSONL lines end with "\n" only: str.splitlines would also cut at U+2028 or U+0085, which JSON carries raw
     for line in data[:end].decode("utf-8", errors="replace").split("\n"):
         try:
-            entries.append(json.loads(line))
+            entries.append(jsonsafe.loads(line))
         except ValueError:
             continue
     return entries, start + end
@@ -77,14 +78,24 @@ def sidechain(entry: Any) -> bool:
 
 
 def parts(entries: list[Any]) -> list[tuple[str, str]]:
-    """The assistant's text and tool call inputs of ``entries``, in order."""
+    """The assistant's text and tool call inputs of ``entries``, in order, one text part per message: the text
+    blocks of one message in a row (Claude Code writes each on a line of its own, with the message's id) are
+    joined, so a code fence spans them as it spans the answer."""
     out: list[tuple[str, str]] = []
+    last: object = None
     for entry in entries:
+        message = entry.get("message") if isinstance(entry, dict) else None
+        ident = message.get("id") if isinstance(message, dict) else None
         for c in content(entry, "assistant"):
             if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str):
-                out.append(("text", c["text"]))
+                if ident is not None and ident == last and out and out[-1][0] == "text":
+                    out[-1] = ("text", f"{out[-1][1]}\n{c['text']}")
+                else:
+                    out.append(("text", c["text"]))
+                last = ident
             elif isinstance(c, dict) and c.get("type") == "tool_use":
                 out.append(("tool_use", json.dumps(c.get("input"), ensure_ascii=False)[:20_000]))
+                last = None
     return out
 
 

@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cortex import jsonsafe
 from cortex.service.harnesses.base import SESSION_END, START, STOP, SUBAGENT_START, SUBAGENT_STOP, TOOL, Call, \
     Harness, Offset, Reading, home_dir, log, text
 from cortex.service.harnesses.tools import patch_files
@@ -106,7 +107,7 @@ class Codex(Harness):
             if message.kind != "tool_use" or message.tool != SPAWN_TOOL:
                 continue
             try:
-                arguments = json.loads(message.text)
+                arguments = jsonsafe.loads(message.text)
             except ValueError:
                 continue
             if isinstance(arguments, dict) and arguments.get("agent_type", "default") == agent_type:

@@ -45,12 +45,11 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import traceback
 from typing import Any
 
-from cortex import config, provenance
+from cortex import config, jsonsafe, provenance
 from cortex.service import harnesses
 from cortex.service.harnesses.base import ENDS, SUBAGENT_START, TOOL, Call, Harness, is_project as _is_project, \
     linked as _linked, log as _log, quietly, reset_quiet, say as _say
@@ -76,7 +75,7 @@ def _payload(raw: str) -> Any:
     if len(raw) > MAX_PAYLOAD:
         raise InvalidInputError("payload", f"is larger than {MAX_PAYLOAD} bytes")
     try:
-        return json.loads(raw) if raw.strip() else {}
+        return jsonsafe.loads(raw) if raw.strip() else {}
     except RecursionError:
         raise InvalidInputError("payload", "is nested too deeply") from None
     except ValueError as exc:

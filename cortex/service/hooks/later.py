@@ -9,8 +9,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+<<<<<<< HEAD
 from cortex import config
 from cortex.errors import TooBusyError
+=======
+from cortex import config, jsonsafe
+>>>>>>> robust
 from cortex.service.harnesses.base import log as _log
 from cortex.service.hooks.session import HookSession
 
@@ -54,7 +58,16 @@ def extract(session: HookSession, agent_type: str, transcript: str) -> None:
     with open(logs / "capture.log", "ab") as out:
         subprocess.Popen([sys.executable, "-m", "cortex", "capture", agent_type, "--transcript", transcript,
                           "--no-markers", "--no-tasks", "--model-first"], cwd=root, stdin=subprocess.DEVNULL, stdout=out,
-                         stderr=out, start_new_session=True)
+                         stderr=out, start_new_session=True, env=_handed_on())
+
+
+def _handed_on() -> dict[str, str]:
+    """The environment of a process the hook starts: its own, with the hook's activity (its event and session),
+    which the process records as its writes' provenance (not ``cli``)."""
+    from cortex import provenance
+
+    env = {k: v for k, v in os.environ.items() if k not in provenance.ENVIRONMENT.values()}
+    return {**env, **provenance.current().environment()}
 
 
 def _led_teams(agents: list[dict[str, Any]], agent: str) -> list[str]:
@@ -120,7 +133,7 @@ def spawn_round_end(root: Path, team: str) -> None:
     logs = private_dir(root / ".cortex" / "logs")
     pids = logs / "round-end.json"
     try:
-        running = json.loads(read_regular(pids, 64 * 1024))
+        running = jsonsafe.loads(read_regular(pids, 64 * 1024))
         running = running if isinstance(running, dict) else {}
     except (OSError, ValueError):
         running = {}
@@ -135,6 +148,7 @@ def spawn_round_end(root: Path, team: str) -> None:
             pass
     with open(logs / "round-end.log", "ab") as out:
         process = subprocess.Popen([sys.executable, "-m", "cortex", "team", "round-end", team], cwd=root,
-                                   stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                                   env=_handed_on())
     running[team] = process.pid
     atomic_write(pids, json.dumps(running))

@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cortex import jsonsafe
+
 #: The most sessions whose shown blocks are remembered.
 MAX_SHOWN = 256
 
@@ -29,7 +31,7 @@ class Offsets:
         from cortex.files import read_regular
 
         try:
-            data = json.loads(read_regular(self.path, 16 * 1024 * 1024))
+            data = jsonsafe.loads(read_regular(self.path, 16 * 1024 * 1024))
             self.data: dict[str, Any] = data if isinstance(data, dict) else {}
         except (OSError, ValueError):
             self.data = {}

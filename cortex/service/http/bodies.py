@@ -3,13 +3,12 @@ query parameters several routes share (the read filters, tags, the search's rera
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from cortex import config
+from cortex import config, jsonsafe
 from cortex.errors import InvalidInputError
 from cortex.model import Memory, Pruned
 from cortex.rerank import Reranking
@@ -264,7 +263,7 @@ def reranking(value: str) -> Reranking | bool:
     if lowered in ("false", "0", "no", "off"):
         return False
     try:
-        fields = json.loads(value)
+        fields = jsonsafe.loads(value)
     except (ValueError, RecursionError):
         raise InvalidInputError("rerank", "must be true, false or a JSON object of reranking settings") from None
     if not isinstance(fields, dict):

@@ -4,7 +4,6 @@ systems' files, the SHACL check of the store, and SPARQL (the protocol's POST op
 from __future__ import annotations
 
 import io
-import json
 from typing import Annotated, Any
 from urllib.parse import parse_qs
 
@@ -12,7 +11,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from cortex import sparql, transfer
+from cortex import jsonsafe, sparql, transfer
 from cortex.core import Cortex
 from cortex.errors import AgentNotFoundError, InvalidInputError
 from cortex.model import ImportReport
@@ -126,7 +125,7 @@ async def _sparql_parameters(request: Request) -> dict[str, Any] | Response:
         params.update({k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()})
     elif kind == "application/json":
         try:
-            doc = json.loads(text) if text else {}
+            doc = jsonsafe.loads(text) if text else {}
         except ValueError:
             return error_response(400, ValueError("request body is not valid JSON"), "InvalidJSON")
         if not isinstance(doc, dict):
