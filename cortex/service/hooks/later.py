@@ -9,12 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-<<<<<<< HEAD
-from cortex import config
-from cortex.errors import TooBusyError
-=======
 from cortex import config, jsonsafe
->>>>>>> robust
+from cortex.errors import TooBusyError
 from cortex.service.harnesses.base import log as _log
 from cortex.service.hooks.session import HookSession
 
