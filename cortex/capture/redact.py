@@ -241,8 +241,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
 #: only around the words that name a secret (:func:`_keyword_hits`).
 PROSE_RULE: Rule = _rule("named-secret", r"(?i:\b(?P<w>pass(?:word|phrase|wd)|pwd|secret(?:[ _-]key)?|(?:api|access|auth|secret|"
                       r"private|signing|encryption)[ _-]key|token)s?\b(?:(?:\s+(?:for|of|on|to)\s+(?:the\s+)?"
-                      r"[\w.-]+(?:\s+[\w.-]+)?)?\s+(?:is|was|are|has\s+been|is\s+now|now|set\s+to|changed\s+to|"
-                      r"reset\s+to|became)(?:\s+now)?\s+|\s+)[`\"']?(?P<v>[^\s`\"']{6,200}))", "v",
+                      r"[\w.-]+(?:\s+[\w.-]+)?)?\s+(?:(?:(?:is|was|has\s+been)\s+)?(?:set|changed|reset|updated)\s+to|"
+                      r"is|was|are|has\s+been|is\s+now|now|became)(?:\s+now)?\s+|\s+)[`\"']?(?P<v>[^\s`\"']{6,200}))", "v",
           accept=lambda m: _prose_value(m), trim=True)
 
 _NAME_CHARS = frozenset(_ALNUM + "_.-")
@@ -263,7 +263,7 @@ _NOT_A_SECRET_NAME = _Lazy(
 _NOT_A_SECRET_VALUE = _Lazy(
     r"[£$€¥]?[\d.,:-]+%?|[A-Za-z][a-z]+|[A-Z][A-Z0-9_]{2,}|[/~.][^\s]*|[A-Za-z][a-z]+(?:[/._-][A-Za-z][a-z]+)+/?|"
     r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[\w.-]+\.[A-Za-z]{2,5}|"
-    r"[$%@&{<\\].*|[A-Za-z_][\w.]*\(.*\)?|[A-Za-z_][\w.]*\[.*\]?|https?://[^@]*")
+    r"[$%@&{<(\[\\].*|[A-Za-z_][\w.]*\(.*\)?|[A-Za-z_][\w.]*\[.*\]?|https?://[^@]*")
 
 _PATH_VALUE = _Lazy(r"[/~][^\s]*|[A-Za-z]:\\.*|[\w.-]+\.(?:json|ya?ml|pem|key|txt|env|cfg|ini|toml|p12|pfx|crt|"
                     r"csv|py|js|ts)")
@@ -407,7 +407,7 @@ def _prose_value(match: re.Match[str]) -> bool:
     return has_digit or symbols or mixed
 
 
-_TOKEN = _Lazy(r"(?<![A-Za-z0-9+/=_.:@-])[A-Za-z0-9+/=_-]{24,}(?![A-Za-z0-9+/=_-])")
+_TOKEN = _Lazy(r"(?<![A-Za-z0-9+/_.:@-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
 _HEX = _Lazy(r"^[0-9a-fA-F]+$")
 _UUID = _Lazy(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _DIGEST_PREFIX = _Lazy(r"(?i)(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?|h1)[-_:]")
