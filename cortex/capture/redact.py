@@ -374,19 +374,28 @@ def _assigned(text: str, hits: list[int]) -> Iterator[tuple[int, int]]:
             continue
         seen.add(op)
         start, name = _name_before(text, op)
-        lowered = name.lower().lstrip("-")
-        if not lowered or not _SECRET_NAME.search(lowered) or _NOT_A_SECRET_NAME.search(lowered):
+        if not secret_name(name):
             continue
         if start > 0 and text[start - 1] == "$":
             continue  # $token = ...: a variable in code
         span = _value_after(text, op_end, query=start > 0 and text[start - 1] in "?&")
-        if span is None:
-            continue
-        value = text[span[0]:span[1]]
-        if _PLACEHOLDER_VALUE.match(value) or _PATH_VALUE.fullmatch(value):
-            continue
-        if " " in value or not _NOT_A_SECRET_VALUE.fullmatch(value):  # a passphrase has spaces
+        if span is not None and secret_value(text[span[0]:span[1]]):
             yield span
+
+
+def secret_name(name: str) -> bool:
+    """Whether ``name`` (a variable, key or option: ``DB_PASSWORD``, ``apiKey``, ``--token``) says it holds a
+    secret, and not a secret's metadata (``token_count``, ``secret_name``, ``public_key``)."""
+    lowered = name.lower().lstrip("-")
+    return bool(lowered) and bool(_SECRET_NAME.search(lowered)) and not _NOT_A_SECRET_NAME.search(lowered)
+
+
+def secret_value(value: str) -> bool:
+    """Whether ``value``, given to a secret's name, is the secret: not a placeholder, a path, a number, one
+    word, a constant's name, a dotted name or code (a value with spaces is a passphrase)."""
+    if len(value) < 6 or _PLACEHOLDER_VALUE.match(value) or _PATH_VALUE.fullmatch(value):
+        return False
+    return " " in value or not _NOT_A_SECRET_VALUE.fullmatch(value)
 
 
 def _prose(text: str, hits: list[int]) -> Iterator[tuple[int, int]]:
@@ -516,6 +525,10 @@ def _high_entropy(token: str) -> bool:
     return entropy(token) >= 4.3
 
 
+class _TooDeep(Exception):
+    """A value nested deeper than :meth:`Redactor.redact_value`'s limit (turned into an InvalidInputError)."""
+
+
 @dataclass
 class Redacted:
     """A text with its secrets replaced, and how many of each rule."""
@@ -575,6 +588,38 @@ class Redactor:
         done = self.redact(text)
         counts.update(done.counts)
         return done.text
+
+    def redact_value(self, value: Any, counts: Counter[str], *, depth: int = 64) -> Any:
+        """A JSON-like ``value`` (dicts, lists, strings, scalars) with every string redacted, keys too, its counts
+        added to ``counts``. A string under a key that names a secret (``{"password": "..."}``) is judged as an
+        assigned value, since the key that says what it is is not in the string. Nested deeper than ``depth``
+        raises :class:`InvalidInputError` (nothing is half redacted)."""
+        if not self.enabled:
+            return value
+        try:
+            return self._walk(value, counts, depth, None)
+        except _TooDeep:
+            raise InvalidInputError("value", f"nested more than {depth} levels deep: too deep to redact") from None
+
+    def _walk(self, value: Any, counts: Counter[str], depth: int, key: str | None) -> Any:
+        if isinstance(value, str):
+            if key is not None and secret_name(key) and secret_value(value) and not self.find(value):
+                counts["assigned-secret"] += 1
+                return PLACEHOLDER.format("assigned-secret")
+            return self.scrub(value, counts)
+        if depth <= 0 and isinstance(value, (dict, list, tuple)):
+            raise _TooDeep
+        if isinstance(value, dict):
+            out: dict[Any, Any] = {}
+            for k, v in value.items():
+                new_key = self.scrub(k, counts) if isinstance(k, str) else k
+                while new_key in out:  # two keys redacted to one placeholder: keep both
+                    new_key = f"{new_key}'"
+                out[new_key] = self._walk(v, counts, depth - 1, k if isinstance(k, str) else None)
+            return out
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._walk(v, counts, depth - 1, key) for v in value)
+        return value
 
     def find(self, text: str) -> list[tuple[int, int, str]]:
         """The secrets in ``text``: (start, end, rule) spans, in order, never overlapping (none when disabled).

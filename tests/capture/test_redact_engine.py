@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 
 import pytest
 
 from cortex.capture.redact import Redactor
+from cortex.errors import InvalidInputError
 from tests.paths import ROOT
 
 CORPUS = ROOT / "bench" / "data" / "redaction"
@@ -104,3 +106,18 @@ def test_a_transcript_of_a_megabyte_is_redacted_in_seconds():
     started = time.perf_counter()
     done = Redactor().redact(text)
     assert time.perf_counter() - started < 30 and "q8Zr4TfW2mKx9LpB7vNc3HdJ" not in done.text  # linear: ~1 s
+
+
+def test_a_json_value_is_redacted_keys_and_all_with_its_key_as_context():
+    counts: Counter[str] = Counter()
+    value = {"password": "hunter2x9", "sk-proj-Qw3rTy6uIo9pAs2dFg5hJk8lZx1cVb4nM7qW": 1,
+             "items": [{"token": "<token>"}, "AKIAZ7Q2M4XW9PLK3RTD"], "token_count": "128000"}
+    assert Redactor().redact_value(value, counts) == {
+        "password": "[REDACTED:assigned-secret]", "[REDACTED:openai-key]": 1,
+        "items": [{"token": "<token>"}, "[REDACTED:aws-access-key]"], "token_count": "128000"}
+    assert counts == {"assigned-secret": 1, "openai-key": 1, "aws-access-key": 1}
+    deep: list = []
+    for _ in range(100):
+        deep = [deep]
+    with pytest.raises(InvalidInputError, match="nested more than 64 levels deep"):
+        Redactor().redact_value(deep, Counter())
