@@ -13,7 +13,8 @@ name to a factory that sets it up (a store, a Cortex...) and returns the functio
 **caught** when no part of it of half its length (at least 8 characters, or all of it when shorter) is left in
 what the channel stores; a look-alike is a **false positive** when the channel's text holds a
 ``[REDACTED:`` placeholder the case did not. The engine's row also says whether its spans cover every character
-of each secret (``exact``). Per kind: recall; per look-alike kind: false positives. Throughput: ``redact`` over
+of each secret (``exact``); ``stored`` counts the secret cases of which the channel kept some text (a gate may
+refuse a case: nothing stored, nothing leaked, but then the row says less). Per kind: recall; per look-alike kind: false positives. Throughput: ``redact`` over
 a 1 MB transcript-like text.
 
 Prints tables and writes bench/results/redaction.json.
@@ -153,9 +154,11 @@ def measure(name: str, channel: Channel, secrets: list[dict], looks: list[dict])
     caught: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     exact: list[int] = [0, 0]
     missed: list[str] = []
+    stored = 0
     redactor = Redactor()
     for case in secrets:
         out = channel(case["text"])
+        stored += bool(out.strip())
         ok = not any(leaked(case["text"][s:e], out) for s, e in case["spans"])
         caught[case["kind"]][0] += ok
         caught[case["kind"]][1] += 1
@@ -177,7 +180,7 @@ def measure(name: str, channel: Channel, secrets: list[dict], looks: list[dict])
             false.append(case["id"])
     n_secrets, n_looks = len(secrets), len(looks)
     result = {"recall": (n_secrets - len(missed)) / n_secrets, "false_positive_rate": len(false) / n_looks,
-              "secrets": n_secrets, "lookalikes": n_looks, "missed": missed, "false_positives": false,
+              "secrets": n_secrets, "lookalikes": n_looks, "stored": stored, "missed": missed, "false_positives": false,
               "recall_by_kind": {k: v[0] / v[1] for k, v in sorted(caught.items())},
               "false_positives_by_kind": {k: v[0] for k, v in sorted(fps.items())}}
     if exact[1]:
@@ -245,11 +248,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             close()
     rows = [(name, f"{r['recall']:.3f}", f"{len(r['missed'])}/{r['secrets']}", f"{r['false_positive_rate']:.3%}",
-             f"{len(r['false_positives'])}/{r['lookalikes']}", f"{r.get('exact_span_recall', float('nan')):.3f}")
+             f"{len(r['false_positives'])}/{r['lookalikes']}",
+             f"{r['exact_span_recall']:.3f}" if "exact_span_recall" in r else "-", f"{r['stored']}/{r['secrets']}")
             for name, r in results["channels"].items()]
     print_table(f"Redaction per channel ({len(secrets)} secrets of {results['corpus']['secret_kinds']} kinds, "
                 f"{len(looks)} look-alikes of {results['corpus']['lookalike_kinds']} kinds)", rows,
-                ("channel", "recall", "missed", "false pos.", "false", "exact spans"))
+                ("channel", "recall", "missed", "false pos.", "false", "exact spans", "secret cases stored"))
     if "engine" in results["channels"]:
         eng = results["channels"]["engine"]
         print_table("Engine recall per kind (below 1.0 only)",

@@ -361,11 +361,14 @@ def _assigned(text: str, hits: list[int]) -> Iterator[tuple[int, int]]:
     is the one right after the name (``name = value``, ``"name": "value"``, ``name := value``), whatever came
     before on the line (``Step 2: SECRET_KEY=...``, ``Error: password=...``, ``jdbc:mysql://...&password=...``,
     ``config: api_key: '...'``)."""
-    n, seen = len(text), set()
+    n, seen, scanned = len(text), set(), -1
     for hit in hits:
+        if hit < scanned:
+            continue  # inside a name already read (passwordToken): the same operator
         end = hit
         while end < n and end - hit < 100 and text[end] in _NAME_CHARS:
             end += 1
+        scanned = end
         op = end
         while op < n and text[op] in " \t\"'":
             op += 1
@@ -406,10 +409,10 @@ def _prose(text: str, hits: list[int]) -> Iterator[tuple[int, int]]:
         if hit < done:
             continue
         word = hit
-        while word > 0 and text[word - 1].isalpha():
+        while word > 0 and hit - word < 16 and text[word - 1].isalpha():
             word -= 1
         before = word - 1
-        while before > 0 and text[before - 1].isalpha():
+        while before > 0 and word - before < 16 and text[before - 1].isalpha():
             before -= 1
         for start in (word, before) if before >= 0 and word - before <= 12 else (word,):
             match = pattern.match(text, start)

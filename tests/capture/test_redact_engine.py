@@ -121,3 +121,10 @@ def test_a_json_value_is_redacted_keys_and_all_with_its_key_as_context():
         deep = [deep]
     with pytest.raises(InvalidInputError, match="nested more than 64 levels deep"):
         Redactor().redact_value(deep, Counter())
+
+
+def test_hostile_keyword_runs_are_redacted_in_linear_time():
+    hostile = "password" * 20_000 + " token " * 10_000 + "key=" * 10_000 + "a" * 100_000 + "password is " * 5_000
+    started = time.perf_counter()
+    Redactor().redact(hostile + "-p" * 10_000 + "mysql " + " -p" * 10_000)
+    assert time.perf_counter() - started < 10  # a quadratic scan would take minutes
