@@ -281,8 +281,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"wget\b[^\n]{0,200}?\s--(?:http-)?password[ =]" + _CLI_VALUE,
         r"login\b[^\n]{0,200}?\s-p\s+" + _CLI_VALUE,
         r"redis-cli\b[^\n]{0,200}?\s-a\s+" + _CLI_VALUE,
-        r"--(?:[a-z]+-)*(?:password|passwd|pass|token|secret|api-key|apikey|access-key|secret-key|client-secret)\s+"
-        r"(?P<v>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"-][^\s'\"]*)",
+        (r"--(?:[a-z]+-)*(?:password|passwd|pass|token|secret|api-key|apikey|access-key|secret-key|client-secret)\s+"
+         r"(?P<v>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"-][^\s'\"]*)"),
         r"aws\s+configure\s+set\s+\S*(?:secret|token)\S*\s+(?P<v>\S+)")),
 )
 
@@ -346,6 +346,8 @@ def _value_after(text: str, pos: int, query: bool) -> tuple[int, int] | None:
         end += 1
     return (pos, end) if end - pos >= 6 else None
 
+
+_PROSE_PATTERN: _Lazy = PROSE_RULE.pattern  # type: ignore[assignment]  # made by _rule: always lazy
 
 #: The words every secret's name contains (lower case): where the assigned and prose rules look.
 _KEYWORDS = ("pass", "pwd", "secret", "token", "key", "credential")
@@ -411,7 +413,7 @@ def secret_value(value: str) -> bool:
 
 def _prose(text: str, hits: list[int]) -> Iterator[tuple[int, int]]:
     """The spans :data:`PROSE_RULE` finds at each keyword's word, or the word before it ("api" of "api key")."""
-    pattern = PROSE_RULE.pattern.compiled
+    pattern = _PROSE_PATTERN.compiled
     done = -1
     for hit in hits:
         if hit < done:
@@ -698,17 +700,6 @@ class _Spans:
 
     def __iter__(self) -> Iterator[tuple[int, int, str]]:
         return iter(self.items)
-
-
-_PROVIDERS: list[re.Pattern[str]] = []
-
-
-def _providers() -> re.Pattern[str]:
-    """The provider rules as one alternation, group ``p<i>`` for rule i (compiled on first use)."""
-    if not _PROVIDERS:
-        _PROVIDERS.append(re.compile("|".join(f"(?P<p{i}>{rule.pattern.source})"
-                                              for i, rule in enumerate(PROVIDER_RULES))))
-    return _PROVIDERS[0]
 
 
 _NAME = _Lazy(r"^[a-z0-9][a-z0-9-]{0,40}$")

@@ -167,8 +167,8 @@ CONTEXTS: list[tuple[str, Callable[[str, str], str]]] = [
     ("error", lambda n, v: f"Error: {rng.choice(['auth failed', 'invalid credentials', 'request rejected'])}: "
                            f"{n.lower()}={v} (status=401)"),
     ("log", lambda n, v: f"2026-11-03 08:12:44,551 INFO [worker-3] key=value mode=sync {n}={v} retries=3"),
-    ("sentence", lambda n, v: rng.choice([f"The {_svc()} {n.lower().replace('_', ' ')} is {v}, rotate it after "
-                                          "the demo.", f"I set {n} to {v} for {_svc()} and the deploy passed.",
+    ("sentence", lambda n, v: rng.choice([(f"The {_svc()} {n.lower().replace('_', ' ')} is {v}, rotate it "
+                                           "after the demo."), f"I set {n} to {v} for {_svc()} and the deploy passed.",
                                           f"Use {v} as the {n.lower().replace('_', ' ')} when the CLI asks."])),
     ("python", lambda n, v: f"client = Client(url='https://api.acme.io', {n.lower().replace('.', '_')}=\"{v}\")"),
     ("toml", lambda n, v: f"[tool.deploy]\ntarget = \"{_svc()}\"\n{n.lower().replace('.', '_')} = \"{v}\""),
@@ -261,8 +261,8 @@ def special_cases() -> list[dict]:
         h = rng.choice(HOSTS)
         add(rng.choice([f"DATABASE_URL=postgres://app:{p}@{h}:5432/app", f"redis://:{p}@{h}:6379/0",
                         f"mongodb+srv://admin:{p}@cluster0.abcde.mongodb.net/test?retryWrites=true",
-                        f"amqp://guest:{p}@{h}:5672/", f"Error: could not connect to mysql://root:{p}@{h}/shop: "
-                                                         "timeout"]), [p], "url-password", "url")
+                        f"amqp://guest:{p}@{h}:5672/", (f"Error: could not connect to mysql://root:{p}@{h}/shop: "
+                                                          "timeout")]), [p], "url-password", "url")
         p = r(ALNUM, 14)
         add(rng.choice([f"jdbc:mysql://{h}:3306/shop?user=app&password={p}&useSSL=true",
                         f"jdbc:sqlserver://{h}:1433;databaseName=shop;user=sa;password={p};encrypt=true",
@@ -398,8 +398,8 @@ def lookalikes() -> list[dict]:
            "sshpass -f ~/.pw ssh deploy@host", "curl -u admin https://jenkins.acme.io/api/json",
            "psql --password --host db.internal", "pg_dump -p 5432 -U app app > app.sql", "grep -p pattern file",
            "redis-cli -a $REDIS_PASSWORD ping", "mysql -uroot -p\"$MYSQL_ROOT_PASSWORD\"",
-           "docker login -u ci -p \"$CI_REGISTRY_PASSWORD\" $CI_REGISTRY", "kubectl create secret generic db-creds "
-           "--from-literal=password=$DB_PASSWORD", "git clone git@github.com:acme/api.git",
+           "docker login -u ci -p \"$CI_REGISTRY_PASSWORD\" $CI_REGISTRY", ("kubectl create secret generic db-creds "
+            "--from-literal=password=$DB_PASSWORD"), "git clone git@github.com:acme/api.git",
            "scp -P 2200 file deploy@host:/tmp", "openssl rand -hex 32 > secret.key", "gh auth login --with-token < t"]
     for c in cli:
         add("cli", "cli", c)
