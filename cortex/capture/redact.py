@@ -163,7 +163,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
           not_after=_ALNUM + "_-"),
     _rule("anthropic-key", r"sk-ant-[a-z]{2,8}\d{0,3}-[A-Za-z0-9_-]{20,}", not_after=_ALNUM + "_-"),
     _rule("openai-key", r"sk-(?!ant-)(?:proj-|svcacct-|admin-|None-|or-v1-)?[A-Za-z0-9_-]{20,}",
-          not_after=_ALNUM + "_-"),
+          not_after=_ALNUM + "_-", accept=lambda m: _keylike(m.group())),
     _rule("slack-token", r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Z0-9]+-\d+-[a-f0-9]+", not_after=_ALNUM),
     _rule("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"),
     _rule("stripe-key", r"[sr]k_(?:live|test|prod)_[A-Za-z0-9]{16,}", not_after=_ALNUM),
@@ -178,7 +178,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
           lead_max=11),
     _rule("discord-webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{17,20}/[A-Za-z0-9_-]{60,}"),
     _rule("discord-bot-token", r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])",
-          not_after=_ALNUM + "_-."),
+          not_after=_ALNUM + "_-.", accept=lambda m: _keylike(m.group())),
     _rule("shopify-token", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", not_after=_ALNUM),
     _rule("databricks-token", r"dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9])", not_after=_ALNUM),
     _rule("mailgun-key", r"key-[a-f0-9]{32}(?![A-Za-z0-9])", not_after=_ALNUM),
@@ -312,7 +312,7 @@ _NOT_A_SECRET_NAME = _Lazy(
 _NOT_A_SECRET_VALUE = _Lazy(
     r"[£$€¥]?[\d.,:-]+%?|[A-Za-z][a-z]+|[A-Z][A-Z0-9_]{2,}|[/~.][^\s]*|[A-Za-z][a-z]+(?:[/._-][A-Za-z][a-z]+)+/?|"
     r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[\w.-]+\.[A-Za-z]{2,5}|"
-    r"[$%@&{<(\[\\].*|:?[A-Za-z_][\w.\\]*\(.*\)?|[A-Za-z_][\w.]*\[.*\]?|https?://[^@]*|"
+    r"[$%@&{<(\[\\].*|![A-Za-z_]+|:?[A-Za-z_][\w.\\]*\(.*\)?|[A-Za-z_][\w.]*\[.*\]?|https?://[^@]*|"
     r"[A-Za-z_][\w\\]*(?:\.[A-Za-z_][\w\\]*)+")
 
 _PATH_VALUE = _Lazy(r"[/~][^\s]*|[A-Za-z]:\\.*|[\w.-]+\.(?:json|ya?ml|pem|key|txt|env|cfg|ini|toml|p12|pfx|crt|"
@@ -502,6 +502,13 @@ _WORDS = _Lazy(r"[a-z]{3,}|[A-Z][a-z]{2,}")  # runs of letters that read as word
 _B64 = _Lazy(r"[A-Za-z0-9+/]+={0,2}")
 
 
+def _keylike(token: str) -> bool:
+    """Whether a match of a loose provider format (``sk-...``, Discord's three dotted parts) is a key rather than
+    a name (``sk-learn-contrib-lightning``, ``NetworkConnectionManager.config.maxConnections...``): a digit, and
+    less than half of it in runs of letters that read as words."""
+    return any(c.isdigit() for c in token) and sum(len(w) for w in _WORDS.findall(token)) < 0.5 * len(token)
+
+
 def entropy(text: str) -> float:
     """Shannon entropy of ``text`` in bits per character."""
     counts = Counter(text)
@@ -644,7 +651,7 @@ class Redactor:
             if not rule.may_match(text):
                 continue
             for match in rule.pattern.finditer(text):
-                if rule.bounded(match):
+                if rule.bounded(match) and (rule.accept is None or rule.accept(match)):
                     spans.add(rule.extend(match), match.end(), rule.name)
         for rule in self.extra:
             for match in rule.pattern.finditer(text):

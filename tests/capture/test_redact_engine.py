@@ -128,3 +128,12 @@ def test_hostile_keyword_runs_are_redacted_in_linear_time():
     started = time.perf_counter()
     Redactor().redact(hostile + "-p" * 10_000 + "mysql " + " -p" * 10_000)
     assert time.perf_counter() - started < 10  # a quadratic scan would take minutes
+
+
+@pytest.mark.parametrize("text", [
+    "pip install sk-learn-contrib-lightning-extras",
+    "NetworkConnectionManager.config.maxConnectionsPerHostSettingValue",
+    "password: !vault |",
+])
+def test_names_shaped_like_loose_key_formats_are_kept(text):
+    assert Redactor().find(text) == []
