@@ -312,7 +312,7 @@ _NOT_A_SECRET_NAME = _Lazy(
 _NOT_A_SECRET_VALUE = _Lazy(
     r"[£$€¥]?[\d.,:-]+%?|[A-Za-z][a-z]+|[A-Z][A-Z0-9_]{2,}|[/~.][^\s]*|[A-Za-z][a-z]+(?:[/._-][A-Za-z][a-z]+)+/?|"
     r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|[\w.-]+\.[A-Za-z]{2,5}|"
-    r"[$%@&{<(\[\\].*|![A-Za-z_]+|:?[A-Za-z_][\w.\\]*\(.*\)?|[A-Za-z_][\w.]*\[.*\]?|https?://[^@]*|"
+    r"[$%@&{<(\[\\].*|![A-Za-z_]+|[a-z]+(?::[A-Za-z0-9_.-]+)+|:?[A-Za-z_][\w.\\]*\(.*\)?|[A-Za-z_][\w.]*\[.*\]?|https?://[^@]*|"
     r"[A-Za-z_][\w\\]*(?:\.[A-Za-z_][\w\\]*)+")
 
 _PATH_VALUE = _Lazy(r"[/~][^\s]*|[A-Za-z]:\\.*|[\w.-]+\.(?:json|ya?ml|pem|key|txt|env|cfg|ini|toml|p12|pfx|crt|"

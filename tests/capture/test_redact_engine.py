@@ -134,6 +134,7 @@ def test_hostile_keyword_runs_are_redacted_in_linear_time():
     "pip install sk-learn-contrib-lightning-extras",
     "NetworkConnectionManager.config.maxConnectionsPerHostSettingValue",
     "password: !vault |",
+    "session_key: sess:user:42",
 ])
 def test_names_shaped_like_loose_key_formats_are_kept(text):
     assert Redactor().find(text) == []
