@@ -104,3 +104,59 @@ def test_an_import_killed_between_requests_then_run_again_stores_each_item_once(
         count = "SELECT (COUNT(?m) AS ?n) WHERE { GRAPH <urn:cortex:graph:agent:dev> { ?m a <urn:cortex:agentmem:Memory> } }"
         assert int(cx.sparql(count).rows[0]["n"].value) == cx.count("dev") == 300
         assert len(again.imported) in (0, 300)  # finished by the open (0 new), or none of it was there
+
+
+LINED_UP = """
+import json, os, sys, time
+from pathlib import Path
+from cortex import Cortex
+from cortex.consolidation import runs
+apply = runs.apply
+def wait_for(path):
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert time.monotonic() < deadline, f"waited for {path}"
+        time.sleep(0.01)
+def lined_up(repo, plan, report, now):
+    (RENDEZVOUS / f"planned-{NAME}").touch()
+    wait_for(RENDEZVOUS / f"planned-{OTHER}")  # both planned before either writes
+    if ORDER == "one after the other" and NAME == "second":
+        wait_for(RENDEZVOUS / "done-first")
+    try:
+        return apply(repo, plan, report, now)
+    finally:
+        (RENDEZVOUS / f"done-{NAME}").touch()
+runs.apply = lined_up
+with Cortex.open(URL, embeddings=None, state_dir=STATE) as cx:
+    cx.agents.register("rev")
+    report = cx.consolidate("rev")
+    print(json.dumps({"run": report.run, "merges": len(report.merges)}))
+"""
+
+
+@pytest.mark.parametrize("order", ["one after the other", "at the same time"])
+def test_two_servers_consolidating_one_scope_apply_the_merge_once(remote_store_url, tmp_path, order):
+    """Two Cortex processes plan the same merge; then both apply it: together (lined up), or the second only once
+    the first is written. One run has changes, the other finds nothing to do, and usage is summed once."""
+    with Cortex.open(remote_store_url, embeddings=None, state_dir=tmp_path / "seed") as cx:
+        cx.agents.register("rev")
+        a, b = cx.store_many("rev", duplicates(1))
+        for memory, uses in ((a, 3), (b, 2)):
+            for _ in range(uses):
+                cx.touch("rev", memory.id)
+    processes = [subprocess.Popen([sys.executable, "-c", (
+        f"URL, STATE, NAME, OTHER, ORDER = {remote_store_url!r}, {str(tmp_path / name)!r}, {name!r}, {other!r}, "
+        f"{order!r}\nfrom pathlib import Path\nRENDEZVOUS = Path({str(tmp_path)!r})\n" + LINED_UP)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for name, other in (("first", "second"), ("second", "first"))]
+    reports = []
+    for process in processes:
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err[-3000:]
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    assert sorted(r["merges"] for r in reports) == [0, 1] and sum(1 for r in reports if r["run"]) == 1, reports
+    with Cortex.open(remote_store_url, embeddings=None, state_dir=tmp_path / "after") as cx:
+        cx.agents.register("rev")
+        assert len(cx.consolidation_runs("rev")) == 1
+        [survivor] = cx.list_memories("rev", scope="agent", limit=10).items
+        assert survivor.usage_count == 5
