@@ -250,4 +250,4 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         else:
             plan.checked = [f"dismissed:{keep} {supersede}"]
             report.dismissed = [item]
-        return self._run_plan(lambda: plan, report)
+        return self._run_plan(lambda _report, _now: plan, lambda _now: report)
