@@ -131,7 +131,8 @@ class Journal(Claims):
         now = _stamp(utcnow())
         rows = self._select(f"SELECT ?j ?e WHERE {{ GRAPH {self.codec.log_graph} {{ ?j {p_expires} ?e }} }}",
                             ("j", "e"))
-        expired = [row["j"].value for row in rows if row["e"].value < now]
+        expired = [row["j"].value for row in rows if row.get("j") is not None and row.get("e") is not None
+                   and row["e"].value < now]
         for entry in expired:
             self._recover(NamedNode(entry))
         return len(expired)
