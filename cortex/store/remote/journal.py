@@ -31,7 +31,7 @@ from cortex.errors import StoreError
 from cortex.model import Scope, utcnow
 from cortex.store.base import Change
 from cortex.store.remote.claims import CLAIM_LEASE, Claims, _Claim, _stamp
-from cortex.store.remote.protocol import OPERATIONS_PER_REQUEST
+from cortex.store.remote.protocol import DELETES_PER_OPERATION, OPERATIONS_PER_REQUEST
 
 log = logging.getLogger("cortex.store")
 
@@ -47,25 +47,27 @@ class Journal(Claims):
         return p("journalScope"), p("journalExpires"), p("journalIds"), p("journalStep"), p("journalHolds")
 
     def _change(self, scope: Scope, memory_ids: Sequence[str], operations: list[str], what: str,
-                texts_stay: bool = False, claim: _Claim | None = None) -> Change:
+                texts_stay: bool = False, claim: _Claim | None = None, new: bool = False) -> Change:
         """Apply ``operations`` and log the change: in one request when they fit, else journaled (see the
         module's docstring). ``claim``: the claim the caller holds on some of the memories, released with the
-        change record."""
+        change record; ``new``: the write only adds new memories, so an unfinished one is rolled back (its
+        memories deleted by id) and its journal holds their ids, not its data."""
         release = list(claim.release) if claim is not None else []
         if len(operations) + len(release) <= OPERATIONS_PER_REQUEST:
             return super()._change(scope, memory_ids, [*operations, *release], what, texts_stay)
         steps: list[Step] = [operations[i:i + OPERATIONS_PER_REQUEST]
                              for i in range(0, len(operations), OPERATIONS_PER_REQUEST)]
-        return self._journaled(scope, memory_ids, steps, what, claim, texts_stay)
+        return self._journaled(scope, memory_ids, steps, what, claim, texts_stay, new)
 
     def _journaled(self, scope: Scope, memory_ids: Sequence[str], steps: Sequence[Step], what: str,
-                   claim: _Claim | None = None, texts_stay: bool = False) -> Change:
+                   claim: _Claim | None = None, texts_stay: bool = False, new: bool = False) -> Change:
         """Record the intent (one request), send ``steps``, then log the change, delete the intent and release
-        every claim in one last request."""
+        every claim in one last request. The intent is ``steps`` (rolled forward), or for ``new`` memories only
+        their ids (rolled back: nobody else knows them before their change record, so they are not claimed)."""
         ids = list(dict.fromkeys(memory_ids))
         held = {s.value for s in claim.subjects} if claim is not None else set()
         prefix = f"{self.vocab.ns}:claim:{scope.key}:"
-        own = self._claim(scope, [i for i in ids if prefix + i not in held])
+        own = self._claim(scope, [] if new else [i for i in ids if prefix + i not in held])
         claims = [c for c in (claim, own) if c is not None and c.token]
         try:
             entry = NamedNode(f"{self.vocab.ns}:journal:{os.urandom(8).hex()}")
@@ -76,7 +78,10 @@ class Journal(Claims):
                      Quad(entry, p_expires, Literal(_stamp(utcnow() + timedelta(seconds=lease))), g),
                      Quad(entry, p_ids, Literal(json.dumps(ids)), g)]
             quads += [Quad(entry, p_holds, Literal(c.value), g) for c in claims]
-            quads += [Quad(entry, p_step, Literal(json.dumps([n, step])), g) for n, step in enumerate(steps)]
+            quads += [Quad(entry, p_step, Literal(json.dumps([n, step])), g)
+                      for n, step in enumerate(() if new else steps)]
+            if new:
+                quads.append(Quad(entry, self.vocab.predicate("journalRollsBack"), Literal("true"), g))
             self._update(self.codec.insert_data(quads, 50), f"the journal of {what}")
             for step in steps:
                 self._send_step(step, what)
@@ -153,6 +158,8 @@ class Journal(Claims):
                 found["steps"].append(json.loads(o))
             elif p == p_holds.value:
                 found["holds"].append(o)
+            elif p == self.vocab.predicate("journalRollsBack").value:
+                found["back"] = True
         if found.get("scope") is None or "ids" not in found:
             raise StoreError(f"the journal entry {entry.value} on the SPARQL server at {self.location} is "
                              f"incomplete; remove it by hand")
@@ -171,8 +178,11 @@ class Journal(Claims):
         try:
             if self._read_entry(entry) is None:  # another process finished it meanwhile
                 return
-            log.warning("finishing a write to %s that a Cortex process left unfinished (%d memories)",
-                        scope.label, len(ids))
+            log.warning("%s a write to %s that a Cortex process left unfinished (%d memories)",
+                        "rolling back" if found.get("back") else "finishing", scope.label, len(ids))
+            if found.get("back"):  # new memories: removed again, by id
+                undo = self.codec.delete_operations(scope, ids, DELETES_PER_OPERATION)
+                found["steps"] = [undo[i:i + OPERATIONS_PER_REQUEST] for i in range(0, len(undo), OPERATIONS_PER_REQUEST)]
             for step in found["steps"]:
                 self._send_step(step, "the recovery of an unfinished write")
             g, p_claim = self.codec.log_graph, self.vocab.predicate("claim")

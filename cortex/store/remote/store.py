@@ -107,12 +107,12 @@ class RemoteStore(AgentQueries, Journal):
             quads = [q for m in memories for q in self.codec.quads(scope, m, cache)] + others
             if activity is not None:
                 quads += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
-            change = self._journaled(scope, [m.id for m in memories], self._bulk_steps(quads), what)
+            change = self._journaled(scope, [m.id for m in memories], self._bulk_steps(quads), what, new=True)
         else:
             ops = self._insert_ops(scope, memories) + self._provenance_ops(scope, memories, activity, ())
             ops += self._quad_ops(others) if others else []
             # more than one request: journaled (see cortex.store.remote.journal)
-            change = self._change(scope, [m.id for m in memories], ops, what)
+            change = self._change(scope, [m.id for m in memories], ops, what, new=True)
         self._keep_texts(scope, memories)
         return change
 
