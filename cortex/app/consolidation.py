@@ -105,7 +105,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
                 if report.dry_run or plan.empty:
                     return report
                 try:
-                    report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))
+                    report.run = self._changing(lambda p=plan, r=report: runs.apply(self._memories, p, r, self._clock()))
                 except VersionConflictError:
                     if attempt + 1 == PLAN_ATTEMPTS:
                         raise

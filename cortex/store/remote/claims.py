@@ -87,9 +87,10 @@ class Claims(ChangeLog):
                 f"SELECT ?s ?c WHERE {{ VALUES ?s {{ {' '.join(str(s) for s in chunk)} }} GRAPH {g} {{ "
                 f"?s {p_claim} ?c }} }}", ("s", "c"))
                 if row["c"].value != mine.value and row["c"].value.split(" ", 1)[-1] not in adopt]
-            stale = [Quad(s, p_claim, c, g) for s, c in others if c.value.split(" ", 1)[0] < now]
+            dead = [(s, c) for s, c in others if c.value.split(" ", 1)[0] < now]
+            stale = [Quad(s, p_claim, c, g) for s, c in dead]
             # a dead writer's journaled write is finished first (or still runs, within its journal's lease)
-            unfinished = bool(stale) and self._settle({q.object.value.split(" ", 1)[-1] for q in stale} - adopt)
+            unfinished = bool(dead) and self._settle({c.value.split(" ", 1)[-1] for _, c in dead} - adopt)
             if stale and not unfinished:  # claims of writers that died holding them
                 self._update([f"DELETE DATA {{ GRAPH {g} {{ {self.codec.triples(stale[i:i + IDS_PER_READ])} }} }}"
                               for i in range(0, len(stale), IDS_PER_READ)], "the removal of expired claims")

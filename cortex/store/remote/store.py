@@ -18,8 +18,8 @@ from cortex.provenance import Activity
 from cortex.store.base import Change
 from cortex.store.rdf import MemoryCodec, sparql_term
 from cortex.store.remote.answers import unreadable_answers_are_store_errors
-from cortex.store.remote.journal import Journal, Step
 from cortex.store.remote.endpoint import Endpoint, http_auth
+from cortex.store.remote.journal import Journal, Step
 from cortex.store.remote.protocol import (DELETES_PER_OPERATION, GSP_MEMORIES, GSP_TRIPLES, MEMORIES_PER_OPERATION,
                                           OPERATIONS_PER_REQUEST)
 from cortex.store.remote.queries import AgentQueries
