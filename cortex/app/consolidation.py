@@ -12,7 +12,7 @@ from cortex.app.admin import AdminOps
 from cortex.app.kernel import _UNSET
 from cortex.app.memories import MemoryOps
 from cortex.app.reading import ReadingOps
-from cortex.errors import InvalidInputError, PermissionDeniedError
+from cortex.errors import InvalidInputError, PermissionDeniedError, VersionConflictError
 from cortex.model import (
     Memory,
     Scope,
@@ -26,6 +26,9 @@ from cortex.validation import (
 if TYPE_CHECKING:
     from cortex.consolidation import ConsolidationReport, ConsolidationSettings, ReviewItem, RunInfo, UndoReport
 
+
+#: Plans made of one run when another run changed its memories meanwhile (each retry reads what is stored).
+PLAN_ATTEMPTS = 3
 
 class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
     """Consolidation runs, their undo, the review of contradictions, a team's round end."""
@@ -100,20 +103,34 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         return Context(self._memories, self.consolidation, self.llm, self._state, now, make,
                        lambda text: self.redactor.redact(text).text)
 
-    def _run_plan(self, plan_run: Callable[[], Any], report: "ConsolidationReport") -> "ConsolidationReport":
-        """Plan a run (``plan_run()``: a :class:`cortex.consolidation.runs.Plan`) and, unless ``report`` is a dry
-        run's or there is nothing to do, write it: ``report.run`` is then its id."""
+    def _run_plan(self, plan_run: Callable[["ConsolidationReport", datetime], Any],
+                  new_report: Callable[[datetime], "ConsolidationReport"]) -> "ConsolidationReport":
+        """Plan a run (``plan_run(report, now)``: a :class:`cortex.consolidation.runs.Plan`) and, unless the report
+        is a dry run's or there is nothing to do, write it: ``report.run`` is then its id. A plan whose memories
+        another run changed meanwhile (another server consolidating the scope) is made again, now, from what is
+        stored: it then finds nothing left to do, or only what is left."""
         from cortex.consolidation import runs
 
-        # runs of one scope are serialised (the second plans from what the first wrote); the model is asked
-        # holding no lock other work needs, and the store's write lock is taken only to write (runs.apply)
-        with self._capturing:
-            lock = self._consolidating.setdefault(report.scope, threading.Lock())
-        with lock:
-            plan = plan_run()
-            if not report.dry_run and not plan.empty:
-                report.run = self._changing(lambda: runs.apply(self._memories, plan, report, self._clock()))
-        return report
+        for attempt in range(PLAN_ATTEMPTS):
+            now = self._clock()
+            report = new_report(now)
+            # runs of one scope are serialised (the second plans from what the first wrote); the model is asked
+            # holding no lock other work needs, and the store's write lock is taken only to write (runs.apply)
+            with self._capturing:
+                lock = self._consolidating.setdefault(report.scope, threading.Lock())
+            with lock:
+                plan = plan_run(report, now)
+                if report.dry_run or plan.empty:
+                    return report
+                try:
+                    report.run = self._changing(lambda p=plan, r=report: runs.apply(self._memories, p, r,
+                                                                                    self._clock()))
+                except VersionConflictError:
+                    if attempt + 1 == PLAN_ATTEMPTS:
+                        raise
+                    continue
+            return report
+        raise AssertionError("unreachable")
 
     def _consolidation_scopes(self, agent: str | None, team: str | None, swarm: bool) -> list[Scope]:
         """The scope named (as :meth:`_consolidation_target` checks it), or every stored scope when none is."""
@@ -136,10 +153,10 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         from cortex.model import ConsolidationReport
 
         scope, actor = self._consolidation_target(agent, team, swarm)
-        now = self._clock()
-        report = ConsolidationReport(scope=runs.scope_label(scope), actor=actor, dry_run=dry_run, started_at=now)
-        return self._run_plan(lambda: engine.plan_scope(self._consolidation_context(actor, scope, now), scope, actor,
-                                                        report, agent=agent), report)
+        return self._run_plan(lambda report, now: engine.plan_scope(self._consolidation_context(actor, scope, now),
+                                                                    scope, actor, report, agent=agent),
+                              lambda now: ConsolidationReport(scope=runs.scope_label(scope), actor=actor,
+                                                              dry_run=dry_run, started_at=now))
 
     def team_round_end(self, team: str, *, dry_run: bool = False) -> "ConsolidationReport":
         """The end of a round of ``team``: its lead's extractor distils the round's task outcomes and the members'
@@ -157,16 +174,18 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
                                             f"its parent's memory and has no extractor")
         scope, lead = self._consolidation_target(None, name, False)
         members = sorted(d.name for d in self.agents.list() if d.memory_enabled and name in d.settings.teams)
-        now = self._clock()
-        report = ConsolidationReport(scope=runs.scope_label(scope), actor=lead, dry_run=dry_run, started_at=now)
 
-        def member_memories(member: str, since: datetime | None) -> list[Memory]:
-            own = engine.current(self._memories, Scope.agent(member), now)
-            return [m for m in own if (since is None or m.created_at > since)
-                    and m.source in (Source.TASK_COMPLETION, Source.AGENT_END, Source.MANUAL, Source.INJECTED)]
+        def plan_round(report: ConsolidationReport, now: datetime) -> Any:
+            def member_memories(member: str, since: datetime | None) -> list[Memory]:
+                own = engine.current(self._memories, Scope.agent(member), now)
+                return [m for m in own if (since is None or m.created_at > since)
+                        and m.source in (Source.TASK_COMPLETION, Source.AGENT_END, Source.MANUAL, Source.INJECTED)]
 
-        return self._run_plan(lambda: engine.plan_round(self._consolidation_context(lead, scope, now), scope, lead,
-                                                        members, report, member_memories), report)
+            return engine.plan_round(self._consolidation_context(lead, scope, now), scope, lead, members, report,
+                                     member_memories)
+
+        return self._run_plan(plan_round, lambda now: ConsolidationReport(scope=runs.scope_label(scope), actor=lead,
+                                                                          dry_run=dry_run, started_at=now))
 
     def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,
                            swarm: bool = False, force: bool = False) -> "UndoReport":
@@ -251,4 +270,4 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         else:
             plan.checked = [f"dismissed:{keep} {supersede}"]
             report.dismissed = [item]
-        return self._run_plan(lambda: plan, report)
+        return self._run_plan(lambda _report, _now: plan, lambda _now: report)

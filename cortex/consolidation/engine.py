@@ -96,6 +96,7 @@ def plan_scope(ctx: Context, scope: Scope, actor: str, report: ConsolidationRepo
     distilled sessions."""
     plan = Plan(scope, actor, "consolidate", ctx.now)
     memories = current(ctx.repo, scope, ctx.now)
+    plan.seen = {m.id: m for m in memories}
     report.examined = len(memories)
     vectors, rows = _vectors(ctx.repo, scope, memories)
     clusters, left = find_clusters(memories, vectors=vectors, rows=rows, most=ctx.settings.max_merges)
@@ -212,6 +213,7 @@ def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], re
     previous = [r for r in runs(ctx.repo, scope) if r.kind == "round-end" and r.undone_at is None]
     since = previous[0].started_at if previous else ctx.now - ctx.settings.max_age
     everything = current(ctx.repo, scope, ctx.now)
+    plan.seen = {m.id: m for m in everything}
     entries = [m for m in everything if team.TEAM_MEMORY_TAG in m.tags]
     report.examined = len(entries)
     outcomes: list[Memory] = []

@@ -26,7 +26,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 from cortex import lifecycle, provenance
 from cortex.consolidation.duplicates import Cluster, merged_state
 from cortex.consolidation.report import ConsolidationReport, RunInfo, UndoReport
-from cortex.errors import InvalidInputError, RunNotFoundError, UndoConflictError
+from cortex.errors import InvalidInputError, RunNotFoundError, UndoConflictError, VersionConflictError
 from cortex.memories import MemoryRepository
 from cortex.model import Memory, Scope
 from cortex.vocab import date_time, parse_date_time
@@ -75,6 +75,8 @@ class Plan:
     evict: list[tuple[str, str]] = field(default_factory=list)
     distilled: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
+    #: each memory as the plan read it: applied only while they are all still so (uses aside)
+    seen: dict[str, Memory] = field(default_factory=dict)
 
     def touched(self) -> list[str]:
         """Ids of existing memories the run changes."""
@@ -110,7 +112,8 @@ class _Codec:
 
 def apply(repo: MemoryRepository, plan: Plan, report: ConsolidationReport, now: datetime) -> str:
     """Write ``plan`` in one atomic write (see the module's docstring); returns the run's id. Raises
-    :class:`~cortex.errors.VersionConflictError` (nothing written) when a memory it names changed meanwhile."""
+    :class:`~cortex.errors.VersionConflictError` (nothing written) when a memory it names changed since the plan
+    read it (``plan.seen``) or changes while it is written."""
     scope = plan.scope
     run = new_run_id(now)
     made_ids = {m.id for m in plan.created}
@@ -124,8 +127,14 @@ def apply(repo: MemoryRepository, plan: Plan, report: ConsolidationReport, now: 
         current = {m.id: m for m in repo.load(scope, ids)}
         missing = [i for i in ids if i not in current]
         if missing:
-            raise InvalidInputError("memory_id", f"memories changed while the run was planned (gone: "
-                                                 f"{', '.join(missing[:5])}); run it again")
+            seen = plan.seen.get(missing[0])
+            raise VersionConflictError(missing[0], seen.version if seen else 1, 0)
+        # linearizable like any update: a plan made from versions another run (another server) changed since is
+        # not applied on top of that run's result (a merge summed twice); the caller plans again
+        for memory_id in ids:
+            seen = plan.seen.get(memory_id)
+            if seen is not None and _differs(current[memory_id], seen):
+                raise VersionConflictError(memory_id, seen.version, current[memory_id].version)
         after: dict[str, Memory] = {}
 
         def now_of(memory_id: str) -> Memory:

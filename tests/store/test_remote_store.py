@@ -127,7 +127,7 @@ def flaky() -> Iterator[str]:
 
 def test_an_idempotent_query_is_retried_after_a_503(flaky):
     store = RemoteStore(f"sparql+http://{flaky}/sparql", Vocabulary())  # ASK on open: 503, then 200
-    assert _Flaky.calls == ["/sparql", "/sparql"]
+    assert _Flaky.calls[:2] == ["/sparql", "/sparql"]  # then its look for unfinished writes (503, then 200)
     store.close()
 
 

@@ -37,15 +37,26 @@ class _Claim:
 
     subjects: Sequence[NamedNode]
     release: tuple[str, ...]
+    #: the value of each claim triple, "<expiry> <token>" (a journal names the claims it holds)
+    value: str = ""
+
+    @property
+    def token(self) -> str:
+        return self.value.split(" ", 1)[-1] if self.value else ""
 
     def released(self) -> "_Claim":
-        return _Claim(self.subjects, ())
+        return _Claim(self.subjects, (), self.value)
 
 
 class Claims(ChangeLog):
     """Claims, and the reads a writer makes under them (a base of :class:`~cortex.store.remote.RemoteStore`)."""
 
-    def _claim(self, scope: Scope, memory_ids: Sequence[str]) -> "_Claim":
+    def _settle(self, tokens: set[str]) -> bool:
+        """Whether expired claims with these tokens belong to an unfinished journaled write (a base has none):
+        then it was finished first, or is still within its journal's lease, and the claim is tried again."""
+        return False
+
+    def _claim(self, scope: Scope, memory_ids: Sequence[str], adopt: frozenset[str] = frozenset()) -> "_Claim":
         """Claim memories for one write: the linearization point of writes to a shared store.
 
         SPARQL servers run concurrent updates on snapshots without conflict detection, and offer no
@@ -54,7 +65,9 @@ class Claims(ChangeLog):
         reads every claim on those memories: it goes ahead only when no other live claim is there, else it
         withdraws and tries again after a random wait. Two writers can never both see only their own claim (the
         later reader sees the earlier insert), so at most one holds a memory at a time. A claim is released in
-        the same request as the write; one whose writer died expires after :data:`CLAIM_LEASE` seconds."""
+        the same request as the write; one whose writer died expires after :data:`CLAIM_LEASE` seconds, unless a
+        journal names it (a write that spans requests, :mod:`cortex.store.remote.journal`): then that write is
+        finished first (``adopt``: the tokens of the journal a recovery finishes, whose claims it takes over)."""
         if not memory_ids:
             return _Claim((), ())
         g, p_claim = self.codec.log_graph, self.vocab.predicate("claim")
@@ -72,13 +85,17 @@ class Claims(ChangeLog):
             self._update(self.codec.insert_data(claims, IDS_PER_READ), "a claim")
             others = [(row["s"], row["c"]) for chunk in chunks for row in self._select(
                 f"SELECT ?s ?c WHERE {{ VALUES ?s {{ {' '.join(str(s) for s in chunk)} }} GRAPH {g} {{ "
-                f"?s {p_claim} ?c }} }}", ("s", "c")) if row["c"].value != mine.value]
-            stale = [Quad(s, p_claim, c, g) for s, c in others if c.value.split(" ", 1)[0] < now]
-            if stale:  # claims of writers that died holding them
+                f"?s {p_claim} ?c }} }}", ("s", "c"))
+                if row["c"].value != mine.value and row["c"].value.split(" ", 1)[-1] not in adopt]
+            dead = [(s, c) for s, c in others if c.value.split(" ", 1)[0] < now]
+            stale = [Quad(s, p_claim, c, g) for s, c in dead]
+            # a dead writer's journaled write is finished first (or still runs, within its journal's lease)
+            unfinished = bool(dead) and self._settle({c.value.split(" ", 1)[-1] for _, c in dead} - adopt)
+            if stale and not unfinished:  # claims of writers that died holding them
                 self._update([f"DELETE DATA {{ GRAPH {g} {{ {self.codec.triples(stale[i:i + IDS_PER_READ])} }} }}"
                               for i in range(0, len(stale), IDS_PER_READ)], "the removal of expired claims")
-            if len(others) == len(stale):
-                return _Claim(subjects, release)
+            if len(others) == len(stale) and not unfinished:
+                return _Claim(subjects, release, mine.value)
             self._update(list(release), "a claim's withdrawal")
             if time.monotonic() > deadline:
                 raise StoreError(f"memories of {scope.label} stayed claimed by another Cortex process for "

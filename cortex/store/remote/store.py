@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
@@ -17,16 +18,18 @@ from cortex.provenance import Activity
 from cortex.store.base import Change
 from cortex.store.rdf import MemoryCodec, sparql_term
 from cortex.store.remote.answers import unreadable_answers_are_store_errors
-from cortex.store.remote.claims import Claims
 from cortex.store.remote.endpoint import Endpoint, http_auth
+from cortex.store.remote.journal import Journal, Step
 from cortex.store.remote.protocol import (DELETES_PER_OPERATION, GSP_MEMORIES, GSP_TRIPLES, MEMORIES_PER_OPERATION,
                                           OPERATIONS_PER_REQUEST)
 from cortex.store.remote.queries import AgentQueries
 from cortex.vocab import Vocabulary, integer
 
+log = logging.getLogger("cortex.store")
+
 
 @unreadable_answers_are_store_errors
-class RemoteStore(AgentQueries, Claims):
+class RemoteStore(AgentQueries, Journal):
     """A :class:`~cortex.store.base.MemoryStore` on a SPARQL 1.1 server, safe to share between processes."""
 
     #: Other processes write to this store: derived indexes check its change log before each operation.
@@ -52,6 +55,10 @@ class RemoteStore(AgentQueries, Claims):
         self._texts: dict[tuple[Scope, str], str] = {}
         self._confines: bool | None = None  # whether the server honours a query's dataset (asked when needed)
         self.ping()
+        try:  # a write another process left unfinished (it died part way) is finished before anything is read
+            self.recover()
+        except StoreError as exc:  # a read-only account, say: its writers finish it
+            log.warning("%s", exc)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -100,36 +107,29 @@ class RemoteStore(AgentQueries, Claims):
             quads = [q for m in memories for q in self.codec.quads(scope, m, cache)] + others
             if activity is not None:
                 quads += self.codec.activity_quads(scope, activity, os.urandom(8).hex(), memories)
-            self._bulk(quads, what)
-            change = self._change(scope, [m.id for m in memories], [], "a change record")
+            change = self._journaled(scope, [m.id for m in memories], self._bulk_steps(quads), what, new=True)
         else:
             ops = self._insert_ops(scope, memories) + self._provenance_ops(scope, memories, activity, ())
             ops += self._quad_ops(others) if others else []
-            if len(ops) < OPERATIONS_PER_REQUEST:
-                change = self._change(scope, [m.id for m in memories], ops, what)
-            else:
-                # more than one request: the data first, its log record last (a reader never sees a record
-                # before its data); a failure part way leaves earlier requests' memories, unlogged until a
-                # reader's count check
-                for start in range(0, len(ops), OPERATIONS_PER_REQUEST):
-                    self._update(ops[start:start + OPERATIONS_PER_REQUEST], what)
-                change = self._change(scope, [m.id for m in memories], [], "a change record")
+            # more than one request: journaled (see cortex.store.remote.journal)
+            change = self._change(scope, [m.id for m in memories], ops, what, new=True)
         self._keep_texts(scope, memories)
         return change
 
-    def _bulk(self, quads: Sequence[Quad], what: str) -> None:
-        """Add quads through the Graph Store Protocol (``POST ?graph=``, N-Triples), each graph in requests of
-        at most :data:`GSP_TRIPLES` triples: ~10x the rate of ``INSERT DATA`` on Virtuoso."""
-        assert self.endpoint.gsp_url is not None
+    def _bulk_steps(self, quads: Sequence[Quad]) -> list[Step]:
+        """Quads as Graph Store Protocol requests (``POST ?graph=``, N-Triples), each graph in requests of at most
+        :data:`GSP_TRIPLES` triples: ~10x the rate of ``INSERT DATA`` on Virtuoso."""
         by_graph: dict[str, list[Quad]] = {}
         for q in quads:
             by_graph.setdefault(q.graph_name.value, []).append(q)  # type: ignore[union-attr]
-        for graph, group in by_graph.items():
-            for start in range(0, len(group), GSP_TRIPLES):
-                body = "".join(f"{sparql_term(q.subject)} {q.predicate} {sparql_term(q.object)} .\n"
-                               for q in group[start:start + GSP_TRIPLES])
-                self._send(self.endpoint.gsp_url, content=body.encode("utf-8"), params={"graph": graph},
-                           headers={"Content-Type": "application/n-triples"}, idempotent=False, what=what)
+        return [(graph, "".join(f"{sparql_term(q.subject)} {q.predicate} {sparql_term(q.object)} .\n"
+                                for q in group[start:start + GSP_TRIPLES]))
+                for graph, group in by_graph.items() for start in range(0, len(group), GSP_TRIPLES)]
+
+    def _bulk(self, quads: Sequence[Quad], what: str) -> None:
+        """Add quads through the Graph Store Protocol (see :meth:`_bulk_steps`), unjournaled."""
+        for step in self._bulk_steps(quads):
+            self._send_step(step, what)
 
     def load(self, data: Mapping[Scope, Sequence[Quad]], check: Callable[[], Mapping[Scope, Sequence[str]]],
              source: tuple[bytes, ox.RdfFormat] | None = None) -> dict[Scope, Change]:
@@ -199,7 +199,7 @@ class RemoteStore(AgentQueries, Claims):
                                                                         [new for _, new, _ in replaces], deletes)
             ops += self._quad_ops(extra) if extra else []
             ids = list(dict.fromkeys([m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)))
-            change = self._change(scope, ids, [*ops, *claim.release], "an update")
+            change = self._change(scope, ids, ops, "an update", claim=claim)
             claim = claim.released()
         finally:
             self._release(claim)
@@ -249,9 +249,9 @@ class RemoteStore(AgentQueries, Claims):
         claim = self._claim(scope, memory_ids)  # never beside a write of the same memories
         try:
             self._require_existing(scope, memory_ids)
-            change = self._change(scope, memory_ids, [*self.codec.delete_operations(scope, memory_ids,
-                                                                                   DELETES_PER_OPERATION),
-                                                      *claim.release], "a delete")
+            change = self._change(scope, memory_ids, self.codec.delete_operations(scope, memory_ids,
+                                                                                  DELETES_PER_OPERATION),
+                                  "a delete", claim=claim)
             claim = claim.released()
         finally:
             self._release(claim)
