@@ -75,6 +75,8 @@ class Plan:
     evict: list[tuple[str, str]] = field(default_factory=list)
     distilled: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
+    #: ids of the memories held for review instead of created (the report's ``held`` says what they are)
+    held: list[str] = field(default_factory=list)
 
     def touched(self) -> list[str]:
         """Ids of existing memories the run changes."""
@@ -87,7 +89,7 @@ class Plan:
     @property
     def empty(self) -> bool:
         return not (self.clusters or self.supersede or self.created or self.confirm or self.evict or self.distilled
-                    or self.checked)
+                    or self.checked or self.held)
 
 
 class _Codec:

@@ -16,6 +16,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cortex.capture.gate import features
+from cortex.capture.instructions import instruction_reason
 from cortex.errors import LLMOutputError
 from cortex.llm import LLMClient
 from cortex.llm.prompts import team as prompt
@@ -62,11 +64,38 @@ def extract(client: LLMClient, text: str, existing_ids: set[str], most: int) -> 
     return answer.entries[:most]
 
 
+#: Of an entry's content words, the share one member text of the round must hold for the entry to rest on it.
+MIN_SUPPORT = 0.5
+#: Words an entry may add to what it rests on without changing what it says ("the team decided to ...").
+_FRAMING = frozenset(features("team decided decision agreed lesson learned member owns context uses use").content)
+
+
+def held_reason(content: str, round_items: Sequence[Memory]) -> str | None:
+    """Why an entry the extractor proposes is held for review instead of written (docs/consolidation.md, "Held
+    for review"), or None: it reads as an instruction to agents; or no member text of the round (``round_items``:
+    the task outcomes and learnings it was shown) supports it (holds at least :data:`MIN_SUPPORT` of its
+    content words); or what supports it reads as an instruction to agents."""
+    reason = instruction_reason(content)
+    if reason is not None:
+        return f"the entry {reason}"
+    words = features(content).content - _FRAMING
+    if not words:
+        return None
+    support = [m for m in round_items if len(words & features(m.content).content) >= MIN_SUPPORT * len(words)]
+    if not support:
+        return "no member learning or task outcome of the round supports it"
+    for memory in support:
+        reason = instruction_reason(memory.content)
+        if reason is not None:
+            return f"it rests on a text of {memory.author or memory.agent} ({memory.id}) that {reason}"
+    return None
+
+
 def eviction_order(entries: Sequence[Memory], now: datetime) -> list[Memory]:
     """The entries least worth keeping first: least drawn on and shown, least confident, oldest."""
     return sorted(entries, key=lambda m: (m.used_count, m.usage_count, m.confidence,
                                           (m.validated_at or m.updated_at or m.created_at), m.id))
 
 
-__all__ = ["CATEGORIES", "Entry", "MAX_ROUND_ITEMS", "SYSTEM", "TEAM_MEMORY_TAG", "TeamMemory", "category_of",
-           "eviction_order", "extract", "round_text"]
+__all__ = ["CATEGORIES", "Entry", "MAX_ROUND_ITEMS", "MIN_SUPPORT", "SYSTEM", "TEAM_MEMORY_TAG", "TeamMemory", "category_of",
+           "eviction_order", "extract", "held_reason", "round_text"]
