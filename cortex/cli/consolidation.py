@@ -86,7 +86,7 @@ def review(state: _State, agent: str | None, team: str | None, swarm: bool, acce
     memory, `--reject ID` rejects it. A decision is a run of its own, which `cortex consolidate --undo RUN`
     takes back."""
     if sum(1 for given in (accept, dismiss, approve, reject) if given) > 1:
-        raise click.UsageError("give one of --accept, --dismiss, --approve or --reject")
+        raise click.UsageError("give one of --accept, --dismiss, --approve or --reject, not both")
     decided = accept or dismiss or ((approve, "") if approve else (reject, "") if reject else None)
     if decided:
         keep, supersede = decided
