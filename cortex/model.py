@@ -366,6 +366,9 @@ class CaptureReport(BaseModel):
     summary: Memory | None = None
     #: task outcomes recorded from the subagent calls the transcript shows
     tasks: list[Memory] = []
+    #: task outcomes for another agent that read as instructions to agents: held for review, not recorded
+    #: (``cortex review AGENT`` lists them)
+    held: list["ReviewItem"] = []
     #: memories shown to the agent that its output drew on (the "used" signal)
     used: list[str] = []
     #: whether a language model extracted learnings (else marker lines only), and why not
@@ -554,6 +557,9 @@ class ReviewItem(BaseModel):
     agent: str | None = None
     origin: dict[str, Any] = Field(default_factory=dict)
     entry: dict[str, Any] | None = None
+
+
+CaptureReport.model_rebuild()  # its ``held`` names ReviewItem, defined after it
 
 
 class ConsolidationReport(BaseModel):

@@ -210,6 +210,29 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
                     items.append(item)
         return items + self._held(scope, plans)
 
+    def hold_task(self, agent: str, task: str, output: str = "", status: str = "ok", *, reason: str,
+                  actor: str, origin: Mapping[str, Any]) -> "ReviewItem":
+        """Hold for review the task outcome a capture by ``actor`` would record for ``agent`` (another agent):
+        not written, listed by :meth:`review` (kind ``held``, with ``origin`` and ``reason``) until a lead or an
+        admin approves or rejects it; recorded as a run of kind ``held`` in ``agent``'s provenance."""
+        from cortex.capture import tasks
+        from cortex.consolidation import runs
+        from cortex.model import ConsolidationReport, ReviewItem
+
+        entry = tasks.task_entry(task, output, status)
+        entry["content"] = self.redactor.redact(entry["content"]).text
+        entry["metadata"]["task"] = self.redactor.redact(entry["metadata"]["task"]).text
+        entry["project"] = self._agent(agent).settings.project or config.DEFAULT_PROJECT
+        scope, [memory] = self._new_memories(agent, [entry], batch=False)
+        now = self._clock()
+        item = ReviewItem(run=None, scope=runs.scope_label(scope), keep=memory.id, reason=reason,
+                          keep_content=memory.content, kind="held", agent=actor, origin=dict(origin),
+                          entry=memory.model_dump(mode="json"))
+        report = ConsolidationReport(scope=item.scope, actor=actor, started_at=now, held=[item])
+        plan = runs.Plan(scope, actor, "held", now)
+        plan.held = [memory.id]
+        return item.model_copy(update={"run": self._run_plan(lambda: plan, report).run})
+
     def _held(self, scope: Scope, plans: list[tuple[str, dict[str, Any]]]) -> list["ReviewItem"]:
         """The memories held for review in ``scope`` by runs not undone, not yet approved or rejected (a decision
         is a run's ``approved:ID`` or ``rejected:ID`` checkpoint: undoing it puts the item back)."""

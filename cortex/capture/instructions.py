@@ -59,16 +59,29 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((reason, re.compile(patt
      r"(?:reviews?|approvals?|tests|ci|checks|hooks|verification|signing|sandbox|safeguards?|guardrails?|"
      r"security checks?|tls verification|ssl verification|2fa|mfa|auth(?:entication)?)\b"),
     ("talks agents out of a safeguard",
-     r"^(?!.*\b(?:never|not|don'?t|do not|avoid|no|without|instead of|rather than|refuse|forbidden|prohibited|"
-     r"unless|except)\b).*(?:(?<![\w-])--force(?![\w-])|(?<![\w-])-f\s+push|--no-verify|"
-     r"--dangerously-skip-permissions|--insecure|--skip-checks|chmod\s+(?:-R\s+)?777)"),
-    ("talks agents out of a safeguard",
      r"\b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"),
     ("asks for secrets to be sent",
      r"\b(?:send|post|upload|forward|email|paste|exfiltrate|leak|share)\s+(?:the\s+|all\s+|your\s+|any\s+)?"
      r"(?:api\s+)?(?:tokens?|secrets?|credentials?|passwords?|keys?|env(?:ironment)?(?: variables?)?|\.env|"
      r"ssh keys?|cookies?)\s+(?:to|at|via)\b"),
 ))
+
+
+#: Flags and commands that switch a safeguard off; held unless their clause forbids them ("never ... --force").
+_UNSAFE = re.compile(r"(?<![\w-])--force(?![\w-])|--no-verify\b|--dangerously-skip-permissions\b|--insecure\b|"
+                     r"--skip-checks\b|\bchmod\s+(?:-R\s+)?(?:0?777|a\+rwx)\b", re.IGNORECASE)
+_FORBIDS = re.compile(r"\b(?:never|not|don'?t|do not|avoid|no|without|instead of|rather than|refuse|forbidden|"
+                      r"prohibited|unless|except|mustn'?t|shouldn'?t|stop)\b", re.IGNORECASE)
+
+
+def _unsafe_flag(text: str) -> bool:
+    """Whether ``text`` recommends a safeguard-off flag: one whose clause (up to it, from the last ``;``, ``.``,
+    ``:`` or line break) does not forbid it."""
+    for found in _UNSAFE.finditer(text):
+        clause = re.split(r"[;.:\n]|,\s+(?:and|but|so)\b", text[:found.start()])[-1]
+        if not _FORBIDS.search(clause):
+            return True
+    return False
 
 
 def _normalised(text: str) -> str:
@@ -86,6 +99,8 @@ def instruction_reason(text: str) -> str | None:
         for reason, pattern in _RULES:
             if pattern.search(candidate):
                 return reason
+        if _unsafe_flag(candidate):
+            return "talks agents out of a safeguard"
     return None
 
 

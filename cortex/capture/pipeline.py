@@ -25,7 +25,7 @@ from cortex.capture.redact import Redactor
 from cortex.capture.tasks import task_entry
 from cortex.capture.transcripts import Message, Transcript, read
 from cortex.errors import CortexError, InvalidInputError
-from cortex.model import Captured, CaptureReport, Memory, Page, SearchResult, Source
+from cortex.model import Captured, CaptureReport, Memory, Page, ReviewItem, SearchResult, Source
 from cortex.provenance import activity as provenance_activity
 from cortex.validation import memory_from_entry
 
@@ -56,6 +56,9 @@ class CapturePort(Protocol):
     def validate(self, agent: str, memory_id: str) -> Memory: ...
 
     def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]: ...
+
+    def hold_task(self, agent: str, task: str, output: str = "", status: str = "ok", *, reason: str,
+                  actor: str, origin: Mapping[str, Any]) -> ReviewItem: ...
 
 
 class TranscriptCapture:
@@ -139,8 +142,11 @@ class TranscriptCapture:
     def tasks(self) -> None:
         """A task outcome under each declared subagent the transcript's subagent calls name (built-in and
         undeclared agents have no memory: skipped)."""
+        origin = {"channel": "task", "session": self.report.session, "file": os.path.basename(self.transcript),
+                  "tool": "Task"}
         with provenance_activity(channel="task"):
-            self.report.tasks = record_outcomes(self.port, self.new.subagent_tasks)
+            self.report.tasks = record_outcomes(self.port, self.new.subagent_tasks, capturer=self.agent,
+                                                origin=origin, held=self.report.held)
 
     def model(self, *, summary: bool = True, prepared: MutableMapping[PartKey, Any] | None = None) -> None:
         """The model's part: learnings and (``summary``) a summary of its part, from an extraction ``prepared``
@@ -219,9 +225,14 @@ class TranscriptCapture:
                 report.stored.append(memory)
 
 
-def record_outcomes(port: CapturePort, calls: Sequence[Any]) -> list[Memory]:
+def record_outcomes(port: CapturePort, calls: Sequence[Any], *, capturer: str | None = None,
+                    origin: Mapping[str, Any] | None = None, held: list[ReviewItem] | None = None) -> list[Memory]:
     """Record the outcome of each subagent call of ``calls`` under the declared agent it names, unless that agent
-    has it already (by the SubagentStop hook, or an earlier capture); returns the memories recorded."""
+    has it already (by the SubagentStop hook, or an earlier capture); returns the memories recorded. An outcome
+    for an agent other than ``capturer`` that reads as an instruction to agents is held for review instead
+    (appended to ``held``; docs/capture.md, "Held for review")."""
+    from cortex.capture.instructions import instruction_reason
+
     recorded = []
     known: dict[str, set[Any]] = {}  # per agent, the tasks it has outcomes of (read once per capture)
     for agent_type, task, result, status in captured.subagent_outcomes(calls):
@@ -234,6 +245,13 @@ def record_outcomes(port: CapturePort, calls: Sequence[Any]) -> list[Memory]:
         shown = task_entry(task, result, status)["metadata"]["task"]
         if shown in known[name]:
             continue  # recorded already (by the SubagentStop hook, or an earlier capture)
-        recorded.append(port.record_task(name, task, result, status))
+        reason = instruction_reason(f"{task}\n{result}") if capturer is not None and name != capturer else None
+        if reason is not None:
+            item = port.hold_task(name, task, result, status, reason=f"the subagent's result {reason}",
+                                  actor=capturer or name, origin=dict(origin or {}, subagent=agent_type))
+            if held is not None:
+                held.append(item)
+        else:
+            recorded.append(port.record_task(name, task, result, status))
         known[name].add(shown)
     return recorded

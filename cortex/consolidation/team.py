@@ -81,13 +81,17 @@ def held_reason(content: str, round_items: Sequence[Memory]) -> str | None:
     words = features(content).content - _FRAMING
     if not words:
         return None
-    support = [m for m in round_items if len(words & features(m.content).content) >= MIN_SUPPORT * len(words)]
+    shares = [(len(words & features(m.content).content) / len(words), m) for m in round_items]
+    support = [(share, m) for share, m in shares if share >= MIN_SUPPORT]
     if not support:
         return "no member learning or task outcome of the round supports it"
-    for memory in support:
-        reason = instruction_reason(memory.content)
-        if reason is not None:
-            return f"it rests on a text of {memory.author or memory.agent} ({memory.id}) that {reason}"
+    # what it rests on is the text that holds the most of it: an instruction, unless a clean text holds as much
+    steering = [(share, m, reason) for share, m in support if (reason := instruction_reason(m.content)) is not None]
+    clean = max((share for share, m in support if instruction_reason(m.content) is None), default=0.0)
+    best = max(steering, key=lambda found: found[0], default=None)
+    if best is not None and best[0] > clean:
+        share, memory, reason = best
+        return f"it rests on a text of {memory.author or memory.agent} ({memory.id}) that {reason}"
     return None
 
 

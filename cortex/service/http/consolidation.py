@@ -75,7 +75,8 @@ def resolve_review(caller: Caller, cx: Cx, body: ReviewBody) -> ConsolidationRep
     ``supersede``): ``accept`` approves and writes it, ``accept=false`` rejects it. Each is a run of its own
     (kind ``review``, ``run`` in the answer), undone like any other. 422 when the review lists no such item. Who
     may: as for consolidate."""
-    name = _consolidating(cx, caller, body.agent, body.team, body.swarm)
+    name = _consolidating(cx, caller, body.agent, body.team, body.swarm) if body.supersede else \
+        caller.require_held_decision(body.agent, body.team, body.swarm, cx.describe_agents)
     return cx.resolve_review(body.keep, body.supersede, accept=body.accept, agent=name, team=body.team,
                              swarm=body.swarm)
 

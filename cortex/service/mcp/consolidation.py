@@ -122,5 +122,6 @@ class ConsolidationTools(ToolContext):
         accept approves and writes it, accept=false rejects it). Each is a run of its own (kind review, `run` in
         the report), undone with undo_consolidation like any other. Who may: as for consolidate."""
         with self.tool_errors():
-            name = self.consolidating(ctx, agent, team, swarm)
+            name = self.consolidating(ctx, agent, team, swarm) if supersede else \
+                self.caller_of(ctx).require_held_decision(agent, team, swarm, self.backend().describe_agents)
             return self.backend().resolve_review(keep, supersede, accept=accept, agent=name, team=team, swarm=swarm)
