@@ -210,19 +210,19 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
                     items.append(item)
         return items + self._held(scope, plans)
 
-    def hold_task(self, agent: str, task: str, output: str = "", status: str = "ok", *, reason: str,
-                  actor: str, origin: Mapping[str, Any]) -> "ReviewItem":
-        """Hold for review the task outcome a capture by ``actor`` would record for ``agent`` (another agent):
-        not written, listed by :meth:`review` (kind ``held``, with ``origin`` and ``reason``) until a lead or an
-        admin approves or rejects it; recorded as a run of kind ``held`` in ``agent``'s provenance."""
-        from cortex.capture import tasks
+    def hold_memory(self, agent: str, entry: Mapping[str, Any], *, reason: str, actor: str,
+                    origin: Mapping[str, Any]) -> "ReviewItem":
+        """Hold for review the memory an automatic channel (a capture by ``actor``) would write for ``agent``
+        (``entry``: its fields, as for ``store``; redacted here): not written, listed by :meth:`review` (kind
+        ``held``, with ``origin`` and ``reason``) until a lead or an admin approves or rejects it; recorded as a run
+        of kind ``held`` in ``agent``'s provenance."""
         from cortex.consolidation import runs
         from cortex.model import ConsolidationReport, ReviewItem
 
-        entry = tasks.task_entry(task, output, status)
-        entry["content"] = self.redactor.redact(entry["content"]).text
-        entry["metadata"]["task"] = self.redactor.redact(entry["metadata"]["task"]).text
-        entry["project"] = self._agent(agent).settings.project or config.DEFAULT_PROJECT
+        entry = {**entry, "content": self.redactor.redact(str(entry.get("content", ""))).text}
+        if isinstance(entry.get("metadata"), Mapping) and isinstance(entry["metadata"].get("task"), str):
+            entry["metadata"] = {**entry["metadata"], "task": self.redactor.redact(entry["metadata"]["task"]).text}
+        entry.setdefault("project", self._agent(agent).settings.project or config.DEFAULT_PROJECT)
         scope, [memory] = self._new_memories(agent, [entry], batch=False)
         now = self._clock()
         item = ReviewItem(run=None, scope=runs.scope_label(scope), keep=memory.id, reason=reason,

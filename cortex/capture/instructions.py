@@ -104,4 +104,28 @@ def instruction_reason(text: str) -> str | None:
     return None
 
 
-__all__ = ["instruction_reason"]
+#: Of a learning's content words, the share a text must hold for the learning to rest on it.
+MIN_SHARE = 0.5
+#: ``metadata[READ_KEY] == READ``: a learning a model took from text the agent read (a tool output, a file,
+#: another agent's answer), not from text the agent wrote itself.
+READ_KEY, READ = "learned_from", "read"
+
+
+def share(content: str, text: str) -> float:
+    """How much of ``content``'s content words ``text`` holds (1.0 for a content without any)."""
+    from cortex.capture.gate import features
+
+    words = features(content).content
+    return len(words & features(text).content) / len(words) if words else 1.0
+
+
+def written_by_agent(content: str, own_text: str, read_text: str) -> bool:
+    """Whether a learning a model extracted rests on what the agent wrote itself (``own_text``: its own
+    messages) rather than on what it read (``read_text``: tool outputs, files, other agents' answers, prompts):
+    its own text holds at least :data:`MIN_SHARE` of the learning's content words, and no less than the read
+    text does."""
+    own = share(content, own_text)
+    return own >= MIN_SHARE and own >= share(content, read_text)
+
+
+__all__ = ["MIN_SHARE", "READ", "READ_KEY", "instruction_reason", "share", "written_by_agent"]
