@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -366,6 +366,9 @@ class CaptureReport(BaseModel):
     summary: Memory | None = None
     #: task outcomes recorded from the subagent calls the transcript shows
     tasks: list[Memory] = []
+    #: task outcomes for another agent that read as instructions to agents: held for review, not recorded
+    #: (``cortex review AGENT`` lists them)
+    held: list["ReviewItem"] = []
     #: memories shown to the agent that its output drew on (the "used" signal)
     used: list[str] = []
     #: whether a language model extracted learnings (else marker lines only), and why not
@@ -542,16 +545,27 @@ class Eviction(BaseModel):
 
 
 class ReviewItem(BaseModel):
-    """A contradiction the model found and a run did not apply (``cortex review``): ``supersede`` would be replaced
-    by ``keep``."""
+    """One item of the review queue (``cortex review``). ``kind`` ``contradiction``: a contradiction the model
+    found and a run did not apply: ``supersede`` would be replaced by ``keep``. ``kind`` ``held``: a memory an
+    automatic channel would have written where it reaches other agents (a team's or the swarm's memory, another
+    agent's), held for review instead (docs/consolidation.md, "Held for review"): ``keep`` is the id it gets when
+    approved, ``keep_content`` its content, ``agent`` who it came from, ``origin`` where (channel, run, session,
+    file, tool), ``reason`` why it was held, ``entry`` the memory as it would be written; ``supersede`` is empty."""
 
     run: str | None
     scope: str
     keep: str
-    supersede: str
+    supersede: str = ""
     reason: str
     keep_content: str = ""
     supersede_content: str = ""
+    kind: Literal["contradiction", "held"] = "contradiction"
+    agent: str | None = None
+    origin: dict[str, Any] = Field(default_factory=dict)
+    entry: dict[str, Any] | None = None
+
+
+CaptureReport.model_rebuild()  # its ``held`` names ReviewItem, defined after it
 
 
 class ConsolidationReport(BaseModel):
@@ -569,8 +583,11 @@ class ConsolidationReport(BaseModel):
     superseded: list[Supersession] = Field(default_factory=list)
     #: contradictions listed for review instead of applied
     review: list[ReviewItem] = Field(default_factory=list)
-    #: contradictions from the review someone decided to keep both of (``resolve_review(..., accept=False)``)
+    #: contradictions from the review someone decided to keep both of, held memories rejected
+    #: (``resolve_review(..., accept=False)``)
     dismissed: list[ReviewItem] = Field(default_factory=list)
+    #: what the run would have written where it reaches other agents, held for review instead (kind ``held``)
+    held: list[ReviewItem] = Field(default_factory=list)
     created: list[Memory] = Field(default_factory=list)
     confirmed: list[Confirmation] = Field(default_factory=list)
     evicted: list[Eviction] = Field(default_factory=list)
@@ -588,7 +605,7 @@ class ConsolidationReport(BaseModel):
     def changed(self) -> bool:
         """Whether the run changes anything in the store."""
         return bool(self.merges or self.superseded or self.created or self.confirmed or self.evicted
-                    or self.sessions or self.dismissed)
+                    or self.sessions or self.dismissed or self.held)
 
 
 class RunInfo(BaseModel):

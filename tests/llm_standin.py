@@ -27,6 +27,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Union
 
@@ -72,7 +73,10 @@ MAX_DEFAULT_LESSONS = 5
 class StandIn:
     """The server, on 127.0.0.1 and a free port (or ``port``), answering from a thread while open."""
 
-    def __init__(self, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, port: int = 0, host: str = "127.0.0.1",
+                 answer: Callable[[dict[str, Any]], str] | None = None) -> None:
+        #: What it answers when nothing is scripted (``default_answer``, or another model's behaviour)
+        self.answer = answer or default_answer
         self.requests: list[dict[str, Any]] = []
         #: The headers of each request, in the order of ``requests`` (names in lower case).
         self.headers: list[dict[str, str]] = []
@@ -159,6 +163,20 @@ def _contradictions(user: str) -> list[dict[str, str]]:
     return found
 
 
+def quoted_lines(user: str) -> list[str]:
+    """The lines of a user message, a line that is a JSON object read as its quoted text (``text``, else
+    ``content``): what a model reading the quoted data sees."""
+    lines = []
+    for line in user.splitlines():
+        try:
+            data = json.loads(line)
+        except ValueError:
+            data = None
+        text = (data.get("text") or data.get("content")) if isinstance(data, dict) else None
+        lines.extend(str(text).splitlines() if text is not None else [line])
+    return lines
+
+
 def default_answer(body: dict[str, Any]) -> str:
     """What the stand-in answers when nothing is scripted, by the request's ``json_schema`` name."""
     name = (((body.get("response_format") or {}).get("json_schema")) or {}).get("name")
@@ -173,7 +191,7 @@ def default_answer(body: dict[str, Any]) -> str:
         return json.dumps({"contradictions": _contradictions(user)})
     if name == "team_memory":
         entries = []
-        for line in user.splitlines():
+        for line in quoted_lines(user):
             found = re.search(r"\b(DECISION|LESSON|MEMBER|CONTEXT): (.+)$", line)
             if found:
                 entries.append({"category": found.group(1).lower(), "content": found.group(2).strip(),
@@ -232,7 +250,7 @@ def _handler(standin: StandIn) -> type[BaseHTTPRequestHandler]:
                     return
                 answer = answer.answer
             if answer is None:
-                self._send(200, completion(default_answer(body), body))
+                self._send(200, completion(standin.answer(body), body))
             elif isinstance(answer, Status):
                 error = answer.body if answer.body is not None else {
                     "error": {"message": f"stand-in status {answer.code}", "type": "standin"}}

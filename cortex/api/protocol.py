@@ -425,14 +425,16 @@ class ConsolidationAPI(Protocol):
 
     def review(self, agent: str | None = None, *, team: str | None = None,
                swarm: bool = False) -> list["ReviewItem"]:
-        """The contradictions consolidation found and did not apply, still open (both memories current)."""
+        """The review queue: the contradictions consolidation found and did not apply, still open (both memories
+        current), and the memories held for review (kind ``held``), not yet decided."""
         ...
 
-    def resolve_review(self, keep: str, supersede: str, *, accept: bool = True, agent: str | None = None,
+    def resolve_review(self, keep: str, supersede: str = "", *, accept: bool = True, agent: str | None = None,
                        team: str | None = None, swarm: bool = False) -> "ConsolidationReport":
-        """Decide a contradiction listed for review: ``accept`` supersedes ``supersede`` by ``keep``;
-        ``accept=False`` keeps both and takes the pair off the list. Either is a run of its own (kind ``review``),
-        undone like any other."""
+        """Decide an item of the review queue: a contradiction (``accept`` supersedes ``supersede`` by ``keep``;
+        ``accept=False`` keeps both and takes the pair off the list) or a held memory (``keep`` its id,
+        ``supersede`` empty: ``accept`` approves and writes it, ``accept=False`` rejects it). Each is a run of its
+        own (kind ``review``), undone like any other."""
         ...
 
 

@@ -219,8 +219,10 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
 
     def review(self, agent: str | None = None, *, team: str | None = None,
                swarm: bool = False) -> list["ReviewItem"]:
-        """The contradictions consolidation found and did not apply (``apply_contradictions`` off), still open:
-        both memories current. Decide one with :meth:`resolve_review`."""
+        """The review queue of one scope: the contradictions consolidation found and did not apply
+        (``apply_contradictions`` off), still open (both memories current), and the memories held for review
+        (kind ``held``: what an automatic channel would have written where it reaches other agents, with its
+        origin and why it was held), not yet decided. Decide one with :meth:`resolve_review`."""
         from cortex.consolidation import runs
         from cortex.model import ReviewItem
 
@@ -244,19 +246,67 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
                 if len(found) == 2 and all(m.superseded_by is None and not m.expired(now)
                                            and (m.valid_until is None or m.valid_until > now) for m in found.values()):
                     items.append(item)
+        return items + self._held(scope, plans)
+
+    def hold_memory(self, agent: str, entry: Mapping[str, Any], *, reason: str, actor: str,
+                    origin: Mapping[str, Any]) -> "ReviewItem":
+        """Hold for review the memory an automatic channel (a capture by ``actor``) would write for ``agent``
+        (``entry``: its fields, as for ``store``; redacted here): not written, listed by :meth:`review` (kind
+        ``held``, with ``origin`` and ``reason``) until a lead or an admin approves or rejects it; recorded as a run
+        of kind ``held`` in ``agent``'s provenance."""
+        from cortex.consolidation import runs
+        from cortex.model import ConsolidationReport, ReviewItem
+
+        entry = {**entry, "content": self.redactor.redact(str(entry.get("content", ""))).text}
+        if isinstance(entry.get("metadata"), Mapping) and isinstance(entry["metadata"].get("task"), str):
+            entry["metadata"] = {**entry["metadata"], "task": self.redactor.redact(entry["metadata"]["task"]).text}
+        entry.setdefault("project", self._agent(agent).settings.project or config.DEFAULT_PROJECT)
+        scope, [memory] = self._new_memories(agent, [entry], batch=False)
+        now = self._clock()
+        item = ReviewItem(run=None, scope=runs.scope_label(scope), keep=memory.id, reason=reason,
+                          keep_content=memory.content, kind="held", agent=actor, origin=dict(origin),
+                          entry=memory.model_dump(mode="json"))
+        report = ConsolidationReport(scope=item.scope, actor=actor, started_at=now, held=[item])
+        plan = runs.Plan(scope, actor, "held", now)
+        plan.held = [memory.id]
+        return item.model_copy(update={"run": self._run_plan(lambda _report, _now: plan, lambda _now: report).run})
+
+    def _held(self, scope: Scope, plans: list[tuple[str, dict[str, Any]]]) -> list["ReviewItem"]:
+        """The memories held for review in ``scope`` by runs not undone, not yet approved or rejected (a decision
+        is a run's ``approved:ID`` or ``rejected:ID`` checkpoint: undoing it puts the item back)."""
+        from cortex.consolidation import runs
+        from cortex.model import ReviewItem
+
+        _, checked = runs.consumed(self._memories, scope)
+        decided = {key.split(":", 1)[1] for key in checked if key.startswith(("approved:", "rejected:"))}
+        items: list[ReviewItem] = []
+        for run, plan in plans:
+            for raw in plan.get("held", []):
+                try:
+                    item = ReviewItem.model_validate({**raw, "run": run, "kind": "held"})
+                except ValueError:
+                    continue
+                if item.keep not in decided and item.entry is not None:
+                    decided.add(item.keep)
+                    items.append(item)
         return items
 
-    def resolve_review(self, keep: str, supersede: str, *, accept: bool = True, agent: str | None = None,
+    def resolve_review(self, keep: str, supersede: str = "", *, accept: bool = True, agent: str | None = None,
                        team: str | None = None, swarm: bool = False) -> "ConsolidationReport":
-        """Decide a contradiction listed for review (:meth:`review`): ``accept`` supersedes ``supersede`` by
-        ``keep``; ``accept=False`` keeps both and takes the pair off the list. Either is a run of its own (kind
-        ``review``), undone like any other."""
+        """Decide an item of the review queue (:meth:`review`). A contradiction (``keep`` and ``supersede``):
+        ``accept`` supersedes ``supersede`` by ``keep``; ``accept=False`` keeps both and takes the pair off the
+        list. A held memory (``keep`` its id, ``supersede`` empty): ``accept`` approves it (written as the item
+        shows it, superseding the entry it updates when that is still current), ``accept=False`` rejects it (it
+        stays in the record of the run that held it, and is never written). Each is a run of its own (kind
+        ``review``), undone like any other: who decided and when is in provenance."""
         from cortex.consolidation import runs
         from cortex.model import ConsolidationReport, Supersession
 
         scope, actor = self._consolidation_target(agent, team, swarm)
+        if not supersede:
+            return self._resolve_held(scope, actor, keep, accept, self.review(agent, team=team, swarm=swarm))
         item = next((i for i in self.review(agent, team=team, swarm=swarm)
-                     if (i.keep, i.supersede) == (keep, supersede)), None)
+                     if i.kind == "contradiction" and (i.keep, i.supersede) == (keep, supersede)), None)
         if item is None:
             raise InvalidInputError("supersede", f"no open contradiction keeping {keep!r} over {supersede!r} in "
                                                  f"{runs.scope_label(scope)}: `cortex review` lists them")
@@ -270,4 +320,33 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         else:
             plan.checked = [f"dismissed:{keep} {supersede}"]
             report.dismissed = [item]
+        return self._run_plan(lambda _report, _now: plan, lambda _now: report)
+
+    def _resolve_held(self, scope: Scope, actor: str, held: str, accept: bool,
+                      queue: list["ReviewItem"]) -> "ConsolidationReport":
+        """Approve (write) or reject a held memory of ``queue``, in a run of its own."""
+        from cortex.consolidation import runs
+        from cortex.model import ConsolidationReport, Supersession
+
+        item = next((i for i in queue if i.kind == "held" and i.keep == held), None)
+        if item is None or item.entry is None:
+            raise InvalidInputError("keep", f"no memory held for review with id {held!r} in "
+                                            f"{runs.scope_label(scope)}: `cortex review` lists them (a contradiction "
+                                            f"names both memories: keep and supersede)")
+        now = self._clock()
+        report = ConsolidationReport(scope=runs.scope_label(scope), actor=actor, started_at=now, examined=1)
+        plan = runs.Plan(scope, actor, "review", now)
+        if not accept:
+            plan.checked = [f"rejected:{held}"]
+            report.dismissed = [item]
+            return self._run_plan(lambda _report, _now: plan, lambda _now: report)
+        memory = Memory.model_validate({**item.entry, "updated_at": now, "validated_at": now})
+        plan.created = report.created = [memory]
+        plan.checked = [f"approved:{held}"]
+        replaces = item.origin.get("replaces")
+        if isinstance(replaces, str) and any(m.superseded_by is None and (m.valid_until is None or m.valid_until > now)
+                                             for m in self._memories.load(scope, [replaces])):
+            reason = f"approved from review: {item.reason}"
+            plan.supersede = [(replaces, memory.id, reason)]
+            report.superseded = [Supersession(old=replaces, new=memory.id, reason=reason)]
         return self._run_plan(lambda _report, _now: plan, lambda _now: report)

@@ -25,7 +25,7 @@ from cortex.capture.redact import Redactor
 from cortex.capture.tasks import task_entry
 from cortex.capture.transcripts import Message, Transcript, read
 from cortex.errors import CortexError, InvalidInputError, NotYoursError
-from cortex.model import Captured, CaptureReport, Memory, Page, SearchResult, Source
+from cortex.model import Captured, CaptureReport, Memory, Page, ReviewItem, SearchResult, Source
 from cortex.provenance import activity as provenance_activity
 from cortex.validation import memory_from_entry
 
@@ -56,6 +56,9 @@ class CapturePort(Protocol):
     def validate(self, agent: str, memory_id: str) -> Memory: ...
 
     def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]: ...
+
+    def hold_memory(self, agent: str, entry: Mapping[str, Any], *, reason: str, actor: str,
+                    origin: Mapping[str, Any]) -> ReviewItem: ...
 
 
 class TranscriptCapture:
@@ -139,8 +142,11 @@ class TranscriptCapture:
     def tasks(self) -> None:
         """A task outcome under each declared subagent the transcript's subagent calls name (built-in and
         undeclared agents have no memory: skipped)."""
+        origin = {"channel": "task", "session": self.report.session, "file": os.path.basename(self.transcript),
+                  "tool": "Task"}
         with provenance_activity(channel="task"):
-            self.report.tasks = record_outcomes(self.port, self.new.subagent_tasks, self.report)
+            self.report.tasks = record_outcomes(self.port, self.new.subagent_tasks, self.report, capturer=self.agent,
+                                                origin=origin, held=self.report.held)
 
     def model(self, *, summary: bool = True, prepared: MutableMapping[PartKey, Any] | None = None,
               ask: bool = True) -> None:
@@ -201,11 +207,14 @@ class TranscriptCapture:
                 continue
         # with a model, a paraphrase that only adds or drops words is a duplicate too (measured: docs/capture.md)
         gate = Gate(list(existing.items()), vectors=meaning(self.embeddings))
+        own = "\n".join(m.text for m in mine if m.role == "assistant" and m.kind == "text")
+        read = "\n".join(m.text for m in mine if not (m.role == "assistant" and m.kind == "text"))
         entries = []
         for item, verdict in zip(candidates, gate.judge_all([c["content"] for c in candidates])):
             if verdict.action == "store":
                 entries.append({**item, "project": self.project, "source": Source.AGENT_END,
                                 "tags": captured.tags_of(item["tags"]), "metadata": meta})
+                self._vet_learning(entries, own, read)
             elif verdict.action == "confirm" and verdict.match is not None:
                 try:
                     report.confirmed.append(self.port.validate(agent, verdict.match).id)
@@ -218,6 +227,23 @@ class TranscriptCapture:
             entries.append({"content": f"Session summary: {text}", "type": "insight", "project": self.project,
                             "source": Source.SESSION_SUMMARY, "tags": ["session-summary"], "metadata": meta})
         self._store(entries)
+
+    def _vet_learning(self, entries: list[dict[str, Any]], own: str, read: str) -> None:
+        """The last of ``entries``, a learning the model took out of the session: marked as learned from text
+        the agent read (``metadata.learned_from: read``: a team's round end holds what rests on it) unless the
+        agent's own messages (``own``) hold it as much as what it read (``read``) does; held for review instead of stored (moved to the report's
+        ``held``) when it reads as an instruction to agents (docs/capture.md, "Held for review")."""
+        from cortex.capture.instructions import READ, READ_KEY, instruction_reason, written_by_agent
+
+        if not written_by_agent(str(entries[-1]["content"]), own, read):
+            entries[-1]["metadata"] = {**entries[-1]["metadata"], READ_KEY: READ}
+        reason = instruction_reason(str(entries[-1]["content"]))
+        if reason is not None:
+            entry, report = entries.pop(), self.report
+            origin = {"channel": "llm", "session": report.session, "file": os.path.basename(self.transcript),
+                      "extractor": self.settings.model if self.settings is not None else None}
+            report.held.append(self.port.hold_memory(self.agent, entry, reason=f"the learning {reason}",
+                                                     actor=self.agent, origin=origin))
 
     def _store(self, entries: Sequence[Mapping[str, Any]]) -> None:
         """Store the valid entries in one write (an invalid one is a problem of the report); the summary is the
@@ -236,11 +262,16 @@ class TranscriptCapture:
                 report.stored.append(memory)
 
 
-def record_outcomes(port: CapturePort, calls: Sequence[Any], report: CaptureReport | None = None) -> list[Memory]:
+def record_outcomes(port: CapturePort, calls: Sequence[Any], report: CaptureReport | None = None, *,
+                    capturer: str | None = None, origin: Mapping[str, Any] | None = None,
+                    held: list[ReviewItem] | None = None) -> list[Memory]:
     """Record the outcome of each subagent call of ``calls`` under the declared agent it names, unless that agent
     has it already (by the SubagentStop hook, or an earlier capture); returns the memories recorded. An agent the
     caller may not write (:mod:`cortex.caller`: another agent than its token's) gets nothing: counted in
-    ``report.refused`` as ``not yours: AGENT`` and said in its problems."""
+    ``report.refused`` as ``not yours: AGENT`` and said in its problems. An outcome for an agent other than
+    ``capturer`` is held for review instead (appended to ``held``; docs/capture.md, "Held for review")."""
+    from cortex.capture.instructions import instruction_reason
+
     recorded = []
     known: dict[str, set[Any]] = {}  # per agent, the tasks it has outcomes of (read once per capture)
     for agent_type, task, result, status in captured.subagent_outcomes(calls):
@@ -254,7 +285,17 @@ def record_outcomes(port: CapturePort, calls: Sequence[Any], report: CaptureRepo
             shown = task_entry(task, result, status)["metadata"]["task"]
             if shown in known[name]:
                 continue  # recorded already (by the SubagentStop hook, or an earlier capture)
-            recorded.append(port.record_task(name, task, result, status))
+            if capturer is not None and name != capturer:  # another agent's memory, from the capturer's transcript
+                reason = instruction_reason(f"{task}\n{result}")
+                why = f"the subagent's result {reason}" if reason else (
+                    f"a task outcome for {name} from {capturer}'s transcript: its text is what that transcript says "
+                    f"the subagent answered, which may carry what the subagent read")
+                item = port.hold_memory(name, task_entry(task, result, status), reason=why, actor=capturer,
+                                        origin=dict(origin or {}, subagent=agent_type))
+                if held is not None:
+                    held.append(item)
+            else:
+                recorded.append(port.record_task(name, task, result, status))
             known[name].add(shown)
         except NotYoursError as exc:
             if report is not None:

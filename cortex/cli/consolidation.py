@@ -70,28 +70,41 @@ def consolidate(state: _State, agent: str | None, team: str | None, swarm: bool,
 @click.option("--dismiss", nargs=2, default=None, metavar="KEEP SUPERSEDE",
               help="Dismiss this listed contradiction instead: keep both, and it is not asked about again (a run of "
                    "its own).")
+@click.option("--approve", default=None, metavar="ID",
+              help="Approve this memory held for review instead: it is written (a run of its own).")
+@click.option("--reject", default=None, metavar="ID",
+              help="Reject this memory held for review instead: it is never written, and stays in the record of "
+                   "the run that held it (a run of its own).")
 @json_or_table
 @pass_state
 def review(state: _State, agent: str | None, team: str | None, swarm: bool, accept: tuple[str, str] | None,
-           dismiss: tuple[str, str] | None, fmt: str) -> None:
-    """List the contradictions consolidation found in AGENT's memory (or --team T's, or --swarm's) and left for
-    review, still open; or decide one: `--accept KEEP SUPERSEDE` supersedes SUPERSEDE by KEEP, `--dismiss KEEP
-    SUPERSEDE` keeps both. A decision is a run of its own, which `cortex consolidate --undo RUN` takes back."""
-    if accept and dismiss:
-        raise click.UsageError("give --accept or --dismiss, not both")
-    decided = accept or dismiss
+           dismiss: tuple[str, str] | None, approve: str | None, reject: str | None, fmt: str) -> None:
+    """List the review queue of AGENT's memory (or --team T's, or --swarm's): the contradictions consolidation
+    found and left for review, still open, and the memories held for review (what an automatic channel would
+    have written where it reaches other agents: content, who, origin, why held). Or decide one: `--accept KEEP
+    SUPERSEDE` supersedes SUPERSEDE by KEEP, `--dismiss KEEP SUPERSEDE` keeps both, `--approve ID` writes a held
+    memory, `--reject ID` rejects it. A decision is a run of its own, which `cortex consolidate --undo RUN`
+    takes back."""
+    if sum(1 for given in (accept, dismiss, approve, reject) if given) > 1:
+        raise click.UsageError("give one of --accept, --dismiss, --approve or --reject, not both")
+    decided = accept or dismiss or ((approve, "") if approve else (reject, "") if reject else None)
     if decided:
         keep, supersede = decided
         with _as_json(state.cortex()) as cx:
-            report = cx.resolve_review(keep, supersede, accept=bool(accept), agent=agent, team=team, swarm=swarm)
+            report = cx.resolve_review(keep, supersede, accept=bool(accept or approve), agent=agent, team=team,
+                                       swarm=swarm)
         data = report if isinstance(report, dict) else report.model_dump(mode="json")
         if fmt == "json":
             _emit(data)
         else:
             click.echo(_table([("superseded", s["old"], s["new"], s["reason"]) for s in data["superseded"]]
-                              + [("dismissed", d["supersede"], d["keep"], d["reason"]) for d in data["dismissed"]],
+                              + [("approved", m["id"], "", _short(m["content"], 60)) for m in data["created"]]
+                              + [("dismissed" if d["kind"] == "contradiction" else "rejected", d["supersede"]
+                                  or d["keep"], d["keep"] if d["supersede"] else "", d["reason"])
+                                 for d in data["dismissed"]],
                               ["action", "memory", "by", "why"]))
-        what = f"superseded {supersede} by {keep}" if accept else f"dismissed: {keep} and {supersede} both kept"
+        what = (f"superseded {supersede} by {keep}" if accept else f"dismissed: {keep} and {supersede} both kept"
+                if dismiss else f"approved {keep}: written" if approve else f"rejected {keep}: never written")
         click.echo(f"cortex: run {data['run']}: {what}; undo it with `cortex consolidate --undo {data['run']}`",
                    err=True)
         return
@@ -101,10 +114,24 @@ def review(state: _State, agent: str | None, team: str | None, swarm: bool, acce
     if fmt == "json":
         _emit(items)
     else:
-        click.echo(_table([(i["supersede"], i["keep"], _short(i["supersede_content"], 40),
-                            _short(i["keep_content"], 40), i["reason"]) for i in items],
-                          ["supersede", "keep", "old", "new", "why"]))
-    click.echo(f"cortex: {len(items)} open contradiction{'' if len(items) == 1 else 's'}", err=True)
+        contradictions = [i for i in items if i.get("kind", "contradiction") == "contradiction"]
+        held = [i for i in items if i.get("kind") == "held"]
+        if contradictions or not held:
+            click.echo(_table([(i["supersede"], i["keep"], _short(i["supersede_content"], 40),
+                                _short(i["keep_content"], 40), i["reason"]) for i in contradictions],
+                              ["supersede", "keep", "old", "new", "why"]))
+        if held:
+            click.echo(_table([(i["keep"], _short(i["keep_content"], 50), i.get("agent") or "", i["scope"],
+                                _origin(i.get("origin") or {}), i["reason"]) for i in held],
+                              ["held", "content", "agent", "scope", "origin", "why held"]))
+    count = len(items) - len([i for i in items if i.get("kind") == "held"])
+    click.echo(f"cortex: {count} open contradiction{'' if count == 1 else 's'}, "
+               f"{len(items) - count} held for review", err=True)
+
+
+def _origin(origin: dict[str, object]) -> str:
+    """A held memory's origin in one cell: channel, then what else it says (session, file, tool...)."""
+    return " ".join(f"{k}={v}" for k, v in origin.items() if v is not None)
 
 
 @group("team_round_end")

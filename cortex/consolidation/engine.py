@@ -262,6 +262,14 @@ def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], re
         except InvalidInputError as exc:
             report.problems.append(f"a team memory entry was not valid: {exc}")
             continue
+        held = team.held_reason(content, [*outcomes, *learnings])
+        if held is not None:  # not written: it waits in the review queue (kind "held") for a lead or an admin
+            report.held.append(ReviewItem(
+                run=None, scope=scope_label(scope), keep=memory.id, reason=held, keep_content=memory.content,
+                kind="held", agent=lead, entry=memory.model_dump(mode="json"),
+                origin={"channel": "team-round-end", "extractor": ctx.llm.model, "replaces": entry.replaces}))
+            plan.held.append(memory.id)
+            continue
         made.append(memory)
         gate.add(memory.id, memory.content)
         if entry.replaces is not None:

@@ -77,6 +77,8 @@ class Plan:
     checked: list[str] = field(default_factory=list)
     #: each memory as the plan read it: applied only while they are all still so (uses aside)
     seen: dict[str, Memory] = field(default_factory=dict)
+    #: ids of the memories held for review instead of created (the report's ``held`` says what they are)
+    held: list[str] = field(default_factory=list)
 
     def touched(self) -> list[str]:
         """Ids of existing memories the run changes."""
@@ -89,7 +91,7 @@ class Plan:
     @property
     def empty(self) -> bool:
         return not (self.clusters or self.supersede or self.created or self.confirm or self.evict or self.distilled
-                    or self.checked)
+                    or self.checked or self.held)
 
 
 class _Codec:

@@ -16,6 +16,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cortex.capture.gate import features
+from cortex.capture.instructions import READ, READ_KEY, instruction_reason
 from cortex.errors import LLMOutputError
 from cortex.llm import LLMClient
 from cortex.llm.prompts import team as prompt
@@ -84,11 +86,53 @@ def merged(entries: Sequence[Entry]) -> tuple[list[Entry], int]:
     return kept, len(entries) - len(kept)
 
 
+#: Of an entry's content words, the share one member text of the round must hold for the entry to rest on it.
+MIN_SUPPORT = 0.5
+#: Words an entry may add to what it rests on without changing what it says ("the team decided to ...").
+_FRAMING = frozenset(features("team decided decision agreed lesson learned member owns context uses use").content)
+
+
+def held_reason(content: str, round_items: Sequence[Memory]) -> str | None:
+    """Why an entry the extractor proposes is held for review instead of written (docs/consolidation.md, "Held
+    for review"), or None: it reads as an instruction to agents; or no member text of the round (``round_items``:
+    the task outcomes and learnings it was shown) supports it (holds at least :data:`MIN_SUPPORT` of its
+    content words); or what supports it most reads as an instruction to agents, or is a learning a model took from
+    text the member read (a tool output, a file, another agent's answer) rather than wrote."""
+    reason = instruction_reason(content)
+    if reason is not None:
+        return f"the entry {reason}"
+    words = features(content).content - _FRAMING
+    if not words:
+        return None
+    shares = [(len(words & features(m.content).content) / len(words), m) for m in round_items]
+    support = [(share, m) for share, m in shares if share >= MIN_SUPPORT]
+    if not support:
+        return "no member learning or task outcome of the round supports it"
+    # what it rests on is the text that holds the most of it: held, unless a clean text holds as much
+    steering = [(share, m, reason) for share, m in support if (reason := _steers(m)) is not None]
+    clean = max((share for share, m in support if _steers(m) is None), default=0.0)
+    best = max(steering, key=lambda found: found[0], default=None)
+    if best is not None and best[0] > clean:
+        share, memory, reason = best
+        return f"it rests on a text of {memory.author or memory.agent} ({memory.id}) that {reason}"
+    return None
+
+
+def _steers(memory: Memory) -> str | None:
+    """Why a member text must not steer the team memory unreviewed (what it says it does), or None."""
+    reason = instruction_reason(memory.content)
+    if reason is not None:
+        return reason
+    if (memory.metadata or {}).get(READ_KEY) == READ:
+        return "a model took from text the member read, not wrote (a tool output, a file, another agent's answer)"
+    return None
+
+
 def eviction_order(entries: Sequence[Memory], now: datetime) -> list[Memory]:
     """The entries least worth keeping first: least drawn on and shown, least confident, oldest."""
     return sorted(entries, key=lambda m: (m.used_count, m.usage_count, m.confidence,
                                           (m.validated_at or m.updated_at or m.created_at), m.id))
 
 
-__all__ = ["CATEGORIES", "Entry", "MAX_ROUND_ITEMS", "SYSTEM", "TEAM_MEMORY_TAG", "TeamMemory", "category_of",
-           "eviction_order", "extract", "merged", "round_text"]
+__all__ = ["CATEGORIES", "Entry", "MAX_ROUND_ITEMS", "MIN_SUPPORT", "SYSTEM", "TEAM_MEMORY_TAG", "TeamMemory",
+           "category_of", "eviction_order", "extract", "held_reason", "merged", "round_text"]

@@ -91,6 +91,22 @@ class Principal:
                                         f"lead of {what}", field)
         return agent
 
+    def require_held_decision(self, agent: str | None, team: str | None, swarm: bool,
+                              agents: Callable[[], list[dict[str, Any]]]) -> str | None:
+        """Refuse (:class:`PermissionDeniedError`) approving or rejecting a memory held for review unless this
+        principal is an admin or a lead of where it lands: a team's, as for consolidation (a lead of the team);
+        the swarm's, any lead; an agent's own memory (a task outcome captured for it), a lead of one of that
+        agent's teams: never the agent itself, whose text (or whose model) may be what steered it."""
+        if self.admin or team is not None or swarm:
+            return self.require_consolidation(agent, team, swarm, agents)
+        named = agent or self.agent
+        known = {a.get("name"): a for a in agents() if a.get("memory_enabled") and not a.get("problems")}
+        me, them = known.get(self.agent) or {}, known.get(named) or {}
+        if not me.get("lead") or not set(me.get("teams", ())) & set(them.get("teams", ())):
+            raise PermissionDeniedError(f"a memory held for review in {named!r}'s memory is approved or rejected by "
+                                        f"an admin token or the token of a lead of one of its teams", "agent")
+        return named
+
 
 ADMIN = Principal(agent=None)
 #: The server's own token (its discovery file's): an admin.

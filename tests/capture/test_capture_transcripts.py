@@ -204,8 +204,9 @@ def test_claude_main_transcript_keeps_subagent_lines_out_and_records_their_outco
     for content in lead:
         assert content not in sidechain_text or content in " ".join(
             json.dumps(e) for e in sidechain if not e.get("isSidechain"))
-    outcomes = {m.agent: m.content for m in report.tasks}
-    assert set(outcomes) <= {"db-expert", "reviewer"} and outcomes
+    # another agent's outcome, from the lead's transcript: held for review, not written (docs/capture.md)
+    outcomes = {i.scope: i.keep_content for i in report.held}
+    assert set(outcomes) <= {"agent:db-expert", "agent:reviewer"} and outcomes and report.tasks == []
 
 
 def test_a_growing_transcript_is_read_from_its_checkpoint(cx, tmp_path):

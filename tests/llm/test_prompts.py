@@ -112,6 +112,10 @@ def test_the_request_is_unchanged(name: str) -> None:
     check(f"{name}.request.json", json.dumps(client.requests[0], indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+#: Prompts changed on purpose since their first version (team 2: the members' text is quoted data).
+VERSIONS = {"team": 2}
+
+
 @pytest.mark.parametrize("name", sorted(PROMPTS))
 def test_each_prompt_lives_in_its_module_with_a_version(name: str) -> None:
     """The text every caller uses is its prompt module's; a changed text comes with a new VERSION."""
@@ -119,4 +123,4 @@ def test_each_prompt_lives_in_its_module_with_a_version(name: str) -> None:
 
     module = import_module(f"cortex.llm.prompts.{name}")
     assert module.SYSTEM is PROMPTS[name][0]()
-    assert module.VERSION == 1
+    assert module.VERSION == VERSIONS.get(name, 1)

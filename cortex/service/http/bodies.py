@@ -169,10 +169,13 @@ class UndoBody(_Body):
 
 
 class ReviewBody(_Body):
-    keep: str = Field(description="The memory the contradiction keeps, as the review lists it")
-    supersede: str = Field(description="The memory the contradiction supersedes, as the review lists it")
-    accept: bool = Field(default=True, description="true: supersede it by keep; false: keep both, and take the pair "
-                                                   "off the list")
+    keep: str = Field(description="The memory the contradiction keeps, or the held memory's id, as the review "
+                                  "lists it")
+    supersede: str = Field(default="", description="The memory the contradiction supersedes, as the review lists "
+                                                   "it (empty for a held memory)")
+    accept: bool = Field(default=True, description="true: supersede it by keep (a held memory: approve and write "
+                                                   "it); false: keep both, and take the pair off the list (a held "
+                                                   "memory: reject it)")
     agent: str | None = Field(default=None, description="In this agent's own memory (an agent token: its own, the "
                                                         "default)")
     team: str | None = Field(default=None, description="In this team's memory (an admin token, or a lead of the "

@@ -60,19 +60,23 @@ def consolidation_runs(caller: Caller, cx: Cx, agent: str | None = None, team: s
 @operation(router, "review")
 def review(caller: Caller, cx: Cx, agent: str | None = None, team: str | None = None,
            swarm: bool = False) -> list[ReviewItem]:
-    """The contradictions consolidation found and did not apply, still open (both memories current): decide
-    one with ``POST /v1/review``. Name one scope; who may: as for consolidate."""
+    """The review queue: the contradictions consolidation found and did not apply, still open (both memories
+    current), and the memories held for review (``kind`` ``held``: what an automatic channel would have written
+    where it reaches other agents, with its origin and why it was held). Decide one with ``POST /v1/review``.
+    Name one scope; who may: as for consolidate (a team's: an admin token or a lead of the team's)."""
     name = _consolidating(cx, caller, agent, team, swarm)
     return cx.review(name, team=team, swarm=swarm)
 
 
 @operation(router, "resolve_review")
 def resolve_review(caller: Caller, cx: Cx, body: ReviewBody) -> ConsolidationReport:
-    """Decide a contradiction the review lists: ``accept`` (the default) supersedes ``supersede`` by ``keep``,
-    ``accept=false`` keeps both and takes the pair off the list. Either is a run of its own (kind ``review``,
-    ``run`` in the answer), undone like any other. 422 when the review lists no such pair. Who may: as for
-    consolidate."""
-    name = _consolidating(cx, caller, body.agent, body.team, body.swarm)
+    """Decide an item the review lists. A contradiction: ``accept`` (the default) supersedes ``supersede`` by
+    ``keep``, ``accept=false`` keeps both and takes the pair off the list. A held memory (``keep`` its id, no
+    ``supersede``): ``accept`` approves and writes it, ``accept=false`` rejects it. Each is a run of its own
+    (kind ``review``, ``run`` in the answer), undone like any other. 422 when the review lists no such item. Who
+    may: as for consolidate."""
+    name = _consolidating(cx, caller, body.agent, body.team, body.swarm) if body.supersede else \
+        caller.require_held_decision(body.agent, body.team, body.swarm, cx.describe_agents)
     return cx.resolve_review(body.keep, body.supersede, accept=body.accept, agent=name, team=body.team,
                              swarm=body.swarm)
 

@@ -94,8 +94,10 @@ class ConsolidationTools(ToolContext):
         team: ConsolidatedTeam = None,
         swarm: ConsolidatedSwarm = False,
     ) -> list[ReviewItem]:
-        """The contradictions consolidation found and left for review, still open (both memories current): accept
-        or dismiss one with resolve_contradiction. Who may: as for consolidate."""
+        """The review queue: the contradictions consolidation found and left for review, still open (both memories
+        current), and the memories held for review (kind "held": what an automatic channel would have written
+        where it reaches other agents, with its origin and why it was held). Decide one with
+        resolve_contradiction. Who may: as for consolidate."""
         with self.tool_errors():
             name = self.consolidating(ctx, agent, team, swarm)
             return self.backend().review(name, team=team, swarm=swarm)
@@ -103,20 +105,23 @@ class ConsolidationTools(ToolContext):
     @tool("resolve_review", WRITES)
     def resolve_contradiction(
         self,
-        keep: Annotated[str, Field(description="The memory the contradiction keeps, as review_contradictions "
-                                               "lists it")],
-        supersede: Annotated[str, Field(description="The memory the contradiction supersedes, as "
-                                                    "review_contradictions lists it")],
+        keep: Annotated[str, Field(description="The memory the contradiction keeps, or the held memory's id, as "
+                                               "review_contradictions lists it")],
         ctx: Context,
-        accept: Annotated[bool, Field(description="true: supersede it by keep; false: keep both, and take the pair "
-                                                  "off the list")] = True,
+        supersede: Annotated[str, Field(description="The memory the contradiction supersedes, as "
+                                                    "review_contradictions lists it (empty for a held memory)")] = "",
+        accept: Annotated[bool, Field(description="true: supersede it by keep (a held memory: approve and write "
+                                                  "it); false: keep both, and take the pair off the list (a held "
+                                                  "memory: reject it)")] = True,
         agent: ConsolidatedAgent = None,
         team: ConsolidatedTeam = None,
         swarm: ConsolidatedSwarm = False,
     ) -> ConsolidationReport:
-        """Decide a contradiction review_contradictions lists: accept supersedes `supersede` by `keep`, accept=false
-        keeps both and takes the pair off the list. Either is a run of its own (kind review, `run` in the report),
-        undone with undo_consolidation like any other. Who may: as for consolidate."""
+        """Decide an item review_contradictions lists: a contradiction (accept supersedes `supersede` by `keep`,
+        accept=false keeps both and takes the pair off the list) or a held memory (`keep` its id, no `supersede`:
+        accept approves and writes it, accept=false rejects it). Each is a run of its own (kind review, `run` in
+        the report), undone with undo_consolidation like any other. Who may: as for consolidate."""
         with self.tool_errors():
-            name = self.consolidating(ctx, agent, team, swarm)
+            name = self.consolidating(ctx, agent, team, swarm) if supersede else \
+                self.caller_of(ctx).require_held_decision(agent, team, swarm, self.backend().describe_agents)
             return self.backend().resolve_review(keep, supersede, accept=accept, agent=name, team=team, swarm=swarm)
