@@ -135,7 +135,7 @@ def apply(repo: MemoryRepository, plan: Plan, report: ConsolidationReport, now: 
         # not applied on top of that run's result (a merge summed twice); the caller plans again
         for memory_id in ids:
             seen = plan.seen.get(memory_id)
-            if seen is not None and _differs(current[memory_id], seen):
+            if seen is not None and differs(current[memory_id], seen):
                 raise VersionConflictError(memory_id, seen.version, current[memory_id].version)
         after: dict[str, Memory] = {}
 

@@ -124,11 +124,13 @@ def test_a_dry_run_reports_what_a_capture_would_do_and_writes_nothing(cx, tmp_pa
     assert {m.content for m in dry.stored} == {"the login test needs a frozen clock",
                                                "deploys run from the release branch only"}
     assert dry.confirmed == [repeated.id] and dry.superseded == [old.id]
-    assert [m.agent for m in dry.tasks] == ["reviewer"] and dry.summary is not None
+    # the reviewer's outcome lands in another agent's memory: held for review, in the dry run as in the real one
+    assert dry.tasks == [] and [h.scope for h in dry.held] == ["agent:reviewer"] and dry.summary is not None
+    assert cx.review(agent="reviewer") == []
     assert {a: state(cx, a) for a in ("coder", "reviewer")} == before  # nothing stored, touched or confirmed
     real = cx.capture_transcript("coder", path)  # the checkpoint did not move: the real run does it all
     assert {m.content for m in real.stored} == {m.content for m in dry.stored}
-    assert real.confirmed == [repeated.id] and real.superseded == [old.id] and len(real.tasks) == 1
+    assert real.confirmed == [repeated.id] and real.superseded == [old.id] and len(real.held) == 1
     assert cx.capture_transcript("coder", path, dry_run=True).stored == []
 
 
