@@ -89,6 +89,9 @@ class MemoryRepository:
         self._indexes = IndexManager(store, index_root(state_dir))
         self._codec = MemoryCodec(store.vocab)  # the SPARQL texts of provenance reads
         self.lock = OperationLock(self._indexes.begin_operation)
+        #: The write path's redaction step (the facade installs it: :mod:`cortex.capture.scrub`): every memory an
+        #: ``add`` or ``write`` creates or changes passes it before anything is written or embedded.
+        self.redact: Callable[[Sequence[Memory]], list[Memory]] | None = None
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -233,17 +236,22 @@ class MemoryRepository:
             index.set_vectors(vectors[0], ids, vectors[1])
         self._indexes.applied(scope, change, len(memory_ids))
 
-    def add(self, scope: Scope, memories: Sequence[Memory], extra: Sequence[Triple] = ()) -> None:
+    def _redacted(self, memories: Sequence[Memory]) -> list[Memory]:
+        return self.redact(memories) if self.redact is not None and memories else list(memories)
+
+    def add(self, scope: Scope, memories: Sequence[Memory], extra: Sequence[Triple] = ()) -> list[Memory]:
         """Store new memories in one atomic write (embedding them first when a provider is configured). ``extra``:
         other triples of the scope's graph written in the same write (an import's entities and relations, see
-        :meth:`MemoryStore.add`)."""
+        :meth:`MemoryStore.add`). Returns the memories as written (through :attr:`redact`)."""
         if not memories and not extra:
-            return
+            return []
+        memories = self._redacted(memories)
         with self.lock:
             vectors = self._embed_new(scope, memories) if memories else None
             activity = provenance.current()
             self._commit(scope, [m.id for m in memories], lambda: self.store.add(scope, memories, activity, extra),
                          lambda index: index.add_many(memories), vectors, embedded=memories)
+        return memories
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               derived: Sequence[tuple[str, str]] = (), *, action: str | None = None, actor: str | None = None,
@@ -261,6 +269,10 @@ class MemoryRepository:
         graph) serve a consolidation run and its undo (:mod:`cortex.consolidation`)."""
         if not adds and not replaces and not deletes and not extra:
             return []
+        adds = self._redacted(adds)
+        if replaces:
+            news = self._redacted([new for _, new, _ in replaces])
+            replaces = [(old, new, archive) for (old, _, archive), new in zip(replaces, news)]
         with self.lock:
             changed = [*adds, *(new for old, new, _ in replaces if new.content != old.content)]
             vectors = self._embed_new(scope, changed) if changed else None
