@@ -359,7 +359,7 @@ class CaptureReport(BaseModel):
     stored: list[Memory] = []
     #: ids of stored memories the capture found again (validated instead of stored twice)
     confirmed: list[str] = []
-    #: candidates the quality gate refused, by reason (``session-chatter``, ``too-little-information``...)
+    #: candidates the quality gate refused, by reason (``session-chatter``, ``too-little-information``, ``only-a-secret``...)
     refused: dict[str, int] = {}
     #: secrets replaced before storing, by rule
     redacted: dict[str, int] = {}

@@ -13,12 +13,14 @@ lossless copy of a store.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cortex.capture.redact import Redactor
 from cortex.model import Memory, Source
+from cortex.text import STOP_WORDS
 
 #: How deep a metadata value is followed (metadata is at most 8 KiB; deeper values are left to validation).
 _MAX_DEPTH = 64
@@ -70,3 +72,30 @@ def scrub_memory(redactor: Redactor, memory: Memory, counts: Counter[str]) -> Me
     counts.update(found)
     return memory.model_copy(update={"content": content, "metadata": metadata, "tags": tags,
                                      "superseded_reason": reason})
+
+
+#: The gate's reason for a text that is little more than a secret's placeholder.
+ONLY_SECRET = "only-a-secret"
+#: A redaction placeholder (:data:`cortex.capture.redact.PLACEHOLDER`).
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+#: Words that only say what the redacted secret was (``the deploy uses key [REDACTED:...]``): no substance.
+_SECRET_WORDS = frozenset(
+    """api key keys token tokens secret secrets password passwords passwd pwd passphrase credential credentials
+    creds auth authorization authentication access private bearer basic header value values env environment
+    variable variables use uses used using is are was set sets id ids string config configured new old current
+    real actual same here""".split())
+#: Words and numbers of a text (a token of letters, digits and ``_./-``).
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]*")
+#: Informative words a redacted text needs besides its placeholders and the words about the secret.
+MIN_SUBSTANCE = 2
+
+
+def only_secret(text: str) -> bool:
+    """Whether a redacted ``text`` is little more than its placeholders: with the placeholders, stop words and
+    the words that only name the secret (key, token, password, uses...) taken out, fewer than
+    :data:`MIN_SUBSTANCE` words are left (``The deploy uses key [REDACTED:openai-key].``). A text without a
+    placeholder never is (the gate's other rules judge it)."""
+    if not _PLACEHOLDER.search(text):
+        return False
+    words = [w.lower() for w in _WORD.findall(_PLACEHOLDER.sub(" ", text))]
+    return sum(1 for w in words if len(w) >= 2 and w not in STOP_WORDS and w not in _SECRET_WORDS) < MIN_SUBSTANCE

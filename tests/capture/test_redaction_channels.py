@@ -168,3 +168,18 @@ def test_an_explicit_store_keeps_its_text_unless_switched_on(cx, monkeypatch):
     with pytest.warns(Warning, match="CORTEX_REDACT_STORE is on"):
         redacted = cx.store("dev", "a note", metadata={"deploy": f"uses {GITHUB}"})
     assert GITHUB not in json.dumps(redacted.metadata)
+
+
+# -- what is left after redaction (finding 15) --------------------------------------------------------
+
+
+def test_a_learning_that_is_little_more_than_a_secret_is_dropped(cx):
+    from cortex.capture.gate import Gate
+
+    assert Gate().judge("The deploy uses key [REDACTED:openai-key].").reason == "only-a-secret"
+    assert Gate().judge("Rotate the staging deploy key [REDACTED:aws-access-key] monthly via vault").action == "store"
+    with pytest.warns(Warning, match="only-a-secret"):
+        captured = cx.agent_end("dev", f"LEARNED: The deploy uses key {OPENAI}.\n"
+                                       f"LEARNED: Rotate the staging deploy key {AWS} monthly via vault")
+    assert [m.content for m in captured] == ["Rotate the staging deploy key [REDACTED:aws-access-key] monthly via vault"]
+    assert [m.content for m in cx.recall("dev", "deploy key")] == [captured[0].content]
