@@ -95,6 +95,11 @@ class MemoryRepository:
 
     # -- reads -----------------------------------------------------------------------------------
 
+    @property
+    def codec(self) -> MemoryCodec:
+        """How memories are written as RDF (for a caller that plans a rewrite of stored quads)."""
+        return self._codec
+
     def index(self, scope: Scope) -> MemoryIndex:
         """The scope's derived index (loaded, and repaired if needed, on first use). Read-only for callers."""
         with self.lock:
@@ -171,6 +176,8 @@ class MemoryRepository:
                 fields[names[predicate]] = value
             elif predicate == codec.p_action.value:
                 fields["action"] = value
+            elif predicate == codec.p_rule.value:
+                fields["rule"] = value
             elif predicate == codec.p_started.value:
                 fields["started_at"] = parse_date_time(value)
             elif predicate == codec.p_associated.value:
@@ -256,7 +263,7 @@ class MemoryRepository:
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               derived: Sequence[tuple[str, str]] = (), *, action: str | None = None, actor: str | None = None,
               at: datetime | None = None, deletes: Sequence[str] = (), unlink: Sequence[tuple[str, str]] = (),
-              extra: Sequence[Quad] = ()) -> list[Memory]:
+              extra: Sequence[Quad] = (), retract: Sequence[Quad] = ()) -> list[Memory]:
         """In one atomic write: add new memories and replace existing ones (``(old, new, archive)``: ``old`` as
         the caller read it, kept as an earlier version when ``archive``), and record ``derived`` ((memory, the
         memory it was derived from) pairs, PROV-O). Used by update, supersession, validation and injection.
@@ -266,8 +273,9 @@ class MemoryRepository:
         the store now has them, in the order given; raises :class:`VersionConflictError` and writes nothing
         when one changed or went in between (another process on a shared store). ``deletes`` (ids of existing
         memories removed in the same write), ``unlink`` (derived pairs removed again) and ``extra`` (quads of any
-        graph) serve a consolidation run and its undo (:mod:`cortex.consolidation`)."""
-        if not adds and not replaces and not deletes and not extra:
+        graph) serve a consolidation run and its undo (:mod:`cortex.consolidation`); ``retract`` (quads of any graph
+        removed) a secret scan's rewrite (:mod:`cortex.capture.scan`)."""
+        if not adds and not replaces and not deletes and not extra and not retract:
             return []
         adds = self._redacted(adds)
         if replaces:
@@ -293,7 +301,7 @@ class MemoryRepository:
                 activity = replace(activity, action=action, agent=actor, at=at)
             self._commit(scope, ids,
                          lambda: self.store.write(scope, adds, replaces, deletes, activity=activity, derived=derived,
-                                                  unlink=unlink, extra=extra),
+                                                  unlink=unlink, extra=extra, retract=retract),
                          apply, vectors, embedded=changed)
             # as the store has them now; one deleted right after this write (another process) as it was written
             return [stored.get(old.id, new) for old, new, _ in replaces]
