@@ -189,3 +189,18 @@ def test_the_mcp_tool_is_for_admins(tmp_path):
 
         asyncio.run(main())
         assert not any(s in dump(cx) for s in SECRETS)
+
+
+@pytest.mark.server
+def test_on_a_remote_oxigraph_store(request, tmp_path):
+    from tests.conftest import remote_location
+
+    location = remote_location(request, "oxigraph")
+    with Cortex.open(location, state_dir=tmp_path / "state", embeddings=None) as cx:
+        memory_id = plant(cx)
+        assert cx.scan_secrets().total == {"github-token": 2, "aws-access-key": 5}
+        assert cx.scan_secrets(redact=True).total == {"github-token": 2, "aws-access-key": 5}
+        assert not any(s in dump(cx) for s in SECRETS)
+        assert [v.version for v in cx.history("dev", memory_id)] == [1, 2, 3]
+        assert cx.search("dev", "AKIAQ3N7W2XK9RLT5MPD", mode="bm25").hits == []
+        assert cx.scan_secrets().total == {}
