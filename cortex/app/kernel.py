@@ -18,7 +18,6 @@ from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.capture import usage
 from cortex.capture.redact import REDACT_STORE_ENV, Redactor
 from cortex.capture.scrub import automatic, scrub_memory
-from cortex.provenance import current as current_activity
 from cortex.embeddings import EmbeddingProvider
 from cortex.errors import (
     CortexError,
@@ -34,6 +33,7 @@ from cortex.model import (
     Source,
     utcnow,
 )
+from cortex.provenance import current as current_activity
 from cortex.recall import Part, parts_of
 from cortex.scopes import Member
 from cortex.search import Fusion

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
 from cortex import config, lifecycle, notices, scopes
-from cortex.app.kernel import Kernel, _redaction_note, _Refused
-from cortex.capture.redact import REDACT_STORE_ENV
+from cortex.app.kernel import Kernel, _Refused
 from cortex.errors import (
     CortexError,
     InvalidInputError,

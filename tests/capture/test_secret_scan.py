@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import httpx
 import pytest
