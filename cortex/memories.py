@@ -130,8 +130,16 @@ class MemoryRepository:
         self._indexes = IndexManager(store, index_root(state_dir))
         self._codec = MemoryCodec(store.vocab)  # the SPARQL texts of provenance reads
         self.lock = OperationLock(self._indexes.begin_operation)
+        #: The write path's redaction step (the facade installs it: :mod:`cortex.capture.scrub`): every memory an
+        #: ``add`` or ``write`` creates or changes passes it before anything is written or embedded.
+        self.redact: Callable[[Sequence[Memory]], list[Memory]] | None = None
 
     # -- reads -----------------------------------------------------------------------------------
+
+    @property
+    def codec(self) -> MemoryCodec:
+        """How memories are written as RDF (for a caller that plans a rewrite of stored quads)."""
+        return self._codec
 
     def index(self, scope: Scope) -> MemoryIndex:
         """The scope's derived index (loaded, and repaired if needed, on first use). Read-only for callers."""
@@ -209,6 +217,8 @@ class MemoryRepository:
                 fields[names[predicate]] = value
             elif predicate == codec.p_action.value:
                 fields["action"] = value
+            elif predicate == codec.p_rule.value:
+                fields["rule"] = value
             elif predicate == codec.p_started.value:
                 fields["started_at"] = parse_date_time(value)
             elif predicate == codec.p_associated.value:
@@ -284,12 +294,16 @@ class MemoryRepository:
             index.set_vectors(vectors[0], ids, vectors[1])
         self._indexes.applied(scope, change, len(memory_ids))
 
-    def add(self, scope: Scope, memories: Sequence[Memory], extra: Sequence[Triple] = ()) -> None:
+    def _redacted(self, memories: Sequence[Memory]) -> list[Memory]:
+        return self.redact(memories) if self.redact is not None and memories else list(memories)
+
+    def add(self, scope: Scope, memories: Sequence[Memory], extra: Sequence[Triple] = ()) -> list[Memory]:
         """Store new memories in one atomic write (embedding them first when a provider is configured). ``extra``:
         other triples of the scope's graph written in the same write (an import's entities and relations, see
-        :meth:`MemoryStore.add`)."""
+        :meth:`MemoryStore.add`). Returns the memories as written (through :attr:`redact`)."""
         if not memories and not extra:
-            return
+            return []
+        memories = self._redacted(memories)
         with self.lock:
             vectors = self._embed_new(scope, memories) if memories else None
             activity = provenance.current()
@@ -297,11 +311,12 @@ class MemoryRepository:
                          lambda index: index.add_many(memories), vectors, embedded=memories)
             if (journal := _journal.get()) is not None:
                 journal.note_created(scope, memories)
+        return memories
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               derived: Sequence[tuple[str, str]] = (), *, action: str | None = None, actor: str | None = None,
               at: datetime | None = None, deletes: Sequence[str] = (), unlink: Sequence[tuple[str, str]] = (),
-              extra: Sequence[Quad] = ()) -> list[Memory]:
+              extra: Sequence[Quad] = (), retract: Sequence[Quad] = ()) -> list[Memory]:
         """In one atomic write: add new memories and replace existing ones (``(old, new, archive)``: ``old`` as
         the caller read it, kept as an earlier version when ``archive``), and record ``derived`` ((memory, the
         memory it was derived from) pairs, PROV-O). Used by update, supersession, validation and injection.
@@ -311,9 +326,14 @@ class MemoryRepository:
         the store now has them, in the order given; raises :class:`VersionConflictError` and writes nothing
         when one changed or went in between (another process on a shared store). ``deletes`` (ids of existing
         memories removed in the same write), ``unlink`` (derived pairs removed again) and ``extra`` (quads of any
-        graph) serve a consolidation run and its undo (:mod:`cortex.consolidation`)."""
-        if not adds and not replaces and not deletes and not extra:
+        graph) serve a consolidation run and its undo (:mod:`cortex.consolidation`); ``retract`` (quads of any graph
+        removed) a secret scan's rewrite (:mod:`cortex.capture.scan`)."""
+        if not adds and not replaces and not deletes and not extra and not retract:
             return []
+        adds = self._redacted(adds)
+        if replaces:
+            news = self._redacted([new for _, new, _ in replaces])
+            replaces = [(old, new, archive) for (old, _, archive), new in zip(replaces, news)]
         with self.lock:
             changed = [*adds, *(new for old, new, _ in replaces if new.content != old.content)]
             vectors = self._embed_new(scope, changed) if changed else None
@@ -336,7 +356,7 @@ class MemoryRepository:
             doomed = self.load(scope, list(deletes)) if journal is not None and deletes else []
             self._commit(scope, ids,
                          lambda: self.store.write(scope, adds, replaces, deletes, activity=activity, derived=derived,
-                                                  unlink=unlink, extra=extra),
+                                                  unlink=unlink, extra=extra, retract=retract),
                          apply, vectors, embedded=changed)
             if journal is not None:
                 journal.note_created(scope, adds)

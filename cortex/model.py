@@ -300,9 +300,11 @@ class GeneratedBy(BaseModel):
 class Revision(GeneratedBy):
     """A change of an existing memory (an activity of its own, with ``agentmem:action``): what was done
     (``update``, ``validate``, ``supersede``), by which agent (``associated_with``, ``prov:wasAssociatedWith``: a
-    lead editing a team memory is not its author), when (``started_at``) and through which surface."""
+    lead editing a team memory is not its author), when (``started_at``) and through which surface; ``rule``: why,
+    when the change says (a secret scan's ``secret scan: 2 github-token``, never the secret)."""
 
     action: str
+    rule: str | None = None
 
 
 class WrittenMemory(Memory):
@@ -359,7 +361,7 @@ class CaptureReport(BaseModel):
     stored: list[Memory] = []
     #: ids of stored memories the capture found again (validated instead of stored twice)
     confirmed: list[str] = []
-    #: candidates the quality gate refused, by reason (``session-chatter``, ``too-little-information``...)
+    #: candidates the quality gate refused, by reason (``session-chatter``, ``too-little-information``, ``only-a-secret``...)
     refused: dict[str, int] = {}
     #: secrets replaced before storing, by rule
     redacted: dict[str, int] = {}
@@ -444,6 +446,36 @@ class ImportReport(BaseModel):
     redacted: dict[str, int] = {}
     #: entity nodes written (the MCP memory server's entities, mem0's graph)
     entities: int = 0
+
+
+class SecretFinding(BaseModel):
+    """Secrets a scan found in one place of a store (:meth:`cortex.Cortex.scan_secrets`): a memory as it is now
+    (``version`` its current one), one of its earlier versions, or another record of its scope (``where``:
+    ``provenance`` for activities and consolidation runs, ``graph`` for entity nodes); how many of each rule.
+    The secret itself is never part of a report."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    scope: str
+    where: Literal["memory", "version", "provenance", "graph"]
+    memory_id: str | None = None
+    version: int | None = None
+    rules: dict[str, int] = {}
+
+
+class SecretScan(BaseModel):
+    """What a scan of a store for secrets found and (``redacted``) replaced by placeholders, in every version of
+    every memory and the other records of each scope; the derived indexes are rebuilt from the redacted store."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    #: False: a dry run (nothing written)
+    redacted: bool = False
+    #: the scopes scanned (``agent:dev``, ``team:backend``, ``swarm``)
+    scopes: list[str] = []
+    findings: list[SecretFinding] = []
+    #: every secret found, by rule
+    total: dict[str, int] = {}
 
 
 class Provenance(BaseModel):

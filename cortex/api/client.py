@@ -342,6 +342,7 @@ class RemoteCortex:
     inject_learning = remote(MemoryAPI.inject_learning)
     touch = remote(MemoryAPI.touch)
     purge_expired = remote(MemoryAPI.purge_expired)
+    scan_secrets = remote(MemoryAPI.scan_secrets)
     recall = remote(MemoryAPI.recall)
     search = remote(MemoryAPI.search)
     list_memories = remote(MemoryAPI.list_memories)

@@ -160,6 +160,8 @@ _ROWS = (
         "index-status", "What an agent's derived index holds", client="hand"),
     _op("info", "admin", Route("GET", "/info", 200, "service"), "server_info", "info",
         "The store's location and the embedding model"),
+    _op("scan_secrets", "admin", Route("POST", "/secrets/scan", 200, "service"), "scan_secrets", "secrets scan",
+        "Scan the store for secrets (every version); redact them when asked", answer="SecretScan"),
     # -- sessions: what an agent's work leaves ----------------------------------------------------------
     _op("agent_end", "sessions", Route("POST", "/agents/{agent}/end", 200, "prompt"), "agent_end", "end",
         "Capture the marker lines of an agent's output, then prune", client="hand"),

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the client imports this module: no models (pydantic) or eng
         ReviewItem,
         RunInfo,
         SearchResult,
+        SecretScan,
         Source,
         UndoReport,
         Violation,
@@ -285,6 +286,12 @@ class AdminAPI(Protocol):
 
     def info(self) -> dict[str, Any]:
         """The store's location and the embedding model (None without one)."""
+        ...
+
+    def scan_secrets(self, agent: str | None = None, *, redact: bool = False) -> SecretScan:
+        """Scan the store (or ``agent``'s own scope; ``team:NAME``, ``swarm``) for secrets in every version of
+        every memory and the scope's other records; with ``redact``, replace them (one atomic write per scope,
+        recorded in provenance; the indexes rebuilt). A dry run by default. Admin only."""
         ...
 
 

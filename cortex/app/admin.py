@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -9,7 +10,9 @@ from cortex.app.kernel import Kernel
 from cortex.model import (
     IndexStatus,
     Scope,
+    SecretScan,
 )
+from cortex.provenance import activity as provenance_activity
 from cortex.validation import (
     check_agent_name,
     check_scope,
@@ -45,6 +48,37 @@ class AdminOps(Kernel):
         self._check_open()
         scopes = [_named_scope(agent)] if agent is not None else self._memories.scopes()
         return sum(self._memories.embed_missing(scope) for scope in scopes)
+
+    def scan_secrets(self, agent: str | None = None, *, redact: bool = False) -> SecretScan:
+        """Scan the store (every scope, or only ``agent``'s own scope; ``team:NAME`` and ``swarm`` name a shared
+        one) for secrets with the capture's redaction rules: in every memory as it is now, every earlier version
+        of it and the other records of its scope (activities, consolidation runs and their undo journals, entity
+        names). A dry run by default: the report says per memory and version which rules found how many. With
+        ``redact``, each scope's findings are replaced by placeholders in one atomic write (recorded as an
+        activity ``redact`` whose rule says how many of which rule; the secret itself is kept nowhere), then the
+        scope's derived indexes are rebuilt from the redacted store (changed contents embedded again), so a run
+        after a crash finishes the job."""
+        from cortex.capture import scan
+
+        self._check_open()
+        scopes = [_named_scope(agent)] if agent is not None else self._memories.scopes()
+        report = SecretScan(redacted=redact, scopes=[s.key for s in scopes])
+        total: Counter[str] = Counter()
+        store, codec = self._memories.store, self._memories.codec
+        for scope in scopes:
+            with self._memories.lock:
+                found = scan.plan(self.redactor, scope, store.iter_memories(scope), store.export(scope),
+                                  store.vocab, codec)
+                if redact and not found.empty:
+                    with provenance_activity(rule=scan.summary(found.total)):
+                        self._memories.write(scope, [], found.replaces, action="redact", actor=None,
+                                             at=self._clock(), extra=found.insert, retract=found.retract)
+                if redact:  # the indexes as the store is now: no term or vector of a secret stays
+                    self._memories.reindex(scope)
+            report.findings.extend(found.findings)
+            total.update(found.total)
+        report.total = dict(total)
+        return report
 
     def stored_scopes(self) -> list[str]:
         """Every scope with memories in the store, as :meth:`reindex` takes them: agent names, ``team:NAME``,

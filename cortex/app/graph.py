@@ -241,7 +241,7 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
             run = common.Run(system, agent, scope=scope, vocab=self._memories.store.vocab, scrub=self.redactor.scrub,
                              now=self._clock(), expiry=self._policy(agent).expires_at,
                              project=definition.settings.project or config.DEFAULT_PROJECT, dry_run=dry_run,
-                             progress=progress)
+                             progress=progress, find=self.redactor.find)
             read = run.read(files)
             run.remember(self._listed(agent, source=Source.IMPORT, include_expired=True))
             if any(parsed.entities or parsed.relations for _, parsed in read):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -17,6 +18,7 @@ from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.capture import usage
 from cortex.capture.checkpoints import Checkpoints
 from cortex.capture.redact import REDACT_STORE_ENV, Redactor
+from cortex.capture.scrub import automatic, scrub_memory
 from cortex.embeddings import EmbeddingProvider
 from cortex.errors import (
     CortexError,
@@ -32,6 +34,7 @@ from cortex.model import (
     Source,
     utcnow,
 )
+from cortex.provenance import current as current_activity
 from cortex.recall import Part, parts_of
 from cortex.scopes import Member
 from cortex.search import Fusion
@@ -71,6 +74,7 @@ class Kernel:
         #: Replaces secrets in what is captured (and, when its ``store`` is on, in explicit writes); from
         #: ``CORTEX_REDACT``, ``CORTEX_REDACT_STORE`` and ``CORTEX_REDACT_PATTERNS`` (docs/capture.md).
         self.redactor = Redactor.from_env()
+        self._memories.redact = self._redact_write
         #: How ``hybrid`` search fuses the lexical and the semantic ranking.
         self.fusion = fusion if fusion is not None else Fusion()
         self._workers: QueryWorkers | None = None
@@ -233,6 +237,24 @@ class Kernel:
                 if not remaining:
                     raise
         raise AssertionError("unreachable")
+
+    def _redact_write(self, memories: Sequence[Memory]) -> list[Memory]:
+        """The write path's one redaction step (:mod:`cortex.capture.scrub`): the memories a write creates or
+        changes, their secrets replaced in content, metadata (keys and values) and tags when the write is
+        automatic (a channel's, or a memory not of source ``manual``) or ``CORTEX_REDACT_STORE`` is on; a
+        notice counts what it replaced."""
+        channel = current_activity().channel
+        counts: Counter[str] = Counter()
+        out = [scrub_memory(self.redactor, m, counts) if self.redactor.store or automatic(m, channel) else m
+               for m in memories]
+        if counts:
+            if channel is None and not any(automatic(m, None) for m in memories):
+                notices.notice(f"storing for agent {memories[0].agent!r} {_redaction_note(counts)} "
+                               f"({REDACT_STORE_ENV} is on)")
+            else:
+                by = f"the {channel} channel" if channel else f"a {memories[0].source.value} write"
+                notices.notice(f"{by} for agent {memories[0].agent!r} {_redaction_note(counts)} before storing it")
+        return out
 
     def _explicit_text(self, agent: str, content: str | None) -> str | None:
         """``content`` of an explicit write, its secrets replaced when the redactor's ``store`` is on."""

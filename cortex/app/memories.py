@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
 from cortex import config, lifecycle, notices, scopes
-from cortex.app.kernel import Kernel, _redaction_note, _Refused
-from cortex.capture.redact import REDACT_STORE_ENV
+from cortex.app.kernel import Kernel, _Refused
 from cortex.errors import (
     CortexError,
     InvalidInputError,
@@ -103,7 +101,6 @@ class MemoryOps(Kernel):
         policy, teams = self._policy(agent), self._teams()
         memories: list[Memory] = []
         target = member.own
-        redacted: Counter[str] = Counter()
         for i, entry in enumerate(entries):
             try:
                 if not isinstance(entry, Mapping):
@@ -114,8 +111,6 @@ class MemoryOps(Kernel):
                                                      f"{scope.relative} here (split the batch)")
                 target = scope
                 fields = {k: v for k, v in entry.items() if k != "scope"}
-                if self.redactor.store and isinstance(fields.get("content"), str):
-                    fields["content"] = self.redactor.scrub(fields["content"], redacted)
                 memory = memory_from_entry(agent, fields, now, policy.expires_at, author=agent, scope=scope.relative)
                 scopes.check_team_memory_write(member, scope, memory.tags)
                 memories.append(memory)
@@ -123,9 +118,8 @@ class MemoryOps(Kernel):
                 if not batch:
                     raise
                 raise _within(exc, f"entries[{i}]") from None
-        if redacted:
-            notices.notice(f"storing for agent {agent!r} {_redaction_note(redacted)} ({REDACT_STORE_ENV} is on)")
-        return target, memories
+        # the write path's redaction step, here already: store's check for the same content sees what is written
+        return target, self._memories.redact(memories) if self._memories.redact is not None else memories
 
     def update(
         self,

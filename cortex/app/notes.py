@@ -83,7 +83,8 @@ class NotesOps(MemoryOps, ReadingOps, AdminOps):
         definition = self._agent(agent)
         plan = notes.plan_sync(self, agent, notes.directories(self.project_root, agent, definition.settings.notes),
                                only=only, promoted=self._notes_state().promoted(agent),
-                               project=definition.settings.project or config.DEFAULT_PROJECT)
+                               project=definition.settings.project or config.DEFAULT_PROJECT,
+                               redact=lambda text: self.redactor.redact(text).text)
         return notes.apply(plan, self, clock=self._clock)
 
     def export_notes(self, agent: str, directory: str | os.PathLike[str]) -> list[str]:

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from cortex.capture.scrub import ONLY_SECRET, only_secret
 from cortex.errors import InvalidInputError
 from cortex.text import STOP_WORDS, normalize
 
@@ -49,7 +50,7 @@ IN_BATCH = "duplicate-in-batch"
 LITTLE = "too-little-information"
 CHATTER = "session-chatter"
 #: Every reason a verdict can give (a ``store`` has none).
-REASONS = (EXACT, NEAR, IN_BATCH, LITTLE, CHATTER)
+REASONS = (EXACT, NEAR, IN_BATCH, LITTLE, CHATTER, ONLY_SECRET)
 
 #: Jaccard similarity of the content words from which a candidate is a near duplicate.
 DEFAULT_NEAR = 0.8
@@ -633,6 +634,8 @@ class Gate:
         exact = self._exact.get(features.key)
         if exact is not None:
             return Verdict("confirm", EXACT, self._ids[exact])
+        if only_secret(text):
+            return Verdict("refuse", ONLY_SECRET)
         count = informative(text)
         if is_chatter(text, self.min_informative):  # with nothing informative at all, only a greeting is chatter
             return Verdict("refuse", CHATTER if count or _greets(text) else LITTLE)

@@ -7,8 +7,9 @@ import logging
 from collections import Counter
 from datetime import datetime
 
-from cortex import markers
+from cortex import markers, notices
 from cortex.capture.redact import Redactor
+from cortex.capture.scrub import ONLY_SECRET, only_secret
 from cortex.errors import InvalidInputError
 from cortex.memories import MemoryRepository
 from cortex.model import Memory, MemoryType, Scope, Source
@@ -41,6 +42,10 @@ def capture(memories: MemoryRepository, scope: Scope, output: str, project: str,
         for memory_type, raw in extract(output):
             text = redactor.scrub(raw, redacted if redacted is not None else Counter()) if redactor else raw
             if text in seen:
+                continue
+            if only_secret(text):  # nothing left but a placeholder: not a learning (the gate's only-a-secret)
+                notices.notice(f"{scope}: dropped a marker line that held little more than a secret "
+                               f"({ONLY_SECRET}): {text[:80]!r}")
                 continue
             seen.add(text)
             try:

@@ -413,11 +413,14 @@ def _read_files(dirs: Sequence[Path], only: Path | None,
 
 
 def plan_sync(port: NotesPort, agent: str, dirs: Sequence[Path], *, only: Path | None = None,
-              promoted: Mapping[str, Sequence[str]] | None = None, project: str) -> SyncPlan:
+              promoted: Mapping[str, Sequence[str]] | None = None, project: str,
+              redact: Callable[[str], str] | None = None) -> SyncPlan:
     """What a sync of ``agent``'s notes directories ``dirs`` (or of the file ``only`` in them) does, decided on the
     files as they are and the ``file_index`` memories of each scope (read through ``port``): the agent's own scope
     holds its files but those it ``promoted`` (label -> scopes), each promoted file the scopes it was shared
-    with. A file that went, from a directory read whole, retires its memories; an unreadable one keeps them."""
+    with. A file that went, from a directory read whole, retires its memories; an unreadable one keeps them.
+    ``redact``: the write path's redaction of a text, which a chunk's key (its heading path) passes as it is
+    stored (a heading that holds a secret is stored redacted, and found again by its redacted key)."""
     promoted = promoted or {}
     skipped: list[str] = []
     found, scanned = _read_files(dirs, only, skipped)
@@ -437,12 +440,12 @@ def plan_sync(port: NotesPort, agent: str, dirs: Sequence[Path], *, only: Path |
         for label in sorted(labels | set(gone)):
             notes_file, text = found[label] if label in labels else (None, "")  # (not here: its chunks go)
             if text is not None:
-                syncs.append(plan_file(scope, label, notes_file, text, existing.get(label, {}), project))
+                syncs.append(plan_file(scope, label, notes_file, text, existing.get(label, {}), project, redact))
     return SyncPlan(agent, sum(1 for _, text in found.values() if text is not None), tuple(skipped), tuple(syncs))
 
 
 def plan_file(scope: str, label: str, notes_file: NotesFile | None, text: str, existing: Mapping[str, Memory],
-              project: str) -> FileSync:
+              project: str, redact: Callable[[str], str] | None = None) -> FileSync:
     """What a sync does with the file ``label`` (``notes_file`` None: it went) whose chunks' memories in
     ``scope`` are ``existing`` (by key): an unchanged chunk keeps its memory, a changed one supersedes it, a new
     one is added, a section of an exported file edits the memory it shows; the memories left retire."""
@@ -458,6 +461,7 @@ def plan_file(scope: str, label: str, notes_file: NotesFile | None, text: str, e
             steps.append(Edit(*bound))
             continue
         key = memory_key(notes_file, chunk)
+        key = redact(key) if redact is not None else key
         new = entry(notes_file, chunk, project)
         old = left.pop(key, None)
         if old is not None and (old.metadata or {}).get("sha256") == chunk.digest:

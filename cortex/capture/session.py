@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,6 +90,15 @@ class Extraction:
     calls: int = 0
 
 
+def outbound() -> "Callable[[str], str]":
+    """What a text passes before it is sent to a model: the redaction the environment configures (the same
+    rules as what is stored; a secret never leaves the machine in a prompt)."""
+    from cortex.capture.redact import Redactor
+
+    redactor = Redactor.from_env()
+    return lambda text: redactor.redact(text).text
+
+
 def extract(messages: Sequence[Message], settings: "LLMSettings", *, summary: bool = True) -> Extraction:
     """Ask the model for at most ``settings.max_memories`` learnings and (with ``summary``, when the messages
     hold a conversation) a summary of the session. A model that cannot be reached leaves the result
@@ -102,7 +111,7 @@ def extract(messages: Sequence[Message], settings: "LLMSettings", *, summary: bo
     text = render(messages, settings.token_budget)
     if not text.strip():
         return result
-    client = llm.LLMClient(settings)
+    client = llm.LLMClient(settings, redact=outbound())
     try:
         try:
             for item in llm.extract(client, text, settings.max_memories):

@@ -74,5 +74,32 @@ def info(state: _State) -> None:
     _emit(state.cortex(read_only=True).info())
 
 
+@group("scan_secrets")
+def secrets() -> None:
+    """Secrets in the store."""
+
+
+@secrets.command(name_of("scan_secrets"))
+@click.option("--agent", default=None, help="Only this agent's own scope (team:NAME, swarm: a shared one).")
+@click.option("--redact", is_flag=True, help="Replace what is found by placeholders (default: only report it).")
+@json_or_table
+@pass_state
+def secrets_scan(state: _State, agent: str | None, redact: bool, fmt: str) -> None:
+    """Scan the store (every scope, or --agent's) for secrets in every version of every memory and the scopes'
+    other records (activities, consolidation runs, entity names); --redact replaces them by placeholders in one
+    atomic write per scope, recorded in provenance, and rebuilds the indexes. The secrets are never printed."""
+    report = state.cortex().scan_secrets(agent, redact=redact)
+    data = report if isinstance(report, dict) else report.model_dump(mode="json")
+    if fmt == "json":
+        _emit(data)
+        return
+    rows = [(f["scope"], f["where"], f["memory_id"] or "", str(f["version"] or ""),
+             ", ".join(f"{n} {rule}" for rule, n in sorted(f["rules"].items()))) for f in data["findings"]]
+    click.echo(_table(rows, ["scope", "where", "memory", "version", "secrets"]) if rows else "no secrets found")
+    total = sum(data["total"].values())
+    done = "redacted" if data["redacted"] else "found (dry run: nothing changed; --redact replaces them)"
+    click.echo(f"{total} secret{'' if total == 1 else 's'} {done}", err=True)
+
+
 #: The commands of this module, which :mod:`cortex.cli` adds to its group.
-COMMANDS: tuple[click.Command, ...] = (agents, reindex, index_status, info)
+COMMANDS: tuple[click.Command, ...] = (agents, reindex, index_status, info, secrets)

@@ -112,7 +112,7 @@ def plan_scope(ctx: Context, scope: Scope, actor: str, report: ConsolidationRepo
                        "need a model (docs/capture.md says how to set one up)")
         return plan
     done, checked = consumed(ctx.repo, scope)
-    with LLMClient(ctx.llm) as client:
+    with LLMClient(ctx.llm, redact=ctx.redact) as client:
         try:
             _contradictions(client, ctx, plan, report, remaining, checked)
             if agent is not None:
@@ -226,7 +226,7 @@ def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], re
         report.note = "nothing happened in the round (no new task outcomes or learnings of the members)"
         return plan
     text = team.round_text(entries, outcomes, learnings, ctx.settings.session_tokens * 4)
-    with LLMClient(ctx.llm) as client:
+    with LLMClient(ctx.llm, redact=ctx.redact) as client:
         try:
             proposed, repeated = team.extract(client, text, {m.id for m in entries}, ctx.settings.session_entries * 4)
         except LLMError as exc:

@@ -23,7 +23,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
@@ -342,10 +342,12 @@ class Run:
 
     def __init__(self, system: str, agent: str, *, scope: Scope, vocab: Vocabulary,
                  scrub: Callable[[str, Counter[str]], str], now: datetime, expiry: Expiry, project: str, dry_run: bool,
-                 progress: Callable[[str, int, int | None], None] | None = None) -> None:
+                 progress: Callable[[str, int, int | None], None] | None = None,
+                 find: Callable[[str], list[tuple[int, int, str]]] | None = None) -> None:
         self.system, self.agent, self.scope, self.vocab = system, agent, scope, vocab
         self.importer = module(system)
         self._scrub, self._now, self._expiry, self._project = scrub, now, expiry, project
+        self._find = find
         self.report = ImportReport(system=system, agent=agent, dry_run=dry_run)
         self._progress = progress
         self._known: dict[str, _Known] = {}
@@ -412,6 +414,7 @@ class Run:
         """What ``document``'s items become: the report's entries, and the batch to write (nothing in a dry run
         but the report)."""
         report, batch = self.report, Batch(document)
+        parsed = self._clean(parsed)
         report.skipped.extend(parsed.skipped)
         report.failed.extend(parsed.failed)
         latest: dict[str, Item] = {}
@@ -435,9 +438,43 @@ class Run:
         report.redacted = dict(self._redacted)
         return batch
 
+    def _clean(self, parsed: Parsed) -> Parsed:
+        """``parsed`` with the secrets of every text replaced at the entry boundary, before anything is derived
+        from it: each item's content, key, place, entity, tags and the system's fields (keys and values,
+        recursively), the entities' names and types and the relations. A key derived from the text (a Beads
+        slug of its first 60 characters) loses what it kept of a secret of the text too."""
+        counts, scrub = self._redacted, self._scrub
+
+        def deep(value: Any, depth: int = 0) -> Any:
+            if isinstance(value, str):
+                return scrub(value, counts)
+            if depth > 64:
+                return value
+            if isinstance(value, dict):
+                return {deep(k, depth + 1) if isinstance(k, str) else k: deep(v, depth + 1) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return type(value)(deep(v, depth + 1) for v in value)
+            return value
+
+        items = []
+        for item in parsed.items:
+            secrets = [item.content[a:b] for a, b, _ in self._find(item.content)] if self._find is not None else []
+            items.append(replace(item, content=scrub(item.content, counts), where=scrub(item.where, counts),
+                                 key=_unleaked(scrub(item.key, counts), secrets),
+                                 about=scrub(item.about, counts) if item.about is not None else None,
+                                 tags=[t for t in item.tags if not isinstance(t, str) or scrub(t, counts) == t],
+                                 fields=deep(item.fields)))
+        entities: dict[str, list[str]] = {}
+        for name, types in parsed.entities.items():
+            kept = entities.setdefault(scrub(name, counts), [])
+            kept.extend(t for t in (scrub(t, counts) for t in types) if t not in kept)
+        relations = [Relation(scrub(r.where, counts), scrub(r.source, counts), scrub(r.type, counts),
+                              scrub(r.target, counts)) for r in parsed.relations]
+        return Parsed(items, entities, relations, parsed.skipped, parsed.failed)
+
     def _decide(self, document: Document, item: Item, batch: Batch, about: list[tuple[Memory, str]]) -> None:
         report = self.report
-        content = self._scrub(item.content, self._redacted)
+        content = item.content  # redacted by _clean
         known = self._known.get(item.key)
         if known is not None:
             if item.order is not None and known.order is not None and item.order < known.order:
@@ -546,6 +583,24 @@ class Run:
         """Tell the progress bar the run is done."""
         if self._progress is not None:
             self._progress("import", self._total, self._total)
+
+
+def _unleaked(key: str, secrets: Sequence[str]) -> str:
+    """``key`` without what it kept of any of ``secrets`` (a key derived from the text: the start of a secret,
+    as it is or as a slug, at least 8 characters of it), each such fragment replaced by ``redacted``."""
+    for secret in secrets:
+        for form in (secret, _SLUG_BREAK.sub("-", secret.lower())):
+            lowered = key.lower()
+            for length in range(len(form), 7, -1):
+                at = lowered.find(form[:length].lower())
+                if at >= 0:
+                    key = key[:at] + "redacted" + key[at + length:]
+                    break
+    return key
+
+
+#: What a slug turns into ``-`` (letters and digits are kept).
+_SLUG_BREAK = re.compile(r"[^a-z0-9]+")
 
 
 def entity_name(value: Any) -> str | None:

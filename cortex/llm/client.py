@@ -13,6 +13,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,8 +48,11 @@ class LLMClient:
     ``completion_tokens`` add up the ``usage`` the server reports (nothing when it reports none). One client
     keeps its connection open: :meth:`close` it, or use it as a context manager."""
 
-    def __init__(self, settings: LLMSettings) -> None:
+    def __init__(self, settings: LLMSettings, *, redact: Callable[[str], str] | None = None) -> None:
         self.settings = settings
+        #: What every text passes before it leaves the machine (the capture's redaction, given by the engine
+        #: that makes the client: this layer does not know what a secret is). None: sent as it is.
+        self.redact = redact
         self.calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -76,6 +80,8 @@ class LLMClient:
         around the one object is tolerated. An answer that is not such JSON is sent back once with what is
         wrong; a second bad answer raises :class:`LLMOutputError`. :class:`LLMUnavailableError` when the server
         cannot be reached, times out or answers 5xx or 429; :class:`LLMError` for another refusal (4xx)."""
+        if self.redact is not None:  # nothing leaves the machine unredacted: transcripts, memories, notes...
+            user = self.redact(user)
         messages: list[dict[str, str]] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         body: dict[str, Any] = {
             "model": self.settings.model,

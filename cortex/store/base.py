@@ -84,7 +84,7 @@ class MemoryStore(Protocol):
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               deletes: Sequence[str] = (), activity: Activity | None = None,
               derived: Sequence[tuple[str, str]] = (), unlink: Sequence[tuple[str, str]] = (),
-              extra: Sequence[Quad] = ()) -> Change:
+              extra: Sequence[Quad] = (), retract: Sequence[Quad] = ()) -> Change:
         """In one atomic operation: add ``adds``, for each ``(old, new, archive)`` replace every triple of
         ``old`` by those of ``new`` (keeping ``old`` as an earlier version when ``archive``), and remove the
         memories ``deletes``. Every replacement requires the store to still hold ``old.version`` (see
@@ -94,7 +94,8 @@ class MemoryStore(Protocol):
         ``adds``; ``derived``: (memory, the memory it was derived from) pairs, written as ``prov:wasDerivedFrom``.
         A replacement keeps the memory's provenance links and uses (:attr:`MemoryCodec.kept`); ``unlink`` removes
         such ``derived`` pairs again (an undone consolidation). ``extra``: quads of any graph written with it (a
-        consolidation run's record in the provenance graph)."""
+        consolidation run's record in the provenance graph); ``retract``: quads of any graph removed with it, before
+        ``extra`` is inserted (a secret scan's rewrite of earlier versions and records)."""
 
     def load(self, data: Mapping[Scope, Sequence[Quad]], check: Callable[[], Mapping[Scope, Sequence[str]]],
              source: tuple[bytes, RdfFormat] | None = None) -> dict[Scope, Change]:

@@ -360,7 +360,7 @@ class OxigraphStore:
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               deletes: Sequence[str] = (), activity: Activity | None = None,
               derived: Sequence[tuple[str, str]] = (), unlink: Sequence[tuple[str, str]] = (),
-              extra: Sequence[Quad] = ()) -> Change:
+              extra: Sequence[Quad] = (), retract: Sequence[Quad] = ()) -> Change:
         # A conditional replacement, done the cheap way this store allows: under the
         # write lock (one writing process) read the memory's triples, check its version, and send exactly the
         # difference as DELETE DATA + INSERT DATA in one update (~10x faster than matching patterns).
@@ -386,6 +386,7 @@ class OxigraphStore:
                 operations.append(self.codec.delete_update(scope, deletes))
             if removes:
                 operations.append(f"DELETE DATA {{ GRAPH {graph} {{ {self.codec.triples(removes)} }} }}")
+            operations += self.codec.delete_data(retract)
             operations += self.codec.insert_data(inserts)  # the memories' graph, provenance's
             ids = list(dict.fromkeys([m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)))
             return self._update_locked(scope, ids, " ; ".join(operations))

@@ -578,6 +578,10 @@ class MemoryCodec:
                            for i in range(0, len(group), step)]
         return operations
 
+    def delete_data(self, quads: Iterable[Quad], per_operation: int | None = None) -> list[str]:
+        """``DELETE DATA`` operations removing ``quads`` (as :meth:`insert_data` groups them)."""
+        return [f"DELETE DATA {op[len('INSERT DATA '):]}" for op in self.insert_data(quads, per_operation)]
+
     @staticmethod
     def triples(quads: Iterable[Quad]) -> str:
         """Quads as the triples of a ``GRAPH`` block (terms serialised by pyoxigraph)."""

@@ -136,7 +136,7 @@ def test_a_secret_never_survives_whatever_surrounds_it(prefix, suffix, rule):
 
 # -- on the surfaces --------------------------------------------------------------------------------------------
 
-LEAKY = f"ok\nLEARNED: the sandbox key is {SECRETS['openai-key']}\nLEARNED: deploys run at 6 pm\n"
+LEAKY = f"ok\nLEARNED: the sandbox key is {SECRETS['openai-key']}, kept in the team vault\nLEARNED: deploys run at 6 pm\n"
 
 
 def test_agent_end_stores_captured_lines_without_their_secrets(tmp_path):
@@ -146,7 +146,8 @@ def test_agent_end_stores_captured_lines_without_their_secrets(tmp_path):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             captured = cx.agent_end("reviewer", LEAKY)
-        assert [m.content for m in captured] == ["the sandbox key is [REDACTED:openai-key]", "deploys run at 6 pm"]
+        assert [m.content for m in captured] == ["the sandbox key is [REDACTED:openai-key], kept in the team vault",
+                                                   "deploys run at 6 pm"]
         assert captured.redacted == {"openai-key": 1}
         assert any("replaced 1 secret (1 openai-key)" in str(w.message) for w in caught)
         # nowhere in the store, not even in the RDF
@@ -184,11 +185,11 @@ def test_every_surface_redacts_and_says_so(tmp_path):
         assert "openai-key" in answer.headers.get("cortex-warnings", "")
         hook = cortex(project, "hook", "claude", "SubagentStop", stdin=json.dumps({
             "cwd": str(project), "hook_event_name": "SubagentStop", "agent_type": "reviewer",
-            "last_assistant_message": f"LEARNED: the prod key is {SECRETS['anthropic-key']}"}))
+            "last_assistant_message": f"LEARNED: the prod key is {SECRETS['anthropic-key']}, rotated monthly by ops"}))
         assert hook.returncode == 0
         with Cortex.open(project / ".cortex" / "store") as client:
             contents = [m.content for m in client.recall("reviewer", "key")]
-        assert "the prod key is [REDACTED:anthropic-key]" in contents
+        assert "the prod key is [REDACTED:anthropic-key], rotated monthly by ops" in contents
         assert not any(SECRETS["anthropic-key"] in c or SECRETS["openai-key"] in c for c in contents)
     finally:
         assert server.stop() == 0

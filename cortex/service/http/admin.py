@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Body, Query
 
 from cortex.errors import BrokenAgentError
-from cortex.model import IndexStatus
+from cortex.model import IndexStatus, SecretScan
+from cortex.service.http.bodies import ScanSecretsBody
 from cortex.service.http.routing import Caller, Cx, operation, scoped
 
 router = APIRouter()
@@ -42,6 +43,16 @@ def list_agents(caller: Caller, cx: Cx) -> list[dict[str, Any]]:
 def index_status(agent: str, caller: Caller, cx: Cx) -> IndexStatus:
     """What the agent's derived index holds, against the store."""
     return cx.index_status(scoped(caller, agent))
+
+
+@operation(router, "scan_secrets")
+def scan_secrets(caller: Caller, cx: Cx,
+                 body: Annotated[ScanSecretsBody, Body()] = ScanSecretsBody()) -> SecretScan:
+    """Scan the store (or one agent's own scope) for secrets in every version of every memory and the scopes'
+    other records; with ``redact``, replace them by placeholders (one atomic write per scope, recorded in
+    provenance; the indexes rebuilt). Admin only: it reads every scope."""
+    caller.require_admin("scanning the store for secrets")
+    return cx.scan_secrets(body.agent, redact=body.redact)
 
 
 @operation(router, "stored_scopes")

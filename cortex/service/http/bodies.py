@@ -82,6 +82,12 @@ class PurgeBody(_Body):
     agent: str | None = Field(default=None, description="Only this agent's own memories (default: every scope)")
 
 
+class ScanSecretsBody(_Body):
+    agent: str | None = Field(default=None, description="Only this agent's own scope (team:NAME, swarm: a shared "
+                                                        "one; default: every scope)")
+    redact: bool = Field(default=False, description="Replace what is found by placeholders (default: a dry run)")
+
+
 class PurgeResult(BaseModel):
     count: int = Field(description="How many expired memories were deleted")
 

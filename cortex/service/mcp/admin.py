@@ -8,6 +8,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from cortex.model import SecretScan
 from cortex.service.mcp.context import READ_ONLY, WRITES_IDEMPOTENT, ToolContext, tool
 from cortex.service.mcp.outputs import Agent, AgentInfo, AgentsOutput, IndexStatusOutput, InfoOutput, ReindexOutput
 
@@ -36,6 +37,22 @@ class AdminTools(ToolContext):
         with self.calling(ctx, agent) as cx:
             self.caller_of(ctx).require_admin("reindex")
             return ReindexOutput(**cx.reindex(agent, force=force))
+
+    @tool("scan_secrets", WRITES_IDEMPOTENT)
+    def scan_secrets(
+        self,
+        ctx: Context,
+        agent: Annotated[str | None, Field(description="Only this agent's own scope (team:NAME, swarm: a shared one; "
+                                                       "none: every scope)")] = None,
+        redact: Annotated[bool, Field(description="Replace what is found by placeholders (default: a dry run)")]
+        = False,
+    ) -> SecretScan:
+        """Scan the store for secrets in every version of every memory and the scopes' other records; with
+        redact, replace them by placeholders (recorded in provenance; the secret is kept nowhere). Admin only,
+        like POST /v1/secrets/scan."""
+        with self.tool_errors():
+            self.caller_of(ctx).require_admin("scan_secrets")
+            return self.backend().scan_secrets(agent, redact=redact)
 
     @tool("index_status", READ_ONLY)
     def index_status(self, agent: Agent, ctx: Context) -> IndexStatusOutput:

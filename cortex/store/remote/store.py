@@ -175,7 +175,7 @@ class RemoteStore(AgentQueries, Journal):
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               deletes: Sequence[str] = (), activity: Activity | None = None,
               derived: Sequence[tuple[str, str]] = (), unlink: Sequence[tuple[str, str]] = (),
-              extra: Sequence[Quad] = ()) -> Change:
+              extra: Sequence[Quad] = (), retract: Sequence[Quad] = ()) -> Change:
         # The server does not serialise read-modify-write updates, so the memories a write changes are claimed
         # first (see _claim): while this process holds them, it checks that the store holds exactly what the
         # caller read (every field, not only the version: a supersession or a validation keeps it), then writes.
@@ -195,6 +195,7 @@ class RemoteStore(AgentQueries, Journal):
             if unlink:
                 ops.append(f"DELETE DATA {{ GRAPH {graph} {{ "
                            f"{self.codec.triples(self.codec.derived_quads(scope, unlink))} }} }}")
+            ops += self.codec.delete_data(retract, MEMORIES_PER_OPERATION * 10) if retract else []
             ops += self._insert_ops(scope, adds) + self._provenance_ops(scope, adds, activity, derived,
                                                                         [new for _, new, _ in replaces], deletes)
             ops += self._quad_ops(extra) if extra else []
