@@ -6,7 +6,6 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from cortex import config
 from cortex.app.admin import AdminOps
 from cortex.app.kernel import _UNSET
 from cortex.app.memories import MemoryOps
@@ -36,7 +35,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         if self._consolidation is _UNSET:
             from cortex.consolidation.settings import consolidation_settings
 
-            self._consolidation = consolidation_settings(project_root=config.find_project_root())
+            self._consolidation = consolidation_settings(project_root=self.project_root)
         return self._consolidation  # type: ignore[return-value]
 
     @consolidation.setter

@@ -17,10 +17,12 @@ from cortex.app.memories import MemoryOps
 from cortex.app.reading import ReadingOps
 from cortex.capture import markers as capture
 from cortex.capture import tasks, usage
+from cortex.capture.transcripts import open_transcript
 from cortex.errors import (
     CortexError,
     InvalidInputError,
 )
+from cortex.files import real_path_of
 from cortex.model import (
     Captured,
     CaptureReport,
@@ -135,12 +137,14 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
                                 or config.DEFAULT_PROJECT)
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInputError("transcript", f"must be a path, not {type(path).__name__}")
-        real = os.path.realpath(os.fspath(path))
         checkpoints = Checkpoints(self._state / "capture.json" if self._state is not None else None)
-        run = TranscriptCapture(self, agent, real, project, checkpoints, redactor=self.redactor, clock=self._clock,
-                                embeddings=self._memories.embeddings)
-        with self._capturing:
-            report = run.read(self.llm, markers=markers, format=format)
+        # opened once and checked on the handle (confinement, Cortex's own files); every read is of that handle,
+        # and the checkpoints are keyed by the real path of the file opened, whatever the path names meanwhile
+        with open_transcript(path) as handle, self._capturing:
+            real = str(real_path_of(handle))
+            run = TranscriptCapture(self, agent, real, project, checkpoints, redactor=self.redactor,
+                                    clock=self._clock, embeddings=self._memories.embeddings)
+            report = run.read(self.llm, markers=markers, format=format, handle=handle)
             with run.activity():
                 if markers:
                     run.markers()

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cortex.api import MemoryAPI
+from cortex.files import confined, input_roots
 
 log = logging.getLogger("cortex")
 
@@ -47,8 +48,11 @@ class CaptureQueue:
         """Queue a capture; returns ``{"queued": bool, "waiting": n}`` (not queued: it already waits, or the
         queue is full)."""
 
+        roots = input_roots()  # the caller's confinement: the worker reads the file under it, not the server's
+
         def capture() -> str:
-            report = self.cx.capture_transcript(agent, path, **options)
+            with confined(roots):
+                report = self.cx.capture_transcript(agent, path, **options)
             return (f"{len(report.stored)} stored, {len(report.confirmed)} confirmed, refused {report.refused}"
                     f"{' (model part pending)' if report.pending else ''}")
 
@@ -59,8 +63,11 @@ class CaptureQueue:
         job of that key waits does not queue it twice (e.g. ``round-end:TEAM``). Answers as :meth:`put`; what
         ``job`` returns is logged (``str``), a failure is counted and logged."""
 
+        roots = input_roots()
+
         def call() -> str:
-            done = job()
+            with confined(roots):
+                done = job()
             return done if isinstance(done, str) else "done"
 
         return self._put(("call", key), what or key, call)

@@ -67,8 +67,8 @@ class SessionsTools(ToolContext):
         which shown memories the session used. Secrets are redacted, duplicates confirmed rather than stored;
         running it again stores nothing new."""
         with self.calling(ctx, agent) as cx:
-            self.caller_of(ctx).require_transcript(path)
-            return cx.capture_transcript(agent, path, format=format, project=project, summary=summary)
+            with self.caller_of(ctx).reading(path, cx):
+                return cx.capture_transcript(agent, path, format=format, project=project, summary=summary)
 
     @tool("record_use", WRITES)
     def record_use(
