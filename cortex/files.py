@@ -10,6 +10,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import BinaryIO
 
+from cortex.state import INDEX_DIR, SERVER_FILE, TOKENS_FILE, servers_dir
+
 #: Directories Cortex creates hold memory text, tokens and indexes: owner only.
 PRIVATE_DIR_MODE = 0o700
 
@@ -90,7 +92,7 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
 _ROOTS: ContextVar[tuple[Path, ...] | None] = ContextVar("cortex_input_roots", default=None)
 
 #: Names that mark a directory as a Cortex state directory (a store's, or a remote store's server's).
-_STATE_MARKERS = ("cortex-tokens.json", "cortex-server.json", "cortex-index", "cortex-owner.json")
+_STATE_MARKERS = (TOKENS_FILE, SERVER_FILE, INDEX_DIR, "cortex-owner.json")  # the last: cortex.store.oxigraph's
 #: What of a project's ``.cortex/`` is Cortex's own: the store, the hooks' state, the logs, the settings (keys).
 _PROJECT_OWN = ("store", "state", "logs", "config.toml")
 #: Pseudo file systems: their "regular files" are the process's memory, environment and the kernel's.
@@ -142,8 +144,6 @@ def own_file_reason(real: Path) -> str | None:
     for k, part in enumerate(parts[:-1]):
         if part == ".cortex" and parts[k + 1] in _PROJECT_OWN:
             return f"Cortex's own ({part}/{parts[k + 1]}: the store, its state, logs or settings)"
-    from cortex.discovery import servers_dir  # here: discovery imports this module
-
     servers = Path(os.path.realpath(servers_dir()))
     if real.is_relative_to(servers):
         return "Cortex's own (the running servers' addresses and tokens)"
