@@ -18,8 +18,16 @@ from typing import Any
 
 from cortex import config
 from cortex.errors import AgentNotFoundError, AuthError, InvalidInputError, PermissionDeniedError, TokenFileError
-from cortex.files import (InputRefused, atomic_write, check_input, confined, own_file_reason, private_dir, read_regular,
-                          resolved_roots)
+from cortex.files import (
+    InputRefused,
+    atomic_write,
+    check_input,
+    confined,
+    own_file_reason,
+    private_dir,
+    read_regular,
+    resolved_roots,
+)
 from cortex.state import tokens_file
 from cortex.validation import check_agent_name
 
@@ -49,7 +57,8 @@ class Principal:
     def input_roots(self, project: Path | None) -> tuple[Path, ...] | None:
         """The directories whose files this principal may have the server read (transcripts, imports): for an
         agent's token the project of the store being served (``project``, when it is one: it holds ``.cortex/`` or
-        ``.git/``) and the coding agents' own directories (their transcripts); None for an admin (any file but Cortex's own: :func:`cortex.files.open_input`)."""
+        ``.git/``) and the coding agents' own directories (their transcripts); None for an admin (any file but
+        Cortex's own: :func:`cortex.files.open_input`)."""
         if self.admin:
             return None
         # a store outside any project (no .cortex/ or .git/ above it) gives no project to read: not its parent

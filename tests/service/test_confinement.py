@@ -141,7 +141,8 @@ def test_an_import_of_a_directory_does_not_follow_links_out_of_it(tmp_path, monk
     (private / "secrets.json").write_text(json.dumps({"results": [{"id": "m1", "memory": SECRET, "user_id": "dev"}]}))
     memory = project / "mem0"
     memory.mkdir()
-    (memory / "mine.json").write_text(json.dumps({"results": [{"id": "m2", "memory": "the project uses uv", "user_id": "dev"}]}))
+    mine = {"results": [{"id": "m2", "memory": "the project uses uv", "user_id": "dev"}]}
+    (memory / "mine.json").write_text(json.dumps(mine))
     (memory / "linked.json").symlink_to(private / "secrets.json")
     (memory / "sub").symlink_to(private, target_is_directory=True)
     with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
