@@ -215,3 +215,25 @@ def test_a_store_served_from_another_directory_is_confined_to_its_own_project(tm
             assert all(r["model"] == "model-of-a" for r in model_a.requests)
         finally:
             server.stop()
+
+
+def test_the_users_server_gives_each_store_its_own_project_and_settings(tmp_path, monkeypatch):
+    """Finding 4, the user's background server (one process, several stores), run from project B: A's store
+    has A's project (what its tokens may read) and A's model settings, B's has B's."""
+    from cortex.service.hub import Hub
+
+    a = make_project(tmp_path / "a", "coder")
+    b = make_project(tmp_path / "b", "coder")
+    for root in (a, b):
+        (root / ".cortex").mkdir(exist_ok=True)
+        (root / ".cortex" / "config.toml").write_text(
+            f'[llm]\nurl = "http://127.0.0.1:9/v1"\nmodel = "model-of-{root.name}"\n')
+    monkeypatch.chdir(b)
+    hub = Hub("http://127.0.0.1:9", "hub-token")
+    try:
+        for root in (a, b):
+            hub.open(str(root / ".cortex" / "store"), [str(root / "agent_defs")], "none", 60.0)
+        served = {s.cx.project_root: s.cx.llm.model for s in hub.stores.values()}
+    finally:
+        hub.close()
+    assert served == {a.resolve(): "model-of-a", b.resolve(): "model-of-b"}
