@@ -15,15 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cortex.files import atomic_write, read_regular
-from cortex.state import server_file
+from cortex.state import SERVERS_DIR_ENV, server_file, servers_dir  # noqa: F401 - their home was here
 
 if TYPE_CHECKING:
     import urllib.request
 
 
-#: Where each running server of this user leaves a pointer to its state directory (``cortex server status
-#: --all``): ``$CORTEX_SERVERS_DIR``, else ``$XDG_STATE_HOME/cortex/servers`` (``~/.local/state/...``).
-SERVERS_DIR_ENV = "CORTEX_SERVERS_DIR"
 
 
 @dataclass(frozen=True)
@@ -90,13 +87,6 @@ def read(state_dir: Path) -> ServerInfo | None:
         return None
 
 
-def servers_dir() -> Path:
-    """The directory of the user's running-server pointers (see :data:`SERVERS_DIR_ENV`)."""
-    configured = os.environ.get(SERVERS_DIR_ENV)
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "cortex" / "servers"
 
 
 def registered() -> list[Path]:

@@ -92,3 +92,17 @@ def printable_location(location: str | os.PathLike[str]) -> str:
     if not parts.username and not parts.password:
         return text
     return urllib.parse.urlunsplit(parts._replace(netloc=(parts.hostname or "") + (f":{port}" if port else "")))
+
+
+#: Where each running server of this user leaves a pointer to its state directory (``cortex server status
+#: --all``): ``$CORTEX_SERVERS_DIR``, else ``$XDG_STATE_HOME/cortex/servers`` (``~/.local/state/...``).
+SERVERS_DIR_ENV = "CORTEX_SERVERS_DIR"
+
+
+def servers_dir() -> Path:
+    """The directory of the user's running-server pointers (see :data:`SERVERS_DIR_ENV`)."""
+    configured = os.environ.get(SERVERS_DIR_ENV)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "cortex" / "servers"

@@ -40,7 +40,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         if self._consolidation is _UNSET:
             from cortex.consolidation.settings import consolidation_settings
 
-            self._consolidation = consolidation_settings(project_root=config.find_project_root())
+            self._consolidation = consolidation_settings(project_root=self.project_root)
         return self._consolidation  # type: ignore[return-value]
 
     @consolidation.setter

@@ -134,6 +134,24 @@ class Kernel:
         return self._memories.store.shared
 
     @property
+    def project_root(self) -> Path:
+        """The project of the store being served, set or derived from where the store is, never from the current
+        directory of a server serving several: what an agent's token may have the server read (transcripts,
+        imports), where notes are, whose ``.cortex/config.toml`` gives the model's and consolidation's settings.
+        An on-disk store's is the nearest project (``.cortex/`` or ``.git/``) above its directory (the project
+        of ``<project>/.cortex/store``), else the directory it is in; a store without a directory's (in memory,
+        remote) is the current directory's project unless set (``cortex serve`` sets it to its own)."""
+        if self._root is None:
+            local = self._memories.store.local_path
+            self._root = config.find_project_root(Path(local).resolve().parent) if local is not None \
+                else config.find_project_root()
+        return self._root
+
+    @project_root.setter
+    def project_root(self, root: str | os.PathLike[str]) -> None:
+        self._root = Path(root).resolve()
+
+    @property
     def state_dir(self) -> Path | None:
         """Where derived indexes (and a server's tokens and discovery file) are kept, or None."""
         return self._memories.state_dir
@@ -281,7 +299,7 @@ class Kernel:
         if self._llm is _UNSET:
             from cortex.llm import llm_settings
 
-            self._llm = llm_settings(project_root=config.find_project_root())
+            self._llm = llm_settings(project_root=self.project_root)
         return self._llm  # type: ignore[return-value]
 
     @llm.setter

@@ -27,23 +27,6 @@ class NotesOps(MemoryOps, ReadingOps, AdminOps):
     #: what syncing notes keeps between runs (:meth:`_notes_state`)
     _notes_kept: notes.NotesState | None = None
 
-    @property
-    def project_root(self) -> Path:
-        """The project whose notes directories are read (``.cortex/notes/{agent}/``, and an agent's
-        ``cortex: notes:`` relative to it): the project of a store in ``<project>/.cortex/store``, else the
-        nearest project of the current directory, unless set."""
-        if self._root is None:
-            local = self._memories.store.local_path
-            if local is not None and local.name == "store" and local.parent.name == ".cortex":
-                self._root = local.parent.parent.resolve()
-            else:
-                self._root = config.find_project_root()
-        return self._root
-
-    @project_root.setter
-    def project_root(self, root: str | os.PathLike[str]) -> None:
-        self._root = Path(root).resolve()
-
     def notes_dirs(self, agent: str) -> list[str]:
         """The agent's notes directories (existing or not), absolute."""
         definition = self._agent(agent)

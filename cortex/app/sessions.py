@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cortex import config, lifecycle, notices
 from cortex.agents import AgentSettings
@@ -17,10 +17,12 @@ from cortex.app.memories import MemoryOps
 from cortex.app.reading import ReadingOps
 from cortex.capture import markers as capture
 from cortex.capture import tasks, usage
+from cortex.capture.transcripts import open_transcript
 from cortex.errors import (
     CortexError,
     InvalidInputError,
 )
+from cortex.files import real_path_of
 from cortex.model import (
     Captured,
     CaptureReport,
@@ -136,17 +138,26 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         What it wrote is one run (``report.run``) that :meth:`undo_capture` undoes. ``dry_run``: the same
         reading, extraction and gate, reporting what it would store, confirm and supersede, writing nothing (no
         memory, no use, no checkpoint)."""
-        from cortex.capture import runs as capture_runs
-        from cortex.capture.dryrun import DryRun, FrozenCheckpoints
-        from cortex.capture.pipeline import TranscriptCapture
-        from cortex.capture.session import prepare as prepare_extraction
-
         definition = self._agent(agent)
         project = check_project(project if project is not None else definition.settings.project
                                 or config.DEFAULT_PROJECT)
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInputError("transcript", f"must be a path, not {type(path).__name__}")
-        real = os.path.realpath(os.fspath(path))
+        # opened once and checked on the handle (confinement, Cortex's own files); every read is of that handle,
+        # and the checkpoints are keyed by the real path of the file opened, whatever the path names meanwhile
+        with open_transcript(path) as handle:
+            return self._capture_from(handle, agent, project, format=format, markers=markers, summary=summary,
+                                      tasks=tasks, dry_run=dry_run)
+
+    def _capture_from(self, handle: Any, agent: str, project: str, *, format: str | None, markers: bool,
+                      summary: bool, tasks: bool, dry_run: bool) -> CaptureReport:
+        """:meth:`capture_transcript` of the transcript open as ``handle``."""
+        from cortex.capture import runs as capture_runs
+        from cortex.capture.dryrun import DryRun, FrozenCheckpoints
+        from cortex.capture.pipeline import TranscriptCapture
+        from cortex.capture.session import prepare as prepare_extraction
+
+        real = str(real_path_of(handle))
         checkpoints = FrozenCheckpoints(self._checkpoints.path) if dry_run else self._checkpoints
         port = DryRun(self) if dry_run else self
         settings = self.llm
@@ -162,12 +173,12 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
                         del self._prepared[k]
             elif settings is not None:
                 key, extraction = prepare_extraction(None, agent, real, settings, summary=summary, format=format,
-                                                     kept=checkpoints)
+                                                     kept=checkpoints, handle=handle)
                 mine[key] = extraction
             with self._capturing:
                 run = TranscriptCapture(port, agent, real, project, checkpoints, redactor=self.redactor,
                                         clock=self._clock, embeddings=self._memories.embeddings)
-                report = run.read(settings, markers=markers, format=format)
+                report = run.read(settings, markers=markers, format=format, handle=handle)
                 if settings is not None and attempt + 1 < _PLANS and \
                         not any(k[2] == run.offsets["llm"] for k in mine):
                     continue  # another capture moved the model's checkpoint meanwhile: ask again for what is left

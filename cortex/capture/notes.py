@@ -116,11 +116,13 @@ def files(directory: Path, problems: list[str]) -> Iterator[NotesFile]:
             yield NotesFile(path, directory, relative)
 
 
-def read_text(path: Path) -> str:
-    """The file's text; ValueError naming why it is not a notes file (too large, binary, not UTF-8)."""
-    from cortex.files import open_regular
+def read_text(path: Path, directory: Path | None = None) -> str:
+    """The file's text; ValueError naming why it is not a notes file (too large, binary, not UTF-8); OSError when
+    it is not a file Cortex reads (:func:`cortex.files.open_input`: a link out of the notes ``directory``, a file
+    of Cortex's own)."""
+    from cortex.files import open_input
 
-    with open_regular(str(path)) as fh:
+    with open_input(str(path), within=directory) as fh:
         data = fh.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         raise ValueError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB: not indexed")
@@ -403,7 +405,7 @@ def _read_files(dirs: Sequence[Path], only: Path | None,
                 scanned.add(directory.name)
         for notes_file in candidates:
             try:
-                found[notes_file.label] = (notes_file, read_text(notes_file.path))
+                found[notes_file.label] = (notes_file, read_text(notes_file.path, notes_file.directory))
             except FileNotFoundError:
                 found[notes_file.label] = (notes_file, "")  # deleted: its chunks go
             except (OSError, ValueError) as exc:

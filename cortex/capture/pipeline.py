@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from cortex.capture import session as captured
 from cortex.capture.checkpoints import Checkpoints
@@ -88,16 +88,17 @@ class TranscriptCapture:
         self.settings: LLMSettings | None = None
 
     def read(self, settings: LLMSettings | None, *, markers: bool = True,
-             format: str | None = None) -> CaptureReport:
+             format: str | None = None, handle: BinaryIO | None = None) -> CaptureReport:
         """Read what is new since the checkpoints (the markers' with ``markers``, else the model's; the model's
-        own part when ``settings`` names a model and its checkpoint is elsewhere) and start the report."""
+        own part when ``settings`` names a model and its checkpoint is elsewhere) and start the report. With
+        ``handle`` (the transcript opened once, checked on that handle) every read is of that open file."""
         agent, real = self.agent, self.transcript
         self.settings = settings
         self.offsets = offsets = self.checkpoints.get(agent, real)
-        self.new = new = read(real, offsets["markers"] if markers else offsets["llm"], format=format)
+        self.new = new = read(real, offsets["markers"] if markers else offsets["llm"], format=format, handle=handle)
         # the model's part has its own checkpoint: behind the markers' after a failed call, ahead of it after a
         # capture that left the markers to the hooks
-        self.behind = behind = read(real, offsets["llm"], format=format) \
+        self.behind = behind = read(real, offsets["llm"], format=format, handle=handle) \
             if settings is not None and markers and offsets["llm"] != offsets["markers"] else new
         session = new.session_id or behind.session_id or self.checkpoints.session(agent, real)
         self.report = CaptureReport(agent=agent, transcript=real, format=new.format, session=session,

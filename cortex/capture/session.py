@@ -25,6 +25,8 @@ from cortex.capture.tasks import task_status
 from cortex.capture.transcripts import Message, SubagentCall, render
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from cortex.capture.checkpoints import Checkpoints
     from cortex.llm import LLMSettings
 
@@ -158,18 +160,19 @@ def metadata(session: str | None, transcript: str, model: str | None = None) -> 
 
 
 def prepare(checkpoints: Path | None, agent: str, transcript: str, settings: "LLMSettings", *, summary: bool = True,
-            format: str | None = None, kept: "Checkpoints | None" = None
+            format: str | None = None, kept: "Checkpoints | None" = None, handle: "BinaryIO | None" = None
             ) -> tuple[tuple[str, str, int, int], Extraction]:
     """The model's part of a capture, done before any lock is taken (and, in a hook's detached capture, before
     the store is opened): the capture then holds them only to write, not for the seconds the model takes.
     Returns the key the capture recognises it by (agent, transcript, from, to) and the extraction. ``kept``:
-    the checkpoints to read (default: those in the file ``checkpoints``)."""
+    the checkpoints to read (default: those in the file ``checkpoints``); ``handle``: the transcript opened once
+    and checked (:func:`cortex.files.open_input`), read instead of the path."""
     import os
 
     from cortex.capture.checkpoints import Checkpoints
     from cortex.capture.transcripts import read
 
-    real = os.path.realpath(transcript)
+    real = transcript if handle is not None else os.path.realpath(transcript)
     start = (kept if kept is not None else Checkpoints(checkpoints)).get(agent, real)["llm"]
-    part = read(real, start, format=format)
+    part = read(real, start, format=format, handle=handle)
     return (agent, real, start, part.end), extract(own_messages(part.messages), settings, summary=summary)

@@ -198,8 +198,12 @@ def _read_lines(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The lines of a knowledge file: objects with a key, and the others as they are (kept, never dropped)."""
     if not path.is_file():
         return [], []
+    from cortex.files import open_input
+
+    with open_input(path, within=path.parent) as fh:  # a link out of the directory is not merged in
+        text = fh.read().decode("utf-8", errors="surrogateescape")
     good, other = [], []
-    for raw in path.read_text(encoding="utf-8", errors="surrogateescape").split("\n"):
+    for raw in text.split("\n"):
         if not raw.strip():
             continue
         try:

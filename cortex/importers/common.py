@@ -32,7 +32,7 @@ from pyoxigraph import Literal, Triple
 
 from cortex import jsonsafe
 from cortex.errors import InvalidInputError
-from cortex.files import read_regular
+from cortex.files import open_input
 from cortex.importers import SYSTEMS, module
 from cortex.model import ImportItem, ImportReport, Memory, Scope, Source
 from cortex.validation import Expiry, memory_from_entry
@@ -140,15 +140,18 @@ def documents(system: str, source: str | os.PathLike[str] | bytes | IO[bytes],
         found = importer.files_in(path)
         if not found:
             raise InvalidInputError("path", f"{path} holds no file {system} keeps there ({importer.FILES})")
-        return [_read(p, p.name) for p in found]
+        return [_read(p, p.name, within=path) for p in found]  # a link out of the directory is not read
     if not path.exists():
         raise InvalidInputError("path", f"{path}: no such file or directory")
     return [_read(path, name or path.name)]
 
 
-def _read(path: Path, name: str) -> Document:
+def _read(path: Path, name: str, within: Path | None = None) -> Document:
+    """The file as a document, read through :func:`cortex.files.open_input` (confined to the caller's
+    directories, and to ``within``: the directory an import walks)."""
     try:
-        data = read_regular(path, MAX_FILE_BYTES + 1)
+        with open_input(path, within=within) as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise InvalidInputError("path", f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > MAX_FILE_BYTES:

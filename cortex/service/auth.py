@@ -18,7 +18,16 @@ from typing import Any
 
 from cortex import config, jsonsafe
 from cortex.errors import AgentNotFoundError, AuthError, InvalidInputError, PermissionDeniedError, TokenFileError
-from cortex.files import atomic_write, private_dir, read_regular
+from cortex.files import (
+    InputRefused,
+    atomic_write,
+    check_input,
+    confined,
+    own_file_reason,
+    private_dir,
+    read_regular,
+    resolved_roots,
+)
 from cortex.state import tokens_file
 from cortex.validation import check_agent_name
 
@@ -45,13 +54,59 @@ class Principal:
         """True when this principal may read and write ``agent``'s memories."""
         return self.agent is None or self.agent == agent
 
-    def require_transcript(self, path: str) -> None:
-        """Refuse (:class:`PermissionDeniedError`) an agent's token a transcript outside the places transcripts
-        are: any other file the server's user can read could otherwise be captured into memory."""
-        if not self.admin and not transcript_allowed(path):
-            raise PermissionDeniedError(f"an agent's token may capture transcripts of the project "
-                                        f"({config.find_project_root()}) and of Claude Code's and Codex's "
-                                        "directories only; other files need an admin token")
+    def input_roots(self, project: Path | None) -> tuple[Path, ...] | None:
+        """The directories whose files this principal may have the server read (transcripts, imports): for an
+        agent's token the project of the store being served (``project``, when it is one: it holds ``.cortex/`` or
+        ``.git/``) and the coding agents' own directories (their transcripts); None for an admin (any file but
+        Cortex's own: :func:`cortex.files.open_input`)."""
+        if self.admin:
+            return None
+        # a store outside any project (no .cortex/ or .git/ above it) gives no project to read: not its parent
+        # directory, which may be the user's home
+        real = project is not None and any((project / marker).is_dir() for marker in config.PROJECT_MARKERS)
+        return resolved_roots([*([project] if real and project is not None else []), *agent_homes()])
+
+    def require_transcript(self, path: str, project: Path | None) -> None:
+        """Refuse now (:class:`PermissionDeniedError`) a file this principal may not have the server read
+        (:meth:`input_roots`, Cortex's own files): the early answer of a request; the read itself opens the file
+        under :func:`cortex.files.confined` and checks the opened file again."""
+        try:
+            with confined(self.input_roots(project)):
+                if os.path.isdir(path):  # a directory to import: its files are checked one by one as read
+                    check_input(path, directory=True)
+                else:
+                    check_input(path)
+        except InputRefused as exc:
+            raise PermissionDeniedError(input_refusal(exc, self, project)) from None
+        except OSError:
+            pass  # missing or unreadable: the read names it
+
+    @contextmanager
+    def reading(self, path: str | os.PathLike[str], cx: object) -> Iterator[None]:
+        """A block in which the server reads ``path`` (and what it names) for this principal: refused now when
+        :meth:`require_transcript` refuses it, and every file opened in the block (:func:`cortex.files.open_input`)
+        confined to :meth:`input_roots` of ``cx``'s project (the store being served: its ``project_root``)."""
+        project = getattr(cx, "project_root", None)
+        self.require_transcript(os.fspath(path), project)
+        with confined(self.input_roots(project)):
+            yield
+
+    @contextmanager
+    def writing(self, directory: str | os.PathLike[str], cx: object) -> Iterator[None]:
+        """A block in which the server writes files in ``directory`` (and reads what is there) for this
+        principal: inside :meth:`input_roots` of ``cx``'s project, never in Cortex's own directories."""
+        project = getattr(cx, "project_root", None)
+        roots = self.input_roots(project)
+        real = Path(os.path.realpath(os.path.expanduser(os.fspath(directory))))
+        reason = own_file_reason(real / "_")
+        if reason is not None:
+            raise PermissionDeniedError(f"{directory}: {reason}: never written by an export")
+        if roots is not None and not any(real.is_relative_to(root) for root in roots):
+            raise PermissionDeniedError(f"{directory}: an agent's token may write inside the store's project "
+                                        f"({project}) and Claude Code's and Codex's directories only; other "
+                                        "places need an admin token")
+        with confined(roots):
+            yield
 
     def require_admin(self, what: str) -> None:
         """Refuse (:class:`PermissionDeniedError`) unless this is an admin: ``what`` needs an admin token."""
@@ -222,14 +277,16 @@ class TokenStore:
         raise AuthError("invalid bearer token")
 
 
-def transcript_allowed(path: str) -> bool:
-    """Whether an agent's token may have the server read ``path``: a file of the server's project or of the
-    coding agents' own directories (their transcripts), symbolic links resolved. Any other file the server's
-    user can read could otherwise be captured into memory by whoever holds an agent's token."""
-    roots = [config.find_project_root(), Path.home() / ".claude", Path.home() / ".codex",
-             *(Path(v) for v in (os.environ.get("CLAUDE_CONFIG_DIR"), os.environ.get("CODEX_HOME")) if v)]
-    try:
-        real = Path(path).resolve()
-        return any(real.is_relative_to(root.resolve()) for root in roots)
-    except (OSError, RuntimeError, ValueError):
-        return False
+def agent_homes() -> list[Path]:
+    """The coding agents' own directories, where their transcripts are: Claude Code's and Codex's."""
+    return [Path.home() / ".claude", Path.home() / ".codex",
+            *(Path(v) for v in (os.environ.get("CLAUDE_CONFIG_DIR"), os.environ.get("CODEX_HOME")) if v)]
+
+
+def input_refusal(exc: InputRefused, caller: Principal, project: Path | None) -> str:
+    """What a caller is told when a file was refused: why, and what an agent's token may read."""
+    if caller.admin or "outside the directories" not in exc.reason:
+        return str(exc)
+    return (f"{exc.filename}: an agent's token may have the server read files of the store's project ({project}) "
+            "and of Claude Code's and Codex's directories only (symbolic links resolved; a file with several hard "
+            "links is refused); other files need an admin token")

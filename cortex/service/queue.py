@@ -27,6 +27,7 @@ from typing import Any
 from cortex import caller
 from cortex.api import MemoryAPI
 from cortex.errors import TooBusyError
+from cortex.files import confined, input_roots
 
 log = logging.getLogger("cortex")
 
@@ -106,8 +107,11 @@ class CaptureQueue:
         (not queued: it already waits, or the queue is full). :class:`TooBusyError` when the caller's agent has
         its share of the queue waiting already."""
 
+        roots = input_roots()  # the caller's confinement: the worker reads the file under it, not the server's
+
         def capture() -> str:
-            report = self.cx.capture_transcript(agent, path, **options)
+            with confined(roots):
+                report = self.cx.capture_transcript(agent, path, **options)
             return (f"{len(report.stored)} stored, {len(report.confirmed)} confirmed, refused {report.refused}"
                     f"{' (model part pending)' if report.pending else ''}")
 
@@ -118,8 +122,11 @@ class CaptureQueue:
         it: asking again while a job of that key waits does not queue it twice (e.g. ``round-end:TEAM``).
         Answers as :meth:`put`; what ``job`` returns is logged (``str``), a failure is counted and logged."""
 
+        roots = input_roots()
+
         def call() -> str:
-            done = job()
+            with confined(roots):
+                done = job()
             return done if isinstance(done, str) else "done"
 
         return self._put(("call", key), what or key, call)

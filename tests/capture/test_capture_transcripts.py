@@ -355,10 +355,11 @@ def test_an_agent_token_captures_only_transcripts_where_transcripts_are(tmp_path
     outside.write_text("Assistant: LEARNED: a private note of the server's user\n")
     inside = project / "session.txt"
     inside.write_text("Assistant: LEARNED: a note of the project\n")
-    with Cortex.open(tmp_path / "store", embeddings=None) as cx:
+    store = project / ".cortex" / "store"  # the store's project is what an agent's token may read
+    with Cortex.open(store, embeddings=None) as cx:
         cx.agents.register("coder")
         cx.llm = None
-        tokens = TokenStore(tmp_path / "store")
+        tokens = TokenStore(store)
         admin, agent = tokens.create(None), tokens.create("coder")
         app = create_app(cx, tokens=tokens, allowed_hosts=["127.0.0.1"], mcp=False)
         refused = asgi_request(app, "POST", "/v1/agents/coder/transcripts", agent, json={"path": str(outside)})

@@ -453,6 +453,7 @@ def test_mcp_tools_import_and_export(dev, tmp_path):
             assert dry.structured_content["dry_run"] and dev.count("dev") == 0
             done = await client.call_tool("import_memories_from", {"system": "beads", "path": str(BEADS),
                                                                     "agent": "dev"})
+            assert not done.is_error, done.content
             assert len(done.structured_content["imported"]) == 7
             written = await client.call_tool("export_beads", {"agent": "dev", "directory": str(tmp_path / "b")})
             assert not written.is_error, written.content

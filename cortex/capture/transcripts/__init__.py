@@ -26,9 +26,10 @@ from cortex.capture.transcripts._common import MAX_PROBLEMS, LineParser, Message
     Transcript
 from cortex.capture.transcripts.messages import message_list, parse_messages, parse_text
 from cortex.errors import InvalidInputError
-from cortex.files import open_regular
+from cortex.files import open_input
 
-__all__ = ["FORMATS", "MAX_PROBLEMS", "MAX_READ", "Message", "SubagentCall", "Transcript", "read", "render"]
+__all__ = ["FORMATS", "MAX_PROBLEMS", "MAX_READ", "Message", "SubagentCall", "Transcript", "open_transcript", "read",
+           "render"]
 
 FORMATS = ("claude", "codex", "cursor", "gemini", "messages", "text")
 #: The most one read takes by default (the rest is read by the next one).
@@ -40,8 +41,22 @@ HEAD_BYTES = 8 * 1024 * 1024
 CHUNK = 1024 * 1024
 
 
+def open_transcript(path: str | os.PathLike[str]) -> BinaryIO:
+    """The transcript at ``path`` opened as an input file (:func:`cortex.files.open_input`: a regular file, checked
+    on its handle against the caller's confinement and Cortex's own files); :class:`InvalidInputError` naming why
+    not. A capture opens it once and reads that handle (:func:`read`'s ``handle``)."""
+    name = os.fspath(path)
+    try:
+        return open_input(name)
+    except FileNotFoundError:
+        raise InvalidInputError("transcript", f"{name}: no such file") from None
+    except OSError as exc:
+        reason = f" ({exc.strerror})" if exc.strerror else ""
+        raise InvalidInputError("transcript", f"{name}: not a readable regular file{reason}") from None
+
+
 def read(path: str | os.PathLike[str], start: int = 0, *, format: str | None = None,
-         max_bytes: int = MAX_READ) -> Transcript:
+         max_bytes: int = MAX_READ, handle: BinaryIO | None = None) -> Transcript:
     """The messages of the transcript at ``path`` from byte ``start`` on.
 
     The format (``claude``, ``codex``, ``cursor``, ``gemini``, ``messages`` or ``text``) is found from the first
@@ -52,7 +67,8 @@ def read(path: str | os.PathLike[str], start: int = 0, *, format: str | None = N
     size; with ``start`` at that size (nothing written since) it gives no messages. A ``start`` past the end of the
     file (it was truncated or replaced) gives no messages, a problem, and ``end`` 0. Malformed content is skipped and
     listed in ``problems``; only a path that is not a readable regular file, or a bad argument, raises
-    (:class:`InvalidInputError`)."""
+    (:class:`InvalidInputError`). With ``handle`` (from :func:`open_transcript`) that open file is read, not
+    ``path`` again (which only names it), and left open."""
     if format is not None and format not in FORMATS:
         raise InvalidInputError("format", f"must be one of {', '.join(FORMATS)}, not {format!r}")
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
@@ -60,28 +76,28 @@ def read(path: str | os.PathLike[str], start: int = 0, *, format: str | None = N
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise InvalidInputError("max_bytes", f"must be a positive integer, not {max_bytes!r}")
     name = os.fspath(path)
-    try:
-        fh = open_regular(name)
-    except FileNotFoundError:
-        raise InvalidInputError("transcript", f"{name}: no such file") from None
-    except OSError as exc:
-        reason = f" ({exc.strerror})" if exc.strerror else ""
-        raise InvalidInputError("transcript", f"{name}: not a readable regular file{reason}") from None
-    with fh:
-        size = os.fstat(fh.fileno()).st_size
-        document: str | None = None
+    if handle is not None:
+        return _read_open(handle, name, start, format, max_bytes)
+    with open_transcript(name) as fh:
+        return _read_open(fh, name, start, format, max_bytes)
+
+
+def _read_open(fh: BinaryIO, name: str, start: int, format: str | None, max_bytes: int) -> Transcript:
+    """:func:`read` of the open file ``fh``."""
+    size = os.fstat(fh.fileno()).st_size
+    document: str | None = None
+    if format is None:
+        format, document = _detect(fh, size, max_bytes)
         if format is None:
-            format, document = _detect(fh, size, max_bytes)
-            if format is None:
-                return Transcript("text", [], start, problems=[
-                    "the first line is not complete yet and does not tell the format: read again later"])
-        if start > size:
-            return Transcript(format, [], 0, problems=[
-                f"start {start} is past the end of the file ({size} bytes): it was truncated or replaced; "
-                "read it again from 0"])
-        if format in ("messages", "text"):
-            return _read_document(fh, name, format, document, start, size, max_bytes)
-        return _read_lines(fh, format, start, max_bytes)
+            return Transcript("text", [], start, problems=[
+                "the first line is not complete yet and does not tell the format: read again later"])
+    if start > size:
+        return Transcript(format, [], 0, problems=[
+            f"start {start} is past the end of the file ({size} bytes): it was truncated or replaced; "
+            "read it again from 0"])
+    if format in ("messages", "text"):
+        return _read_document(fh, name, format, document, start, size, max_bytes)
+    return _read_lines(fh, format, start, max_bytes)
 
 
 def _read_document(fh: BinaryIO, name: str, format: str, document: str | None, start: int, size: int,

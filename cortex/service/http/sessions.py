@@ -24,15 +24,15 @@ def capture_transcript(agent: str, body: TranscriptBody, caller: Caller, cx: Cx,
     learnings and a session summary, subagent task outcomes, the "used" signal. ``wait=false`` queues it in
     the server (202, ``{"queued", "waiting"}``): what hooks do, so that the model's seconds are not theirs."""
     name = scoped(caller, agent)
-    caller.require_transcript(body.path)
     options: dict[str, Any] = {"format": body.format, "project": body.project, "markers": body.markers,
                                "summary": body.summary, "tasks": body.tasks}
-    if body.dry_run:
-        return cx.capture_transcript(name, body.path, dry_run=True, **options)
-    if not body.wait:
-        cx.resolve_agent(name)  # an unknown store agent fails now, not in the queue
-        return JSONResponse(queue.put(name, body.path, **options), status_code=202)
-    return cx.capture_transcript(name, body.path, **options)
+    with caller.reading(body.path, cx):  # the queue keeps this confinement for when it reads the file
+        if body.dry_run:
+            return cx.capture_transcript(name, body.path, dry_run=True, **options)
+        if not body.wait:
+            cx.resolve_agent(name)  # an unknown store agent fails now, not in the queue
+            return JSONResponse(queue.put(name, body.path, **options), status_code=202)
+        return cx.capture_transcript(name, body.path, **options)
 
 
 @operation(router, "record_use")

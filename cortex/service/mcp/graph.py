@@ -80,8 +80,8 @@ class GraphTools(ToolContext):
         file and line, and why). An agent's token may read files of the project and of Claude Code's and Codex's
         directories only."""
         with self.calling(ctx, agent) as cx:
-            self.caller_of(ctx).require_transcript(path)
-            return cx.import_from(system, path, agent=agent, dry_run=dry_run)
+            with self.caller_of(ctx).reading(path, cx):
+                return cx.import_from(system, path, agent=agent, dry_run=dry_run)
 
     @tool("export_beads", WRITES_IDEMPOTENT)
     def export_beads(
@@ -95,8 +95,8 @@ class GraphTools(ToolContext):
         knowledge.archive.jsonl past 1,000 lines. An agent's token may write inside the project (and Claude Code's
         and Codex's directories) only."""
         with self.calling(ctx, agent) as cx:
-            self.caller_of(ctx).require_transcript(directory)
-            return BeadsExportOutput(**cx.export_beads(directory, agent=agent))
+            with self.caller_of(ctx).writing(directory, cx):  # what is there already is read to be merged
+                return BeadsExportOutput(**cx.export_beads(directory, agent=agent))
 
     @tool("validate_store", READ_ONLY)
     def validate_store(

@@ -70,9 +70,9 @@ class SessionsTools(ToolContext):
         running it again stores nothing new. Its report's run is what undo_capture takes; dry_run reports what it
         would do and writes nothing."""
         with self.calling(ctx, agent) as cx:
-            self.caller_of(ctx).require_transcript(path)
-            return cx.capture_transcript(agent, path, format=format, project=project, summary=summary,
-                                         dry_run=dry_run)
+            with self.caller_of(ctx).reading(path, cx):
+                return cx.capture_transcript(agent, path, format=format, project=project, summary=summary,
+                                             dry_run=dry_run)
 
     @tool("record_use", WRITES)
     def record_use(
