@@ -10,11 +10,8 @@ import warnings
 
 import pytest
 
-from cortex import Cortex
-from cortex.agents import AgentSettings
-from cortex.consolidation.settings import ConsolidationSettings
-from cortex.llm import LLMSettings
 from tests.llm_standin import StandIn
+from tests.teams import backend_team
 
 GITHUB = "ghp_" + "Qm7Rt2Xv9Lp4Kd8Wn3Hs6Jf1Zc5Bg0Ny2Ta4"
 AWS = "AKIAQ3N7W2XK9RLT5MPD"
@@ -36,12 +33,7 @@ def llm():
 
 @pytest.fixture
 def cx(tmp_path, llm):
-    with Cortex.open(tmp_path / ".cortex" / "store", embeddings=None) as cx:
-        cx.agents.register("rev", settings=AgentSettings(teams=("backend",)))
-        cx.agents.register("coder", settings=AgentSettings(teams=("backend",)))
-        cx.agents.register("boss", settings=AgentSettings(teams=("backend",), lead=True))
-        cx.llm = LLMSettings(url=llm.url, model="standin")
-        cx.consolidation = ConsolidationSettings()
+    with backend_team(tmp_path, llm.url) as cx:
         yield cx
 
 

@@ -17,6 +17,7 @@ from cortex.consolidation.settings import ConsolidationSettings, consolidation_s
 from cortex.errors import InvalidInputError, PermissionDeniedError, RunNotFoundError, UndoConflictError
 from cortex.llm import LLMSettings
 from tests.llm_standin import Delay, Garbage, StandIn
+from tests.teams import backend_team
 
 DUP_A = "Run the tests with `uv run pytest -n 4` before pushing"
 DUP_B = "Always run the tests with `uv run pytest -n 4` before pushing!"
@@ -34,13 +35,8 @@ def llm():
 
 @pytest.fixture
 def cx(tmp_path, llm):
-    with Cortex.open(tmp_path / ".cortex" / "store", embeddings=None) as cx:
-        cx.agents.register("rev", settings=AgentSettings(teams=("backend",)))
-        cx.agents.register("coder", settings=AgentSettings(teams=("backend",)))
-        cx.agents.register("boss", settings=AgentSettings(teams=("backend",), lead=True))
-        cx.agents.register("temp", settings=AgentSettings(teams=("sprint-1",), parents={"sprint-1": "backend"}))
-        cx.llm = LLMSettings(url=llm.url, model="standin")
-        cx.consolidation = ConsolidationSettings()
+    temp = AgentSettings(teams=("sprint-1",), parents={"sprint-1": "backend"})
+    with backend_team(tmp_path, llm.url, temp=temp) as cx:
         yield cx
 
 
