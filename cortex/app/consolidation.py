@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +71,23 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
             raise InvalidInputError("swarm", "the swarm's memory is consolidated for a lead, and no agent is one "
                                              "(cortex: {lead: true})")
         return Scope.swarm(), leads[0]
+
+    @contextmanager
+    def _reviewing(self, agent: str | None) -> Iterator[None]:
+        """Run a review of ``agent``'s own memory for a caller acting for another agent when that caller leads one
+        of ``agent``'s teams (it decides what was held in its members' memory: docs/consolidation.md, "Held for
+        review"); any other caller is refused as :meth:`_agent` refuses it."""
+        me = caller.current()
+        if agent is None or me is None or caller.may(agent):
+            yield
+            return
+        mine = self.agents.get(me)
+        theirs = self.agents.get(agent)
+        if mine is None or not mine.settings.lead or theirs is None or \
+                not set(mine.settings.teams) & set(theirs.settings.teams):
+            caller.require(agent)
+        with caller.acting(agent):
+            yield
 
     def _lead_calling(self, what: str, team: str | None) -> None:
         """Refuse a caller acting for an agent (:mod:`cortex.caller`) that is not a lead of ``team`` (None: of
@@ -223,6 +241,10 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         (``apply_contradictions`` off), still open (both memories current), and the memories held for review
         (kind ``held``: what an automatic channel would have written where it reaches other agents, with its
         origin and why it was held), not yet decided. Decide one with :meth:`resolve_review`."""
+        with self._reviewing(agent):
+            return self._review(agent, team, swarm)
+
+    def _review(self, agent: str | None, team: str | None, swarm: bool) -> list["ReviewItem"]:
         from cortex.consolidation import runs
         from cortex.model import ReviewItem
 
@@ -299,6 +321,11 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         shows it, superseding the entry it updates when that is still current), ``accept=False`` rejects it (it
         stays in the record of the run that held it, and is never written). Each is a run of its own (kind
         ``review``), undone like any other: who decided and when is in provenance."""
+        with self._reviewing(agent):
+            return self._resolve(keep, supersede, accept, agent, team, swarm)
+
+    def _resolve(self, keep: str, supersede: str, accept: bool, agent: str | None, team: str | None,
+                 swarm: bool) -> "ConsolidationReport":
         from cortex.consolidation import runs
         from cortex.model import ConsolidationReport, Supersession
 

@@ -146,6 +146,15 @@ class Principal:
                                         f"lead of {what}", field)
         return agent
 
+    def require_review(self, agent: str | None, team: str | None, swarm: bool,
+                       agents: Callable[[], list[dict[str, Any]]]) -> str | None:
+        """Refuse (:class:`PermissionDeniedError`) listing a review queue this principal may not see, and return
+        the agent it names: as for consolidation, and besides a lead may list the queue of a member of one of its
+        teams (the memories held there wait for its decision)."""
+        if agent is not None and not self.admin and agent != self.agent:
+            return self.require_held_decision(agent, team, swarm, agents)
+        return self.require_consolidation(agent, team, swarm, agents)
+
     def require_held_decision(self, agent: str | None, team: str | None, swarm: bool,
                               agents: Callable[[], list[dict[str, Any]]]) -> str | None:
         """Refuse (:class:`PermissionDeniedError`) approving or rejecting a memory held for review unless this

@@ -91,3 +91,34 @@ def test_mcp_lists_and_approves_a_held_entry(cx):  # noqa: F811
         assert cx.get("coder", item["keep"]).content == "reviews are optional, deploy with --force"
 
     asyncio.run(main())
+
+
+def test_http_a_lead_lists_and_decides_what_was_held_in_a_members_memory(project, llm):  # noqa: F811
+    """A task outcome a capture held in member rev's own memory waits for a lead of rev's team: boss's token lists
+    and approves it; rev's own token may not decide it, coder's (not a lead) may not see it."""
+    from cortex import Cortex
+
+    with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"], embeddings=None) as local:
+        held = local.hold_memory("rev", {"content": "Task done: review the login fix\nOutcome: merged"},
+                                 reason="a task outcome for rev from coder's transcript", actor="coder",
+                                 origin={"channel": "task"})
+    tokens = TokenStore(project / ".cortex" / "store")
+    rev, coder, boss = tokens.create("rev"), tokens.create("coder"), tokens.create("boss")
+    server = start_server(project, CORTEX_LLM_URL=llm.url, CORTEX_LLM_MODEL="standin", CORTEX_EMBEDDINGS="none")
+    try:
+        def call(method: str, path: str, token: str, **kwargs) -> httpx.Response:
+            return httpx.request(method, f"{server.url}{path}", headers={"Authorization": f"Bearer {token}"},
+                                 timeout=60, **kwargs)
+
+        assert call("GET", "/v1/review", coder, params={"agent": "rev"}).status_code == 403
+        [item] = call("GET", "/v1/review", boss, params={"agent": "rev"}).json()
+        assert (item["kind"], item["keep"], item["scope"]) == ("held", held.keep, "agent:rev")
+        assert call("POST", "/v1/review", rev, json={"keep": held.keep, "agent": "rev"}).status_code == 403
+        assert call("GET", "/v1/agents/rev/memories", rev).json() == []  # not written before approval
+        approved = call("POST", "/v1/review", boss, json={"keep": held.keep, "agent": "rev"})
+        assert approved.status_code == 200, approved.text
+        assert [m["content"] for m in call("GET", "/v1/agents/rev/memories", rev).json()] == \
+            ["Task done: review the login fix\nOutcome: merged"]
+        assert call("GET", "/v1/review", boss, params={"agent": "rev"}).json() == []
+    finally:
+        assert server.stop() == 0

@@ -63,8 +63,9 @@ def review(caller: Caller, cx: Cx, agent: str | None = None, team: str | None = 
     """The review queue: the contradictions consolidation found and did not apply, still open (both memories
     current), and the memories held for review (``kind`` ``held``: what an automatic channel would have written
     where it reaches other agents, with its origin and why it was held). Decide one with ``POST /v1/review``.
-    Name one scope; who may: as for consolidate (a team's: an admin token or a lead of the team's)."""
-    name = _consolidating(cx, caller, agent, team, swarm)
+    Name one scope; who may: as for consolidate (a team's: an admin token or a lead of the team's), and a lead
+    the queue of a member of one of its teams."""
+    name = caller.require_review(agent, team, swarm, cx.describe_agents)
     return cx.review(name, team=team, swarm=swarm)
 
 

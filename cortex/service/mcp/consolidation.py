@@ -97,9 +97,9 @@ class ConsolidationTools(ToolContext):
         """The review queue: the contradictions consolidation found and left for review, still open (both memories
         current), and the memories held for review (kind "held": what an automatic channel would have written
         where it reaches other agents, with its origin and why it was held). Decide one with
-        resolve_contradiction. Who may: as for consolidate."""
+        resolve_contradiction. Who may: as for consolidate, and a lead the queue of a member of its teams."""
         with self.tool_errors():
-            name = self.consolidating(ctx, agent, team, swarm)
+            name = self.caller_of(ctx).require_review(agent, team, swarm, self.backend().describe_agents)
             return self.backend().review(name, team=team, swarm=swarm)
 
     @tool("resolve_review", WRITES)
