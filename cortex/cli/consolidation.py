@@ -87,6 +87,8 @@ def review(state: _State, agent: str | None, team: str | None, swarm: bool, acce
     takes back."""
     if sum(1 for given in (accept, dismiss, approve, reject) if given) > 1:
         raise click.UsageError("give one of --accept, --dismiss, --approve or --reject, not both")
+    if sum(1 for given in (agent, team, swarm or None) if given is not None) != 1:
+        raise click.UsageError("name exactly one queue: AGENT, --team TEAM or --swarm")
     decided = accept or dismiss or ((approve, "") if approve else (reject, "") if reject else None)
     if decided:
         keep, supersede = decided

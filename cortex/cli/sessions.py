@@ -116,10 +116,20 @@ def capture(state: _State, agent: str, path: str | None, fmt: str | None, projec
         click.echo("cortex: dry run: nothing was written (no memory, no use, no checkpoint)", err=True)
     elif data.get("run"):
         click.echo(f"cortex: capture run {data['run']} (undo: cortex capture {agent} --undo {data['run']})", err=True)
+    queues = sorted({_review_args(str(h.get("scope", ""))) for h in data.get("held") or []})
+    if queues:
+        click.echo(f"cortex: {len(data['held'])} held for review, not written: see "
+                   + ", ".join(f"`cortex review {args}`" for args in queues), err=True)
     if data.get("note"):
         click.echo(f"cortex: {data['note']}", err=True)
     for problem in data.get("problems", [])[:20]:
         click.echo(f"cortex: {problem}", err=True)
+
+
+def _review_args(scope: str) -> str:
+    """The arguments of `cortex review` that list the queue of ``scope`` (``agent:NAME``, ``team:NAME``, ``swarm``)."""
+    kind, _, name = scope.partition(":")
+    return "--swarm" if kind == "swarm" else f"--team {name}" if kind == "team" else name
 
 
 def _dump(answer: Any) -> Any:
