@@ -55,6 +55,12 @@ def tag(case: Case) -> str:
     return f"(case {case[0]}) {case[1]}"
 
 
+def head(case: Case) -> str:
+    """The case's first line behind its tag: what a heading, a name or an id made of the case holds (whole: a
+    writer does not cut a key in two)."""
+    return tag(case).split("\n", 1)[0]
+
+
 def chunks(cases: list[Case], size: int = BATCH) -> Iterator[list[Case]]:
     """``cases`` in batches of ``size``."""
     for i in range(0, len(cases), size):
@@ -198,23 +204,23 @@ class _Run:
         for batch in chunks(cases, 25):
             self.n += 1
             (directory / f"n{self.n}.md").write_text(
-                "".join(f"# {tag(c)[:60]}\n\n{tag(c)}\n\n" for c in batch), encoding="utf-8")
+                "".join(f"# {head(c)}\n\n{tag(c)}\n\n" for c in batch), encoding="utf-8")
         return self._stored(lambda: self.cx.sync_notes("dev"))
 
     def mem0(self, cases: list[Case]) -> str:
-        items = [{"id": f"m-{tag(c)[:40]}", "memory": tag(c), "metadata": {"note": tag(c)},
-                  "user_id": tag(c)[:60], "created_at": "2026-11-20T10:00:00+00:00"} for c in cases]
+        items = [{"id": f"m-{head(c)}", "memory": tag(c), "metadata": {"note": tag(c)},
+                  "user_id": head(c), "created_at": "2026-11-20T10:00:00+00:00"} for c in cases]
         path = self._file("get_all.json", json.dumps({"results": items}))
         return self._stored(lambda: self.cx.import_from("mem0", path, agent="dev"))
 
     def mcp_memory(self, cases: list[Case]) -> str:
-        lines = [{"type": "entity", "name": tag(c)[:60], "entityType": "note", "observations": [tag(c)]}
+        lines = [{"type": "entity", "name": head(c), "entityType": "note", "observations": [tag(c)]}
                  for c in cases]
         path = self._file("memory.jsonl", "\n".join(json.dumps(x) for x in lines))
         return self._stored(lambda: self.cx.import_from("mcp-memory", path, agent="dev"))
 
     def claude(self, cases: list[Case]) -> str:
-        path = self._file("CLAUDE.md", "# Project\n\n" + "".join(f"## {tag(c)[:60]}\n\n{tag(c)}\n\n" for c in cases))
+        path = self._file("CLAUDE.md", "# Project\n\n" + "".join(f"## {head(c)}\n\n{tag(c)}\n\n" for c in cases))
         return self._stored(lambda: self.cx.import_from("claude", path, agent="dev"))
 
     def beads(self, cases: list[Case]) -> str:
@@ -229,7 +235,7 @@ class _Run:
         return self._stored(lambda: self.cx.import_from("beads", path, agent="dev"))
 
     def task(self, cases: list[Case]) -> str:
-        return self._each(cases, lambda b: [self.cx.record_task("dev", f"deploy: {tag(c)[:80]}", f"done: {tag(c)}")
+        return self._each(cases, lambda b: [self.cx.record_task("dev", f"deploy: {head(c)}", f"done: {tag(c)}")
                                             for c in b])
 
     def team(self, cases: list[Case]) -> str:
