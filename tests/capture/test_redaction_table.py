@@ -72,3 +72,18 @@ def test_a_placeholder_value_in_an_mcp_memory_observation_is_not_redacted_and_ol
         assert "[REDACTED" not in json.dumps(memory.metadata) and sum(report.redacted.values()) == 0
         assert memory.metadata["import"]["key"].startswith("API_KEY=changeme #")
         assert quiet(cx.import_from, "mcp-memory", path, agent="dev").imported == []
+
+
+def test_an_mcp_memory_key_stored_before_the_digest_was_set_apart_still_finds_its_memory(tmp_path):
+    from cortex.importers.common import digest
+
+    lines = [{"type": "entity", "name": "CI", "entityType": "system", "observations": ["runs on push"]}]
+    path = tmp_path / "memory.jsonl"
+    path.write_text(json.dumps(lines[0]))
+    with Cortex.open(tmp_path / "store", embeddings=None) as cx:
+        cx.agents.register("dev")
+        old = cx.store("dev", "CI (system): runs on push", source="import", metadata={"import": {
+            "system": "mcp-memory", "file": "memory.jsonl", "where": "memory.jsonl:1 observations[0]",
+            "key": f"CI#{digest('runs on push')}"}})
+        report = quiet(cx.import_from, "mcp-memory", path, agent="dev")
+        assert report.imported == [] and [s.memory_id for s in report.skipped] == [old.id]
