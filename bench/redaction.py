@@ -8,10 +8,12 @@ The corpus is bench/data/redaction/secrets.jsonl (each case a text and the span(
 lookalikes.jsonl (texts in which nothing may be redacted: digests, ids, placeholders, public keys...), made by
 bench/data/redaction/make_corpus.py (seeded).
 
-A **channel** is a function from a case's text to the text as it ends up stored (or sent): ``CHANNELS`` maps its
-name to a factory that sets it up (a store, a Cortex...) and returns the function and a closer. A secret is
+The engine's row is ``Redactor().redact`` case by case; every other channel is one of
+bench/redaction_channels.py (explicit store, markers, transcript with a model, what the model receives, summary,
+notes, each importer, task outcomes, team memory), run over the whole corpus in batches on one store with the
+model stand-in (:func:`measure_channels`, :func:`measure_batch`). A secret is
 **caught** when no part of it of half its length (at least 8 characters, or all of it when shorter) is left in
-what the channel stores; a look-alike is a **false positive** when the channel's text holds a
+what the channel stores or sends; a look-alike is a **false positive** when the channel's text holds a
 ``[REDACTED:`` placeholder the case did not. The engine's row also says whether its spans cover every character
 of each secret (``exact``); ``stored`` counts the secret cases of which the channel kept some text (a gate may
 refuse a case: nothing stored, nothing leaked, but then the row says less). Per kind: recall; per look-alike kind: false positives. Throughput: ``redact`` over
