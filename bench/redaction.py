@@ -8,10 +8,12 @@ The corpus is bench/data/redaction/secrets.jsonl (each case a text and the span(
 lookalikes.jsonl (texts in which nothing may be redacted: digests, ids, placeholders, public keys...), made by
 bench/data/redaction/make_corpus.py (seeded).
 
-A **channel** is a function from a case's text to the text as it ends up stored (or sent): ``CHANNELS`` maps its
-name to a factory that sets it up (a store, a Cortex...) and returns the function and a closer. A secret is
+The engine's row is ``Redactor().redact`` case by case; every other channel is one of
+bench/redaction_channels.py (explicit store, markers, transcript with a model, what the model receives, summary,
+notes, each importer, task outcomes, team memory), run over the whole corpus in batches on one store with the
+model stand-in (:func:`measure_channels`, :func:`measure_batch`). A secret is
 **caught** when no part of it of half its length (at least 8 characters, or all of it when shorter) is left in
-what the channel stores; a look-alike is a **false positive** when the channel's text holds a
+what the channel stores or sends; a look-alike is a **false positive** when the channel's text holds a
 ``[REDACTED:`` placeholder the case did not. The engine's row also says whether its spans cover every character
 of each secret (``exact``); ``stored`` counts the secret cases of which the channel kept some text (a gate may
 refuse a case: nothing stored, nothing leaked, but then the row says less). Per kind: recall; per look-alike kind: false positives. Throughput: ``redact`` over
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 import time
 import warnings
@@ -40,6 +43,7 @@ from _common import print_table, write_json  # noqa: E402
 from cortex.capture.redact import Redactor  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "redaction"
+PLACEHOLDER = re.compile(r"\[REDACTED:[^\]]*\]")
 Channel = Callable[[str], str]
 #: A channel's factory: returns the channel and a function that releases what it set up.
 Factory = Callable[[], tuple[Channel, Callable[[], None]]]
@@ -65,44 +69,7 @@ def engine() -> tuple[Channel, Callable[[], None]]:
     return (lambda text: redactor.redact(text).text), (lambda: None)
 
 
-def _cortex() -> Any:
-    from cortex.app.cortex import Cortex
-
-    cx = Cortex.open(None, embeddings=None, client=False)
-    cx.agents.register("bench")
-    return cx
-
-
-def store() -> tuple[Channel, Callable[[], None]]:
-    """An explicit ``store`` with ``CORTEX_REDACT_STORE=1``: the memory's content as stored."""
-    cx = _cortex()
-    cx.redactor = Redactor(store=True)
-    return (lambda text: cx.store("bench", text).content), cx.close
-
-
-def markers() -> tuple[Channel, Callable[[], None]]:
-    """``agent_end`` with the case as a ``LEARNED:`` marker: the contents of what it stored (a multi-line case's
-    marker takes its first line; the gate may refuse some: nothing stored, nothing leaked)."""
-    cx = _cortex()
-
-    def run(text: str) -> str:
-        first, _, rest = text.partition("\n")
-        captured = cx.agent_end("bench", f"LEARNED: {first}" + (f"\n{rest}" if rest else ""))
-        return "\n".join(m.content for m in captured)
-    return run, cx.close
-
-
-def task_outcome() -> tuple[Channel, Callable[[], None]]:
-    """``record_task`` with the case as the task's output: the stored content and the task in its metadata."""
-    cx = _cortex()
-
-    def run(text: str) -> str:
-        memory = cx.record_task("bench", "deploy the api", text)
-        return memory.content + "\n" + json.dumps(memory.metadata)
-    return run, cx.close
-
-
-CHANNELS: dict[str, Factory] = {"engine": engine, "store": store, "markers": markers, "task-outcome": task_outcome}
+CHANNELS: dict[str, Factory] = {"engine": engine}
 
 
 def _detect_secrets(entropy: bool = True) -> tuple[Channel, Callable[[], None]]:
@@ -188,6 +155,68 @@ def measure(name: str, channel: Channel, secrets: list[dict], looks: list[dict])
     return result
 
 
+def measure_batch(channel: Callable[[list[tuple[str, str]]], str], secrets: list[dict],
+                  looks: list[dict]) -> dict[str, Any]:
+    """Recall and false positives of a channel of :mod:`redaction_channels`, which takes every case at once (each
+    behind its tag): a secret is caught when no half of it is left anywhere in what the secrets' run stored or
+    sent; a look-alike is a false positive when a placeholder its own text did not hold is attributed to it (a
+    placeholder no case claims is counted too, in ``unclaimed``)."""
+    from redaction_channels import TAG, attribute
+
+    out = channel([(c["id"], c["text"]) for c in secrets])
+    seen = {m.group(1).lower() for m in TAG.finditer(out)}
+    caught: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    missed = []
+    for case in secrets:
+        ok = not any(leaked(case["text"][s:e], out) for s, e in case["spans"])
+        caught[case["kind"]][0] += ok
+        caught[case["kind"]][1] += 1
+        if not ok:
+            missed.append(case["id"])
+    per_case, unclaimed = attribute(channel([(c["id"], c["text"]) for c in looks]))
+    fps: dict[str, int] = defaultdict(int)
+    false = []
+    for case in looks:
+        own = set(PLACEHOLDER.findall(case["text"]))
+        if any(p not in own for p in per_case.get(case["id"], [])):
+            false.append(case["id"])
+            fps[case["kind"]] += 1
+    n_secrets, n_looks = len(secrets), len(looks)
+    return {"recall": (n_secrets - len(missed)) / n_secrets, "false_positive_rate": (len(false) + unclaimed) / n_looks,
+            "secrets": n_secrets, "lookalikes": n_looks, "stored": sum(c["id"] in seen for c in secrets),
+            "missed": missed, "false_positives": false, "unclaimed_placeholders": unclaimed,
+            "recall_by_kind": {k: v[0] / v[1] for k, v in sorted(caught.items())},
+            "false_positives_by_kind": dict(sorted(fps.items()))}
+
+
+def stratified(cases: list[dict], per_kind: int) -> list[dict]:
+    """The first ``per_kind`` cases of each kind, in corpus order (deterministic: a sample every kind is in)."""
+    taken: dict[str, int] = defaultdict(int)
+    out = []
+    for case in cases:
+        if taken[case["kind"]] < per_kind:
+            taken[case["kind"]] += 1
+            out.append(case)
+    return out
+
+
+def measure_channels(secrets: list[dict], looks: list[dict], only: list[str] | None = None) -> dict[str, Any]:
+    """Every channel of :mod:`redaction_channels` (or those in ``only``) over the cases, on one fresh store with
+    the model stand-in: :func:`measure_batch`'s figures per channel, and its seconds."""
+    from redaction_channels import open_channels
+
+    results: dict[str, Any] = {}
+    with warnings.catch_warnings(), open_channels() as channels:
+        warnings.simplefilter("ignore")
+        for name, channel in channels.items():
+            if only and name not in only:
+                continue
+            started = time.perf_counter()
+            results[name] = measure_batch(channel, secrets, looks)
+            results[name]["seconds"] = time.perf_counter() - started
+    return results
+
+
 def transcript_text(size: int = 1_000_000, seed: int = 7) -> str:
     """About ``size`` characters of transcript-like text: JSONL lines of prose, code, logs and tool output, with
     a secret every ~20 lines (so the rules' replacement path is timed too)."""
@@ -247,6 +276,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             results["channels"][name]["seconds"] = time.perf_counter() - started
         finally:
             close()
+    started = time.perf_counter()
+    results["channels"].update(measure_channels(secrets, looks, args.only))
+    results["channels_seconds"] = time.perf_counter() - started
     rows = [(name, f"{r['recall']:.3f}", f"{len(r['missed'])}/{r['secrets']}", f"{r['false_positive_rate']:.3%}",
              f"{len(r['false_positives'])}/{r['lookalikes']}",
              f"{r['exact_span_recall']:.3f}" if "exact_span_recall" in r else "-", f"{r['stored']}/{r['secrets']}")
@@ -254,6 +286,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print_table(f"Redaction per channel ({len(secrets)} secrets of {results['corpus']['secret_kinds']} kinds, "
                 f"{len(looks)} look-alikes of {results['corpus']['lookalike_kinds']} kinds)", rows,
                 ("channel", "recall", "missed", "false pos.", "false", "exact spans", "secret cases stored"))
+    print(f"every channel over the corpus: {results['channels_seconds']:.1f} s")
     if "engine" in results["channels"]:
         eng = results["channels"]["engine"]
         print_table("Engine recall per kind (below 1.0 only)",

@@ -243,8 +243,14 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         default): ``Task done: <task>`` / ``Task failed: <task>``, then the outcome or what went wrong, bounded
         (:mod:`cortex.capture.tasks`); tagged ``task-outcome`` and ``task-ok``/``task-failed``. Captured text:
         its secrets are redacted (a warning says so)."""
-        entry = tasks.task_entry(task, output, status)
         redacted: Counter[str] = Counter()
+        # redacted as given, before the task's whitespace is joined and both are cut to their bounds: a cut or a
+        # joined line can leave part of a secret without the context (its name, its other half) that finds it
+        if isinstance(task, str):
+            task = self.redactor.scrub(task, redacted)
+        if isinstance(output, str):
+            output = self.redactor.scrub(output, redacted)
+        entry = tasks.task_entry(task, output, status)
         entry["content"] = self.redactor.scrub(entry["content"], redacted)
         entry["metadata"]["task"] = self.redactor.redact(entry["metadata"]["task"]).text  # counted in the content
         if redacted:

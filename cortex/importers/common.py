@@ -376,6 +376,8 @@ class Run:
             if isinstance(key, str):
                 self._known[key] = _Known(memory.id, memory.content,
                                           float(order) if isinstance(order, (int, float)) else None)
+                if _GLUED_DIGEST.search(key):  # a key made before the digest was set apart: the same item
+                    self._known[f"{key[:-17]} {key[-17:]}"] = self._known[key]
 
     def graph_query(self) -> str:
         """A SPARQL query of the entity triples of the agent's graph (``?s ?p ?o``), for :meth:`remember_graph`."""
@@ -463,7 +465,7 @@ class Run:
         for item in parsed.items:
             secrets = [item.content[a:b] for a, b, _ in self._find(item.content)] if self._find is not None else []
             items.append(replace(item, content=scrub(item.content, counts), where=scrub(item.where, counts),
-                                 key=_unleaked(scrub(item.key, counts), secrets),
+                                 key=_unleaked(_scrub_key(item.key, scrub, counts), secrets),
                                  about=scrub(item.about, counts) if item.about is not None else None,
                                  tags=[t for t in item.tags if not isinstance(t, str) or scrub(t, counts) == t],
                                  fields=deep(item.fields)))
@@ -588,6 +590,15 @@ class Run:
             self._progress("import", self._total, self._total)
 
 
+def _scrub_key(key: str, scrub: Callable[[str, Counter[str]], str], counts: Counter[str]) -> str:
+    """``key`` redacted, a :func:`digest` it ends with (``<text>#<digest>``) apart: glued to the text's last value
+    the digest would make a placeholder (``API_KEY=changeme``) look like a secret."""
+    found = _DIGEST_TAIL.search(key)
+    if found is None:
+        return scrub(key, counts)
+    return scrub(key[:found.start()], counts) + found.group(0)
+
+
 def _unleaked(key: str, secrets: Sequence[str]) -> str:
     """``key`` without what it kept of any of ``secrets`` (a key derived from the text: the start of a secret,
     as it is or as a slug, at least 8 characters of it), each such fragment replaced by ``redacted``."""
@@ -603,6 +614,8 @@ def _unleaked(key: str, secrets: Sequence[str]) -> str:
 
 
 #: What a slug turns into ``-`` (letters and digits are kept).
+_GLUED_DIGEST = re.compile(r"[^ ]#[0-9a-f]{16}$")
+_DIGEST_TAIL = re.compile(r"#[0-9a-f]{16}$")
 _SLUG_BREAK = re.compile(r"[^a-z0-9]+")
 
 

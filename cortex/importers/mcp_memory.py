@@ -68,7 +68,7 @@ def _entity(parsed: Parsed, where: str, line: dict[str, Any]) -> None:
         if not isinstance(observation, str) or not observation.strip():
             parsed.fail(at, "an observation is a non-empty string", name)
             continue
-        parsed.items.append(Item(where=at, key=f"{name}#{digest(observation)}",
+        parsed.items.append(Item(where=at, key=f"{name} #{digest(observation)}",
                                  content=f"{name} ({kind}): {observation}" if kind else f"{name}: {observation}",
                                  tags=[*([kind] if kind else []), "observation"],
                                  fields={"entity": name, **({"entityType": kind} if kind else {}), "observation": i},
