@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cortex.files import atomic_write, read_regular
-from cortex.state import SERVERS_DIR_ENV, server_file, servers_dir  # noqa: F401 - their home was here
+from cortex.state import SERVERS_DIR_ENV as SERVERS_DIR_ENV  # their home was here: re-exported
+from cortex.state import server_file
+from cortex.state import servers_dir as servers_dir
 
 if TYPE_CHECKING:
     import urllib.request

@@ -89,7 +89,8 @@ class Activity:
             return cls(surface=default_surface)
         values = {name: value for name, variable in ENVIRONMENT.items()
                   if (value := env.get(variable)) is not None and _VALUE.fullmatch(value)}
-        return cls(**values)
+        return cls(surface=values.get("surface", default_surface), event=values.get("event"),
+                   session=values.get("session"))
 
 
 _current: contextvars.ContextVar[Activity] = contextvars.ContextVar("cortex_activity", default=Activity())

@@ -355,6 +355,8 @@ class RemoteCortex:
     info = remote(MemoryAPI.info)
     record_task = remote(MemoryAPI.record_task)
     capture_transcript = remote(MemoryAPI.capture_transcript)
+    undo_capture = remote(MemoryAPI.undo_capture)
+    capture_runs = remote(MemoryAPI.capture_runs)
     record_use = remote(MemoryAPI.record_use)
     sync_notes = remote(MemoryAPI.sync_notes)
     promote_notes = remote(MemoryAPI.promote_notes)

@@ -140,9 +140,11 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
                 plan = plan_run(report, now)
                 if report.dry_run or plan.empty:
                     return report
+                def apply(plan: Any = plan, report: "ConsolidationReport" = report) -> str:
+                    return runs.apply(self._memories, plan, report, self._clock())
+
                 try:
-                    report.run = self._changing(lambda p=plan, r=report: runs.apply(self._memories, p, r,
-                                                                                    self._clock()))
+                    report.run = self._changing(apply)
                 except VersionConflictError:
                     if attempt + 1 == PLAN_ATTEMPTS:
                         raise

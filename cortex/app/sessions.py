@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from cortex import config, lifecycle, notices
 from cortex.agents import AgentSettings
@@ -154,12 +154,13 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         """:meth:`capture_transcript` of the transcript open as ``handle``."""
         from cortex.capture import runs as capture_runs
         from cortex.capture.dryrun import DryRun, FrozenCheckpoints
-        from cortex.capture.pipeline import TranscriptCapture
+        from cortex.capture.pipeline import CapturePort, TranscriptCapture
         from cortex.capture.session import prepare as prepare_extraction
 
         real = str(real_path_of(handle))
         checkpoints = FrozenCheckpoints(self._checkpoints.path) if dry_run else self._checkpoints
-        port = DryRun(self) if dry_run else self
+        # the facade is the port (its hold_memory is the consolidation domain's, above this one)
+        port: CapturePort = DryRun(self) if dry_run else cast("CapturePort", self)
         settings = self.llm
         for attempt in range(_PLANS):
             # the model first, holding no lock: a slow model then delays only this capture (docs/capture.md)
