@@ -56,6 +56,11 @@ class Server:
     def store(self) -> Path:
         return self.project / ".cortex" / "store"
 
+    def call(self, method: str, path: str, token: str | None = None, **kwargs) -> httpx.Response:
+        """One request to the server with ``token`` (default: its own, an admin's)."""
+        return httpx.request(method, f"{self.url}{path}", timeout=60,
+                             headers={"Authorization": f"Bearer {token or self.token}"}, **kwargs)
+
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)

@@ -6,24 +6,15 @@ flow (none held). The same for payloads written after the detector was tuned."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
-from tests.paths import ROOT
+from tests.paths import bench_module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_poisoning", ROOT / "bench" / "poisoning.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+    with bench_module("poisoning") as module:
         yield module
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
 
 
 @pytest.mark.parametrize("payloads", ["tuned", "heldout"])

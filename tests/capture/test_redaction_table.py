@@ -5,29 +5,19 @@ the 26 kinds); ``python bench/redaction.py`` runs the whole corpus (docs/capture
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import warnings
-from pathlib import Path
 
 import pytest
 
 from cortex import Cortex
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import bench_module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_redaction", ROOT / "bench" / "redaction.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+    with bench_module("redaction") as module:
         yield module
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
 
 
 def test_every_channel_meets_the_bar_on_a_stratified_sample_of_the_corpus(bench):

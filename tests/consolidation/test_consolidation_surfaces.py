@@ -9,7 +9,6 @@ import json
 import re
 from pathlib import Path
 
-import httpx
 import pytest
 from mcp import Client
 
@@ -184,9 +183,7 @@ def test_http_consolidation_routes_and_who_may_call_them(project, llm):
     rev, boss = tokens.create("rev"), tokens.create("boss")
     server = start_server(project, CORTEX_LLM_URL=llm.url, CORTEX_LLM_MODEL="standin", CORTEX_EMBEDDINGS="none")
     try:
-        def call(method: str, path: str, token: str = server.token, **kwargs) -> httpx.Response:
-            return httpx.request(method, f"{server.url}{path}", headers={"Authorization": f"Bearer {token}"},
-                                 timeout=60, **kwargs)
+        call = server.call
 
         for content in (DUP_A, DUP_B, OLD_RULE, NEW_RULE):
             assert call("POST", "/v1/agents/rev/memories", json={"content": content}).status_code == 201
@@ -247,9 +244,7 @@ def test_http_review_decides_a_contradiction(project, llm):
     rev = tokens.create("rev")
     server = start_server(project, CORTEX_LLM_URL=llm.url, CORTEX_LLM_MODEL="standin", CORTEX_EMBEDDINGS="none")
     try:
-        def call(method: str, path: str, token: str = server.token, **kwargs) -> httpx.Response:
-            return httpx.request(method, f"{server.url}{path}", headers={"Authorization": f"Bearer {token}"},
-                                 timeout=60, **kwargs)
+        call = server.call
 
         for content in (OLD_RULE, NEW_RULE):
             assert call("POST", "/v1/agents/rev/memories", json={"content": content}).status_code == 201

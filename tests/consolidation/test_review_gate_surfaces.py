@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import httpx
 from mcp import Client
 
 from cortex.service.auth import Principal, TokenStore
@@ -50,9 +49,7 @@ def test_http_review_of_a_held_entry_is_for_a_lead_or_an_admin(project, llm):  #
     rev, boss = tokens.create("rev"), tokens.create("boss")
     server = start_server(project, CORTEX_LLM_URL=llm.url, CORTEX_LLM_MODEL="standin", CORTEX_EMBEDDINGS="none")
     try:
-        def call(method: str, path: str, token: str = server.token, **kwargs) -> httpx.Response:
-            return httpx.request(method, f"{server.url}{path}", headers={"Authorization": f"Bearer {token}"},
-                                 timeout=60, **kwargs)
+        call = server.call
 
         assert call("POST", "/v1/agents/rev/memories", rev, json={"content": PLANT}).status_code == 201
         ended = call("POST", "/v1/teams/backend/round-end", boss, json={})
@@ -106,9 +103,7 @@ def test_http_a_lead_lists_and_decides_what_was_held_in_a_members_memory(project
     rev, coder, boss = tokens.create("rev"), tokens.create("coder"), tokens.create("boss")
     server = start_server(project, CORTEX_LLM_URL=llm.url, CORTEX_LLM_MODEL="standin", CORTEX_EMBEDDINGS="none")
     try:
-        def call(method: str, path: str, token: str, **kwargs) -> httpx.Response:
-            return httpx.request(method, f"{server.url}{path}", headers={"Authorization": f"Bearer {token}"},
-                                 timeout=60, **kwargs)
+        call = server.call
 
         assert call("GET", "/v1/review", coder, params={"agent": "rev"}).status_code == 403
         [item] = call("GET", "/v1/review", boss, params={"agent": "rev"}).json()
