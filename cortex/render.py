@@ -54,6 +54,8 @@ def block_text(text: str) -> str:
     something tag-like written ``&lt;``."""
     text = _BREAKS.sub("\n", unicodedata.normalize("NFKC", text))
     text = "".join(c for c in text if c in _KEEP or unicodedata.category(c) not in _DROPPED)
+    # again: a dropped character may have stood between a letter and its combining mark (a\u200b\u0301)
+    text = unicodedata.normalize("NFKC", text)
     return _TAG_LIKE.sub("&lt;", text.translate(_ANGLES))
 
 
