@@ -279,21 +279,31 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         ``held``, with ``origin`` and ``reason``) until a lead or an admin approves or rejects it; recorded as a run
         of kind ``held`` in ``agent``'s provenance."""
         from cortex.consolidation import runs
-        from cortex.model import ConsolidationReport, ReviewItem
+        from cortex.model import ConsolidationReport
+
+        scope, item = self._held_item(agent, entry, reason=reason, actor=actor, origin=origin)
+        now = self._clock()
+        report = ConsolidationReport(scope=item.scope, actor=actor, started_at=now, held=[item])
+        plan = runs.Plan(scope, actor, "held", now)
+        plan.held = [item.keep]
+        return item.model_copy(update={"run": self._run_plan(lambda _report, _now: plan, lambda _now: report).run})
+
+    def _held_item(self, agent: str, entry: Mapping[str, Any], *, reason: str, actor: str,
+                   origin: Mapping[str, Any]) -> tuple[Scope, "ReviewItem"]:
+        """The scope and the review item of the memory ``entry`` would be for ``agent`` (its text redacted,
+        checked as a store would check it), held by ``actor`` for ``reason``: what :meth:`hold_memory` records and
+        a dry run (:class:`cortex.capture.dryrun.DryRun`) reports."""
+        from cortex.consolidation import runs
+        from cortex.model import ReviewItem
 
         entry = {**entry, "content": self.redactor.redact(str(entry.get("content", ""))).text}
         if isinstance(entry.get("metadata"), Mapping) and isinstance(entry["metadata"].get("task"), str):
             entry["metadata"] = {**entry["metadata"], "task": self.redactor.redact(entry["metadata"]["task"]).text}
         entry.setdefault("project", self._agent(agent).settings.project or config.DEFAULT_PROJECT)
         scope, [memory] = self._new_memories(agent, [entry], batch=False)
-        now = self._clock()
-        item = ReviewItem(run=None, scope=runs.scope_label(scope), keep=memory.id, reason=reason,
-                          keep_content=memory.content, kind="held", agent=actor, origin=dict(origin),
-                          entry=memory.model_dump(mode="json"))
-        report = ConsolidationReport(scope=item.scope, actor=actor, started_at=now, held=[item])
-        plan = runs.Plan(scope, actor, "held", now)
-        plan.held = [memory.id]
-        return item.model_copy(update={"run": self._run_plan(lambda _report, _now: plan, lambda _now: report).run})
+        return scope, ReviewItem(run=None, scope=runs.scope_label(scope), keep=memory.id, reason=reason,
+                                 keep_content=memory.content, kind="held", agent=actor, origin=dict(origin),
+                                 entry=memory.model_dump(mode="json"))
 
     def _held(self, scope: Scope, plans: list[tuple[str, dict[str, Any]]]) -> list["ReviewItem"]:
         """The memories held for review in ``scope`` by runs not undone, not yet approved or rejected (a decision

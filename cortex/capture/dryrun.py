@@ -15,7 +15,6 @@ from cortex import config
 from cortex.capture import markers as capture_markers
 from cortex.capture import tasks as capture_tasks
 from cortex.capture.checkpoints import Checkpoints
-from cortex.consolidation.runs import scope_label
 from cortex.errors import CortexError, InvalidInputError
 from cortex.model import Captured, Memory, Page, ReviewItem, SearchResult, Source
 from cortex.validation import memory_from_entry
@@ -103,11 +102,7 @@ class DryRun:
     def hold_memory(self, agent: str, entry: Mapping[str, Any], *, reason: str, actor: str,
                     origin: Mapping[str, Any]) -> ReviewItem:
         """The review item a capture would hold (nothing recorded)."""
-        fields = {**entry, "content": self.cx.redactor.redact(str(entry.get("content", ""))).text}
-        fields.setdefault("project", self.cx._agent(agent).settings.project or config.DEFAULT_PROJECT)
-        scope, [memory] = self.cx._new_memories(agent, [fields], batch=False)
-        return ReviewItem(run=None, scope=scope_label(scope), keep=memory.id, reason=reason, keep_content=memory.content,
-                          kind="held", agent=actor, origin=dict(origin), entry=memory.model_dump(mode="json"))
+        return self.cx._held_item(agent, entry, reason=reason, actor=actor, origin=origin)[1]  # type: ignore[no-any-return]
 
 
 __all__ = ["DryRun", "FrozenCheckpoints"]
