@@ -46,7 +46,7 @@ class Clock:
 #: every other ``CORTEX_*`` variable is the user's own configuration, which no test may see.
 RUN_SETTINGS = frozenset({"CORTEX_TEST_SPARQL", "CORTEX_REQUIRE_SERVERS", "CORTEX_REQUIRE_SEMANTIC",
                           "CORTEX_UPDATE_GOLDEN", "CORTEX_STRESS_ROUNDS", "CORTEX_VIRTUOSO_BUFFERS",
-                          "CORTEX_SERVER_READY_TIMEOUT", "CORTEX_CI_TORCH"})
+                          "CORTEX_SERVER_READY_TIMEOUT", "CORTEX_CI_TORCH", "CORTEX_REQUIRE_BROWSER", "CORTEX_CHROMIUM"})
 #: What a coding agent's harness sets (the suite may run inside a Claude Code or Codex session): the product
 #: reads these before the home directory.
 HARNESS_SETTINGS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR",

@@ -236,6 +236,10 @@ SERVICE_ROUTES: tuple[ServiceRoute, ...] = (
     ServiceRoute("create_token", Route("POST", "/tokens", 201, "tokens"), "A new token (admin)"),
     ServiceRoute("revoke_token", Route("DELETE", "/tokens/{token_id_}", 200, "tokens"), "Revoke a token (admin)"),
     ServiceRoute("sparql_get", Route("GET", "/sparql", 200, "sparql"), "The SPARQL protocol's GET query"),
+    ServiceRoute("sign_in", Route("POST", "/session", 200, "browser"),
+                 "Sign the memory browser in: a token for a session cookie"),
+    ServiceRoute("session", Route("GET", "/session", 200, "browser"), "Who the browser's session is"),
+    ServiceRoute("sign_out", Route("DELETE", "/session", 200, "browser"), "Sign the browser's session out"),
 )
 
 #: CLI commands that are not operations of the API, each with what it is for.

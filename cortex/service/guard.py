@@ -30,8 +30,10 @@ BODY_TIMEOUT_ENV = "CORTEX_BODY_TIMEOUT"
 #: A batch of 10,000 memories of 1 KB is ~11 MB of JSON.
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 DEFAULT_BODY_TIMEOUT = 30.0
-#: Paths that need a token; everything else (/healthz, /docs, /openapi.json) is public.
+#: Paths that need a token; everything else (/healthz, /docs, /openapi.json, the memory browser's page) is public.
 PROTECTED = ("/v1", "/mcp")
+#: Protected paths that take no token: signing in to the browser (the token is in the body, checked by the route).
+SIGN_IN = "/v1/session"
 
 
 @dataclass(frozen=True)
@@ -118,9 +120,10 @@ async def send_error(send: Any, status: int, kind: str, message: str) -> None:
 
 
 class Guard:
-    """ASGI middleware: token from the headers first, then a bounded, timed body."""
+    """ASGI middleware: token from the headers first (``authenticate(headers, method)``: the bearer token, or the
+    browser's session cookie), then a bounded, timed body."""
 
-    def __init__(self, app: Any, authenticate: Callable[[str | None], Any], limits: Limits,
+    def __init__(self, app: Any, authenticate: Callable[[Any, str], Any], limits: Limits,
                  on_request: Callable[[], None] | None = None) -> None:
         self.app = app
         self.authenticate = authenticate
@@ -136,10 +139,9 @@ class Guard:
         headers = dict(scope["headers"])
         path = scope.get("path", "")
         who = None  # the agent the verified token names (cortex.caller): never what a header says otherwise
-        if path.startswith(PROTECTED):
-            header = headers.get(b"authorization")
+        if path.startswith(PROTECTED) and not (path == SIGN_IN and scope.get("method") == "POST"):
             try:
-                who = self.authenticate(header.decode("latin-1") if header is not None else None).agent
+                who = self.authenticate(headers, scope.get("method", "GET")).agent
             except TokenFileError as exc:
                 await send_error(send, 503, "TokenFileError", str(exc))
                 return

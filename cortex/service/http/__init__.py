@@ -63,6 +63,8 @@ from cortex.service.http.bodies import (
 from cortex.service.http.errors import ERROR_DETAILS, error_response, handle_errors, status_of
 from cortex.service.http.routing import Caller, Cx, scoped
 from cortex.service.queue import CaptureQueue
+from cortex.service.web import add_web
+from cortex.service.web.signin import WebSessions, request_authenticator
 
 __all__ = [
     "API_PREFIX", "ERROR_DETAILS", "BatchBody", "Block", "Caller", "ConsolidateBody", "Cx", "EndAnswer", "EndBody",
@@ -137,6 +139,7 @@ def create_app(
     on_startup: Any = None,
     on_shutdown: Any = None,
     watch_notes: bool = False,
+    web: bool = True,
 ) -> FastAPI:
     """The FastAPI app over ``cx``. With ``tokens`` configured (at least one created), every ``/v1`` and
     ``/mcp`` request needs a bearer token; ``local_token`` is an extra admin token (the server's own, shared
@@ -162,6 +165,8 @@ def create_app(
     )
     app.state.cx = cx
     app.state.authenticate = authenticate
+    app.state.web_sessions = WebSessions()
+    app.state.authenticate_request = request_authenticator(authenticate, app.state.web_sessions)
     app.state.tokens = tokens
     app.state.local_token = local_token
     _start_services(app, cx, watch_notes)
@@ -173,10 +178,12 @@ def create_app(
     generic.add_routes(app)  # an operation of the table no router serves: built from its row and its method
     if mcp_server is not None:
         app.router.routes.extend(mcp_app.routes)  # exactly /mcp; any other path is a JSON 404 of this app
+    if web:
+        add_web(app)  # the memory browser at / (its screens' paths and /static/), after every API route
     app.add_middleware(_InFlight, counter=app.state.in_flight)
     app.add_middleware(_WarningsHeader)
     # middlewares run outermost-last-added: the host check, then the guard, before any route or body parsing
-    app.add_middleware(Guard, authenticate=authenticate, limits=limits or Limits.from_env(), on_request=on_request)
+    app.add_middleware(Guard, authenticate=app.state.authenticate_request, limits=limits or Limits.from_env(), on_request=on_request)
     if allowed_hosts is not None:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 

@@ -209,6 +209,10 @@ class TokenBody(_Body):
     force: bool = Field(default=False, description="Create it even for an agent that is not declared")
 
 
+class SignInBody(_Body):
+    token: str = Field(min_length=1, max_length=4096, description="A bearer token (an admin's or an agent's)")
+
+
 class Block(BaseModel):
     block: str = Field(description="The <agent-memory> block ('' when there is nothing to show)")
 

@@ -1,17 +1,20 @@
 """The server's own routes (:data:`cortex.api.operations.SERVICE_ROUTES`), not operations of the API: liveness,
-the capture queue, the consolidation sweep, the tokens. They read the services on ``app.state``."""
+the capture queue, the consolidation sweep, the tokens, the memory browser's sign-in. They read the services on ``app.state``."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
 
-from cortex.errors import InvalidInputError
+from cortex.errors import AuthError, InvalidInputError
 from cortex.service.auth import Principal, TokenStore, token_id
-from cortex.service.http.bodies import TokenBody
+from cortex.service.http.bodies import SignInBody, TokenBody
 from cortex.service.http.routing import Caller, Cx, Queue, operation
+from cortex.service.web.signin import clear_cookie_header, cookie_of, set_cookie_header
 
 router = APIRouter()
 
@@ -73,3 +76,40 @@ def revoke_token(request: Request, token_id_: str, caller: Caller) -> dict[str, 
     if not _admin_only(request, caller).revoke(token_id_):
         raise InvalidInputError("token_id", f"no token has the id {token_id_!r}")
     return {"id": token_id_, "revoked": True}
+
+
+@operation(router, "sign_in")
+def sign_in(request: Request, body: SignInBody) -> JSONResponse:
+    """Sign the memory browser in: the token is checked like a bearer token and exchanged for a session cookie
+    (HttpOnly, SameSite=Strict) and a CSRF token to send in ``X-CSRF-Token`` with every change."""
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        raise AuthError("sign-in from another site")  # a page elsewhere must not sign this browser in
+    principal: Principal = request.app.state.authenticate(f"Bearer {body.token}")
+    sid, session = request.app.state.web_sessions.create(body.token)
+    answer = JSONResponse(_whoami(principal, session.csrf))
+    answer.headers["set-cookie"] = set_cookie_header(sid, secure=request.url.scheme == "https")
+    answer.headers["cache-control"] = "no-store"
+    return answer
+
+
+@operation(router, "session")
+def session(request: Request, caller: Caller) -> JSONResponse:
+    """Who the browser's session (or the bearer token) is: ``admin``, ``agent``, and the session's CSRF token."""
+    current = request.app.state.web_sessions.get(cookie_of(dict(request.scope["headers"])))
+    answer = JSONResponse(_whoami(caller, current.csrf if current is not None else None))
+    answer.headers["cache-control"] = "no-store"
+    return answer
+
+
+@operation(router, "sign_out")
+def sign_out(request: Request, caller: Caller) -> JSONResponse:
+    """Sign the browser's session out (its cookie is removed)."""
+    request.app.state.web_sessions.drop(cookie_of(dict(request.scope["headers"])))
+    answer = JSONResponse({"signed_out": True})
+    answer.headers["set-cookie"] = clear_cookie_header(secure=request.url.scheme == "https")
+    return answer
+
+
+def _whoami(principal: Principal, csrf: str | None) -> dict[str, Any]:
+    return {"admin": principal.admin, "agent": principal.agent, "token_id": principal.token, "csrf": csrf}

@@ -1,0 +1,135 @@
+"""The memory browser's tests: a real ``cortex serve`` over loopback, driven by headless Chromium (Debian's
+``chromium``, through Playwright) by accessible names, the way a person or a screen reader finds things.
+
+Chromium is found at ``$CORTEX_CHROMIUM``, else ``chromium`` on PATH; without it the tests skip, unless
+``CORTEX_REQUIRE_BROWSER`` is set (CI sets it: there they must run).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.service_helpers import Server, start_server
+
+#: Agents of the site: alice and bob in team backend led by lead; carol alone.
+AGENTS = {
+    "alice": "cortex:\n  teams: [backend]\n",
+    "bob": "cortex:\n  teams: [backend]\n",
+    "lead": "cortex:\n  teams: [backend]\n  lead: true\n",
+    "carol": "",
+}
+BROKEN = "---\nname: broken\nmemory: true\ncortex:\n  recall:\n    limit: -3\n---\nA broken definition.\n"
+
+
+def chromium_path() -> str | None:
+    """Where Chromium is (``$CORTEX_CHROMIUM``, else ``chromium`` on PATH), or None."""
+    return os.environ.get("CORTEX_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # one worker runs every browser test: Chromium and a server started once per module, not per worker
+    for item in items:
+        if "tests/web/" in str(item.path).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Headless Chromium (one per test session)."""
+    path = chromium_path()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        path = None
+    if path is None:
+        if os.environ.get("CORTEX_REQUIRE_BROWSER"):
+            pytest.fail("CORTEX_REQUIRE_BROWSER is set but Chromium or Playwright is missing "
+                        "(apt-get install chromium; pip install -e '.[dev]')")
+        pytest.skip("no Chromium (set CORTEX_CHROMIUM or install Debian's chromium)")
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=path, headless=True, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@dataclass
+class Site:
+    """A served project: its server, an admin token and one token per agent."""
+
+    server: Server
+    admin: str
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def call(self, method: str, path: str, token: str | None = None, **kwargs):
+        """A request to the API (default: with the admin token)."""
+        return self.server.call(method, path, token or self.admin, **kwargs)
+
+    def store(self, agent: str, content: str, **fields) -> dict:
+        answer = self.call("POST", f"/v1/agents/{agent}/memories", json={"content": content, **fields})
+        assert answer.status_code == 201, answer.text
+        return answer.json()
+
+
+def make_site(root: Path) -> Site:
+    """A project with the site's agents (and one broken file), served; tokens for an admin and each agent."""
+    (root / ".git").mkdir(parents=True)
+    defs = root / "agent_defs"
+    defs.mkdir()
+    for name, extra in AGENTS.items():
+        (defs / f"{name}.md").write_text(
+            f"---\nname: {name}\ndescription: {name} of the test site\nmemory: true\n{extra}---\nYou are {name}.\n")
+    (defs / "broken.md").write_text(BROKEN)
+    server = start_server(root, CORTEX_EMBEDDINGS="none")
+    admin = server.call("POST", "/v1/tokens", json={}).json()["token"]
+    site = Site(server, admin)
+    for name in AGENTS:
+        site.tokens[name] = server.call("POST", "/v1/tokens", json={"agent": name}).json()["token"]
+    return site
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """A served project for the tests of one module (they may add to it; each test uses its own memories)."""
+    made = make_site(tmp_path_factory.mktemp("site"))
+    try:
+        yield made
+    finally:
+        made.server.stop()
+
+
+@pytest.fixture
+def page(browser, site: Site) -> Iterator[object]:
+    """A fresh browser context's page that may reach only the site's host (the page must work offline), and
+    fails the test on any console error or uncaught exception (a CSP violation is one)."""
+    context = browser.new_context(base_url=site.url)
+    errors: list[str] = []
+    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(site.url)
+                  else route.abort())
+    page = context.new_page()
+    page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+    expected = [e for e in errors if "401" not in e and "404" not in e and "409" not in e and "422" not in e]
+    assert not expected, expected
+
+
+def sign_in(page, token: str, path: str = "/") -> None:
+    """Open ``path`` and sign in with ``token`` through the form, by its label and button."""
+    from playwright.sync_api import expect
+
+    page.goto(path)
+    page.get_by_label("Token").fill(token)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("navigation", name="Main")).to_be_visible()
