@@ -141,7 +141,8 @@ def serve(
 
     def started() -> None:
         discovery.write(state_dir, info)
-        print(f"cortex: serving {cx.info()['store']} on {info.url} (pid {info.pid})", file=sys.stderr,
+        print(f"cortex: serving {cx.info()['store']} on {info.url} (pid {info.pid}); memory browser at "
+              f"{info.url}/ (sign in with a token: cortex token create --admin)", file=sys.stderr,
               flush=True)  # the store's printable location: never its credentials
         threading.Thread(target=_housekeeping, args=(cx, state_dir), name="cortex-housekeeping", daemon=True).start()
 
