@@ -1,6 +1,256 @@
-// The Memory screen (a stub until it is built).
-import {h} from "../dom.js";
+// A memory's detail: /memories/<agent>/<id>. Its fields, its History (every version, the supersession chain),
+// its Provenance (PROV-O: which activity wrote it, in which session, through which surface; a small graph), and
+// the actions validate, edit, supersede and forget, each through the API route every client uses.
+
+import {ApiError} from "../api.js";
+import {badge, confirmDialog, facts, h, memoryPath, num, problem, replace, s, table, when} from "../dom.js";
+
+const TYPES = ["pattern", "convention", "insight", "decision"];
+
+function base(agent, id) {
+  return `/agents/${encodeURIComponent(agent)}/memories/${encodeURIComponent(id)}`;
+}
+
+function link(agent, id, label) {
+  return h("a", {href: memoryPath(agent, id)}, label || id);
+}
+
+function json(value) {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function metadataList(metadata) {
+  if (!metadata || typeof metadata !== "object" || !Object.keys(metadata).length) return h("span", {class: "muted"}, "none");
+  return h("dl", {class: "facts"}, Object.entries(metadata).map(([k, v]) => [h("dt", {}, k), h("dd", {}, json(v))]));
+}
+
+function fields(m) {
+  return facts([
+    ["Type", badge(m.type)],
+    ["Scope", m.scope],
+    ["Project", m.project],
+    ["Confidence", num(m.confidence)],
+    ["Usage", `shown ${m.usage_count} times, used ${m.used_count || 0} times; last used `, when(m.last_used_at)],
+    ["Tags", m.tags && m.tags.length ? m.tags.map((t) => badge(t, "tag")) : h("span", {class: "muted"}, "none")],
+    ["Source", m.source],
+    ["Author", m.author || "—"],
+    ["Version", String(m.version)],
+    ["Created", when(m.created_at)],
+    ["Updated", when(m.updated_at)],
+    ["Validated", when(m.validated_at)],
+    ["Valid", [when(m.valid_from), " – ", m.valid_until ? when(m.valid_until) : "now"]],
+    ["Expires", m.expires_at ? when(m.expires_at) : "never"],
+    ["Metadata", metadataList(m.metadata)],
+  ]);
+}
+
+function historySection(agent, m, versions) {
+  const chain = [];
+  if (m.superseded_by) {
+    chain.push(h("p", {}, "Superseded by ", link(agent, m.superseded_by),
+      m.superseded_reason ? ` (${m.superseded_reason})` : "", "."));
+  }
+  return h("section", {"aria-labelledby": "history"},
+    h("h2", {id: "history"}, "History"),
+    chain,
+    table("Every version, oldest first", ["Version", "Content", "Confidence", "Valid from", "Valid until", "Recorded"],
+      versions.map((v) => [String(v.version), h("span", {class: "content"}, v.content), num(v.confidence),
+        when(v.valid_from), v.valid_until ? when(v.valid_until) : "—", when(v.updated_at)])));
+}
+
+// memory -> activity -> agent, with what it was derived from and what superseded it
+function graph(agent, m, prov) {
+  const gen = prov.generated_by;
+  const nodes = [{key: "memory", label: `memory ${m.id.slice(0, 10)}…`, x: 250, y: 90}];
+  const edges = [];
+  if (gen) {
+    nodes.push({key: "activity", label: `${gen.surface || "activity"}${gen.event ? " " + gen.event : ""}`, x: 250, y: 20});
+    edges.push(["memory", "activity", "wasGeneratedBy"]);
+  }
+  if (prov.attributed_to) {
+    nodes.push({key: "agent", label: `agent ${prov.attributed_to}`, x: 470, y: 20});
+    edges.push(["memory", "agent", "wasAttributedTo"]);
+  }
+  prov.derived_from.slice(0, 3).forEach((id, i) => {
+    nodes.push({key: `from${i}`, label: `memory ${id.slice(0, 10)}…`, x: 30, y: 20 + 70 * i, href: memoryPath(agent, id)});
+    edges.push(["memory", `from${i}`, "wasDerivedFrom"]);
+  });
+  if (prov.superseded_by) {
+    nodes.push({key: "next", label: `memory ${prov.superseded_by.slice(0, 10)}…`, x: 470, y: 160,
+      href: memoryPath(agent, prov.superseded_by)});
+    edges.push(["next", "memory", "supersedes"]);
+  }
+  const at = Object.fromEntries(nodes.map((n) => [n.key, n]));
+  const height = Math.max(200, ...nodes.map((n) => n.y + 40));
+  const description = edges.map(([a, b, label]) => `${at[a].label} ${label} ${at[b].label}`).join("; ");
+  return s("svg", {viewBox: `0 0 640 ${height}`, width: "640", height: String(height), role: "img",
+    "aria-labelledby": "prov-graph-title prov-graph-desc", class: "prov-graph"},
+  s("title", {id: "prov-graph-title"}, "Provenance graph"),
+  s("desc", {id: "prov-graph-desc"}, description),
+  edges.map(([a, b, label]) => {
+    const from = at[a], to = at[b];
+    return s("g", {class: "edge"},
+      s("line", {x1: from.x + 70, y1: from.y + 15, x2: to.x + 70, y2: to.y + 15}),
+      s("text", {x: (from.x + to.x) / 2 + 70, y: (from.y + to.y) / 2 + 10, "text-anchor": "middle"}, label));
+  }),
+  nodes.map((n) => {
+    const box = s("g", {class: `node ${n.key}`},
+      s("rect", {x: n.x, y: n.y, width: 140, height: 30, rx: 6}),
+      s("text", {x: n.x + 70, y: n.y + 19, "text-anchor": "middle"}, n.label));
+    return n.href ? s("a", {href: n.href}, box) : box;
+  }));
+}
+
+function provenanceSection(agent, m, prov) {
+  const gen = prov.generated_by || {};
+  const run = gen.run;
+  return h("section", {"aria-labelledby": "provenance"},
+    h("h2", {id: "provenance"}, "Provenance"),
+    facts([
+      ["Written by", prov.attributed_to || "—"],
+      ["Activity", gen.activity || "—"],
+      ["Surface", gen.surface || "—"],
+      ["Hook event", gen.event || "—"],
+      ["Session", gen.session ? h("a", {href: `/sessions/${encodeURIComponent(agent)}/${encodeURIComponent(gen.session)}`},
+        gen.session) : "—"],
+      ["Tool", gen.tool || "—"],
+      ["Channel", gen.channel || "—"],
+      ["File", gen.file || "—"],
+      ["Model", gen.model || "—"],
+      ["Consolidation run", run ? h("a", {href: "/runs"}, run) : "—"],
+      ["When", when(gen.started_at)],
+      ["Derived from", prov.derived_from.length ? prov.derived_from.map((id) => [link(agent, id), " "]) : "—"],
+    ]),
+    graph(agent, m, prov),
+    prov.changes.length ? table("Changes since it was written", ["When", "Action", "By", "Surface", "Session", "Why"],
+      prov.changes.map((c) => [when(c.started_at), c.action, c.associated_with || "—", c.surface || "—",
+        c.session || "—", c.rule || ""])) : h("p", {class: "muted"}, "No change since it was written."));
+}
+
+function editForm(ctx, agent, m, status) {
+  const content = h("textarea", {id: "edit-content", name: "content", required: true}, m.content);
+  const type = h("select", {id: "edit-type", name: "type"},
+    TYPES.map((t) => h("option", {value: t, selected: t === m.type}, t)));
+  const confidence = h("input", {id: "edit-confidence", name: "confidence", type: "number", min: "0", max: "1",
+    step: "0.05", value: String(m.confidence)});
+  const tags = h("input", {id: "edit-tags", name: "tags", value: (m.tags || []).join(", ")});
+  const form = h("form", {class: "edit", "aria-labelledby": "edit-title"},
+    h("h2", {id: "edit-title"}, "Edit"),
+    h("div", {}, h("label", {for: "edit-content"}, "Content"), content),
+    h("div", {class: "toolbar"},
+      h("div", {}, h("label", {for: "edit-type"}, "Type"), type),
+      h("div", {}, h("label", {for: "edit-confidence"}, "Confidence"), confidence),
+      h("div", {}, h("label", {for: "edit-tags"}, "Tags"), tags)),
+    h("div", {class: "actions"}, h("button", {type: "submit", class: "primary"}, "Save"),
+      h("button", {type: "button", onclick: () => form.remove()}, "Cancel")));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await ctx.api("PATCH", base(agent, m.id), {content: content.value, type: type.value,
+        confidence: Number(confidence.value), expected_version: m.version,
+        tags: tags.value.split(",").map((t) => t.trim()).filter(Boolean)});
+      await ctx.refresh();
+      say(ctx, `Saved: version ${m.version + 1}.`);
+    } catch (error) {
+      if (error.status === 409) {
+        replace(status, h("div", {class: "error", role: "alert"},
+          `Not saved: the memory changed since you opened it (${error.message}). `,
+          h("button", {type: "button", onclick: () => ctx.refresh()}, "Reload the memory")));
+      } else {
+        replace(status, problem(error));
+      }
+    }
+  });
+  return form;
+}
+
+function supersedeForm(ctx, agent, m, status) {
+  const content = h("textarea", {id: "supersede-content", name: "content", required: true});
+  const reason = h("input", {id: "supersede-reason", name: "reason"});
+  const form = h("form", {class: "supersede", "aria-labelledby": "supersede-title"},
+    h("h2", {id: "supersede-title"}, "Supersede"),
+    h("p", {class: "muted"}, "The new memory replaces this one; this one stays in the history, valid until now."),
+    h("div", {}, h("label", {for: "supersede-content"}, "New content"), content),
+    h("div", {}, h("label", {for: "supersede-reason"}, "Reason"), reason),
+    h("div", {class: "actions"}, h("button", {type: "submit", class: "primary"}, "Supersede with this"),
+      h("button", {type: "button", onclick: () => form.remove()}, "Cancel")));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const made = await ctx.api("POST", `${base(agent, m.id)}/supersede`,
+        {content: content.value, reason: reason.value || null});
+      await ctx.navigate(memoryPath(agent, made.id));
+      say(ctx, "Superseded: this is the new memory.");
+    } catch (error) {
+      replace(status, problem(error));
+    }
+  });
+  return form;
+}
+
+function say(ctx, message) {
+  const box = ctx.main.querySelector("#memory-status");
+  if (box) replace(box, h("p", {class: "ok"}, message));
+}
+
+function actions(ctx, agent, m, status, forms) {
+  const open = (make) => () => {
+    replace(forms, make(ctx, agent, m, status));
+    forms.querySelector("textarea, input").focus();
+  };
+  return h("div", {class: "actions", role: "group", "aria-label": "Actions"},
+    h("button", {type: "button", onclick: async () => {
+      try {
+        const after = await ctx.api("POST", `${base(agent, m.id)}/validate`);
+        await ctx.refresh();
+        say(ctx, `Validated: confidence ${num(after.confidence)}.`);
+      } catch (error) { replace(status, problem(error)); }
+    }}, "Validate"),
+    h("button", {type: "button", onclick: open(editForm)}, "Edit"),
+    h("button", {type: "button", onclick: open(supersedeForm)}, "Supersede"),
+    h("button", {type: "button", class: "danger", onclick: async () => {
+      const sure = await confirmDialog("Forget this memory?",
+        `"${m.content.slice(0, 120)}" is deleted for good (its history too).`, "Forget");
+      if (!sure) return;
+      try {
+        await ctx.api("DELETE", base(agent, m.id));
+        replace(ctx.main, h("section", {},
+          h("h1", {tabindex: "-1"}, "Memory forgotten"),
+          h("p", {role: "status"}, `Memory ${m.id} is forgotten.`),
+          h("p", {}, h("a", {href: `/agents/${encodeURIComponent(agent)}`}, `Back to ${agent}`))));
+        ctx.main.querySelector("h1").focus();
+      } catch (error) { replace(status, problem(error)); }
+    }}, "Forget"));
+}
+
+async function detail(ctx) {
+  const [agent, id] = ctx.params;
+  let m;
+  try {
+    m = await ctx.api("GET", base(agent, id));
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 404 || error.status === 422)) {
+      return h("section", {}, h("h1", {}, "Not found"),
+        h("p", {role: "alert"}, "No memory with this id that you may read."));
+    }
+    throw error;
+  }
+  const [versions, prov] = await Promise.all([
+    ctx.api("GET", `${base(agent, id)}/history`), ctx.api("GET", `${base(agent, id)}/provenance`)]);
+  const status = h("div", {id: "memory-status", role: "status", "aria-live": "polite"});
+  const forms = h("div", {class: "forms"});
+  return h("article", {class: "memory", "aria-labelledby": "memory-title"},
+    h("h1", {id: "memory-title"}, "Memory ", h("code", {}, m.id)),
+    h("p", {class: "muted"}, `of ${agent}`, m.superseded_by ? " · superseded" : ""),
+    h("blockquote", {class: "content"}, m.content),
+    actions(ctx, agent, m, status, forms),
+    status,
+    forms,
+    h("section", {"aria-labelledby": "fields"}, h("h2", {id: "fields"}, "Details"), fields(m)),
+    historySection(agent, m, versions),
+    provenanceSection(agent, m, prov));
+}
 
 export const routes = [
-  {path: /^\/memory$/, title: "Memory", render: async () => h("section", {}, h("h1", {}, "Memory"))},
+  {path: /^\/memories\/([^/]+)\/([^/]+)$/, title: (ctx) => `Memory ${ctx.params[1]}`, render: detail},
 ];

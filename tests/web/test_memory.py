@@ -1,0 +1,124 @@
+"""The memory detail screen: its URL, History and Provenance, and the actions validate, edit (with the expected
+version), supersede and forget, each checked through the HTTP API."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.web.conftest import sign_in
+
+
+def _path(agent: str, memory_id: str) -> str:
+    return f"/memories/{agent}/{memory_id}"
+
+
+def test_the_detail_opens_by_its_url_after_a_reload_with_history_and_provenance(page, site) -> None:
+    memory = site.store("alice", "Deploys go out on Tuesdays after the freeze", tags=["deploy"],
+                        metadata={"ticket": "OPS-12"})
+    sign_in(page, site.admin, _path("alice", memory["id"]))
+    expect(page.get_by_role("heading", level=1)).to_contain_text(memory["id"])
+    page.reload()
+    expect(page.get_by_text("Deploys go out on Tuesdays after the freeze").first).to_be_visible()
+    expect(page.get_by_role("heading", name="History")).to_be_visible()
+    expect(page.get_by_role("heading", name="Provenance")).to_be_visible()
+    expect(page.get_by_text("OPS-12")).to_be_visible()
+    expect(page.get_by_role("img", name="Provenance graph")).to_be_visible()
+    assert memory["id"] in page.url
+
+
+def test_edit_sends_the_expected_version_and_a_stale_one_is_refused_clearly(page, site) -> None:
+    memory = site.store("alice", "The cache TTL is five minutes")
+    sign_in(page, site.admin, _path("alice", memory["id"]))
+    page.get_by_role("button", name="Edit").click()
+    # meanwhile someone else changes it
+    assert site.call("PATCH", f"/v1/agents/alice/memories/{memory['id']}",
+                     json={"content": "The cache TTL is ten minutes"}).status_code == 200
+    page.get_by_label("Content").fill("The cache TTL is one minute")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("alert")).to_contain_text("changed since you opened it")
+    page.get_by_role("button", name="Reload the memory").click()
+    expect(page.get_by_text("The cache TTL is ten minutes").first).to_be_visible()
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("The cache TTL is one minute")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
+    now = site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").json()
+    assert now["content"] == "The cache TTL is one minute" and now["version"] == 3
+    history = site.call("GET", f"/v1/agents/alice/memories/{memory['id']}/history").json()
+    assert [v["version"] for v in history] == [1, 2, 3]
+    expect(page.get_by_role("table", name="Every version, oldest first").get_by_role("row")).to_have_count(4)
+
+
+def test_validate_raises_confidence_and_is_recorded(page, site) -> None:
+    memory = site.store("alice", "Lint with ruff before committing", confidence=0.6)
+    sign_in(page, site.admin, _path("alice", memory["id"]))
+    page.get_by_role("button", name="Validate").click()
+    expect(page.get_by_role("status").filter(has_text="Validated")).to_be_visible()
+    assert site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").json()["confidence"] > 0.6
+    prov = site.call("GET", f"/v1/agents/alice/memories/{memory['id']}/provenance").json()
+    assert [c["action"] for c in prov["changes"]] == ["validate"]
+    expect(page.get_by_role("table", name="Changes since it was written")).to_contain_text("validate")
+
+
+def test_supersede_leads_to_the_new_memory_and_the_old_one_names_it(page, site) -> None:
+    old = site.store("alice", "We use Python 3.10 in production")
+    sign_in(page, site.admin, _path("alice", old["id"]))
+    page.get_by_role("button", name="Supersede").click()
+    page.get_by_label("New content").fill("We use Python 3.11 in production")
+    page.get_by_role("button", name="Supersede with this").click()
+    expect(page.get_by_role("blockquote")).to_have_text("We use Python 3.11 in production")
+    new_id = re.search(r"/memories/alice/([\w-]+)$", page.url).group(1)
+    assert new_id != old["id"]
+    assert site.call("GET", f"/v1/agents/alice/memories/{old['id']}").json()["superseded_by"] == new_id
+    page.goto(_path("alice", old["id"]))
+    expect(page.get_by_role("link", name=new_id).first).to_be_visible()
+
+
+def test_forget_asks_in_a_dialog_and_deletes_only_when_confirmed(page, site) -> None:
+    memory = site.store("alice", "A memory to forget")
+    sign_in(page, site.admin, _path("alice", memory["id"]))
+    page.get_by_role("button", name="Forget").click()
+    dialog = page.get_by_role("dialog", name="Forget this memory?")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_be_hidden()
+    assert site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").status_code == 200
+    page.get_by_role("button", name="Forget").click()
+    page.get_by_role("dialog").get_by_role("button", name="Forget").click()
+    expect(page.get_by_role("heading", name="Memory forgotten")).to_be_visible()
+    assert site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").status_code == 404
+
+
+def test_an_agent_token_cannot_open_another_agents_private_memory_by_its_url(page, site) -> None:
+    secret = site.store("bob", "Bob's private note about the auth bypass")
+    sign_in(page, site.tokens["alice"], _path("bob", secret["id"]))
+    expect(page.get_by_role("heading", name="Not found")).to_be_visible()
+    expect(page.get_by_text("auth bypass")).to_have_count(0)
+    page.goto(_path("alice", secret["id"]))  # the id under her own agent: still not hers
+    expect(page.get_by_role("heading", name="Not found")).to_be_visible()
+    expect(page.get_by_text("auth bypass")).to_have_count(0)
+
+
+def test_hostile_content_shows_as_text(page, site) -> None:
+    hostile = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
+    memory = site.store("alice", hostile)
+    sign_in(page, site.admin, _path("alice", memory["id"]))
+    expect(page.get_by_role("blockquote")).to_have_text(hostile)
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("main img").count() == 0
+
+
+def test_the_actions_work_from_the_keyboard(page, site) -> None:
+    memory = site.store("alice", "Keyboard users validate too", confidence=0.5)
+    sign_in(page, site.admin, _path("alice", memory["id"]))
+    page.get_by_role("button", name="Validate").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("status").filter(has_text="Validated")).to_be_visible()
+    page.get_by_role("button", name="Forget").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("dialog")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_be_hidden()
+    assert site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").status_code == 200
