@@ -22,6 +22,7 @@ from cortex.model import (
     Scope,
     Source,
 )
+from cortex.provenance import current as current_activity
 from cortex.scopes import Member
 from cortex.validation import (
     check_confidence,
@@ -274,7 +275,11 @@ class MemoryOps(Kernel):
                 return False
             scope, memory = located
             member.may_change(scope, memory, "forget")
-            return bool(self._delete(scope, [memory.id]))
+            gone = bool(self._delete(scope, [memory.id]))
+            session = current_activity().session
+            if gone and session:  # provenance forgets it too: the session's record keeps its id only
+                self._note_session(lambda: self._sessions.forgot(agent, session, self._clock(), scope.key, memory.id))
+            return gone
 
         return self._changing(attempt)
 
