@@ -169,7 +169,7 @@ class RunNotFoundError(CortexError, LookupError):
 
 
 class SessionNotFoundError(CortexError, LookupError):
-    """The session log has no session with this id for this agent (:meth:`cortex.Cortex.session`)."""
+    """The session log has no session with this id for this agent (:meth:`cortex.Cortex.session_detail`)."""
 
     def __init__(self, agent: str, session: str) -> None:
         self.field = "session"

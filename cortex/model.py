@@ -724,7 +724,7 @@ class SessionMemory(BaseModel):
 
 
 class SessionDetail(BaseModel):
-    """One session of an agent (:meth:`cortex.Cortex.session`): its summary, its starts with their blocks, what
+    """One session of an agent (:meth:`cortex.Cortex.session_detail`): its summary, its starts with their blocks, what
     they showed (and which were used), what it created and changed."""
 
     info: SessionInfo

@@ -359,7 +359,7 @@ class RemoteCortex:
     capture_runs = remote(MemoryAPI.capture_runs)
     record_use = remote(MemoryAPI.record_use)
     sessions = remote(MemoryAPI.sessions)
-    session = remote(MemoryAPI.session)
+    session_detail = remote(MemoryAPI.session_detail)
     sync_notes = remote(MemoryAPI.sync_notes)
     promote_notes = remote(MemoryAPI.promote_notes)
     export_notes = remote(MemoryAPI.export_notes)

@@ -177,7 +177,7 @@ _ROWS = (
         "Mark the shown memories an output drew on", answer="list[Memory]"),
     _op("sessions", "sessions", Route("GET", "/agents/{agent}/sessions", 200, "prompt"), "list_sessions",
         "sessions", "One page of an agent's sessions, newest first", answer="SessionPage"),
-    _op("session", "sessions", Route("GET", "/agents/{agent}/sessions/{session}", 200, "prompt"), "get_session",
+    _op("session_detail", "sessions", Route("GET", "/agents/{agent}/sessions/{session}", 200, "prompt"), "get_session",
         "session", "One session: its blocks, what it used, created and changed", answer="SessionDetail"),
     # -- notes ------------------------------------------------------------------------------------------
     _op("sync_notes", "notes", Route("POST", "/notes/sync", 200, "notes"), "sync_notes", "notes sync",

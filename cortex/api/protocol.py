@@ -346,7 +346,7 @@ class SessionsAPI(Protocol):
         continues)."""
         ...
 
-    def session(self, agent: str, session: str) -> SessionDetail:
+    def session_detail(self, agent: str, session: str) -> SessionDetail:
         """One session of ``agent``: the exact ``<agent-memory>`` block of each start, the memories shown (and
         why each was used), the memories it created and changed (an update's content before and after), its
         transcripts."""

@@ -108,7 +108,7 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         citing the memory's id, repeating it, or applying its distinctive terms (:mod:`cortex.capture.usage`).
         Each gets ``usedCount + 1``, which ranking prefers to having been shown. ``agent_end`` does this with
         its output; hooks call it with what the session wrote, and the ``transcript`` they read it from (its path,
-        kept in the session's record: :meth:`session`). Returns the memories marked."""
+        kept in the session's record: :meth:`session_detail`). Returns the memories marked."""
         output = check_text(output, "output")
         self._agent(agent)
         if session is not None:
@@ -283,7 +283,7 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         more = len(found) > limit and bool(page)
         return SessionPage(items=items, next_cursor=_encode_cursor(page[-1]) if more else None)
 
-    def session(self, agent: str, session: str) -> SessionDetail:
+    def session_detail(self, agent: str, session: str) -> SessionDetail:
         """One session of ``agent``: each start's exact ``<agent-memory>`` block (and task), the memories its blocks
         showed with why its output used them (cited, repeated, applied; None: not used), the memories it created
         and those it changed (updated with their content before and after, validated, superseded, pruned,
