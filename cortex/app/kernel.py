@@ -186,7 +186,7 @@ class Kernel:
         (action, actor, at, rule) records an automatic deletion's activity in the same update."""
         return self._memories.delete(scope, memory_ids, reinstate=lifecycle.reinstated, **recorded)
 
-    def _note_session(self, write: Callable[[], None]) -> None:
+    def _note_session(self, write: Callable[[], object]) -> None:
         """Write to the session log (:mod:`cortex.capture.sessionlog`), best effort: it is a record for people
         looking back, and no operation fails for it (a failure is logged)."""
         try:

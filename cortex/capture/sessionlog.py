@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -134,6 +134,48 @@ class SessionLog:
                 return
             finally:
                 os.close(fd)  # releases the lock
+
+    def rewrite(self, change: Callable[[str], str], *, agents: Sequence[str] | None = None,
+                needles: Sequence[str] = ()) -> int:
+        """Pass the block and the task of every start record (of ``agents``, default: every agent's) through
+        ``change``, rewriting each file that changes atomically; with ``needles``, only the files that hold one
+        of them are read. Returns how many records changed. What a forget or a secret scan's redaction does to
+        what the record kept of a memory."""
+        import fcntl
+
+        from cortex.files import atomic_write, open_regular
+
+        encoded = [json.dumps(n, ensure_ascii=False)[1:-1].encode("utf-8") for n in needles if n]
+        changed = 0
+        if self.path is None:
+            with self._lock:
+                for agent, buffer in list(self._memory.items()):
+                    if agents is None or agent in agents:
+                        data, n = _changed(bytes(buffer), change, encoded)
+                        if n:
+                            self._memory[agent] = bytearray(data)
+                            self._parsed.pop(agent, None)
+                            changed += n
+            return changed
+        try:
+            files = sorted(self.path.glob("*.jsonl"))
+        except OSError:
+            return 0
+        for path in files:
+            if agents is not None and path.stem not in agents:
+                continue
+            try:
+                with open_regular(path) as fh:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+                    if os.fstat(fh.fileno()).st_ino != os.stat(path, follow_symlinks=False).st_ino:
+                        continue  # rewritten meanwhile (bounded): what it holds now was read by that rewrite
+                    data, n = _changed(fh.read(), change, encoded)
+                    if n:
+                        atomic_write(path, data)
+                        changed += n
+            except OSError:
+                continue
+        return changed
 
     def _rewrite(self, fd: int, path: Path) -> None:
         """Replace the file (open and locked as ``fd``) by its newest sessions, atomically."""
@@ -262,6 +304,34 @@ def _apply(sessions: dict[str, Summary], record: dict[str, Any], offset: int, le
         summary.forgotten.append((record["scope"], record["id"], at))
 
 
+def _changed(data: bytes, change: Callable[[str], str], needles: Sequence[bytes]) -> tuple[bytes, int]:
+    """``data`` with the block and task of each start record passed through ``change``, and how many changed
+    (``data`` itself when none did, or when it holds none of ``needles``)."""
+    if needles and not any(n in data for n in needles):
+        return data, 0
+    out, count = [], 0
+    for line in data.split(b"\n"):
+        record = _record(line)
+        if record is not None and record.get("k") == "start":
+            new = {**record, **{k: change(record[k]) for k in ("block", "task") if isinstance(record.get(k), str)}}
+            if new != record:
+                line = json.dumps(new, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+                count += 1
+        out.append(line)
+    return (b"\n".join(out), count) if count else (data, 0)
+
+
+def without_lines(block: str, lines: Sequence[str], placeholder: str = "- [forgotten]") -> str:
+    """``block`` with each of its memory lines that is exactly one of ``lines`` (a memory's rendered line, its
+    continuation lines included) replaced by ``placeholder``."""
+    text = f"\n{block}\n"
+    for line in lines:
+        if line:
+            while f"\n{line}\n" in text:
+                text = text.replace(f"\n{line}\n", f"\n{placeholder}\n")
+    return text[1:-1]
+
+
 def _newest(data: bytes, budget: int) -> bytes:
     """The complete records of ``data`` of its newest sessions (by first record) that fit in ``budget`` bytes, in
     their order."""
@@ -286,4 +356,4 @@ def _newest(data: bytes, budget: int) -> bytes:
     return b"".join(line + b"\n" for line, key in zip(lines, keys) if key in kept)
 
 
-__all__ = ["MAX_BLOCK_CHARS", "SessionLog", "Summary"]
+__all__ = ["MAX_BLOCK_CHARS", "SessionLog", "Summary", "without_lines"]

@@ -174,3 +174,30 @@ def test_a_writer_killed_mid_stream_leaves_a_readable_log(tmp_path) -> None:
     assert log.sessions("dev")[0].session == "after" and len(log.sessions("dev")) == len(before) + 1
     lines = (tmp_path / "dev.jsonl").read_bytes().split(b"\n")
     assert json.loads(lines[-2])["s"] == "after" and os.path.getsize(tmp_path / "dev.jsonl") > 0
+
+
+def test_forgetting_a_memory_takes_its_text_out_of_the_recorded_blocks(disk_cx) -> None:
+    kept = disk_cx.store("reviewer", "the review checklist lives in docs/review.md")
+    doomed = disk_cx.store("reviewer", "the staging password is in the shared vault\nsecond line of it")
+    disk_cx.update("reviewer", doomed.id, content="the staging password rotates weekly")
+    with provenance.activity(surface="hook", session="s-old"):
+        disk_cx.update("reviewer", doomed.id, content="the staging password is in the shared vault")
+        before = disk_cx.agent_start("reviewer", "review the staging password checklist")
+    assert "shared vault" in before and "docs/review.md" in before
+    assert disk_cx.forget("reviewer", doomed.id)
+    block = disk_cx.session_detail("reviewer", "s-old").starts[0].block
+    assert "shared vault" not in block and "- [forgotten]" in block and "docs/review.md" in block
+    assert block == before.replace(next(line for line in before.split("\n") if "shared vault" in line),
+                                   "- [forgotten]")
+    assert kept.id in {m.id for m in disk_cx.session_detail("reviewer", "s-old").shown}
+
+
+def test_redacting_the_stores_secrets_redacts_the_recorded_blocks(disk_cx) -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    disk_cx.store("reviewer", f"the ci token is {secret}")
+    with provenance.activity(surface="hook", session="s-secret"):
+        assert secret in disk_cx.agent_start("reviewer", "ci token")
+    disk_cx.scan_secrets(redact=True)
+    block = disk_cx.session_detail("reviewer", "s-secret").starts[0].block
+    assert secret not in block and "[REDACTED:" in block
+    assert secret.encode() not in b"".join(p.read_bytes() for p in (disk_cx._state / "cortex-sessions").glob("*"))
