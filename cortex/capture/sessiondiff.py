@@ -45,7 +45,7 @@ class Diff:
     changes: list[Change] = field(default_factory=list)
 
 
-def diffs(repo: "MemoryRepository", scopes: Sequence[Scope], agent: str, sessions: Sequence[str]) -> dict[str, Diff]:
+def diffs(repo: MemoryRepository, scopes: Sequence[Scope], agent: str, sessions: Sequence[str]) -> dict[str, Diff]:
     """The :class:`Diff` of each of ``sessions`` (of ``agent``) over ``scopes``: one query a scope."""
     vocab = repo.store.vocab
     p_session, p_action = vocab.predicate("session"), vocab.predicate("action")
