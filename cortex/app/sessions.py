@@ -416,4 +416,5 @@ def _decode_cursor(cursor: object) -> tuple[datetime, str]:
             raise ValueError(started)
         return moment, session
     except (ValueError, UnicodeDecodeError, binascii.Error):
-        raise InvalidInputError("cursor", "not a cursor of this listing (pass next_cursor as it was returned)") from None
+        raise InvalidInputError("cursor", "not a cursor of this listing (pass next_cursor as it was returned)") \
+            from None
