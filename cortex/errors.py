@@ -168,6 +168,16 @@ class RunNotFoundError(CortexError, LookupError):
         super().__init__(f"run: no {kind} run {run!r}{where}; {hint}")
 
 
+class SessionNotFoundError(CortexError, LookupError):
+    """The session log has no session with this id for this agent (:meth:`cortex.Cortex.session_detail`)."""
+
+    def __init__(self, agent: str, session: str) -> None:
+        self.field = "session"
+        self.agent = agent
+        super().__init__(f"session: agent {agent!r} has no session {session[:128]!r} on record; "
+                         "`cortex sessions AGENT` lists them")
+
+
 class UndoConflictError(CortexError):
     """An undo would overwrite changes made after the run (or the run was undone already): nothing was changed."""
 

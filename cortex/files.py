@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import BinaryIO
 
-from cortex.state import INDEX_DIR, SERVER_FILE, TOKENS_FILE, servers_dir
+from cortex.state import INDEX_DIR, SERVER_FILE, SESSIONS_DIR, TOKENS_FILE, servers_dir
 
 #: Directories Cortex creates hold memory text, tokens and indexes: owner only.
 PRIVATE_DIR_MODE = 0o700
@@ -92,7 +92,8 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o600) -> None:
 _ROOTS: ContextVar[tuple[Path, ...] | None] = ContextVar("cortex_input_roots", default=None)
 
 #: Names that mark a directory as a Cortex state directory (a store's, or a remote store's server's).
-_STATE_MARKERS = (TOKENS_FILE, SERVER_FILE, INDEX_DIR, "cortex-owner.json")  # the last: cortex.store.oxigraph's
+#: (the owner file is cortex.store.oxigraph's)
+_STATE_MARKERS = (TOKENS_FILE, SERVER_FILE, INDEX_DIR, SESSIONS_DIR, "cortex-owner.json")
 #: What of a project's ``.cortex/`` is Cortex's own: the store, the hooks' state, the logs, the settings (keys).
 _PROJECT_OWN = ("store", "state", "logs", "config.toml")
 #: Pseudo file systems: their "regular files" are the process's memory, environment and the kernel's.

@@ -16,7 +16,9 @@ one runs):
   the language model's (:mod:`cortex.capture.checkpoints`);
 * ``shown.json``: which memories each agent was last shown, per session, that its later output is matched
   against for the "used" signal (:class:`cortex.capture.usage.ShownLog`);
-* ``notes.json``: what syncing notes keeps between runs (the notes files promoted to a team, say).
+* ``notes.json``: what syncing notes keeps between runs (the notes files promoted to a team, say);
+* ``cortex-sessions/``: the session log, one file per agent: the block each session's starts injected, what its
+  output used, the transcripts read for it (:mod:`cortex.capture.sessionlog`).
 
 And in the project, not beside the store: ``.cortex/logs/`` (the hooks' log, detached captures' and round ends'),
 and ``.cortex/state/transcripts.json``, the hooks' own record (:mod:`cortex.service.hooks.offsets`): how far each
@@ -37,6 +39,7 @@ INDEX_DIR = "cortex-index"
 TOKENS_FILE = "cortex-tokens.json"
 SERVER_FILE = "cortex-server.json"
 SERVER_LOG = "cortex-server.log"
+SESSIONS_DIR = "cortex-sessions"
 
 
 def index_root(state_dir: Path | None) -> Path | None:

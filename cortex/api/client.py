@@ -56,7 +56,7 @@ _ERRORS: dict[str, type[errors.CortexError]] = {
                 errors.MemoryNotFoundError, errors.StoreError, errors.StoreLockedError, errors.AuthError,
                 errors.PermissionDeniedError, errors.VersionConflictError, errors.QueryTimeoutError,
                 errors.TooBusyError, errors.BrokenAgentError, errors.RunNotFoundError, errors.UndoConflictError,
-                errors.ServiceError, errors.CortexError)
+                errors.SessionNotFoundError, errors.ServiceError, errors.CortexError)
 }
 
 
@@ -358,6 +358,8 @@ class RemoteCortex:
     undo_capture = remote(MemoryAPI.undo_capture)
     capture_runs = remote(MemoryAPI.capture_runs)
     record_use = remote(MemoryAPI.record_use)
+    sessions = remote(MemoryAPI.sessions)
+    session_detail = remote(MemoryAPI.session_detail)
     sync_notes = remote(MemoryAPI.sync_notes)
     promote_notes = remote(MemoryAPI.promote_notes)
     export_notes = remote(MemoryAPI.export_notes)

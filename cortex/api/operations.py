@@ -175,6 +175,10 @@ _ROWS = (
         "capture_runs", "capture", "An agent's capture runs", answer="list[CaptureRunInfo]"),
     _op("record_use", "sessions", Route("POST", "/agents/{agent}/used", 200, "prompt"), "record_use", "used",
         "Mark the shown memories an output drew on", answer="list[Memory]"),
+    _op("sessions", "sessions", Route("GET", "/agents/{agent}/sessions", 200, "prompt"), "list_sessions",
+        "sessions", "One page of an agent's sessions, newest first", answer="SessionPage"),
+    _op("session_detail", "sessions", Route("GET", "/agents/{agent}/sessions/{session}", 200, "prompt"), "get_session",
+        "session", "One session: its blocks, what it used, created and changed", answer="SessionDetail"),
     # -- notes ------------------------------------------------------------------------------------------
     _op("sync_notes", "notes", Route("POST", "/notes/sync", 200, "notes"), "sync_notes", "notes sync",
         "Index Markdown notes as memories", answer="list[NotesReport]"),

@@ -31,6 +31,8 @@ if TYPE_CHECKING:  # the client imports this module: no models (pydantic) or eng
         RunInfo,
         SearchResult,
         SecretScan,
+        SessionDetail,
+        SessionPage,
         Source,
         UndoReport,
         Violation,
@@ -331,9 +333,23 @@ class SessionsAPI(Protocol):
         """The capture runs of ``agent``, the latest first, undone ones too."""
         ...
 
-    def record_use(self, agent: str, output: str, *, session: str | None = None) -> list[Memory]:
+    def record_use(self, agent: str, output: str, *, session: str | None = None,
+                   transcript: str | None = None) -> list[Memory]:
         """Mark the memories shown at ``agent``'s latest start (in ``session``) that ``output`` drew on (cited,
-        repeated or applied): ``usedCount + 1``, which ranking prefers to having been shown."""
+        repeated or applied): ``usedCount + 1``, which ranking prefers to having been shown. ``transcript``: the
+        path of the transcript the output was read from, kept in the session's record."""
+        ...
+
+    def sessions(self, agent: str, *, cursor: str | None = None, limit: int = 50) -> SessionPage:
+        """One page of ``agent``'s sessions, newest first: id, first start and task, how many memories its blocks
+        showed and its output used, how many it created and changed, its transcripts (``next_cursor``
+        continues)."""
+        ...
+
+    def session_detail(self, agent: str, session: str) -> SessionDetail:
+        """One session of ``agent``: the exact ``<agent-memory>`` block of each start, the memories shown (and
+        why each was used), the memories it created and changed (an update's content before and after), its
+        transcripts."""
         ...
 
 

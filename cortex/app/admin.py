@@ -57,7 +57,8 @@ class AdminOps(Kernel):
         ``redact``, each scope's findings are replaced by placeholders in one atomic write (recorded as an
         activity ``redact`` whose rule says how many of which rule; the secret itself is kept nowhere), then the
         scope's derived indexes are rebuilt from the redacted store (changed contents embedded again), so a run
-        after a crash finishes the job."""
+        after a crash finishes the job; the session record's blocks and tasks (of the agent, or every agent's) are
+        redacted too."""
         from cortex.capture import scan
 
         self._check_open()
@@ -78,6 +79,10 @@ class AdminOps(Kernel):
             report.findings.extend(found.findings)
             total.update(found.total)
         report.total = dict(total)
+        if redact:  # an agent's scope: its own record; a shared one (its members) or all: every agent's
+            own = [scopes[0].name] if agent is not None and scopes[0].kind == "agent" else None
+            self._note_session(lambda: self._sessions.rewrite(lambda text: self.redactor.redact(text).text,
+                                                              agents=own))
         return report
 
     def stored_scopes(self) -> list[str]:

@@ -17,6 +17,7 @@ from cortex import caller, config, lifecycle, notices
 from cortex.agents import AgentDefinition, AgentRegistry
 from cortex.capture import usage
 from cortex.capture.checkpoints import Checkpoints
+from cortex.capture.sessionlog import SessionLog
 from cortex.capture.redact import REDACT_STORE_ENV, Redactor
 from cortex.capture.scrub import automatic, scrub_memory
 from cortex.embeddings import EmbeddingProvider
@@ -38,6 +39,7 @@ from cortex.provenance import current as current_activity
 from cortex.recall import Part, parts_of
 from cortex.scopes import Member
 from cortex.search import Fusion
+from cortex.state import SESSIONS_DIR
 from cortex.store.base import MemoryStore
 from cortex.validation import is_memory_id
 from cortex.validation import query as make_query
@@ -81,6 +83,8 @@ class Kernel:
         self._closed = False
         #: what each agent was shown at its latest start, per session (the "used" signal reads it)
         self._shown = usage.ShownLog(state / "shown.json" if state is not None else None)
+        #: per agent session: the blocks its starts injected, what it used, its transcripts (the Sessions screens)
+        self._sessions = SessionLog(state / SESSIONS_DIR if state is not None else None)
         self._state = state
         self._llm: object = _UNSET
         self._consolidation: object = _UNSET
@@ -181,6 +185,14 @@ class Kernel:
         """Delete memories; the ones they had superseded are current again (docs/lifecycle.md). ``recorded``
         (action, actor, at, rule) records an automatic deletion's activity in the same update."""
         return self._memories.delete(scope, memory_ids, reinstate=lifecycle.reinstated, **recorded)
+
+    def _note_session(self, write: Callable[[], object]) -> None:
+        """Write to the session log (:mod:`cortex.capture.sessionlog`), best effort: it is a record for people
+        looking back, and no operation fails for it (a failure is logged)."""
+        try:
+            write()
+        except OSError as exc:
+            log.warning("the session log was not written: %s", exc)
 
     def _warn_prunable(self, memories: Sequence[Memory]) -> None:
         """Tell the caller (:func:`cortex.notices.notice`) which of these memories, just written, the prune at

@@ -22,6 +22,9 @@ from cortex.model import (
     Scope,
     Source,
 )
+from cortex.capture.sessionlog import without_lines
+from cortex.provenance import current as current_activity
+from cortex.render import render_line
 from cortex.scopes import Member
 from cortex.validation import (
     check_confidence,
@@ -274,7 +277,17 @@ class MemoryOps(Kernel):
                 return False
             scope, memory = located
             member.may_change(scope, memory, "forget")
-            return bool(self._delete(scope, [memory.id]))
+            lines = [render_line(v) for v in self._memories.history(scope, memory.id)]
+            gone = bool(self._delete(scope, [memory.id]))
+            if gone:  # the session record forgets its text too (the blocks that showed it)
+                self._note_session(lambda: self._sessions.rewrite(
+                    lambda text: without_lines(text, lines), needles=[line.split("\n", 1)[0] for line in lines],
+                    agents=[scope.name] if scope.kind == "agent" else None))  # an agent's own: only its blocks
+                session = current_activity().session
+                if session:  # provenance forgets it too: the session's record keeps its id only
+                    self._note_session(lambda: self._sessions.forgot(agent, session, self._clock(), scope.key,
+                                                                     memory.id))
+            return gone
 
         return self._changing(attempt)
 

@@ -214,9 +214,14 @@ class ReadingOps(Kernel):
                 now = self._clock()
                 for scope_, ids in grouped.items():
                     self._memories.touch(scope_, ids, now)
-            self._shown.record(agent, current_activity().session,
-                               [(scope_.key, i) for scope_, ids in grouped.items() for i in ids])
-            return render_block(shown)
+            pairs = [(scope_.key, i) for scope_, ids in grouped.items() for i in ids]
+            session = current_activity().session
+            self._shown.record(agent, session, pairs)
+            block = render_block(shown)
+        if session:
+            self._note_session(lambda: self._sessions.started(agent, session, self._clock(), task, block, pairs,
+                                                              touched=touch))
+        return block
 
     def _listed(self, agent: str, **filters: Any) -> list[Memory]:
         """Every memory of ``agent``'s own scope that passes ``filters`` (those of :meth:`list_memories`)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import os
 from collections import Counter
@@ -9,18 +11,20 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from cortex import config, lifecycle, notices
+from cortex import config, lifecycle, listing, notices
 from cortex.agents import AgentSettings
 from cortex.app.admin import AdminOps
 from cortex.app.kernel import _redaction_note
 from cortex.app.memories import MemoryOps
 from cortex.app.reading import ReadingOps
 from cortex.capture import markers as capture
-from cortex.capture import tasks, usage
+from cortex.capture import sessiondiff, tasks, usage
+from cortex.capture.sessionlog import Summary
 from cortex.capture.transcripts import open_transcript
 from cortex.errors import (
     CortexError,
     InvalidInputError,
+    SessionNotFoundError,
 )
 from cortex.files import real_path_of
 from cortex.model import (
@@ -30,17 +34,26 @@ from cortex.model import (
     Memory,
     Pruned,
     Scope,
+    SessionDetail,
+    SessionInfo,
+    SessionMemory,
+    SessionPage,
+    SessionStart,
     Source,
     UndoReport,
 )
 from cortex.provenance import activity as provenance_activity
 from cortex.provenance import current as current_activity
 from cortex.validation import (
+    check_limit,
     check_project,
     check_text,
 )
 
 log = logging.getLogger("cortex")
+
+#: The most starts of one session a detail shows (its latest; a session resumed, compacted, cleared starts again).
+MAX_STARTS = 50
 
 #: How often a transcript capture asks the model again when another capture moved its checkpoint meanwhile.
 _PLANS = 3
@@ -88,14 +101,23 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
             self._record_use(agent, output, captured)
             return Captured(result, self._prune_at_end(agent, scope, doomed, settings, now), dict(redacted))
 
-    def record_use(self, agent: str, output: str, *, session: str | None = None) -> list[Memory]:
+    def record_use(self, agent: str, output: str, *, session: str | None = None,
+                   transcript: str | None = None) -> list[Memory]:
         """The "used" signal: which of the memories ``agent`` was shown at its latest start (in ``session``,
         default: the current activity's) its ``output`` (text and tool calls, after the start) drew on, by
         citing the memory's id, repeating it, or applying its distinctive terms (:mod:`cortex.capture.usage`).
         Each gets ``usedCount + 1``, which ranking prefers to having been shown. ``agent_end`` does this with
-        its output; hooks call it with what the session wrote. Returns the memories marked."""
+        its output; hooks call it with what the session wrote, and the ``transcript`` they read it from (its path,
+        kept in the session's record: :meth:`session_detail`). Returns the memories marked."""
         output = check_text(output, "output")
         self._agent(agent)
+        if session is not None:
+            session = listing.check_session(session)
+        if transcript is not None:
+            transcript = check_text(transcript, "transcript")[:4096]
+            named = session if session is not None else current_activity().session
+            if named:
+                self._note_session(lambda: self._sessions.transcript(agent, named, self._clock(), transcript))
         return self._record_use(agent, output, set(), session=session)
 
     def _record_use(self, agent: str, output: str, exclude: set[str], *,
@@ -109,15 +131,19 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
             pairs = [(by_key[k], i) for k, i in shown if k in by_key and i not in exclude]
             contents = {(s.key, m.id): m.content for s, m in
                         ((s, m) for s, i in pairs for m in self._memories.load(s, [i]))}
-            hits = {i for i, _ in usage.drawn_on([(i, contents[(s.key, i)]) for s, i in pairs
-                                                  if (s.key, i) in contents], output)}
+            found = usage.drawn_on([(i, contents[(s.key, i)]) for s, i in pairs if (s.key, i) in contents], output)
+            hits = {i for i, _ in found}
             for scope_ in dict.fromkeys(s for s, i in pairs if i in hits):
                 ids = [i for s, i in pairs if s == scope_ and i in hits]
                 marked.extend(self._changing(lambda: self._memories.mark_used(scope_, ids)))
             if hits:
                 # used once per start: a later Stop of the same session does not count the same use again
-                self._shown.record(agent, session if session is not None else current_activity().session,
-                                   [(k, i) for k, i in shown if i not in hits])
+                named = session if session is not None else current_activity().session
+                self._shown.record(agent, named, [(k, i) for k, i in shown if i not in hits])
+                if named:
+                    keys = {i: s.key for s, i in pairs}
+                    self._note_session(lambda: self._sessions.used(agent, named, self._clock(),
+                                                                   [(keys[i], i, why) for i, why in found]))
         return marked
 
     def capture_transcript(self, agent: str, path: str | os.PathLike[str], *, format: str | None = None,
@@ -206,6 +232,10 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
                     except CortexError as exc:  # what it stored stays stored; only its undo is lost
                         report.problems.append(f"the capture's run could not be recorded ({exc}): it cannot be "
                                                "undone")
+                    named = report.session or current_activity().session
+                    if named:
+                        self._note_session(lambda: self._sessions.transcript(agent, named, self._clock(), real,
+                                                                             report.run))
                 return report
         raise AssertionError("unreachable: the last attempt returns")
 
@@ -232,6 +262,65 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         self._agent(agent)
         with self._memories.lock:
             return capture_runs.listed(self._memories, self._scope(agent))
+
+    def sessions(self, agent: str, *, cursor: str | None = None, limit: int = 50) -> SessionPage:
+        """One page of ``agent``'s sessions, newest first (by their first record): each with its first task, how
+        many starts it had, how many memories its blocks showed and its output used, how many memories it created
+        and changed (provenance), and the transcripts read for it. ``page.next_cursor`` continues the listing.
+        A session is on record once a start, a use or a capture named its id (a hook's session, the
+        ``Cortex-Session`` header of an HTTP call); the record keeps each agent's newest sessions (tens of
+        megabytes of them)."""
+        self._agent(agent)
+        limit = check_limit(limit)
+        found = self._sessions.sessions(agent)
+        if cursor is not None:
+            after = _decode_cursor(cursor)
+            found = [s for s in found if (s.started, s.session) < after]
+        page = found[:limit]
+        with self._memories.lock:
+            diffs = sessiondiff.diffs(self._memories, self._read_scopes(agent, None), agent, [s.session for s in page])
+        items = [_info(agent, s, diffs[s.session]) for s in page]
+        more = len(found) > limit and bool(page)
+        return SessionPage(items=items, next_cursor=_encode_cursor(page[-1]) if more else None)
+
+    def session_detail(self, agent: str, session: str) -> SessionDetail:
+        """One session of ``agent``: each start's exact ``<agent-memory>`` block (and task), the memories its blocks
+        showed with why its output used them (cited, repeated, applied; None: not used), the memories it created
+        and those it changed (updated with their content before and after, validated, superseded, pruned,
+        forgotten), as provenance and the session log record them, and the transcripts read for it.
+        :class:`~cortex.errors.SessionNotFoundError` when the record has no such session of the agent."""
+        self._agent(agent)
+        session = listing.check_session(session)
+        found = self._sessions.session(agent, session)
+        if found is None:
+            raise SessionNotFoundError(agent, session)
+        summary, starts = found
+        scopes = self._read_scopes(agent, None)
+        by_key = {s.key: s for s in scopes}
+        with self._memories.lock:
+            diff = sessiondiff.diffs(self._memories, scopes, agent, [session])[session]
+            wanted: dict[Scope, set[str]] = {}
+            for key, memory_id in [*summary.shown, *((s.key, i) for s, i in diff.created),
+                                   *((c.scope.key, c.memory_id) for c in diff.changes)]:
+                if key in by_key:
+                    wanted.setdefault(by_key[key], set()).add(memory_id)
+            now = {(s.key, m.id): m for s, ids in wanted.items() for m in self._memories.load(s, sorted(ids))}
+            changed = [_change(c, now.get((c.scope.key, c.memory_id)),
+                               self._memories.history(c.scope, c.memory_id) if c.action == "update" else [])
+                       for c in diff.changes]
+        changed += [SessionMemory(id=i, scope=_relative(k), action="forget", at=at) for k, i, at in summary.forgotten]
+        return SessionDetail(
+            info=_info(agent, summary, diff),
+            starts=[SessionStart(at=r["at"], task=r.get("task"), block=r.get("block") or "", cut=bool(r.get("cut")),
+                                 touched=r.get("touch") is not False,
+                                 shown=[p[1] for p in r.get("shown") or () if isinstance(p, list) and len(p) == 2])
+                    for r in starts[-MAX_STARTS:]],
+            shown=[SessionMemory(id=i, scope=_relative(k), used=summary.used.get((k, i)),
+                                 content=m.content if (m := now.get((k, i))) is not None else None)
+                   for k, i in summary.shown],
+            created=[SessionMemory(id=i, scope=s.relative, action="created", content=m.content, at=m.created_at,
+                                   by=m.author) for s, i in diff.created if (m := now.get((s.key, i))) is not None],
+            changed=changed)
 
     def adopt_extraction(self, key: tuple[str, str, int, int], extraction: Any) -> None:
         """Use ``extraction`` (from :func:`cortex.capture.session.prepare`) when a capture reads exactly the part
@@ -284,3 +373,48 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
             notices.notice(f"agent_end of agent {agent!r} pruned {count} (cortex.prune: {rule}): {shown}")
             log.info("%s: pruned %d memories at agent end (%s)", scope, len(pruned), rule)
         return pruned
+
+
+def _relative(key: str) -> str:
+    """The scope as an agent names it (``agent``, ``team:backend``, ``swarm``) from its key."""
+    return "agent" if key.startswith("agent:") else key
+
+
+def _info(agent: str, summary: Summary, diff: sessiondiff.Diff) -> SessionInfo:
+    """The listing's line of one session."""
+    changed = {(c.scope.key, c.memory_id) for c in diff.changes} | {(k, i) for k, i, _ in summary.forgotten}
+    return SessionInfo(session=summary.session, agent=agent, started_at=summary.started, task=summary.task,
+                       starts=summary.starts, shown=len(summary.shown),
+                       used=len([k for k in summary.used if k in summary.shown]), added=len(diff.created),
+                       changed=len(changed), transcripts=list(summary.transcripts))
+
+
+def _change(change: sessiondiff.Change, memory: Memory | None, versions: Sequence[Memory]) -> SessionMemory:
+    """One change of a session, with an update's content before and after (the versions kept)."""
+    before = after = None
+    for n, version in enumerate(versions):
+        if change.at is not None and version.updated_at == change.at:
+            after = version.content
+            before = versions[n - 1].content if n else None
+    return SessionMemory(id=change.memory_id, scope=change.scope.relative, action=change.action, at=change.at,
+                         by=change.by, content=memory.content if memory is not None else None, before=before,
+                         after=after)
+
+
+def _encode_cursor(summary: Summary) -> str:
+    return base64.urlsafe_b64encode(f"{summary.started.isoformat()}|{summary.session}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: object) -> tuple[datetime, str]:
+    """The (start, session) a cursor of :meth:`SessionOps.sessions` continues after."""
+    try:
+        if not isinstance(cursor, str) or len(cursor) > 512:
+            raise ValueError(cursor)
+        started, session = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode().split("|", 1)
+        moment = datetime.fromisoformat(started)
+        if moment.tzinfo is None:
+            raise ValueError(started)
+        return moment, session
+    except (ValueError, UnicodeDecodeError, binascii.Error):
+        raise InvalidInputError("cursor", "not a cursor of this listing (pass next_cursor as it was returned)") \
+            from None

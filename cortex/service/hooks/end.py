@@ -52,7 +52,7 @@ def end(session: HookSession, adapter: Harness, where: str, call: Call, agent_ty
     if reading is not None and reading.key:  # delivered or spooled: this part of the transcript is done
         offsets.set(reading.key, reading.end)
     if reading is not None and offsets.shown(agent_type, call.session):
-        use(session, agent_type, output_text(reading.parts), call.session)
+        use(session, agent_type, output_text(reading.parts), call.session, reading.file)
     if call.action == SUBAGENT_STOP:
         task_outcome(session, adapter, where, call, agent_type, reading.parts if reading is not None else [])
     if call.action in (SUBAGENT_STOP, SESSION_END) and reading is not None and reading.file:
@@ -61,13 +61,16 @@ def end(session: HookSession, adapter: Harness, where: str, call: Call, agent_ty
         later.round_end(session, agent_type)
 
 
-def use(session: HookSession, agent_type: str, text: str, call_session: str | None) -> None:
-    """Report what the agent's new output drew on of the block it was shown (best effort: logged on failure)."""
+def use(session: HookSession, agent_type: str, text: str, call_session: str | None,
+        transcript: str | None = None) -> None:
+    """Report what the agent's new output drew on of the block it was shown, and the transcript it was read from
+    (kept in the session's record); best effort: logged on failure."""
     if not text.strip():
         return
     try:
         if session.agent(agent_type) is not None:
-            session.with_agent(agent_type, lambda cx, name: cx.record_use(name, text, session=call_session))
+            session.with_agent(agent_type, lambda cx, name: cx.record_use(name, text, session=call_session,
+                                                                          transcript=transcript))
     except Exception as exc:
         _log(session.root, f"used signal for {agent_type!r} not recorded: {type(exc).__name__}: {exc}")
 

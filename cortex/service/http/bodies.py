@@ -144,6 +144,8 @@ class PromoteBody(_Body):
 class UseBody(_Body):
     output: str = Field(description="What the agent wrote and did after its start (text, tool calls)")
     session: str | None = Field(None, description="The session of the start (default: the request's)")
+    transcript: str | None = Field(None, description="The path of the transcript the output was read from, kept in "
+                                                     "the session's record")
 
 
 class TaskBody(_Body):

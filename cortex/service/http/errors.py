@@ -22,6 +22,7 @@ from cortex.errors import (
     PermissionDeniedError,
     QueryTimeoutError,
     RunNotFoundError,
+    SessionNotFoundError,
     StoreLockedError,
     TokenFileError,
     TooBusyError,
@@ -43,7 +44,7 @@ def status_of(exc: CortexError) -> int:
         return 401
     if isinstance(exc, PermissionDeniedError):
         return 403
-    if isinstance(exc, (AgentNotFoundError, MemoryNotFoundError, RunNotFoundError)):
+    if isinstance(exc, (AgentNotFoundError, MemoryNotFoundError, RunNotFoundError, SessionNotFoundError)):
         return 404
     if isinstance(exc, (MemoryDisabledError, StoreLockedError, VersionConflictError, BrokenAgentError,
                         UndoConflictError)):

@@ -38,8 +38,9 @@ def capture_transcript(agent: str, body: TranscriptBody, caller: Caller, cx: Cx,
 @operation(router, "record_use")
 def record_use(agent: str, body: UseBody, caller: Caller, cx: Cx) -> list[Memory]:
     """Mark the memories shown at the agent's latest start (in ``session``, default the request's
-    ``Cortex-Session``) that ``output`` drew on: usedCount + 1 (the "used" signal ranking prefers)."""
-    return cx.record_use(scoped(caller, agent), body.output, session=body.session)
+    ``Cortex-Session``) that ``output`` drew on: usedCount + 1 (the "used" signal ranking prefers). ``transcript``:
+    the path of the transcript the output was read from (kept in the session's record, not read)."""
+    return cx.record_use(scoped(caller, agent), body.output, session=body.session, transcript=body.transcript)
 
 
 @operation(router, "record_task")
