@@ -111,7 +111,7 @@ def test_captures_injections_and_runs_are_events_of_their_own_kind(cx: Cortex) -
     start, end, done, run, undo = events
     assert start.data["session"] == "sess-1" and start.data["count"] == 2
     assert set(start.data["ids"]) == stored and "deploy script" in block
-    assert [m.id for m in captured.stored] == end.data["ids"]  # the supersede/prune inside are part of it
+    assert end.data["ids"][:1] == [captured[0].id] and end.scope == "agent:alice"
     assert done.data["ids"] == [task.id]
     assert run.data["run"] == report.run and run.data["review"] == 0 and len(run.data["ids"]) == 2
     assert undo.data["ids"] and undo.scope == "agent:alice"
@@ -175,3 +175,12 @@ def test_closing_the_store_ends_every_subscription(tmp_path: Path, clock) -> Non
     reader.join(5)
     assert not reader.is_alive() and got == [None] and listening.closed
     assert cx.events.publish("write", agent="alice", scope="agent:alice") is None
+
+
+def test_a_write_inside_a_capture_is_part_of_the_capture_event(cx: Cortex) -> None:
+    old = cx.store("alice", "the staging database is on host db1")
+    with cx.subscribe() as everything:
+        captured = cx.agent_end("alice", f"LEARNED: tests need the fixtures\nSUPERSEDES {old.id}: staging is on db2\n")
+        events = everything.drain()
+    assert [(e.kind, e.data["action"]) for e in events] == [("capture", "agent_end")]  # not a write of its own
+    assert {m.id for m in captured} | {old.id} <= set(events[0].data["ids"])
