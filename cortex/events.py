@@ -55,7 +55,7 @@ class Subscription:
     ends: an event loop's reader wakes on it. Close it (or use it as a context manager) when done."""
 
     def __init__(self, bus: "Bus", accept: Callable[[Event], bool] | None, capacity: int,
-                 wake: Callable[[], None] | None) -> None:
+                 wake: Callable[[], object] | None) -> None:
         self._bus = bus
         self._accept = accept
         self._capacity = max(1, capacity)
@@ -157,7 +157,7 @@ class Bus:
             return None
 
     def subscribe(self, accept: Callable[[Event], bool] | None = None, *, after: str | None = None,
-                  wake: Callable[[], None] | None = None, capacity: int | None = None) -> Subscription:
+                  wake: Callable[[], object] | None = None, capacity: int | None = None) -> Subscription:
         """A subscription to the events ``accept`` takes (None: all). ``after`` (an event's full id, as
         :meth:`full_id` gives it) first queues the recent events this bus published after that one; an id of
         another bus (an earlier process) queues none."""

@@ -23,12 +23,12 @@ from cortex.capture.checkpoints import Checkpoints
 from cortex.capture.redact import REDACT_STORE_ENV, Redactor
 from cortex.capture.scrub import automatic, scrub_memory
 from cortex.embeddings import EmbeddingProvider
-from cortex.events import Bus, Event, Subscription
 from cortex.errors import (
     CortexError,
     MemoryNotFoundError,
     VersionConflictError,
 )
+from cortex.events import Bus, Event, Subscription
 from cortex.lifecycle import Policy
 from cortex.memories import MemoryRepository
 from cortex.model import (
@@ -302,7 +302,7 @@ class Kernel:
         return parts_of(self._memories.index, scopes)
 
     def subscribe(self, agent: str | None = None, *, after: str | None = None,
-                  wake: Callable[[], None] | None = None) -> Subscription:
+                  wake: Callable[[], object] | None = None) -> Subscription:
         """A subscription to this Cortex's events (:mod:`cortex.events`) that ``agent`` may read: those of the
         scopes it reads (its own, its teams', the swarm's) and the review items of the members of the teams it
         leads (it decides them); None: every event (an admin). ``after`` (the id of the last event seen) and

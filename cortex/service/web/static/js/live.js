@@ -173,10 +173,13 @@ async function flush() {
   const said = messages.length > 3 ? [...messages.slice(-3), `and ${messages.length - 3} more`] : messages;
   messages = [];
   const region = document.getElementById("live");
-  if (region && said.length) replace(region, said.join(". "));
+  const held = wanted && busy();
+  if (region && said.length) {
+    replace(region, said.join(". ") + (held ? ". Refresh in the header shows it" : ""));
+  }
   if (!wanted) return;
   wanted = false;
-  if (busy()) {
+  if (held) {
     showNotice();
     return;
   }
