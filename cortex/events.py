@@ -64,6 +64,9 @@ class Subscription:
         self._ready = threading.Condition(threading.Lock())
         #: How many events this subscriber lost because it did not read them in time.
         self.dropped = 0
+        #: Whether it came back (``after``) too late to be given everything it missed (another process's id,
+        #: or one older than the bus keeps): its reader should read afresh.
+        self.missed = False
         self.closed = False
 
     def _offer(self, event: Event) -> None:
@@ -160,14 +163,18 @@ class Bus:
                   wake: Callable[[], object] | None = None, capacity: int | None = None) -> Subscription:
         """A subscription to the events ``accept`` takes (None: all). ``after`` (an event's full id, as
         :meth:`full_id` gives it) first queues the recent events this bus published after that one; an id of
-        another bus (an earlier process) queues none."""
+        another bus (an earlier process), or one older than the bus keeps, queues none and sets
+        :attr:`Subscription.missed`."""
         subscription = Subscription(self, accept, capacity or self._capacity, wake)
         since = self._since(after)
         with self._lock:
             if self.closed:
                 subscription.closed = True
                 return subscription
-            if since is not None:
+            if after and (since is None or (since + 1 < self._next and
+                                            (not self._recent or self._recent[0].id > since + 1))):
+                subscription.missed = True
+            elif since is not None:
                 for event in self._recent:
                     if event.id > since:
                         subscription._offer(event)

@@ -159,9 +159,17 @@ def test_a_subscriber_that_comes_back_gets_what_it_missed_from_this_bus_only() -
     events = [bus.publish("write", agent="alice", scope="agent:alice", ids=[str(i)]) for i in range(5)]
     assert [e.id for e in seen.drain()] == [e.id for e in events]
     again = bus.subscribe(after=bus.full_id(events[2]))
-    assert [e.data["ids"] for e in again.drain()] == [["3"], ["4"]]
-    assert bus.subscribe(after="another-3").drain() == []  # an id of another process: nothing to replay
-    assert bus.subscribe(after="garbage").drain() == []
+    assert [e.data["ids"] for e in again.drain()] == [["3"], ["4"]] and not again.missed
+    current = bus.subscribe(after=bus.full_id(events[4]))
+    assert current.drain() == [] and not current.missed
+    for other in (bus.subscribe(after="another-3"), bus.subscribe(after="garbage")):  # another process's id
+        assert other.drain() == [] and other.missed  # nothing to replay, and the reader is told so
+    short = Bus(history=2)
+    made = [short.publish("write", agent="alice", scope="agent:alice") for _ in range(5)]
+    late = short.subscribe(after=short.full_id(made[1]))
+    assert late.missed and late.drain() == []  # events 3 to 5 were missed, and 3 is no longer kept
+    in_time = short.subscribe(after=short.full_id(made[2]))
+    assert not in_time.missed and [e.id for e in in_time.drain()] == [4, 5]
 
 
 def test_closing_the_store_ends_every_subscription(tmp_path: Path, clock) -> None:

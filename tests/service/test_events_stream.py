@@ -174,6 +174,13 @@ def test_a_stream_that_comes_back_gets_what_it_missed(served) -> None:
         assert again.next()["ids"] == [missed["id"]]
     finally:
         again.close()
+    # back from another server's life (the server restarted): told that it missed what it cannot be given
+    restarted = Stream(f"{server.url}/v1/events", headers={"Authorization": f"Bearer {server.token}",
+                                                             "Last-Event-ID": "0badcafe-12"})
+    try:
+        assert restarted.next() == {"kind": "gap", "dropped": -1}
+    finally:
+        restarted.close()
 
 
 def test_sigterm_stops_the_server_at_once_with_a_stream_open(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def test_a_write_appears_on_the_agents_screen_without_a_reload(page, site) -> No
     expect(page.get_by_role("heading", name="Agents", level=1)).to_be_visible()
 
 
-def test_an_agent_start_is_announced_to_that_agent(page, site) -> None:
+def test_an_agent_start_and_its_capture_are_announced_to_that_agent(page, site) -> None:
     site.store("carol", "carol deploys with the blue-green script")
     sign_in(page, site.tokens["carol"], "/agents")
     expect(page.get_by_role("banner").get_by_text("Live", exact=True)).to_be_visible()
@@ -58,6 +58,13 @@ def test_an_agent_start_is_announced_to_that_agent(page, site) -> None:
     expect(page.locator("#live")).to_contain_text(re.compile(r"carol started: \d+ memor(y|ies) injected"))
     heard = page.evaluate("window.heard")
     assert [e["kind"] for e in heard] == ["injection"] and heard[0]["agent"] == "carol"
+    before = memories_of(site, "carol")
+    ended = site.call("POST", "/v1/agents/carol/end", token=site.tokens["carol"],
+                      json={"output": "Done.\nLEARNED: the blue-green switch takes 40 seconds\n"})
+    assert ended.status_code == 200
+    expect(page.locator("#live")).to_contain_text("New capture for carol")
+    expect(agent_row(page, "carol").get_by_role("cell").nth(1)).to_have_text(str(before + 1))
+    assert memories_of(site, "carol") == before + 1
     assert page.evaluate("window.notReloaded") is True
 
 
@@ -167,3 +174,43 @@ def test_the_live_parts_pass_the_accessibility_check(page, site) -> None:
     results = Axe().run(page)
     bad = [v["id"] for v in results.response["violations"] if v["impact"] in ("critical", "serious")]
     assert bad == []
+
+
+def test_the_refresh_table_covers_every_screen(page, site) -> None:
+    """Which event re-renders which screen (live.js's REFRESH), asked of the page's own module."""
+    sign_in(page, site.admin, "/agents")
+    cases = [
+        ("/agents", {"kind": "write", "agent": "alice", "scope": "agent:alice"}, True),
+        ("/agents", {"kind": "injection", "agent": "alice", "scope": "agent:alice"}, True),
+        ("/agents/alice", {"kind": "capture", "agent": "alice", "scope": "agent:alice"}, True),
+        ("/agents/alice", {"kind": "write", "agent": "bob", "scope": "agent:bob"}, False),
+        ("/agents/alice", {"kind": "write", "agent": "bob", "scope": "team:backend"}, True),
+        ("/memories/alice/01abc", {"kind": "write", "agent": "alice", "scope": "agent:alice", "ids": ["01abc"]}, True),
+        ("/memories/alice/01abc", {"kind": "write", "agent": "alice", "scope": "agent:alice", "ids": ["01xyz"]}, False),
+        ("/memories/alice/01abc", {"kind": "consolidation", "scope": "agent:alice", "ids": ["01abc", "01d"]}, True),
+        ("/sessions", {"kind": "injection", "agent": "alice", "scope": "agent:alice"}, True),
+        ("/sessions/alice/s-1", {"kind": "capture", "agent": "alice", "scope": "agent:alice"}, True),
+        ("/sessions", {"kind": "consolidation", "scope": "agent:alice"}, False),
+        ("/review", {"kind": "review", "agent": "alice", "scope": "team:backend"}, True),
+        ("/review", {"kind": "consolidation", "scope": "team:backend", "review": 2}, True),
+        ("/review", {"kind": "injection", "agent": "alice", "scope": "agent:alice"}, False),
+        ("/team", {"kind": "write", "agent": "alice", "scope": "team:backend"}, True),
+        ("/team/backend", {"kind": "consolidation", "scope": "team:backend"}, True),
+        ("/runs", {"kind": "consolidation", "scope": "agent:alice"}, True),
+        ("/runs", {"kind": "write", "agent": "alice", "scope": "agent:alice"}, False),
+        ("/search", {"kind": "write", "agent": "alice", "scope": "agent:alice"}, False),  # a query is not re-run
+        ("/admin", {"kind": "consolidation", "scope": "swarm"}, False),
+        ("/review", {"kind": "gap", "dropped": 3}, True),
+        ("/search", {"kind": "gap", "dropped": 3}, False),
+    ]
+    answers = page.evaluate("""(cases) => import("/static/js/live.js").then((live) =>
+        cases.map(([path, event]) => live.changes(event, path)))""", [[p, e] for p, e, _ in cases])
+    assert [(p, e["kind"], a) for (p, e, _), a in zip(cases, answers)] == [(p, e["kind"], w) for p, e, w in cases]
+    said = page.evaluate("""() => import("/static/js/live.js").then((live) => [
+        live.describe({kind: "capture", action: "transcript", agent: "alice", scope: "agent:alice"}),
+        live.describe({kind: "write", action: "store", agent: "alice", scope: "team:backend", count: 3}),
+        live.describe({kind: "review", action: "held", agent: "bob", scope: "agent:bob"}),
+        live.describe({kind: "consolidation", action: "consolidate", scope: "team:backend", review: 2}),
+    ])""")
+    assert said == ["New capture for alice", "3 new memories for alice in team:backend",
+                    "New memory held for review for bob", "Consolidation run in team:backend: 2 contradictions for review"]

@@ -6,7 +6,8 @@ Each event is ``id: <bus>-<n>`` and ``data: {kind, agent, scope, at, ...}`` (JSO
 it may read (its own memory, its teams', the swarm's), an admin's every one; the browser's session cookie is
 accepted as on every ``/v1`` route (``EventSource`` sends it). A client that reconnects with ``Last-Event-ID``
 first receives what it missed, while the server still has it. A subscriber too slow to read loses its oldest
-events and is told so (an event of kind ``gap`` with the count). The stream ends when the client goes, when the
+events and is told so (an event of kind ``gap`` with the count), as is one that comes back too late to be given
+what it missed (after a restart of the server: ``dropped`` is then -1). The stream ends when the client goes, when the
 server stops (within :data:`POLL` seconds of SIGTERM: it never holds a shutdown) and when the store is closed; the
 requests-in-flight count of the consolidation sweep leaves it out (:func:`long_lived`).
 """
@@ -62,7 +63,7 @@ class EventStream(Response):
         """The events waiting, as SSE frames (after a ``gap`` frame when some were dropped)."""
         out = []
         if dropped:
-            out.append(f"event: message\ndata: {json.dumps({'kind': 'gap', 'dropped': dropped})}\n\n")
+            out.append(f"data: {json.dumps({'kind': 'gap', 'dropped': dropped})}\n\n")
         for event in self._subscription.drain():
             data = json.dumps(event.as_dict(), ensure_ascii=False, default=str)
             out.append(f"id: {self._bus.full_id(event)}\ndata: {data}\n\n")
@@ -84,10 +85,13 @@ class EventStream(Response):
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             await send({"type": "http.response.body", "body": f"retry: {RETRY_MS}\n: live\n\n".encode(),
                         "more_body": True})
-            quiet_since, dropped = loop.time(), 0
+            quiet_since, dropped, missed = loop.time(), 0, self._subscription.missed
             while not gone and not self._subscription.closed and not self._stopping():
                 self._wake.clear()
+                # a gap: events dropped, or a client back too late to be given what it missed (-1: unknown)
                 lost, dropped = self._subscription.dropped - dropped, self._subscription.dropped
+                if missed:
+                    lost, missed = -1, False
                 frames = self._frames(lost)
                 if not frames and loop.time() - quiet_since >= KEEP_ALIVE:
                     frames = b": keep-alive\n\n"

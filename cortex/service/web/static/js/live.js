@@ -119,7 +119,7 @@ export function describe(event) {
       return `${event.action === "undo" ? "Consolidation run undone" : "Consolidation run"} in ${event.scope}${found}`;
     }
     case "gap":
-      return "Some live updates were missed";
+      return Number(event.dropped) < 0 ? "Live again: the server restarted" : "Some live updates were missed";
     default:
       return `Activity for ${who}`;
   }
@@ -127,9 +127,9 @@ export function describe(event) {
 
 /** The rule of REFRESH for the current path and whether it makes `event` re-render the screen. */
 export function changes(event, path = location.pathname) {
-  if (event.kind === "gap") return true;
   path = path.replace(/\/+$/, "") || "/";
   const rule = REFRESH.find((r) => r.path.test(path));
+  if (rule && event.kind === "gap") return true;  // missed events: whatever they were, read afresh
   if (!rule || !rule.kinds.includes(event.kind)) return false;
   const match = path.match(rule.path).map((part) => (part === undefined ? part : safeDecode(part)));
   if (rule.memory) {
