@@ -109,6 +109,7 @@ export function describe(event) {
     case "injection":
       return `${who} started: ${count} ${count === 1 ? "memory" : "memories"} injected`;
     case "capture":
+      if (event.action === "use") return `${who} used ${count} ${count === 1 ? "memory" : "memories"}`;
       return event.action === "undo" ? `Capture undone for ${who}` : `New capture for ${who}${where}`;
     case "review":
       return event.action === "held" ? `New memory held for review for ${who}${where}`
