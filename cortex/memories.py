@@ -133,6 +133,9 @@ class MemoryRepository:
         #: The write path's redaction step (the facade installs it: :mod:`cortex.capture.scrub`): every memory an
         #: ``add`` or ``write`` creates or changes passes it before anything is written or embedded.
         self.redact: Callable[[Sequence[Memory]], list[Memory]] | None = None
+        #: Told of each committed write (its scope and the ids it wrote), after it is applied: the facade's events
+        #: (:mod:`cortex.events`) report what was committed, never what failed.
+        self.on_commit: Callable[[Scope, Sequence[str]], None] | None = None
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -293,6 +296,8 @@ class MemoryRepository:
         if vectors is not None:
             index.set_vectors(vectors[0], ids, vectors[1])
         self._indexes.applied(scope, change, len(memory_ids))
+        if self.on_commit is not None:
+            self.on_commit(scope, memory_ids)
 
     def _redacted(self, memories: Sequence[Memory]) -> list[Memory]:
         return self.redact(memories) if self.redact is not None and memories else list(memories)

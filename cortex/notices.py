@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,10 +31,19 @@ def notice(message: str) -> None:
     """Tell the caller ``message``: into the collector of the running surface, else as a warning."""
     collectors = _current.get()
     if not collectors:
-        warnings.warn(message, CortexWarning, stacklevel=4)  # the caller of the facade method
+        warnings.warn(message, CortexWarning, stacklevel=_caller_level())
     for collected in collectors:
         if message not in collected:
             collected.append(message)
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of :func:`notice`'s warning that names the code that called Cortex: the first frame
+    outside the ``cortex`` package, however many of its frames (a facade method, its decorators) are between."""
+    frame, level = sys._getframe(2), 2  # the caller of notice is level 2
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "cortex":
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 @contextmanager

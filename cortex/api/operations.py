@@ -244,6 +244,8 @@ SERVICE_ROUTES: tuple[ServiceRoute, ...] = (
                  "Sign the memory browser in: a token for a session cookie"),
     ServiceRoute("session", Route("GET", "/session", 200, "browser"), "Who the browser's session is"),
     ServiceRoute("sign_out", Route("DELETE", "/session", 200, "browser"), "Sign the browser's session out"),
+    ServiceRoute("events", Route("GET", "/events", 200, "browser"),
+                 "Live events (server-sent): writes, starts, captures, reviews, runs"),
 )
 
 #: CLI commands that are not operations of the API, each with what it is for.

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from cortex import caller, config
 from cortex.app.admin import AdminOps
-from cortex.app.kernel import _UNSET
+from cortex.app.kernel import _UNSET, announced
 from cortex.app.memories import MemoryOps
 from cortex.app.reading import ReadingOps
 from cortex.errors import InvalidInputError, PermissionDeniedError, VersionConflictError
@@ -159,6 +159,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
             return self._memories.scopes() if who is None else [self._consolidation_target(who, None, False)[0]]
         return [self._consolidation_target(agent, team, swarm)[0]]
 
+    @announced("consolidation", "consolidate")
     def consolidate(self, agent: str | None = None, *, team: str | None = None, swarm: bool = False,
                     dry_run: bool = False) -> "ConsolidationReport":
         """Consolidate one scope (an agent's own memory, ``team=``'s or the swarm's) in one run: near duplicates
@@ -178,6 +179,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
                               lambda now: ConsolidationReport(scope=runs.scope_label(scope), actor=actor,
                                                               dry_run=dry_run, started_at=now))
 
+    @announced("consolidation", "round_end")
     def team_round_end(self, team: str, *, dry_run: bool = False) -> "ConsolidationReport":
         """The end of a round of ``team``: its lead's extractor distils the round's task outcomes and the members'
         new learnings into the team memory (entries tagged ``team-memory`` and ``decision``, ``lesson``,
@@ -207,6 +209,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         return self._run_plan(plan_round, lambda now: ConsolidationReport(scope=runs.scope_label(scope), actor=lead,
                                                                           dry_run=dry_run, started_at=now))
 
+    @announced("consolidation", "undo")
     def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,
                            swarm: bool = False, force: bool = False) -> "UndoReport":
         """Undo a consolidation run (its id, or ``last``: the latest run not undone, of the scope named, or of
@@ -272,6 +275,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
                     items.append(item)
         return items + self._held(scope, plans)
 
+    @announced("review", "held", own=True)
     def hold_memory(self, agent: str, entry: Mapping[str, Any], *, reason: str, actor: str,
                     origin: Mapping[str, Any]) -> "ReviewItem":
         """Hold for review the memory an automatic channel (a capture by ``actor``) would write for ``agent``
@@ -325,6 +329,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
                     items.append(item)
         return items
 
+    @announced("review", "resolved")
     def resolve_review(self, keep: str, supersede: str = "", *, accept: bool = True, agent: str | None = None,
                        team: str | None = None, swarm: bool = False) -> "ConsolidationReport":
         """Decide an item of the review queue (:meth:`review`). A contradiction (``keep`` and ``supersede``):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextvars
+import functools
+import inspect
 import logging
 import os
 import threading
@@ -26,6 +29,7 @@ from cortex.errors import (
     MemoryNotFoundError,
     VersionConflictError,
 )
+from cortex.events import Bus, Event, Subscription
 from cortex.lifecycle import Policy
 from cortex.memories import MemoryRepository
 from cortex.model import (
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("cortex")
 _T = TypeVar("_T")
+_Method = TypeVar("_Method", bound=Callable[..., Any])
 #: A setting (``Cortex.llm``, ``Cortex.consolidation``) not read yet.
 _UNSET = object()
 
@@ -99,6 +104,9 @@ class Kernel:
         #: extractions done before the store was opened (:func:`cortex.capture.session.prepare`), by part
         self._prepared: dict[tuple[str, str, int, int], Any] = {}
         self._root: Path | None = None
+        #: What is committed, as it is (:mod:`cortex.events`): the server streams it at ``GET /v1/events``.
+        self.events = Bus()
+        self._memories.on_commit = _committed
 
     def close(self, *, flush: bool = True) -> None:
         """Checkpoint indexes, flush (unless ``flush=False``: committed writes survive a crash of the
@@ -107,6 +115,7 @@ class Kernel:
             if self._closed:
                 return
             self._closed = True
+            self.events.close()
             if self._workers is not None:
                 self._workers.close()
             self._memories.close(flush=flush)
@@ -304,6 +313,49 @@ class Kernel:
     def _parts(self, scopes: Sequence[Scope]) -> list[Part]:
         return parts_of(self._memories.index, scopes)
 
+    def subscribe(self, agent: str | None = None, *, after: str | None = None,
+                  wake: Callable[[], object] | None = None) -> Subscription:
+        """A subscription to this Cortex's events (:mod:`cortex.events`) that ``agent`` may read: those of the
+        scopes it reads (its own, its teams', the swarm's) and the review items of the members of the teams it
+        leads (it decides them); None: every event (an admin). ``after`` (the id of the last event seen) and
+        ``wake`` as :meth:`cortex.events.Bus.subscribe` takes them."""
+        self._check_open()
+        if agent is None:
+            return self.events.subscribe(None, after=after, wake=wake)
+        member = self._member(agent)
+        readable = frozenset(s.key for s in member.readable(None, self._teams()))
+        led = set(member.teams) if member.lead else set()
+        reviewed = frozenset(Scope.agent(d.name).key for d in self.agents.list()
+                             if d.memory_enabled and led & set(d.settings.teams))
+
+        def accept(event: Event) -> bool:
+            return event.scope in readable or (event.kind == "review" and event.scope in reviewed)
+
+        return self.events.subscribe(accept, after=after, wake=wake)
+
+    def _announce(self, kind: str, action: str, agent: str | None, committed: dict[Scope, dict[str, None]],
+                  result: object) -> None:
+        """Publish what an announced operation (:func:`announced`) committed: one event a scope it wrote, or for
+        an ``injection`` one event naming the memories shown. Never raises."""
+        try:
+            at = self._clock()
+            details = _details(result)
+            if kind == "injection":
+                if result is _FAILED or agent is None:
+                    return
+                session = current_activity().session
+                ids = [i for _, i in self._shown.shown(agent, session)]
+                self.events.publish(kind, agent=agent, scope=Scope.agent(agent).key, at=at, action=action,
+                                    session=session, ids=ids[:MAX_EVENT_IDS], count=len(ids))
+                return
+            for scope, written in committed.items():
+                ids = list(written)
+                self.events.publish(kind, agent=agent or (scope.name if scope.kind == "agent" else None),
+                                    scope=scope.key, at=at, action=action, ids=ids[:MAX_EVENT_IDS], count=len(ids),
+                                    **details)
+        except Exception:  # noqa: BLE001 - the change is committed: its event never fails it
+            log.exception("announcing %s %s failed", kind, action)
+
     @property
     def llm(self) -> "LLMSettings | None":
         """The language model transcript capture extracts with (``CORTEX_LLM_URL``... or the ``[llm]`` table of
@@ -317,6 +369,73 @@ class Kernel:
     @llm.setter
     def llm(self, settings: "LLMSettings | None") -> None:
         self._llm = settings
+
+
+#: The most memory ids an event lists (``count`` says how many there were).
+MAX_EVENT_IDS = 50
+#: The writes the running announced operation committed, by scope (None: no announced operation is running).
+_committing: contextvars.ContextVar[dict[Scope, dict[str, None]] | None] = contextvars.ContextVar(
+    "cortex_committing", default=None)
+#: The result of an operation that raised.
+_FAILED = object()
+
+
+def _committed(scope: Scope, ids: Sequence[str]) -> None:
+    """The repository's report of one committed write (:attr:`MemoryRepository.on_commit`): noted for the
+    announced operation running, if any."""
+    pending = _committing.get()
+    if pending is not None:
+        pending.setdefault(scope, {}).update(dict.fromkeys(ids))
+
+
+def _details(result: object) -> dict[str, Any]:
+    """What an operation's answer adds to its events: the run it recorded, the session it read, the contradictions
+    a consolidation listed for review, the memory a review item holds."""
+    out: dict[str, Any] = {}
+    for name in ("run", "session"):
+        value = getattr(result, name, None)
+        if isinstance(value, str):
+            out[name] = value
+    review = getattr(result, "review", None)
+    if isinstance(review, list):
+        out["review"] = len(review)
+    if getattr(result, "kind", None) == "held" and isinstance(getattr(result, "keep", None), str):
+        out["held"] = result.keep  # type: ignore[attr-defined]
+    return out
+
+
+def announced(kind: str, action: str, *, own: bool = False) -> Callable[[_Method], _Method]:
+    """Publish on the facade's bus (``Kernel.events``) what the decorated operation committed: one event of
+    ``kind`` (:data:`cortex.events.KINDS`) a scope it wrote, ``action`` naming the operation, once it has returned,
+    or failed after committing part (a failed write commits nothing, so says nothing). An announced operation
+    that another runs is part of that one's events, unless ``own`` (a review item held during a capture is news of
+    its own). An ``injection`` (an agent's start) is one event whatever it wrote."""
+
+    def decorate(method: _Method) -> _Method:
+        signature = inspect.signature(method)
+
+        @functools.wraps(method)
+        def run(self: Kernel, *args: Any, **kwargs: Any) -> Any:
+            if _committing.get() is not None and not own:
+                return method(self, *args, **kwargs)
+            committed: dict[Scope, dict[str, None]] = {}
+            token = _committing.set(committed)
+            result: object = _FAILED
+            try:
+                result = method(self, *args, **kwargs)
+                return result
+            finally:
+                _committing.reset(token)
+                try:
+                    given = signature.bind_partial(self, *args, **kwargs).arguments
+                except TypeError:
+                    given = {}
+                agent = given.get("agent", given.get("lead"))
+                self._announce(kind, action, agent if isinstance(agent, str) else None, committed, result)
+
+        return run  # type: ignore[return-value]
+
+    return decorate
 
 
 #: How many times a change is read and decided again when another process changed the memory in between.

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from cortex import config, lifecycle, notices, scopes
-from cortex.app.kernel import Kernel, _Refused
+from cortex.app.kernel import Kernel, _Refused, announced
 from cortex.errors import (
     CortexError,
     InvalidInputError,
@@ -39,6 +39,7 @@ from cortex.validation import (
 class MemoryOps(Kernel):
     """One memory's life: store, read one, change in place, supersede, validate, touch, forget, prune."""
 
+    @announced("write", "store")
     def store(
         self,
         agent: str,
@@ -78,6 +79,7 @@ class MemoryOps(Kernel):
         self._warn_prunable(memories)
         return new
 
+    @announced("write", "store")
     def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]:
         """Store a batch in one atomic write; returns the memories in input order.
 
@@ -124,6 +126,7 @@ class MemoryOps(Kernel):
         # the write path's redaction step, here already: store's check for the same content sees what is written
         return target, self._memories.redact(memories) if self._memories.redact is not None else memories
 
+    @announced("write", "update")
     def update(
         self,
         agent: str,
@@ -167,6 +170,7 @@ class MemoryOps(Kernel):
         scope, memory = self._require(agent, memory_id)
         return self._memories.history(scope, memory.id)
 
+    @announced("write", "supersede")
     def supersede(
         self,
         agent: str,
@@ -215,6 +219,7 @@ class MemoryOps(Kernel):
                              action="supersede", actor=agent, at=now)
         return new
 
+    @announced("write", "validate")
     def validate(self, agent: str, memory_id: str) -> Memory:
         """Confirm a memory is still right: ``validated_at`` = now (its decay clock restarts) and confidence +
         0.05 (at most 1). One atomic write; returns the memory."""
@@ -228,6 +233,7 @@ class MemoryOps(Kernel):
 
         return self._changing(attempt)
 
+    @announced("write", "inject")
     def inject_learning(
         self,
         lead: str,
@@ -266,6 +272,7 @@ class MemoryOps(Kernel):
                 raise MemoryNotFoundError(agent, str(memory_id))
             return touched[0]
 
+    @announced("write", "forget")
     def forget(self, agent: str, memory_id: str) -> bool:
         """Remove every triple of the memory (and its earlier versions). False when there was no such memory.
         A shared memory can be forgotten by its author or a lead of its scope."""

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from cortex import config, lifecycle, listing
-from cortex.app.kernel import Kernel
+from cortex.app.kernel import Kernel, announced
 from cortex.model import (
     Memory,
     MemoryType,
@@ -165,6 +165,7 @@ class ReadingOps(Kernel):
             max_chars = check_limit(max_chars, "max_chars", 10_000_000)
         return render_block(memories, max_chars)
 
+    @announced("injection", "start")
     def agent_start(
         self,
         agent: str,

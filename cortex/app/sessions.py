@@ -14,7 +14,7 @@ from typing import Any, cast
 from cortex import config, lifecycle, listing, notices
 from cortex.agents import AgentSettings
 from cortex.app.admin import AdminOps
-from cortex.app.kernel import _redaction_note
+from cortex.app.kernel import _redaction_note, announced
 from cortex.app.memories import MemoryOps
 from cortex.app.reading import ReadingOps
 from cortex.capture import markers as capture
@@ -62,6 +62,7 @@ _PLANS = 3
 class SessionOps(MemoryOps, ReadingOps, AdminOps):
     """What an agent's work leaves: marker lines at its end, task outcomes, transcripts, the "used" signal."""
 
+    @announced("capture", "agent_end")
     def agent_end(self, agent: str, output: str, project: str | None = None) -> Captured:
         """Capture memories from marker lines in ``output`` (``LEARNED:``, ``INSIGHT:``, ``PATTERN:``,
         ``CONVENTION:``, ``DECISION:``; source ``agent_end``) and ``SUPERSEDES <id>: text`` lines (the memory
@@ -101,6 +102,7 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
             self._record_use(agent, output, captured)
             return Captured(result, self._prune_at_end(agent, scope, doomed, settings, now), dict(redacted))
 
+    @announced("capture", "use")
     def record_use(self, agent: str, output: str, *, session: str | None = None,
                    transcript: str | None = None) -> list[Memory]:
         """The "used" signal: which of the memories ``agent`` was shown at its latest start (in ``session``,
@@ -146,6 +148,7 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
                                                                    [(keys[i], i, why) for i, why in found]))
         return marked
 
+    @announced("capture", "transcript")
     def capture_transcript(self, agent: str, path: str | os.PathLike[str], *, format: str | None = None,
                            project: str | None = None, markers: bool = True, summary: bool = True,
                            tasks: bool = True, dry_run: bool = False) -> CaptureReport:
@@ -239,6 +242,7 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
                 return report
         raise AssertionError("unreachable: the last attempt returns")
 
+    @announced("capture", "undo")
     def undo_capture(self, agent: str, run: str = "last", *, force: bool = False) -> "UndoReport":
         """Undo a capture run of ``agent`` (its id, as the capture's report gave it, or ``last``: its latest not
         undone): the memories it created removed, those it changed (confirmed, superseded, touched, marked used)
@@ -327,6 +331,7 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         ``key`` names, instead of asking the model again."""
         self._prepared[key] = extraction
 
+    @announced("capture", "task")
     def record_task(self, agent: str, task: str, output: str = "", status: str = "ok", *,
                     project: str | None = None) -> Memory:
         """Record a finished task's outcome as a ``task_completion`` memory of ``agent`` (source TTL: 7 days by

@@ -29,7 +29,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +95,8 @@ class Hub:
         self.started = time.monotonic()
         self.served_any = False
         self.exit = threading.Event()
+        #: whether the hub is stopping (its server's SIGTERM): the stores' event streams end then
+        self.stopping: Callable[[], bool] = self.exit.is_set
 
     # -- control ---------------------------------------------------------------------------------
 
@@ -139,6 +141,7 @@ class Hub:
             served.app = create_app(cx, tokens=TokenStore(state_dir), local_token=info.token, mcp=False,
                                     allowed_hosts=LOOPBACK_NAMES, limits=Limits.from_env(None, None),
                                     on_request=note_activity, watch_notes=True)
+            served.app.state.stopping = lambda: self.stopping()
             with self.lock:
                 self.stores[key] = served
                 self.served_any = True
@@ -292,6 +295,7 @@ def run(ident: str) -> int:
     settings = uvicorn.Config(hub, log_level="warning", lifespan="on", timeout_graceful_shutdown=10,
                               timeout_keep_alive=30)
     server = _server_class()(settings)
+    hub.stopping = lambda: bool(server.should_exit) or hub.exit.is_set()
 
     def publish_then_watch() -> None:
         while not server.started and not server.should_exit:

@@ -162,6 +162,7 @@ def serve(
                      on_startup=started, on_shutdown=stopped, watch_notes=True)
 
     server = _uvicorn_server(app, max_concurrency)
+    app.state.stopping = lambda: server.should_exit  # SIGTERM: open event streams end at once
     if idle_exit:
         _stop_when_idle(server, idle_exit, last_request)
     try:

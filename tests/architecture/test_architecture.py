@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("storage", ["cortex.store", "cortex.vocab"]),
     ("model", ["cortex.model", "cortex.sparql.results", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
     ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance", "cortex.caller",
-              "cortex.discovery", "cortex.notices", "cortex.names", "cortex.jsonsafe"]),
+              "cortex.discovery", "cortex.notices", "cortex.names", "cortex.jsonsafe", "cortex.events"]),
 ]
 
 

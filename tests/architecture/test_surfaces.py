@@ -68,14 +68,19 @@ def test_every_operation_is_on_every_surface_or_says_why_not(operation, surfaces
 
 def test_the_table_and_the_service_routes_are_every_route_of_the_app(surfaces):
     from cortex.api.operations import SERVICE_ROUTES
+    from cortex.service.web import SCREENS
 
     _, routes, _ = surfaces
     declared = {str(row.route) for row in OPERATIONS.values() if row.route is not None}
     declared |= {str(service.route) for service in SERVICE_ROUTES}
     documentation = {"GET /openapi.json", "GET /docs", "GET /docs/oauth2-redirect", "GET /redoc", "HEAD /openapi.json",
                      "HEAD /docs", "HEAD /docs/oauth2-redirect", "HEAD /redoc"}
-    served = {r for r in routes if r not in documentation and not r.startswith(("GET /static-offline-docs",
-                                                                                 "HEAD /static-offline-docs"))}
+    # the memory browser's page: its files and every screen's path answer the same page (no API of their own)
+    page = {"GET /", "GET /static/{path:path}"} | {f"GET /{s}" for s in SCREENS} | {f"GET /{s}/{{rest:path}}"
+                                                                                      for s in SCREENS}
+    assert page <= set(routes)
+    served = {r for r in routes if r not in documentation | page
+              and not r.startswith(("GET /static-offline-docs", "HEAD /static-offline-docs"))}
     assert served == declared, (served - declared, declared - served)
 
 

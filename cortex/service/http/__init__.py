@@ -30,7 +30,18 @@ from cortex.core import Cortex
 from cortex.errors import AuthError, CortexError
 from cortex.service.auth import ADMIN, LOCAL, Principal, TokenStore
 from cortex.service.guard import Guard, Limits
-from cortex.service.http import admin, consolidation, generic, graph, memories, notes, reading, service, sessions
+from cortex.service.http import (
+    admin,
+    consolidation,
+    events,
+    generic,
+    graph,
+    memories,
+    notes,
+    reading,
+    service,
+    sessions,
+)
 from cortex.service.http.bodies import (
     BatchBody,
     Block,
@@ -77,7 +88,7 @@ __all__ = [
 log = logging.getLogger("cortex")
 
 #: The routers, the server's own first, then the domains in the order they build on each other.
-ROUTERS = (service.router, admin.router, memories.router, reading.router, sessions.router, notes.router,
+ROUTERS = (service.router, events.router, admin.router, memories.router, reading.router, sessions.router, notes.router,
            graph.router, consolidation.router)
 
 
@@ -111,13 +122,14 @@ class InFlight:
 
 class _InFlight:
     """Counts the HTTP requests in flight, from their start to their answer's end (plain ASGI, in the event
-    loop's thread): the consolidation sweep waits while there is one."""
+    loop's thread): the consolidation sweep waits while there is one. The event stream is not one: it stays
+    open as long as a browser shows the page (:func:`cortex.service.http.events.long_lived`)."""
 
     def __init__(self, app: Any, counter: InFlight) -> None:
         self.app, self.counter = app, counter
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or events.long_lived(scope):
             await self.app(scope, receive, send)
             return
         self.counter.count += 1
@@ -169,6 +181,8 @@ def create_app(
     app.state.authenticate_request = request_authenticator(authenticate, app.state.web_sessions)
     app.state.tokens = tokens
     app.state.local_token = local_token
+    #: whether the server is stopping (``cortex serve`` sets it): open event streams end then
+    app.state.stopping = lambda: False
     _start_services(app, cx, watch_notes)
     handle_errors(app)
     for router in ROUTERS:

@@ -103,8 +103,9 @@ function markCurrent(path) {
   }
 }
 
-/** Show the screen the current path names. */
-export async function show() {
+/** Show the screen the current path names; `quiet` (a live update, live.js): in place, without "Loading…" and
+ * without moving the focus. */
+export async function show({quiet = false} = {}) {
   const ticket = ++rendering;
   if (!me) {
     signedOut();
@@ -117,7 +118,7 @@ export async function show() {
   const params = route ? path.match(route.path).slice(1).map(decodeURIComponent) : [];
   const ctx = {me, params, query: new URLSearchParams(location.search), navigate, api, agents: declaredAgents,
     refresh: show, main};
-  replace(main, h("p", {class: "loading", role: "status"}, "Loading…"));
+  if (!quiet) replace(main, h("p", {class: "loading", role: "status"}, "Loading…"));
   let node;
   try {
     if (!route) throw new ApiError(404, "NotFound", `No screen at ${path}`);
@@ -136,10 +137,11 @@ export async function show() {
   const heading = main.querySelector("h1");
   if (heading) {
     heading.setAttribute("tabindex", "-1");
-    if (document.activeElement === document.body || !main.contains(document.activeElement)) {
+    if (!quiet && (document.activeElement === document.body || !main.contains(document.activeElement))) {
       heading.focus({preventScroll: true});
     }
   }
+  document.dispatchEvent(new CustomEvent("cortex:shown"));
 }
 
 // Links of the page navigate without reloading it; anything else (API files, /docs) loads normally.

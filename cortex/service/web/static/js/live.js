@@ -1,23 +1,243 @@
-// Live updates: server-sent events from GET /v1/events (new captures, injections, reviews), announced in the
-// page's status region and handed to whatever screen listens ("cortex:event" on document).
+// Live updates: server-sent events from GET /v1/events (memories written, agents' starts, captures, reviews,
+// consolidation runs; the server sends each token only what it may read). Each one is announced in the page's
+// status region (#live), handed to whatever screen listens ("cortex:event" on document), and re-renders the
+// current screen when REFRESH says it changes it: at most about once a second, and never under the reader's
+// hands (a field being typed in, a dialog open): then a "New activity" note with a "Refresh" button instead.
+// The header says whether the page is live ("Live", "Reconnecting…", "Offline"), in words.
+
+import {h, replace} from "./dom.js";
+import {show} from "./app.js";
+
+/** Which events change which screen: the screen's path pattern and the kinds of event that change it. `agent`
+ * (a group of the pattern) keeps the events of that agent (or of a shared scope it may read); `memory` (a group)
+ * keeps those that name that memory. The first pattern the path matches applies; a path none matches (a search,
+ * the admin screen) is never re-rendered by itself. */
+export const REFRESH = [
+  {path: /^\/(agents)?$/, kinds: ["write", "capture", "injection", "review", "consolidation"]},
+  {path: /^\/agents\/([^/]+)/, kinds: ["write", "capture", "injection", "review", "consolidation"], agent: 1},
+  {path: /^\/memories\/([^/]+)\/([^/]+)/, kinds: ["write", "capture", "review", "consolidation"], memory: 2},
+  {path: /^\/sessions(\/|$)/, kinds: ["injection", "capture"]},
+  {path: /^\/review(\/|$)/, kinds: ["review", "consolidation"]},
+  {path: /^\/team(\/|$)/, kinds: ["write", "capture", "review", "consolidation"]},
+  {path: /^\/runs(\/|$)/, kinds: ["consolidation", "review", "capture"]},
+];
+
+/** The least time between two re-renderings of a screen (ms), and how long a burst of events is gathered. */
+const INTERVAL = 1000;
+const GATHER = 150;
+/** How long to wait before opening the stream again when the browser gave up on it (ms, doubling to MAX). */
+const RETRY = 3000;
+const MAX_RETRY = 60000;
 
 let source = null;
+let retryIn = RETRY;
+let retryTimer = null;
+let flushTimer = null;
+let lastRender = 0;
+let wanted = false;
+let messages = [];
+let indicator = null;
+let notice = null;
+
+/** The header's indicator (made once per sign-in). */
+function state(text, kind) {
+  if (!indicator) {
+    indicator = h("span", {class: "live-state", id: "live-state"});
+    const who = document.getElementById("who");
+    who.parentNode.insertBefore(indicator, who);
+  }
+  indicator.dataset.state = kind;
+  replace(indicator, h("span", {class: "live-dot", "aria-hidden": "true"}), text);
+}
 
 /** Start listening for the signed-in caller (the server filters what each token may see). */
 export function start(me) {
   stop();
   if (typeof EventSource === "undefined") return;
+  state("Connecting…", "connecting");
   source = new EventSource("/v1/events");
+  source.addEventListener("open", () => {
+    retryIn = RETRY;
+    state("Live", "live");
+  });
   source.addEventListener("message", (message) => {
     let event;
     try { event = JSON.parse(message.data); } catch (_) { return; }
-    document.dispatchEvent(new CustomEvent("cortex:event", {detail: event}));
+    received(event);
   });
-  source.addEventListener("error", () => { /* EventSource reconnects by itself */ });
+  source.addEventListener("error", () => {
+    if (!source) return;
+    if (source.readyState === EventSource.CLOSED) {
+      // the browser gave up (an answer that was not a stream: the server went, or the session ended)
+      state("Offline", "offline");
+      source.close();
+      source = null;
+      retryTimer = setTimeout(() => start(me), retryIn);
+      retryIn = Math.min(retryIn * 2, MAX_RETRY);
+    } else {
+      state("Reconnecting…", "reconnecting");  // EventSource reconnects by itself
+    }
+  });
 }
 
 /** Stop listening (signed out). */
 export function stop() {
   if (source) source.close();
   source = null;
+  clearTimeout(retryTimer);
+  clearTimeout(flushTimer);
+  flushTimer = null;
+  wanted = false;
+  messages = [];
+  if (indicator) indicator.remove();
+  indicator = null;
+  hideNotice();
 }
+
+/** What an event says, in a sentence for the status region. */
+export function describe(event) {
+  const who = event.agent || event.scope || "the swarm";
+  const where = event.scope && !String(event.scope).startsWith("agent:") ? ` in ${event.scope}` : "";
+  const count = Number(event.count) || 0;
+  switch (event.kind) {
+    case "write": {
+      const verbs = {update: "updated", supersede: "superseded", validate: "validated", forget: "forgotten"};
+      if (event.action === "inject") return `New learning from ${who}${where}`;
+      if (verbs[event.action]) return `Memory of ${who}${where} ${verbs[event.action]}`;
+      return count > 1 ? `${count} new memories for ${who}${where}` : `New memory for ${who}${where}`;
+    }
+    case "injection":
+      return `${who} started: ${count} ${count === 1 ? "memory" : "memories"} injected`;
+    case "capture":
+      if (event.action === "use") return `${who} used ${count} ${count === 1 ? "memory" : "memories"}`;
+      return event.action === "undo" ? `Capture undone for ${who}` : `New capture for ${who}${where}`;
+    case "review":
+      return event.action === "held" ? `New memory held for review for ${who}${where}`
+        : `Review item decided for ${who}${where}`;
+    case "consolidation": {
+      const review = Number(event.review) || 0;
+      const found = review ? `: ${review} ${review === 1 ? "contradiction" : "contradictions"} for review` : "";
+      return `${event.action === "undo" ? "Consolidation run undone" : "Consolidation run"} in ${event.scope}${found}`;
+    }
+    case "gap":
+      return Number(event.dropped) < 0 ? "Live again: the server restarted" : "Some live updates were missed";
+    default:
+      return `Activity for ${who}`;
+  }
+}
+
+/** The rule of REFRESH for the current path and whether it makes `event` re-render the screen. */
+export function changes(event, path = location.pathname) {
+  path = path.replace(/\/+$/, "") || "/";
+  const rule = REFRESH.find((r) => r.path.test(path));
+  if (rule && event.kind === "gap") return true;  // missed events: whatever they were, read afresh
+  if (!rule || !rule.kinds.includes(event.kind)) return false;
+  const match = path.match(rule.path).map((part) => (part === undefined ? part : safeDecode(part)));
+  if (rule.memory) {
+    const id = match[rule.memory];
+    return (event.ids || []).includes(id) || event.held === id;
+  }
+  if (rule.agent) {
+    const agent = match[rule.agent];
+    const scope = String(event.scope || "");
+    return event.agent === agent || scope === `agent:${agent}` || !scope.startsWith("agent:");
+  }
+  return true;
+}
+
+function safeDecode(part) {
+  try { return decodeURIComponent(part); } catch (_) { return part; }
+}
+
+function received(event) {
+  document.dispatchEvent(new CustomEvent("cortex:event", {detail: event}));
+  messages.push(describe(event));
+  if (changes(event)) wanted = true;
+  if (!flushTimer) {
+    flushTimer = setTimeout(flush, Math.max(GATHER, lastRender + INTERVAL - Date.now()));
+  }
+}
+
+/** Whether re-rendering now would take something from under the reader: a field of the screen being typed in,
+ * or a dialog open. */
+export function busy() {
+  if (document.querySelector("dialog[open]")) return true;
+  const active = document.activeElement;
+  const main = document.getElementById("main");
+  if (!active || !main || !main.contains(active)) return false;
+  return active.isContentEditable || active.tagName === "TEXTAREA" || active.tagName === "SELECT"
+    || (active.tagName === "INPUT" && !["button", "submit", "reset", "checkbox", "radio", "image"].includes(active.type));
+}
+
+async function flush() {
+  flushTimer = null;
+  const said = messages.length > 3 ? [...messages.slice(-3), `and ${messages.length - 3} more`] : messages;
+  messages = [];
+  const region = document.getElementById("live");
+  const held = wanted && busy();
+  if (region && said.length) {
+    replace(region, said.join(". ") + (held ? ". Refresh in the header shows it" : ""));
+  }
+  if (!wanted) return;
+  wanted = false;
+  if (held) {
+    showNotice();
+    return;
+  }
+  lastRender = Date.now();
+  await refresh();
+}
+
+/** Re-render the current screen in place: the reader keeps their place (focus, scroll). */
+async function refresh() {
+  hideNotice();
+  const main = document.getElementById("main");
+  const focused = main && main.contains(document.activeElement) ? describeFocus(document.activeElement) : null;
+  const scroll = window.scrollY;
+  await show({quiet: true});
+  window.scrollTo(0, scroll);
+  if (focused) {
+    const again = findFocus(main, focused) || main.querySelector("h1");
+    if (again) again.focus({preventScroll: true});
+  }
+}
+
+function describeFocus(el) {
+  return {tag: el.tagName, id: el.id, href: el.getAttribute("href"), name: el.getAttribute("name"),
+    text: (el.textContent || "").trim()};
+}
+
+function findFocus(main, was) {
+  if (was.id) {
+    const byId = document.getElementById(was.id);
+    if (byId && main.contains(byId)) return byId;
+  }
+  for (const el of main.querySelectorAll(was.tag.toLowerCase())) {
+    if (was.href !== null && el.getAttribute("href") === was.href) return el;
+    if (was.href === null && was.name && el.getAttribute("name") === was.name) return el;
+    if (was.href === null && !was.name && was.text && (el.textContent || "").trim() === was.text) return el;
+  }
+  return null;
+}
+
+function showNotice() {
+  if (notice) return;
+  const button = h("button", {type: "button", class: "link"}, "Refresh");
+  button.addEventListener("click", async () => {
+    lastRender = Date.now();
+    await refresh();
+    const heading = document.querySelector("#main h1");
+    if (heading) heading.focus({preventScroll: true});
+  });
+  notice = h("span", {class: "live-notice"}, "New activity — ", button);
+  const who = document.getElementById("who");
+  who.parentNode.insertBefore(notice, who);
+}
+
+function hideNotice() {
+  if (notice) notice.remove();
+  notice = null;
+}
+
+// a screen shown afresh (navigation, or its own refresh) has nothing new to offer
+document.addEventListener("cortex:shown", hideNotice);

@@ -1,0 +1,215 @@
+"""``GET /v1/events`` over real HTTP (a ``cortex serve`` subprocess, httpx streaming): server-sent events of what
+the facade committed, filtered by the caller's token, with the browser's session cookie too; a stream never holds
+the server's shutdown, and the consolidation sweep does not take it for work in flight."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.service_helpers import Server, start_server
+
+AGENTS = {"alice": "cortex:\n  teams: [backend]\n", "bob": "cortex:\n  teams: [backend]\n", "carol": ""}
+
+
+def project(root: Path) -> Path:
+    (root / ".git").mkdir(parents=True)
+    defs = root / "agent_defs"
+    defs.mkdir()
+    for name, extra in AGENTS.items():
+        (defs / f"{name}.md").write_text(f"---\nname: {name}\ndescription: {name}\nmemory: true\n{extra}---\n")
+    return root
+
+
+class Stream:
+    """An open event stream read in a thread: its events (the JSON of each ``data:``), ids and comments."""
+
+    def __init__(self, url: str, **request: object) -> None:
+        self.events: queue.Queue[dict] = queue.Queue()
+        self.lines: list[str] = []
+        self.status: int | None = None
+        self.headers: httpx.Headers | None = None
+        self.ended = threading.Event()
+        self.opened = threading.Event()
+        self._client = httpx.Client(timeout=httpx.Timeout(60, read=60))
+        self._thread = threading.Thread(target=self._read, args=(url, request), daemon=True)
+        self._thread.start()
+        assert self.opened.wait(15), "the stream did not open"
+
+    def _read(self, url: str, request: dict) -> None:
+        try:
+            with self._client.stream("GET", url, **request) as answer:
+                self.status, self.headers = answer.status_code, answer.headers
+                self.opened.set()
+                for line in answer.iter_lines():
+                    self.lines.append(line)
+                    if line.startswith("data: "):
+                        self.events.put(json.loads(line[len("data: "):]))
+        except httpx.HTTPError:
+            pass
+        finally:
+            self.opened.set()
+            self.ended.set()
+
+    def next(self, timeout: float = 10) -> dict:
+        return self.events.get(timeout=timeout)
+
+    def until(self, wanted, timeout: float = 15) -> list[dict]:
+        """The events up to the first one ``wanted`` accepts (failing after ``timeout`` seconds)."""
+        seen, deadline = [], time.monotonic() + timeout
+        while True:
+            event = self.events.get(timeout=max(0.01, deadline - time.monotonic()))
+            seen.append(event)
+            if wanted(event):
+                return seen
+
+    def close(self) -> None:
+        self._client.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
+    server = start_server(project(tmp_path_factory.mktemp("events")), CORTEX_EMBEDDINGS="none")
+    tokens = {name: server.call("POST", "/v1/tokens", json={"agent": name}).json()["token"] for name in AGENTS}
+    try:
+        yield server, tokens
+    finally:
+        server.stop()
+
+
+def bearer(token: str) -> dict[str, dict[str, str]]:
+    return {"headers": {"Authorization": f"Bearer {token}"}}
+
+
+def test_an_admin_hears_every_write_start_and_capture_as_it_is_committed(served) -> None:
+    server, _ = served
+    stream = Stream(f"{server.url}/v1/events", **bearer(server.token))
+    try:
+        assert stream.status == 200 and stream.headers["content-type"].startswith("text/event-stream")
+        assert stream.headers["cache-control"] == "no-store"
+        made = server.call("POST", "/v1/agents/alice/memories", json={"content": "the CI cache is on S3"}).json()
+        event = stream.next()
+        assert {k: event[k] for k in ("kind", "action", "agent", "scope", "ids")} == {
+            "kind": "write", "action": "store", "agent": "alice", "scope": "agent:alice", "ids": [made["id"]]}
+        assert server.call("GET", f"/v1/agents/alice/memories/{made['id']}").status_code == 200
+        start = httpx.post(f"{server.url}/v1/agents/alice/start", json={"task": "CI cache"},
+                           headers={"Authorization": f"Bearer {server.token}", "Cortex-Session": "sess-42"})
+        assert start.status_code == 200
+        event = stream.next()
+        assert event["kind"] == "injection" and event["agent"] == "alice" and made["id"] in event["ids"]
+        assert event["session"] == "sess-42"
+        assert server.call("POST", "/v1/agents/alice/tasks", json={"task": "warm the cache"}).status_code == 201
+        assert stream.next()["kind"] == "capture"
+        ids = [line for line in stream.lines if line.startswith("id: ")]
+        numbers = [int(line.rsplit("-", 1)[1]) for line in ids]
+        assert len(ids) == 3 and numbers == sorted(numbers) and len({line.split("-")[0] for line in ids}) == 1
+        assert "retry: 3000" in stream.lines
+    finally:
+        stream.close()
+
+
+def test_an_agent_token_hears_only_what_it_may_read(served) -> None:
+    server, tokens = served
+    bob = Stream(f"{server.url}/v1/events", **bearer(tokens["bob"]))
+    carol = Stream(f"{server.url}/v1/events", **bearer(tokens["carol"]))
+    try:
+        server.call("POST", "/v1/agents/alice/memories", json={"content": "alice's private note"})
+        shared = server.call("POST", "/v1/agents/alice/memories",
+                             json={"content": "backend: deploys on Tuesdays", "scope": "team:backend"}).json()
+        server.call("POST", "/v1/agents/alice/start", json={"task": "deploys"})
+        server.call("POST", "/v1/agents/carol/memories", json={"content": "carol's own note"})
+        server.call("POST", "/v1/agents/bob/memories", json={"content": "bob's own note"})
+        heard = bob.until(lambda e: e["scope"] == "agent:bob")
+        assert [(e["kind"], e["agent"], e["scope"]) for e in heard] == [
+            ("write", "alice", "team:backend"), ("write", "bob", "agent:bob")]
+        assert heard[0]["ids"] == [shared["id"]]
+        assert [e["scope"] for e in carol.until(lambda e: e["agent"] == "carol")] == ["agent:carol"]
+    finally:
+        bob.close()
+        carol.close()
+    # another agent's stream is not a way in: a token for an agent it is not, or none, is refused
+    assert httpx.get(f"{server.url}/v1/events").status_code == 401
+    assert httpx.get(f"{server.url}/v1/events", headers={"Authorization": "Bearer nope"}).status_code == 401
+
+
+def test_the_browsers_session_cookie_opens_the_stream(served) -> None:
+    server, tokens = served
+    signed = httpx.post(f"{server.url}/v1/session", json={"token": tokens["carol"]})
+    assert signed.status_code == 200
+    stream = Stream(f"{server.url}/v1/events", cookies={"cortex_session": signed.cookies["cortex_session"]})
+    try:
+        assert stream.status == 200
+        server.call("POST", "/v1/agents/alice/memories", json={"content": "not carol's business"})
+        made = server.call("POST", "/v1/agents/carol/memories", json={"content": "carol's second note"}).json()
+        assert [e["ids"] for e in stream.until(lambda e: e["agent"] == "carol")] == [[made["id"]]]
+    finally:
+        stream.close()
+    cookie = {"cortex_session": signed.cookies["cortex_session"]}
+    assert httpx.delete(f"{server.url}/v1/session", cookies=cookie,
+                        headers={"X-CSRF-Token": signed.json()["csrf"]}).status_code == 200
+    assert httpx.get(f"{server.url}/v1/events", cookies=cookie).status_code == 401  # signed out
+
+
+def test_a_stream_that_comes_back_gets_what_it_missed(served) -> None:
+    server, _ = served
+    first = Stream(f"{server.url}/v1/events", **bearer(server.token))
+    try:
+        server.call("POST", "/v1/agents/carol/memories", json={"content": "seen live"})
+        first.next()
+        last = [line for line in first.lines if line.startswith("id: ")][-1][len("id: "):]
+    finally:
+        first.close()
+    missed = server.call("POST", "/v1/agents/carol/memories", json={"content": "written while away"}).json()
+    again = Stream(f"{server.url}/v1/events", headers={"Authorization": f"Bearer {server.token}",
+                                                         "Last-Event-ID": last})
+    try:
+        assert again.next()["ids"] == [missed["id"]]
+    finally:
+        again.close()
+    # back from another server's life (the server restarted): told that it missed what it cannot be given
+    restarted = Stream(f"{server.url}/v1/events", headers={"Authorization": f"Bearer {server.token}",
+                                                             "Last-Event-ID": "0badcafe-12"})
+    try:
+        assert restarted.next() == {"kind": "gap", "dropped": -1}
+    finally:
+        restarted.close()
+
+
+def test_sigterm_stops_the_server_at_once_with_a_stream_open(tmp_path: Path) -> None:
+    server = start_server(project(tmp_path), CORTEX_EMBEDDINGS="none")
+    stream = Stream(f"{server.url}/v1/events", **bearer(server.token))
+    try:
+        assert stream.status == 200
+        started = time.monotonic()
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=8) == 0
+        assert time.monotonic() - started < 4  # uvicorn would otherwise wait 10 s for the stream, then cut it
+        assert stream.ended.wait(5)
+    finally:
+        stream.close()
+        if server.process.poll() is None:
+            server.process.kill()
+
+
+def test_the_sweep_does_not_wait_for_an_open_stream(tmp_path: Path) -> None:
+    """A browser left open on the page must not put the consolidation sweep off forever: the sweep runs (and its
+    run is an event on the very stream) while the stream is open."""
+    server = start_server(project(tmp_path), CORTEX_EMBEDDINGS="none", CORTEX_CONSOLIDATE_EVERY="1s")
+    stream = Stream(f"{server.url}/v1/events", **bearer(server.token))
+    try:
+        for content in ("The deploy script needs the VPN up first", "the deploy script needs the VPN up first."):
+            server.call("POST", "/v1/agents/alice/memories", json={"content": content})
+        run = stream.until(lambda e: e["kind"] == "consolidation", timeout=20)[-1]
+        assert run["scope"] == "agent:alice" and run["action"] == "consolidate" and run["run"]
+        assert server.call("GET", "/v1/consolidate/sweep").json()["runs"] >= 1
+    finally:
+        stream.close()
+        assert server.stop() == 0
