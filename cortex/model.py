@@ -655,6 +655,33 @@ class RunInfo(BaseModel):
     confirmed: int = 0
     evicted: int = 0
     sessions: int = 0
+    #: what it merged (each survivor and the memories it superseded), with why
+    merges: list[Merge] = Field(default_factory=list)
+    #: what it superseded (a contradiction resolved, a team entry updated, a review accepted), with why
+    supersessions: list[Supersession] = Field(default_factory=list)
+    #: what it flagged: the contradictions it listed for review and the memories it held for review
+    flagged: list[ReviewItem] = Field(default_factory=list)
+    note: str | None = None
+
+
+class MemberRound(BaseModel):
+    """One member of a team in the current round: the memories it stored since the round began (its own
+    memories of the sources a round end reads: task outcomes, learnings at agent end, manual and injected ones)."""
+
+    agent: str
+    lead: bool = False
+    memories: list[Memory] = Field(default_factory=list)
+
+
+class TeamRound(BaseModel):
+    """A team's current round (docs/consolidation.md, "Team memory"): since when (the last round end not undone,
+    else ``max_age`` back), the run that ended the previous round, and what each member learned since."""
+
+    team: str
+    leads: list[str] = Field(default_factory=list)
+    since: datetime
+    last_round_end: RunInfo | None = None
+    members: list[MemberRound] = Field(default_factory=list)
 
 
 class CaptureRunInfo(BaseModel):
