@@ -34,9 +34,9 @@ export function readerOf(me, scope) {
   return me.admin ? null : me.agent;
 }
 
-function section(title, items, render) {
+function section(title, items, render, level = "h4") {
   if (!items || !items.length) return null;
-  return [h("h4", {}, `${title} (${items.length})`), h("ul", {}, items.map((item) => h("li", {}, render(item))))];
+  return [h(level, {}, `${title} (${items.length})`), h("ul", {}, items.map((item) => h("li", {}, render(item))))];
 }
 
 function flaggedItem(item, reader) {
@@ -51,16 +51,17 @@ function flaggedItem(item, reader) {
 }
 
 /** What a run's details say it merged, superseded and flagged (a RunInfo or a ConsolidationReport). */
-function details(run, reader) {
+function details(run, reader, level = "h4") {
   const merges = run.merges || [];
   const superseded = run.supersessions || run.superseded || [];
   const flagged = run.flagged || [...(run.review || []), ...(run.held || [])];
   return [
     section("Merged", merges, (m) => [memoryRef(m.survivor, reader), " kept; merged ",
-      m.merged.map((id, i) => [i ? ", " : "", memoryRef(id, reader)]), ": ", h("span", {class: "content"}, m.reason)]),
+      m.merged.map((id, i) => [i ? ", " : "", memoryRef(id, reader)]), ": ", h("span", {class: "content"}, m.reason)],
+    level),
     section("Superseded", superseded, (s) => [memoryRef(s.old, reader), " by ", memoryRef(s.new, reader), ": ",
-      h("span", {class: "content"}, s.reason)]),
-    section("Flagged for review", flagged, (item) => flaggedItem(item, reader)),
+      h("span", {class: "content"}, s.reason)], level),
+    section("Flagged for review", flagged, (item) => flaggedItem(item, reader), level),
   ];
 }
 
@@ -170,7 +171,7 @@ async function render(ctx) {
         h("td", {}, run.actor || "—"),
         h("td", {}, when(run.started_at)),
         h("td", {}, counts(run), run.note ? h("div", {class: "muted"}, run.note) : null,
-          details(run, readerOf(ctx.me, run.scope))),
+          details(run, readerOf(ctx.me, run.scope), "h3")),
         h("td", {}, state));
     });
     replace(list, h("table", {class: "runs"},
