@@ -21,6 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cortex import config
 from cortex.errors import InvalidInputError
+from cortex.model_sessions import SessionDetail as SessionDetail
+from cortex.model_sessions import SessionInfo as SessionInfo
+from cortex.model_sessions import SessionMemory as SessionMemory
+from cortex.model_sessions import SessionPage as SessionPage
+from cortex.model_sessions import SessionStart as SessionStart
 
 
 class MemoryType(StrEnum):
@@ -655,6 +660,33 @@ class RunInfo(BaseModel):
     confirmed: int = 0
     evicted: int = 0
     sessions: int = 0
+    #: what it merged (each survivor and the memories it superseded), with why
+    merges: list[Merge] = Field(default_factory=list)
+    #: what it superseded (a contradiction resolved, a team entry updated, a review accepted), with why
+    supersessions: list[Supersession] = Field(default_factory=list)
+    #: what it flagged: the contradictions it listed for review and the memories it held for review
+    flagged: list[ReviewItem] = Field(default_factory=list)
+    note: str | None = None
+
+
+class MemberRound(BaseModel):
+    """One member of a team in the current round: the memories it stored since the round began (its own
+    memories of the sources a round end reads: task outcomes, learnings at agent end, manual and injected ones)."""
+
+    agent: str
+    lead: bool = False
+    memories: list[Memory] = Field(default_factory=list)
+
+
+class TeamRound(BaseModel):
+    """A team's current round (docs/consolidation.md, "Team memory"): since when (the last round end not undone,
+    else ``max_age`` back), the run that ended the previous round, and what each member learned since."""
+
+    team: str
+    leads: list[str] = Field(default_factory=list)
+    since: datetime
+    last_round_end: RunInfo | None = None
+    members: list[MemberRound] = Field(default_factory=list)
 
 
 class CaptureRunInfo(BaseModel):
@@ -670,68 +702,6 @@ class CaptureRunInfo(BaseModel):
     changed: int = 0
     pruned: int = 0
     undone_at: datetime | None = None
-
-
-class SessionInfo(BaseModel):
-    """One session of an agent (:meth:`cortex.Cortex.sessions`): its first start, task, starts, how many memories
-    its blocks showed and its output used, how many it created and changed, the transcripts read for it."""
-
-    session: str
-    agent: str
-    started_at: datetime
-    task: str | None = None
-    starts: int = 0
-    shown: int = 0
-    used: int = 0
-    added: int = 0
-    changed: int = 0
-    transcripts: list[str] = []
-
-
-class SessionPage(BaseModel):
-    """One page of an agent's sessions, newest first; ``next_cursor`` is None at the end."""
-
-    items: list[SessionInfo]
-    next_cursor: str | None = None
-
-
-class SessionStart(BaseModel):
-    """One start of a session: the exact block it injected (``cut``: kept shortened), for which task, the ids of
-    the memories it showed, and whether they were touched (False: a resumed session's block shown again)."""
-
-    at: datetime
-    task: str | None = None
-    block: str = ""
-    cut: bool = False
-    touched: bool = True
-    shown: list[str] = []
-
-
-class SessionMemory(BaseModel):
-    """A memory a session showed (``used``: why its output drew on it: cited, repeated, applied) or changed
-    (``action``: created, update, validate, supersede, prune, forget; when, by whom, an update's content ``before``
-    and ``after``). ``content`` is the memory's now (None: it is gone)."""
-
-    id: str
-    scope: str
-    content: str | None = None
-    used: str | None = None
-    action: str | None = None
-    at: datetime | None = None
-    by: str | None = None
-    before: str | None = None
-    after: str | None = None
-
-
-class SessionDetail(BaseModel):
-    """One session of an agent (:meth:`cortex.Cortex.session_detail`): its summary, its starts with their blocks, what
-    they showed (and which were used), what it created and changed."""
-
-    info: SessionInfo
-    starts: list[SessionStart] = []
-    shown: list[SessionMemory] = []
-    created: list[SessionMemory] = []
-    changed: list[SessionMemory] = []
 
 
 class UndoReport(BaseModel):

@@ -365,6 +365,7 @@ class RemoteCortex:
     export_notes = remote(MemoryAPI.export_notes)
     consolidate = remote(MemoryAPI.consolidate)
     team_round_end = remote(MemoryAPI.team_round_end)
+    team_round = remote(MemoryAPI.team_round)
     undo_consolidation = remote(MemoryAPI.undo_consolidation)
     consolidation_runs = remote(MemoryAPI.consolidation_runs)
     review = remote(MemoryAPI.review)

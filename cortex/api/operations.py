@@ -204,6 +204,8 @@ _ROWS = (
         "consolidate", "Consolidate one scope in one run", answer="ConsolidationReport"),
     _op("team_round_end", "consolidation", Route("POST", "/teams/{team}/round-end", 200, "consolidation"),
         "team_round_end", "team round-end", "A team's round end: the lead's extractor", answer="ConsolidationReport"),
+    _op("team_round", "consolidation", Route("GET", "/teams/{team}/round", 200, "consolidation"), "team_round",
+        "team round", "What each member of a team learned since its last round end", answer="TeamRound"),
     _op("undo_consolidation", "consolidation", Route("POST", "/consolidate/undo", 200, "consolidation"),
         "undo_consolidation", "consolidate", "Undo a consolidation run", answer="UndoReport"),
     _op("consolidation_runs", "consolidation", Route("GET", "/consolidate/runs", 200, "consolidation"),

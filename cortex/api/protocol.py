@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the client imports this module: no models (pydantic) or eng
         SessionDetail,
         SessionPage,
         Source,
+        TeamRound,
         UndoReport,
         Violation,
     )
@@ -433,6 +434,11 @@ class ConsolidationAPI(Protocol):
     def team_round_end(self, team: str, *, dry_run: bool = False) -> "ConsolidationReport":
         """The end of a round of ``team``: its lead's extractor distils the round into the team memory (one run,
         undone like any other). Needs a language model."""
+        ...
+
+    def team_round(self, team: str) -> "TeamRound":
+        """``team``'s current round: since when (its last round end), and what each member stored since. An agent
+        acting for itself: a lead of the team sees every member, another member only itself."""
         ...
 
     def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,

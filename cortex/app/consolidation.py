@@ -26,6 +26,7 @@ from cortex.validation import (
 
 if TYPE_CHECKING:
     from cortex.consolidation import ConsolidationReport, ConsolidationSettings, ReviewItem, RunInfo, UndoReport
+    from cortex.model import TeamRound
 
 
 #: Plans made of one run when another run changed its memories meanwhile (each retry reads what is stored).
@@ -198,16 +199,49 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
         members = sorted(d.name for d in self.agents.list() if d.memory_enabled and name in d.settings.teams)
 
         def plan_round(report: ConsolidationReport, now: datetime) -> Any:
-            def member_memories(member: str, since: datetime | None) -> list[Memory]:
-                own = engine.current(self._memories, Scope.agent(member), now)
-                return [m for m in own if (since is None or m.created_at > since)
-                        and m.source in (Source.TASK_COMPLETION, Source.AGENT_END, Source.MANUAL, Source.INJECTED)]
-
             return engine.plan_round(self._consolidation_context(lead, scope, now), scope, lead, members, report,
-                                     member_memories)
+                                     lambda member, since: self._round_learnings(member, since, now))
 
         return self._run_plan(plan_round, lambda now: ConsolidationReport(scope=runs.scope_label(scope), actor=lead,
                                                                           dry_run=dry_run, started_at=now))
+
+    def _round_learnings(self, member: str, since: datetime | None, now: datetime) -> list[Memory]:
+        """What ``member`` learned in a round begun at ``since``: its own current memories created since then, of
+        the sources a round end reads (task outcomes, learnings at agent end, manual and injected ones)."""
+        from cortex.consolidation import engine
+
+        own = engine.current(self._memories, Scope.agent(member), now)
+        return [m for m in own if (since is None or m.created_at > since)
+                and m.source in (Source.TASK_COMPLETION, Source.AGENT_END, Source.MANUAL, Source.INJECTED)]
+
+    def team_round(self, team: str) -> "TeamRound":
+        """``team``'s current round (docs/consolidation.md, "Team memory"): since when (its last round end not
+        undone, else ``max_age`` back), that run, and what each member stored since, newest first: what the next
+        round end will distil. An agent acting for itself (its token) must be of the team: a lead of it sees
+        every member, another member only itself."""
+        from cortex.consolidation import engine
+        from cortex.model import MemberRound, TeamRound
+
+        name = check_team_name(team)
+        if name not in self._teams():
+            raise InvalidInputError("team", f"unknown team {name!r}: no agent declares it in cortex: teams")
+        declared = [d for d in self.agents.list() if d.memory_enabled and name in d.settings.teams]
+        who = caller.current()
+        if who is not None:
+            me = self._member(who)
+            if name not in me.teams:
+                raise PermissionDeniedError(f"the round of team {name!r} is shown to its members and an admin "
+                                            f"token", "team")
+            if not me.lead:
+                declared = [d for d in declared if d.name == who]
+        now = self._clock()
+        last, since = engine.round_start(self._memories, Scope.team(name), now, self.consolidation)
+        members = [MemberRound(agent=d.name, lead=d.settings.lead, memories=sorted(
+            self._round_learnings(d.name, since, now), key=lambda m: m.created_at, reverse=True))
+            for d in sorted(declared, key=lambda d: d.name)]
+        leads = sorted(d.name for d in self.agents.list() if d.memory_enabled and d.settings.lead
+                       and name in d.settings.teams)
+        return TeamRound(team=name, leads=leads, since=since, last_round_end=last, members=members)
 
     @announced("consolidation", "undo")
     def undo_consolidation(self, run: str = "last", *, agent: str | None = None, team: str | None = None,

@@ -154,5 +154,25 @@ def team_round_end(state: _State, team_name: str, dry_run: bool, fmt: str) -> No
     _show_consolidation(report if isinstance(report, dict) else report.model_dump(mode="json"), fmt)
 
 
+@team.command(name_of("team_round"))
+@click.argument("team_name", metavar="TEAM")
+@json_or_table
+@pass_state
+def team_round(state: _State, team_name: str, fmt: str) -> None:
+    """TEAM's current round: since its last round end, what each member stored (task outcomes and learnings),
+    what the next `cortex team round-end` distils."""
+    with _as_json(state.cortex()) as cx:
+        found = cx.team_round(team_name)
+    data = found if isinstance(found, dict) else found.model_dump(mode="json")
+    if fmt == "json":
+        _emit(data)
+        return
+    click.echo(f"team {data['team']}: round since {data['since']}"
+               + (f" (run {data['last_round_end']['run']})" if data.get("last_round_end") else ""))
+    rows = [[member["agent"], m["id"][:8], m["source"], _short(m["content"], 70)]
+            for member in data["members"] for m in member["memories"]]
+    click.echo(_table(rows, ["member", "id", "source", "content"]) if rows else "nothing stored by a member since")
+
+
 #: The commands of this module, which :mod:`cortex.cli` adds to its group.
 COMMANDS: tuple[click.Command, ...] = (consolidate, review, team)

@@ -22,6 +22,7 @@ from cortex.consolidation.report import (
     Eviction,
     Merge,
     ReviewItem,
+    RunInfo,
     Supersession,
 )
 from cortex.consolidation.runs import Plan, consumed, runs, scope_label
@@ -201,6 +202,14 @@ def _distil(client: LLMClient, ctx: Context, plan: Plan, report: ConsolidationRe
 DUPLICATE_IN_ANSWER = "duplicate-in-answer"
 
 
+def round_start(repo: MemoryRepository, scope: Scope, now: datetime,
+                settings: ConsolidationSettings) -> tuple[RunInfo | None, datetime]:
+    """Where a team's current round began: its last round end not undone (that run, its start), else
+    ``settings.max_age`` before ``now`` (no run)."""
+    previous = [r for r in runs(repo, scope) if r.kind == "round-end" and r.undone_at is None]
+    return (previous[0], previous[0].started_at) if previous else (None, now - settings.max_age)
+
+
 def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], report: ConsolidationReport,
                member_memories: Callable[[str, datetime | None], list[Memory]]) -> Plan:
     """Plan a team's round end: the round's task outcomes and the members' new learnings (``member_memories(
@@ -210,8 +219,7 @@ def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], re
     if ctx.llm is None:
         raise InvalidInputError("llm", "a team's round end needs a language model (CORTEX_LLM_URL): its extractor "
                                        "distils the round; docs/capture.md says how to set one up")
-    previous = [r for r in runs(ctx.repo, scope) if r.kind == "round-end" and r.undone_at is None]
-    since = previous[0].started_at if previous else ctx.now - ctx.settings.max_age
+    since = round_start(ctx.repo, scope, ctx.now, ctx.settings)[1]
     everything = current(ctx.repo, scope, ctx.now)
     plan.seen = {m.id: m for m in everything}
     entries = [m for m in everything if team.TEAM_MEMORY_TAG in m.tags]
@@ -299,4 +307,4 @@ def plan_round(ctx: Context, scope: Scope, lead: str, members: Sequence[str], re
     return plan
 
 
-__all__ = ["Context", "DISTILLED_TAG", "current", "plan_round", "plan_scope"]
+__all__ = ["Context", "DISTILLED_TAG", "current", "plan_round", "plan_scope", "round_start"]

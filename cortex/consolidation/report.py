@@ -6,12 +6,14 @@ from cortex.model import (
     Confirmation,
     ConsolidationReport,
     Eviction,
+    MemberRound,
     Merge,
     ReviewItem,
     RunInfo,
     Supersession,
+    TeamRound,
     UndoReport,
 )
 
-__all__ = ["Confirmation", "ConsolidationReport", "Eviction", "Merge", "ReviewItem", "RunInfo", "Supersession",
-           "UndoReport"]
+__all__ = ["Confirmation", "ConsolidationReport", "Eviction", "MemberRound", "Merge", "ReviewItem", "RunInfo",
+           "Supersession", "TeamRound", "UndoReport"]

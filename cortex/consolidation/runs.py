@@ -25,7 +25,7 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from cortex import lifecycle, provenance
 from cortex.consolidation.duplicates import Cluster, merged_state
-from cortex.consolidation.report import ConsolidationReport, RunInfo, UndoReport
+from cortex.consolidation.report import ConsolidationReport, Merge, ReviewItem, RunInfo, Supersession, UndoReport
 from cortex.errors import InvalidInputError, RunNotFoundError, UndoConflictError, VersionConflictError
 from cortex.memories import MemoryRepository
 from cortex.model import Memory, Scope
@@ -234,9 +234,20 @@ def runs(repo: MemoryRepository, scope: Scope) -> list[RunInfo]:
             merged=sum(len(m.get("merged", [])) for m in plan.get("merges", [])),
             superseded=len(plan.get("superseded", [])), created=len(plan.get("created", [])),
             confirmed=len(plan.get("confirmed", [])), evicted=len(plan.get("evicted", [])),
-            sessions=len(plan.get("sessions", []))))
+            sessions=len(plan.get("sessions", [])), **_details(plan)))
     out.sort(key=lambda r: (r.started_at, r.run), reverse=True)
     return out
+
+
+def _details(plan: dict[str, Any]) -> dict[str, Any]:
+    """What a run's recorded plan says it merged, superseded and flagged (a record it cannot read: nothing)."""
+    try:
+        return {"merges": [Merge.model_validate(m) for m in plan.get("merges", [])],
+                "supersessions": [Supersession.model_validate(s) for s in plan.get("superseded", [])],
+                "flagged": [ReviewItem.model_validate(i) for i in [*plan.get("review", []), *plan.get("held", [])]],
+                "note": plan.get("note") if isinstance(plan.get("note"), str) else None}
+    except (ValueError, TypeError, AttributeError):
+        return {}
 
 
 def plans(repo: MemoryRepository, scope: Scope) -> list[tuple[str, dict[str, Any]]]:

@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("repository", ["cortex.memories"]),
     ("derived", ["cortex.index", "cortex.embeddings", "cortex.llm"]),
     ("storage", ["cortex.store", "cortex.vocab"]),
-    ("model", ["cortex.model", "cortex.sparql.results", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
+    ("model", ["cortex.model", "cortex.model_sessions", "cortex.sparql.results", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
     ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance", "cortex.caller",
               "cortex.discovery", "cortex.notices", "cortex.names", "cortex.jsonsafe", "cortex.events"]),
 ]

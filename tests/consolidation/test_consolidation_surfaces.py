@@ -176,6 +176,37 @@ def test_cli_team_round_end(project, llm):
     assert unknown.returncode == 1 and "unknown team" in unknown.stderr
 
 
+def test_cli_team_round_shows_what_each_member_learned_since_the_last_round_end(project, llm):
+    from cortex import caller
+
+    assert cli(project, llm, "task-done", "rev", "Choose the queue",
+               "DECISION: the team uses Redis streams for the job queue").returncode == 0
+    assert cli(project, llm, "store", "coder", "LESSON: the profiler needs --no-gc").returncode == 0
+    shown = cli(project, llm, "team", "round", "backend")
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["last_round_end"] is None and data["leads"] == ["boss"]
+    learned = {m["agent"]: [x["content"] for x in m["memories"]] for m in data["members"]}
+    assert learned["coder"] == ["LESSON: the profiler needs --no-gc"] and len(learned["rev"]) == 1
+    assert learned["boss"] == []
+    ran = json.loads(cli(project, llm, "team", "round-end", "backend").stdout)
+    after = json.loads(cli(project, llm, "team", "round", "backend").stdout)
+    assert after["last_round_end"]["run"] == ran["run"] and after["last_round_end"]["kind"] == "round-end"
+    assert all(m["memories"] == [] for m in after["members"])
+    # acting for an agent (its token): a lead sees every member, another member itself, an outsider nothing
+    assert cli(project, llm, "store", "coder", "LESSON: coder learned more").returncode == 0
+    with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"], embeddings=None,
+                     client=False) as cx:
+        with caller.acting("boss"):
+            assert [m.agent for m in cx.team_round("backend").members] == ["boss", "coder", "rev"]
+        with caller.acting("rev"):
+            assert [m.agent for m in cx.team_round("backend").members] == ["rev"]
+    table = cli(project, llm, "team", "round", "backend", "--format", "table")
+    assert table.returncode == 0 and "coder learned more" in table.stdout
+    unknown = cli(project, llm, "team", "round", "nobody")
+    assert unknown.returncode == 1 and "unknown team" in unknown.stderr
+
+
 # -- HTTP, and the server's client ------------------------------------------------------------------------------
 
 def test_http_consolidation_routes_and_who_may_call_them(project, llm):

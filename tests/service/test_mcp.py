@@ -28,7 +28,7 @@ TOOLS = ["add_memory", "agent_end", "agent_start", "capture_runs", "capture_tran
          "memory_provenance", "memory_stats", "promote_notes", "prune_memories", "purge_expired", "recall", "record_task",
          "record_use", "reindex", "resolve_contradiction", "review_contradictions",
          "scan_secrets", "search_memories", "server_info", "sparql_query", "supersede_memory", "sync_notes",
-         "team_round_end", "touch_memory", "undo_capture", "undo_consolidation",
+         "team_round", "team_round_end", "touch_memory", "undo_capture", "undo_consolidation",
          "update_memory",
          "validate_memory", "validate_store"]
 

@@ -133,3 +133,37 @@ def sign_in(page, token: str, path: str = "/") -> None:
     page.get_by_label("Token").fill(token)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("navigation", name="Main")).to_be_visible()
+
+
+# -- team, runs, admin (web-team) ----------------------------------------------------------------------------
+
+from contextlib import contextmanager  # this section's own import, kept with it
+
+
+@contextmanager
+def llm_site(root: Path) -> Iterator[tuple[Site, object]]:
+    """A site whose server has a language model: tests/llm_standin.py (``CORTEX_LLM_URL``), answering by default
+    (a team round end: an entry per member line holding ``LESSON:``, ``DECISION:``...). Yields (site, stand-in)."""
+    from tests.llm_standin import StandIn
+
+    with StandIn() as llm:
+        patch = pytest.MonkeyPatch()
+        patch.setenv("CORTEX_LLM_URL", llm.url)
+        patch.setenv("CORTEX_LLM_MODEL", "standin")
+        try:
+            made = make_site(root)
+        finally:
+            patch.undo()
+        try:
+            yield made, llm
+        finally:
+            made.server.stop()
+
+
+def serious_axe_violations(page) -> list[dict]:
+    """The critical and serious violations axe-core finds on the page as it is now."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page).response["violations"]
+    return [{"id": v["id"], "nodes": [n["target"] for n in v["nodes"]]} for v in found
+            if v["impact"] in ("critical", "serious")]

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body
 from fastapi.responses import JSONResponse
 
-from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
+from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, TeamRound, UndoReport
 from cortex.core import Cortex
 from cortex.errors import InvalidInputError
 from cortex.service.auth import Principal
@@ -80,6 +80,15 @@ def resolve_review(caller: Caller, cx: Cx, body: ReviewBody) -> ConsolidationRep
         caller.require_held_decision(body.agent, body.team, body.swarm, cx.describe_agents)
     return cx.resolve_review(body.keep, body.supersede, accept=body.accept, agent=name, team=body.team,
                              swarm=body.swarm)
+
+
+@operation(router, "team_round")
+def team_round(team: str, cx: Cx) -> TeamRound:
+    """A team's current round: since when (its last round end not undone: ``last_round_end``), and what each
+    member stored since (``members``: its task outcomes and learnings, newest first), what the next round end
+    will distil. An admin token, or a member's: a lead of the team sees every member, another member only
+    itself (403 for an agent not of the team)."""
+    return cx.team_round(team)
 
 
 @operation(router, "team_round_end", response_model=ConsolidationReport,

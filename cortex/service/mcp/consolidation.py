@@ -8,7 +8,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, UndoReport
+from cortex.consolidation.report import ConsolidationReport, ReviewItem, RunInfo, TeamRound, UndoReport
 from cortex.service.mcp.context import READ_ONLY, UNDOES, WRITES, ToolContext, tool
 from cortex.service.mcp.outputs import ConsolidatedAgent, ConsolidatedSwarm, ConsolidatedTeam
 
@@ -52,6 +52,18 @@ class ConsolidationTools(ToolContext):
         with self.tool_errors():
             self.consolidating(ctx, None, team, False)
             return self.backend().team_round_end(team, dry_run=dry_run)
+
+    @tool("team_round", READ_ONLY)
+    def team_round(
+        self,
+        team: Annotated[str, Field(description="The team")],
+        ctx: Context,
+    ) -> TeamRound:
+        """A team's current round: since its last round end, what each member stored (task outcomes and
+        learnings), what the next round end will distil. A lead of the team sees every member, another member
+        only itself."""
+        with self.tool_errors():
+            return self.backend().team_round(team)
 
     @tool("undo_consolidation", UNDOES)
     def undo_consolidation(

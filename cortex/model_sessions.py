@@ -1,0 +1,71 @@
+"""What the session log records and the Sessions screens read (:meth:`cortex.Cortex.sessions`,
+:meth:`cortex.Cortex.session_detail`): an agent's sessions, each start's exact block, what it showed and used, what
+it created and changed. Re-exported by :mod:`cortex.model`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel
+
+
+class SessionInfo(BaseModel):
+    """One session of an agent (:meth:`cortex.Cortex.sessions`): its first start, task, starts, how many memories
+    its blocks showed and its output used, how many it created and changed, the transcripts read for it."""
+
+    session: str
+    agent: str
+    started_at: datetime
+    task: str | None = None
+    starts: int = 0
+    shown: int = 0
+    used: int = 0
+    added: int = 0
+    changed: int = 0
+    transcripts: list[str] = []
+
+
+class SessionPage(BaseModel):
+    """One page of an agent's sessions, newest first; ``next_cursor`` is None at the end."""
+
+    items: list[SessionInfo]
+    next_cursor: str | None = None
+
+
+class SessionStart(BaseModel):
+    """One start of a session: the exact block it injected (``cut``: kept shortened), for which task, the ids of
+    the memories it showed, and whether they were touched (False: a resumed session's block shown again)."""
+
+    at: datetime
+    task: str | None = None
+    block: str = ""
+    cut: bool = False
+    touched: bool = True
+    shown: list[str] = []
+
+
+class SessionMemory(BaseModel):
+    """A memory a session showed (``used``: why its output drew on it: cited, repeated, applied) or changed
+    (``action``: created, update, validate, supersede, prune, forget; when, by whom, an update's content ``before``
+    and ``after``). ``content`` is the memory's now (None: it is gone)."""
+
+    id: str
+    scope: str
+    content: str | None = None
+    used: str | None = None
+    action: str | None = None
+    at: datetime | None = None
+    by: str | None = None
+    before: str | None = None
+    after: str | None = None
+
+
+class SessionDetail(BaseModel):
+    """One session of an agent (:meth:`cortex.Cortex.session_detail`): its summary, its starts with their blocks, what
+    they showed (and which were used), what it created and changed."""
+
+    info: SessionInfo
+    starts: list[SessionStart] = []
+    shown: list[SessionMemory] = []
+    created: list[SessionMemory] = []
+    changed: list[SessionMemory] = []
