@@ -122,7 +122,8 @@ def demo_site(root: Path) -> Iterator[Site]:
             site.call("POST", "/v1/consolidate", json={"team": "backend"})
             _session(site, "api-dev", "Add a refund endpoint to the orders API",
                      ["Refunds go through POST /v2/orders/{id}/refunds and reuse the idempotency key"],
-                     "I ran alembic upgrade head before deploying and stored money as integer cents.")
+                     "The orders table is partitioned by month, so the refunds query filters on created_at; "
+                     "the /v2/checkout endpoint stays idempotent.")
             _session(site, "reviewer", "Review the refund endpoint diff",
                      ["The refund handler must check the order belongs to the caller's shop"],
                      "Rejected an f-string SQL query; asked for SQLAlchemy bound parameters.")

@@ -30,7 +30,7 @@ function fields(m) {
     ["Scope", m.scope],
     ["Project", m.project],
     ["Confidence", num(m.confidence)],
-    ["Usage", `shown ${m.usage_count} times, used ${m.used_count || 0} times; last used `, when(m.last_used_at)],
+    ["Usage", [`shown ${m.usage_count} times, used ${m.used_count || 0} times; last used `, when(m.last_used_at)]],
     ["Tags", m.tags && m.tags.length ? m.tags.map((t) => badge(t, "tag")) : h("span", {class: "muted"}, "none")],
     ["Source", m.source],
     ["Author", m.author || "—"],
