@@ -141,3 +141,42 @@ def usage_by_source(index: "MemoryIndex") -> dict[str, dict[str, int]]:
                                  "used": int((used[mine] > 0).sum()), "times_shown": int(usage[mine].sum()),
                                  "times_used": int(used[mine].sum())}
     return out
+
+
+#: Decay buckets of :func:`overview`: a memory is ``fresh`` at or above the first bound of its decay factor,
+#: ``fading`` down to the second, ``stale`` below it (the factor halves every half-life of its source).
+FRESH, FADING = 0.75, 0.4
+#: A memory "expires soon" within this many days.
+EXPIRING_DAYS = 7
+
+
+def overview(index: "MemoryIndex", policy: Any, now: datetime) -> dict[str, Any]:
+    """The figures of one scope's current memories, from the derived index alone (no store read): ``total``,
+    counts ``by_type`` and ``by_source``, ``last_activity`` (the latest creation, change, validation or showing),
+    ``decay`` (``fresh`` / ``fading`` / ``stale`` by the decay factor since the memory was last written or
+    validated: :data:`FRESH`, :data:`FADING`), ``expiring_soon`` (within :data:`EXPIRING_DAYS` days),
+    ``never_shown``, ``never_used`` and ``mean_confidence``."""
+    import numpy as np
+
+    from cortex.index.layout import NEVER, NONE, SOURCES, TYPES, from_micros, to_micros
+
+    now_us = to_micros(now)
+    docs = np.flatnonzero(index.alive.view & index.current_mask(now_us)[:len(index.alive.view)])
+    col = {name: index.col(name)[docs] for name in ("type_code", "source", "created", "updated", "validated",
+                                                     "last_used", "expires", "usage", "used", "confidence")}
+    by_type = {t.value: int((col["type_code"] == k).sum()) for k, t in enumerate(TYPES)}
+    by_source = {s.value: n for k, s in enumerate(SOURCES) if (n := int((col["source"] == k).sum()))}
+    start = np.maximum(np.maximum(col["created"], col["updated"]), np.where(col["validated"] == NONE, 0,
+                                                                            col["validated"]))
+    factor = policy.decay(start, col["source"], now_us) if len(docs) else np.zeros(0)
+    latest = int(np.max(np.maximum(start, col["last_used"]))) if len(docs) else None
+    soon = now_us + EXPIRING_DAYS * 86_400_000_000
+    return {
+        "total": int(len(docs)), "by_type": by_type, "by_source": by_source,
+        "last_activity": from_micros(latest).isoformat().replace("+00:00", "Z") if latest is not None else None,
+        "decay": {"fresh": int((factor >= FRESH).sum()), "fading": int(((factor < FRESH) & (factor >= FADING)).sum()),
+                  "stale": int((factor < FADING).sum())},
+        "expiring_soon": int(((col["expires"] != NEVER) & (col["expires"] <= soon)).sum()),
+        "never_shown": int((col["usage"] == 0).sum()), "never_used": int((col["used"] == 0).sum()),
+        "mean_confidence": round(float(col["confidence"].mean()), 3) if len(docs) else None,
+    }

@@ -348,6 +348,7 @@ class RemoteCortex:
     list_memories = remote(MemoryAPI.list_memories)
     stats = remote(MemoryAPI.stats)
     usage_stats = remote(MemoryAPI.usage_stats)
+    agent_overview = remote(MemoryAPI.agent_overview)
     agent_start = remote(MemoryAPI.agent_start)
     describe_agents = remote(MemoryAPI.describe_agents)
     resolve_agent = remote(MemoryAPI.resolve_agent)

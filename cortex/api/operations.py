@@ -136,6 +136,8 @@ _ROWS = (
         "How many memories", client="hand"),
     _op("usage_stats", "reading", Route("GET", "/agents/{agent}/usage", 200, "memories"), "memory_stats", "stats",
         "Per source: memories shown and used"),
+    _op("agent_overview", "reading", Route("GET", "/agents/{agent}/overview", 200, "memories"), "agent_overview",
+        "overview", "The agent at a glance: counts by type, source and scope, last activity, decay"),
     _op("agent_start", "reading", Route("POST", "/agents/{agent}/start", 200, "prompt"), "agent_start", "start",
         "The <agent-memory> block to inject at agent start", key="block"),
     _op("render", "reading", None, None, None, "The <agent-memory> block of given memories", client="hand",

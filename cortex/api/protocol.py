@@ -235,6 +235,10 @@ class ReadingAPI(Protocol):
         """Per source: memories, how many were shown and how many used, and the times of each."""
         ...
 
+    def agent_overview(self, agent: str) -> dict[str, Any]:
+        """The agent at a glance: counts by type, source and scope, last activity, decay, expiring soon."""
+        ...
+
     def agent_start(
         self,
         agent: str,

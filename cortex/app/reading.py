@@ -158,6 +158,21 @@ class ReadingOps(Kernel):
         self._agent(agent)
         return listing.usage_by_source(self._memories.index(self._scope(agent)))
 
+    def agent_overview(self, agent: str) -> dict[str, Any]:
+        """The agent at a glance, from the derived indexes: its own current memories' figures
+        (:func:`cortex.listing.overview`: counts by type and source, last activity, decay, expiring soon, never
+        shown or used, mean confidence) and ``by_scope``: how many current memories each scope it reads holds
+        (its own, ``team:NAME``, ``swarm``)."""
+        self._agent(agent)
+        now = self._clock()
+        own = self._scope(agent)
+        with self._memories.lock:
+            figures = listing.overview(self._memories.index(own), self._policy(agent), now)
+            by_scope = {scope.relative: (figures["total"] if scope == own else
+                         listing.overview(self._memories.index(scope), self._policy(agent), now)["total"])
+                        for scope in self._read_scopes(agent, None)}
+        return {"agent": agent, **figures, "by_scope": by_scope}
+
     @staticmethod
     def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
         """The ``<agent-memory>`` block for ``memories`` (best first); "" when empty."""

@@ -112,6 +112,15 @@ def stats(state: _State, agent: str, usage: bool) -> None:
     _emit(cx.usage_stats(agent) if usage else cx.stats(agent))
 
 
+@command("agent_overview")
+@click.argument("agent")
+@pass_state
+def overview(state: _State, agent: str) -> None:
+    """An agent at a glance (JSON): its current memories by type, source and scope, its last activity, how many
+    are fresh, fading or stale by decay, expire within a week, were never shown or used."""
+    _emit(state.cortex(read_only=True).agent_overview(agent))
+
+
 @command("agent_start")
 @click.argument("agent")
 @click.option("--task", default=None, help="What the agent is about to do.")
@@ -132,4 +141,4 @@ def start(state: _State, agent: str, task: str | None, project: str | None, limi
 
 
 #: The commands of this module, which :mod:`cortex.cli` adds to its group.
-COMMANDS: tuple[click.Command, ...] = (recall, search, list_, stats, start)
+COMMANDS: tuple[click.Command, ...] = (recall, search, list_, stats, overview, start)

@@ -3,7 +3,7 @@ the counts, and the block an agent starts with."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Query
 
@@ -54,6 +54,12 @@ def list_memories(agent: str, caller: Caller, cx: Cx, cursor: str | None = None,
 @operation(router, "stats")
 def stats(agent: str, caller: Caller, cx: Cx) -> dict[str, int]:
     return cx.stats(scoped(caller, agent))
+
+
+@operation(router, "agent_overview")
+def agent_overview(agent: str, caller: Caller, cx: Cx) -> dict[str, Any]:
+    """The agent at a glance: counts by type, source and scope, last activity, decay, expiring soon."""
+    return cx.agent_overview(scoped(caller, agent))
 
 
 @operation(router, "usage_stats")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
@@ -121,6 +121,13 @@ class ReadingTools(ToolContext):
             by_type = cx.stats(agent)
             return StatsOutput(agent=agent, total=sum(by_type.values()), by_type=by_type,
                                usage=cx.usage_stats(agent))
+
+    @tool("agent_overview", READ_ONLY)
+    def agent_overview(self, agent: Agent, ctx: Context) -> dict[str, Any]:
+        """The agent at a glance: its current memories by type, source and scope, its last activity, how many are
+        fresh, fading or stale by decay, expire within a week, were never shown or used, and their mean confidence."""
+        with self.calling(ctx, agent) as cx:
+            return cx.agent_overview(agent)
 
     @tool("agent_start", WRITES)
     def agent_start(
