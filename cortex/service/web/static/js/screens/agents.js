@@ -1,19 +1,123 @@
-// The Agents screen: each declared agent with memory, its counts, last activity and decay; broken files.
-import {h, table} from "../dom.js";
+// Agents: /agents lists each declared agent with memory (its figures from GET /v1/agents/{agent}/overview) and
+// the broken agent files; /agents/<name> is one agent at a glance and a paged list of every memory it reads.
+
+import {query} from "../api.js";
+import {badge, facts, h, memoryPath, num, s, table, when} from "../dom.js";
+
+const PAGE = 50;
+
+function agentPath(name) {
+  return `/agents/${encodeURIComponent(name)}`;
+}
+
+function counts(map) {
+  const entries = Object.entries(map || {}).filter(([, n]) => n > 0);
+  if (!entries.length) return h("span", {class: "muted"}, "none");
+  return entries.map(([k, n], i) => [i ? " · " : "", `${n} ${k}`]);
+}
+
+// fresh / fading / stale as a stacked bar (SVG: no inline style) and its numbers in words
+function decay(d, total) {
+  const parts = [["fresh", d.fresh], ["fading", d.fading], ["stale", d.stale]];
+  const width = 120;
+  let x = 0;
+  const bars = total ? parts.map(([kind, n]) => {
+    const w = (n / total) * width;
+    const rect = s("rect", {x: x.toFixed(1), y: 0, width: w.toFixed(1), height: 10, class: `decay-${kind}`});
+    x += w;
+    return rect;
+  }) : [];
+  const words = `${d.fresh} fresh, ${d.fading} fading, ${d.stale} stale`;
+  return h("span", {class: "decay"},
+    s("svg", {width: String(width), height: "10", viewBox: `0 0 ${width} 10`, "aria-hidden": "true",
+      class: "decay-bar"}, s("rect", {x: 0, y: 0, width, height: 10, class: "decay-none"}), bars),
+    " ", words);
+}
+
+async function overviews(ctx, agents) {
+  const answers = await Promise.all(agents.map((a) => ctx.api("GET", `${agentPath(a.name)}/overview`)
+    .catch((error) => ({error}))));
+  return Object.fromEntries(agents.map((a, i) => [a.name, answers[i]]));
+}
 
 async function list(ctx) {
   const agents = await ctx.agents(true);
   const sound = agents.filter((a) => a.problems.length === 0 && a.memory_enabled);
   const broken = agents.filter((a) => a.problems.length > 0);
+  const figures = await overviews(ctx, sound);
+  const rows = sound.map((a) => {
+    const o = figures[a.name];
+    if (o.error) return [h("a", {href: agentPath(a.name)}, a.name), o.error.message, "", "", "", "", ""];
+    return [
+      h("a", {href: agentPath(a.name)}, a.name),
+      String(o.total),
+      counts(o.by_type),
+      counts(o.by_scope),
+      counts(o.by_source),
+      when(o.last_activity),
+      decay(o.decay, o.total),
+    ];
+  });
   return h("section", {},
     h("h1", {}, "Agents"),
-    table("Agents with memory", ["Agent", "Memories", "Project", "Teams"],
-      sound.map((a) => [h("a", {href: `/agents/${encodeURIComponent(a.name)}`}, a.name), String(a.memories),
-        a.project || "", a.teams.join(", ")])),
+    h("p", {class: "muted"}, ctx.me.admin ? "Every declared agent with memory." :
+      `You are signed in as agent ${ctx.me.agent}: its own memory, its teams' and the swarm's.`),
+    table("Agents with memory", ["Agent", "Memories", "By type", "By scope", "By source", "Last activity",
+      "Decay"], rows, {class: "agents"}),
     broken.length ? [h("h2", {}, "Broken agent files"),
-      h("ul", {}, broken.map((a) => h("li", {}, h("strong", {}, a.name), ": ", a.problems.join("; "))))] : null);
+      h("p", {class: "muted"}, "A broken file declares nothing until it is fixed."),
+      table("Agent files with problems", ["File", "Problem"],
+        broken.map((a) => [a.name, h("ul", {}, a.problems.map((p) => h("li", {}, p)))]))] : null);
+}
+
+function memoryRows(agent, items) {
+  return items.map((m) => [
+    h("a", {href: memoryPath(agent, m.id), class: "content"}, m.content),
+    badge(m.type), badge(m.scope, "scope"), num(m.confidence), when(m.created_at)]);
+}
+
+async function one(ctx) {
+  const [name] = ctx.params;
+  const cursor = ctx.query.get("cursor");
+  const [declared, o, page] = await Promise.all([
+    ctx.agents(),
+    ctx.api("GET", `${agentPath(name)}/overview`),
+    ctx.api("GET", `${agentPath(name)}/list${query({limit: PAGE, cursor})}`),
+  ]);
+  const d = declared.find((a) => a.name === name) || {};
+  return h("section", {},
+    h("h1", {}, name),
+    d.description ? h("p", {}, d.description) : null,
+    h("section", {"aria-labelledby": "glance"},
+      h("h2", {id: "glance"}, "At a glance"),
+      facts([
+        ["Memories", String(o.total)],
+        ["By type", counts(o.by_type)],
+        ["By scope", counts(o.by_scope)],
+        ["By source", counts(o.by_source)],
+        ["Last activity", when(o.last_activity)],
+        ["Decay", decay(o.decay, o.total)],
+        ["Expiring within a week", String(o.expiring_soon)],
+        ["Never shown / never used", `${o.never_shown} / ${o.never_used}`],
+        ["Mean confidence", o.mean_confidence === null ? "—" : num(o.mean_confidence)],
+        ["Teams", d.teams && d.teams.length ? d.teams.join(", ") : "none"],
+        ["Leads its teams", d.lead ? "yes" : "no"],
+        ["Project", d.project || "all"],
+      ])),
+    h("section", {"aria-labelledby": "memories"},
+      h("h2", {id: "memories"}, "Memories"),
+      h("p", {class: "muted"}, "Newest first, every scope it reads, ", String(PAGE), " at a time.",
+        " ", h("a", {href: `/sessions?agent=${encodeURIComponent(name)}`}, "Its sessions")),
+      page.items.length ? table(cursor ? "Memories (a later page)" : "Memories (the newest)",
+        ["Content", "Type", "Scope", "Confidence", "Created"], memoryRows(name, page.items), {class: "memories"})
+        : h("p", {}, "No memory yet."),
+      h("nav", {"aria-label": "Pages", class: "pager"},
+        cursor ? h("a", {href: agentPath(name)}, "First page") : null,
+        page.next_cursor ? h("a", {href: `${agentPath(name)}${query({cursor: page.next_cursor})}`, rel: "next"},
+          "Next page") : null)));
 }
 
 export const routes = [
   {path: /^\/agents$/, title: "Agents", render: list},
+  {path: /^\/agents\/([^/]+)$/, title: (ctx) => ctx.params[0], render: one},
 ];

@@ -1,0 +1,70 @@
+"""The Agents screens: every agent with memory and its figures (as the API gives them), the broken agent files,
+one agent's page with a paged list of its memories; an agent token sees only itself."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.web.conftest import serious_axe_violations, sign_in
+
+
+def test_the_agents_screen_shows_each_agent_with_the_apis_figures_and_the_broken_files(page, site) -> None:
+    site.store("carol", "Carol keeps the changelog in sync", type="decision")
+    site.store("carol", "Carol tags releases with vX.Y.Z", type="convention", source="agent_end")
+    want = site.call("GET", "/v1/agents/carol/overview").json()
+    sign_in(page, site.admin, "/agents")
+    agents = page.get_by_role("table", name="Agents with memory")
+    row = agents.get_by_role("row").filter(has=page.get_by_role("link", name="carol", exact=True))
+    cells = row.get_by_role("cell")
+    expect(cells.nth(1)).to_have_text(str(want["total"]))
+    expect(cells.nth(2)).to_contain_text("1 decision")
+    expect(cells.nth(2)).to_contain_text("1 convention")
+    expect(cells.nth(4)).to_contain_text("1 agent_end")
+    expect(cells.nth(6)).to_contain_text(f"{want['decay']['fresh']} fresh")
+    for name in ("alice", "bob", "lead"):
+        expect(agents.get_by_role("link", name=name, exact=True)).to_be_visible()
+    broken = page.get_by_role("table", name="Agent files with problems")
+    expect(broken).to_contain_text("broken")
+    expect(broken).to_contain_text("limit")
+    assert serious_axe_violations(page) == []
+
+
+def test_an_agent_token_sees_only_its_own_agent(page, site) -> None:
+    sign_in(page, site.tokens["bob"], "/agents")
+    agents = page.get_by_role("table", name="Agents with memory")
+    expect(agents.get_by_role("link", name="bob", exact=True)).to_be_visible()
+    expect(agents.get_by_role("link", name="alice", exact=True)).to_have_count(0)
+    page.goto("/agents/alice")
+    expect(page.get_by_role("heading", name="Not found")).to_be_visible()
+
+
+def test_an_agents_page_pages_through_its_memories(page, site) -> None:
+    answer = site.call("POST", "/v1/agents/lead/memories/batch",
+                       json={"entries": [{"content": f"Lead note number {i:03d} about the release"}
+                                         for i in range(60)]})
+    assert answer.status_code == 201
+    sign_in(page, site.admin, "/agents/lead")
+    expect(page.get_by_role("heading", name="At a glance")).to_be_visible()
+    first = page.get_by_role("table", name="Memories (the newest)")
+    expect(first.get_by_role("row")).to_have_count(51)  # a page of 50 and its header
+    newest = set(first.get_by_role("link").all_inner_texts())
+    page.get_by_role("link", name="Next page").click()
+    expect(page).to_have_url(re.compile(r"/agents/lead\?cursor="))
+    later = page.get_by_role("table", name="Memories (a later page)")
+    expect(later.get_by_role("row")).not_to_have_count(0)
+    older = set(later.get_by_role("link").all_inner_texts())
+    assert len(newest) == 50 and len(older) >= 10 and not newest & older
+    later.get_by_role("link").first.click()
+    expect(page.get_by_role("heading", name="History")).to_be_visible()
+    assert serious_axe_violations(page) == []
+
+
+def test_hostile_text_in_the_list_is_text(page, site) -> None:
+    hostile = '<img src=x onerror="window.pwned=1">carol<script>window.pwned=2</script>'
+    site.store("carol", hostile)
+    sign_in(page, site.admin, "/agents/carol")
+    expect(page.get_by_role("link", name=hostile)).to_be_visible()
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("main img").count() == 0
