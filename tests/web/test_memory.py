@@ -58,7 +58,7 @@ def test_validate_raises_confidence_and_is_recorded(page, site) -> None:
     expect(page.get_by_role("status").filter(has_text="Validated")).to_be_visible()
     assert site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").json()["confidence"] > 0.6
     prov = site.call("GET", f"/v1/agents/alice/memories/{memory['id']}/provenance").json()
-    assert [c["action"] for c in prov["changes"]] == ["validate"]
+    assert [(c["action"], c["surface"]) for c in prov["changes"]] == [("validate", "web")]
     expect(page.get_by_role("table", name="Changes since it was written")).to_contain_text("validate")
 
 

@@ -32,7 +32,8 @@ export function query(params) {
 /** One request: `api("GET", "/agents")`, `api("POST", "/agents/x/memories", {content})`. Resolves to the JSON
  * answer (null for 204); rejects with an ApiError. `raw: true` resolves to the Response itself. */
 export async function api(method, path, body, {raw = false, headers = {}} = {}) {
-  const init = {method, credentials: "same-origin", headers: {...headers}};
+  // Cortex-Surface: what the page does is recorded in provenance as done through the browser ("web")
+  const init = {method, credentials: "same-origin", headers: {"cortex-surface": "web", ...headers}};
   if (method !== "GET" && method !== "HEAD" && csrf) init.headers["x-csrf-token"] = csrf;
   if (body !== undefined) {
     if (typeof body === "string" || body instanceof Blob) {
