@@ -144,7 +144,9 @@ def test_the_browsers_session_cookie_opens_the_stream(served) -> None:
     server, tokens = served
     signed = httpx.post(f"{server.url}/v1/session", json={"token": tokens["carol"]})
     assert signed.status_code == 200
-    stream = Stream(f"{server.url}/v1/events", cookies={"cortex_session": signed.cookies["cortex_session"]})
+    key = {"X-CSRF-Token": signed.json()["csrf"]}
+    stream = Stream(f"{server.url}/v1/events", cookies={"cortex_session": signed.cookies["cortex_session"]},
+                    headers=key)
     try:
         assert stream.status == 200
         server.call("POST", "/v1/agents/alice/memories", json={"content": "not carol's business"})
@@ -153,9 +155,9 @@ def test_the_browsers_session_cookie_opens_the_stream(served) -> None:
     finally:
         stream.close()
     cookie = {"cortex_session": signed.cookies["cortex_session"]}
-    assert httpx.delete(f"{server.url}/v1/session", cookies=cookie,
-                        headers={"X-CSRF-Token": signed.json()["csrf"]}).status_code == 200
-    assert httpx.get(f"{server.url}/v1/events", cookies=cookie).status_code == 401  # signed out
+    assert httpx.get(f"{server.url}/v1/events", cookies=cookie).status_code == 401  # the cookie alone opens nothing
+    assert httpx.delete(f"{server.url}/v1/session", cookies=cookie, headers=key).status_code == 200
+    assert httpx.get(f"{server.url}/v1/events", cookies=cookie, headers=key).status_code == 401  # signed out
 
 
 def test_a_stream_that_comes_back_gets_what_it_missed(served) -> None:

@@ -131,6 +131,7 @@ def test_no_refresh_while_typing_in_a_field_of_the_screen(page, site) -> None:
 def test_rapid_writes_refresh_the_screen_at_most_about_once_a_second(page, site) -> None:
     sign_in(page, site.admin, "/agents")
     expect(page.get_by_role("banner").get_by_text("Live", exact=True)).to_be_visible()
+    expect(page.get_by_role("table", name="Agents with memory")).to_be_visible()  # the screen is drawn
     page.evaluate("""() => {
         window.renders = 0;
         document.addEventListener("cortex:shown", () => { window.renders += 1; });
@@ -164,6 +165,7 @@ def test_the_live_parts_pass_the_accessibility_check(page, site) -> None:
 
     sign_in(page, site.admin, "/agents")
     expect(page.get_by_role("banner").get_by_text("Live", exact=True)).to_be_visible()
+    expect(page.get_by_role("table", name="Agents with memory")).to_be_visible()  # the screen is drawn
     page.evaluate("""() => import("/static/js/dom.js").then((dom) => {
         document.querySelector("#main section").append(dom.h("label", {for: "note"}, "Note"),
             dom.h("input", {id: "note", type: "text"}));

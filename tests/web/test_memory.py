@@ -43,7 +43,7 @@ def test_edit_sends_the_expected_version_and_a_stale_one_is_refused_clearly(page
     page.get_by_role("button", name="Edit").click()
     page.get_by_label("Content").fill("The cache TTL is one minute")
     page.get_by_role("button", name="Save").click()
-    expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
+    expect(page.locator("#memory-status").filter(has_text="Saved")).to_be_visible()
     now = site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").json()
     assert now["content"] == "The cache TTL is one minute" and now["version"] == 3
     history = site.call("GET", f"/v1/agents/alice/memories/{memory['id']}/history").json()
@@ -55,7 +55,7 @@ def test_validate_raises_confidence_and_is_recorded(page, site) -> None:
     memory = site.store("alice", "Lint with ruff before committing", confidence=0.6)
     sign_in(page, site.admin, _path("alice", memory["id"]))
     page.get_by_role("button", name="Validate").click()
-    expect(page.get_by_role("status").filter(has_text="Validated")).to_be_visible()
+    expect(page.locator("#memory-status").filter(has_text="Validated")).to_be_visible()
     assert site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").json()["confidence"] > 0.6
     prov = site.call("GET", f"/v1/agents/alice/memories/{memory['id']}/provenance").json()
     assert [(c["action"], c["surface"]) for c in prov["changes"]] == [("validate", "web")]
@@ -115,7 +115,7 @@ def test_the_actions_work_from_the_keyboard(page, site) -> None:
     sign_in(page, site.admin, _path("alice", memory["id"]))
     page.get_by_role("button", name="Validate").focus()
     page.keyboard.press("Enter")
-    expect(page.get_by_role("status").filter(has_text="Validated")).to_be_visible()
+    expect(page.locator("#memory-status").filter(has_text="Validated")).to_be_visible()
     page.get_by_role("button", name="Forget").focus()
     page.keyboard.press("Enter")
     expect(page.get_by_role("dialog")).to_be_visible()

@@ -81,7 +81,7 @@ def revoke_token(request: Request, token_id_: str, caller: Caller) -> dict[str, 
 @operation(router, "sign_in")
 def sign_in(request: Request, body: SignInBody) -> JSONResponse:
     """Sign the memory browser in: the token is checked like a bearer token and exchanged for a session cookie
-    (HttpOnly, SameSite=Strict) and a CSRF token to send in ``X-CSRF-Token`` with every change."""
+    (HttpOnly, SameSite=Strict) and the session's key, to send in ``X-CSRF-Token`` with every request."""
     origin = request.headers.get("origin")
     if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
         raise AuthError("sign-in from another site")  # a page elsewhere must not sign this browser in
@@ -95,7 +95,8 @@ def sign_in(request: Request, body: SignInBody) -> JSONResponse:
 
 @operation(router, "session")
 def session(request: Request, caller: Caller) -> JSONResponse:
-    """Who the browser's session (or the bearer token) is: ``admin``, ``agent``, and the session's CSRF token."""
+    """Who the browser's session (or the bearer token) is: ``admin``, ``agent``, and the session's key (which the
+    request had to carry already: the cookie alone opens nothing)."""
     current = request.app.state.web_sessions.get(cookie_of(dict(request.scope["headers"])))
     answer = JSONResponse(_whoami(caller, current.csrf if current is not None else None))
     answer.headers["cache-control"] = "no-store"

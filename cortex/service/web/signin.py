@@ -2,12 +2,15 @@
 
 The page never keeps the token. ``POST /v1/session`` with ``{"token": ...}`` checks it like any bearer token and
 answers with a cookie (``HttpOnly``, ``SameSite=Strict``, ``Path=/``; ``Secure`` behind HTTPS) naming a session
-of this process, and a CSRF token the page sends back in ``X-CSRF-Token`` with every change. Each request made
-with the cookie is authenticated anew with the token the session holds, so revoking the token signs the session
-out. ``DELETE /v1/session`` signs out. Sessions live in the server's memory: a restart signs everyone out.
+of this process, and the session's key (``csrf``), which the page keeps in its origin's storage and sends back in
+``X-CSRF-Token`` with every request. Each request made with the cookie is authenticated anew with the token the
+session holds, so revoking the token signs the session out. ``DELETE /v1/session`` signs out. Sessions live in the
+server's memory: a restart signs everyone out.
 
-Why a cookie: ``EventSource`` (the live updates) cannot send an ``Authorization`` header, and a cookie the page's
-scripts cannot read is the one place a token is out of reach of injected script.
+Why both, on reads too: a browser sends a cookie to every port of its host, so a page or a server on another port
+of ``127.0.0.1`` receives (or rides on) it; the key lives in storage that belongs to this origin alone (its port
+included), so the cookie alone opens nothing. And the cookie, which no script can read, keeps the session out of
+reach of anything that could read the page's storage but not act in it.
 """
 
 from __future__ import annotations
@@ -32,8 +35,6 @@ IDLE_SECONDS = 12 * 3600
 MAX_SECONDS = 7 * 24 * 3600
 #: The most sessions kept at once (the oldest go first).
 MAX_SESSIONS = 1000
-#: Methods that change nothing: they need no CSRF token.
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 @dataclass
@@ -109,8 +110,9 @@ def cookie_of(headers: Mapping[bytes, bytes]) -> str | None:
 
 def request_authenticator(authenticate: Callable[[str | None], Any], sessions: WebSessions
                           ) -> Callable[[Mapping[bytes, bytes], str], Any]:
-    """The caller of a request from its raw headers and method: its ``Authorization`` header when it has one, else
-    its session cookie (a change must also carry the session's CSRF token), else no token at all."""
+    """The caller of a request from its raw headers (``method``: kept for callers that tell requests apart): its
+    ``Authorization`` header when it has one, else its session cookie with the session's key in
+    :data:`CSRF_HEADER`, else no token at all."""
 
     def of_request(headers: Mapping[bytes, bytes], method: str) -> Any:
         header = headers.get(b"authorization")
@@ -122,10 +124,9 @@ def request_authenticator(authenticate: Callable[[str | None], Any], sessions: W
         session = sessions.get(sid)
         if session is None:
             raise AuthError("the browser session has ended: sign in again")
-        if method.upper() not in SAFE_METHODS:
-            sent = headers.get(CSRF_HEADER.encode(), b"").decode("latin-1")
-            if not hmac.compare_digest(sent.encode(), session.csrf.encode()):
-                raise AuthError(f"a change made with the session cookie needs its CSRF token ({CSRF_HEADER})")
+        sent = headers.get(CSRF_HEADER.encode(), b"").decode("latin-1")
+        if not hmac.compare_digest(sent.encode(), session.csrf.encode()):
+            raise AuthError(f"a request made with the session cookie needs the session's key ({CSRF_HEADER})")
         return authenticate(f"Bearer {session.token}")
 
     return of_request

@@ -1,7 +1,11 @@
 // The page's one way to the server: the same /v1 API every client uses, signed in with the session cookie
-// (HttpOnly: this script never sees a token after signing in) and the CSRF token on every change.
+// (HttpOnly: this script never sees a token after signing in) and the session's key, sent as X-CSRF-Token with
+// every request. The key is kept in localStorage, which belongs to this origin alone (scheme, host and port):
+// a cookie is sent to every port of the host, so the cookie alone must not be enough.
 
+const KEY = "cortex.session-key";
 let csrf = null;
+try { csrf = localStorage.getItem(KEY); } catch (_) { /* storage refused: sign in again after a reload */ }
 
 /** An answer of the API that is not a success: `status`, `type` and the server's message. */
 export class ApiError extends Error {
@@ -12,9 +16,18 @@ export class ApiError extends Error {
   }
 }
 
-/** Remember the session's CSRF token (from sign-in or GET /v1/session). */
+/** Remember the session's key (from sign-in), or forget it (null: signed out). */
 export function setCsrf(value) {
   csrf = value;
+  try {
+    if (value) localStorage.setItem(KEY, value);
+    else localStorage.removeItem(KEY);
+  } catch (_) { /* storage refused: the key lasts as long as the page */ }
+}
+
+/** The headers every request of the page carries (its surface; the session's key). */
+export function sessionHeaders() {
+  return csrf ? {"x-csrf-token": csrf} : {};
 }
 
 /** Build a query string from an object (arrays repeat the key; empty values are left out). */
@@ -33,8 +46,7 @@ export function query(params) {
  * answer (null for 204); rejects with an ApiError. `raw: true` resolves to the Response itself. */
 export async function api(method, path, body, {raw = false, headers = {}} = {}) {
   // Cortex-Surface: what the page does is recorded in provenance as done through the browser ("web")
-  const init = {method, credentials: "same-origin", headers: {"cortex-surface": "web", ...headers}};
-  if (method !== "GET" && method !== "HEAD" && csrf) init.headers["x-csrf-token"] = csrf;
+  const init = {method, credentials: "same-origin", headers: {"cortex-surface": "web", ...sessionHeaders(), ...headers}};
   if (body !== undefined) {
     if (typeof body === "string" || body instanceof Blob) {
       init.body = body;

@@ -5,6 +5,7 @@
 // hands (a field being typed in, a dialog open): then a "New activity" note with a "Refresh" button instead.
 // The header says whether the page is live ("Live", "Reconnecting…", "Offline"), in words.
 
+import {sessionHeaders} from "./api.js";
 import {h, replace} from "./dom.js";
 import {show} from "./app.js";
 
@@ -30,6 +31,7 @@ const RETRY = 3000;
 const MAX_RETRY = 60000;
 
 let source = null;
+let lastId = null;
 let retryIn = RETRY;
 let retryTimer = null;
 let flushTimer = null;
@@ -50,40 +52,74 @@ function state(text, kind) {
   replace(indicator, h("span", {class: "live-dot", "aria-hidden": "true"}), text);
 }
 
-/** Start listening for the signed-in caller (the server filters what each token may see). */
+/** Start listening for the signed-in caller (the server filters what each token may see). Read with fetch, not
+ * EventSource: every request of the page carries the session's key header, which EventSource cannot send. */
 export function start(me) {
   stop();
-  if (typeof EventSource === "undefined") return;
   state("Connecting…", "connecting");
-  source = new EventSource("/v1/events");
-  source.addEventListener("open", () => {
-    retryIn = RETRY;
-    state("Live", "live");
-  });
-  source.addEventListener("message", (message) => {
-    let event;
-    try { event = JSON.parse(message.data); } catch (_) { return; }
-    received(event);
-  });
-  source.addEventListener("error", () => {
-    if (!source) return;
-    if (source.readyState === EventSource.CLOSED) {
-      // the browser gave up (an answer that was not a stream: the server went, or the session ended)
-      state("Offline", "offline");
-      source.close();
-      source = null;
-      retryTimer = setTimeout(() => start(me), retryIn);
-      retryIn = Math.min(retryIn * 2, MAX_RETRY);
-    } else {
-      state("Reconnecting…", "reconnecting");  // EventSource reconnects by itself
+  const controller = new AbortController();
+  source = controller;
+  listen(me, controller);
+}
+
+async function listen(me, controller) {
+  let answer;
+  try {
+    answer = await fetch("/v1/events", {credentials: "same-origin", signal: controller.signal,
+      headers: {...sessionHeaders(), ...(lastId ? {"last-event-id": lastId} : {})}});
+  } catch (_) {
+    return retry(me, controller);
+  }
+  if (!answer.ok || !answer.body) {
+    // the session ended (401), or no stream here: say so, and try again later unless the session is over
+    state("Offline", "offline");
+    return answer.status === 401 ? undefined : retry(me, controller, false);
+  }
+  retryIn = RETRY;
+  state("Live", "live");
+  const reader = answer.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  try {
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, {stream: true}).replace(/\r\n?/g, "\n");
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        frame(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+      }
     }
-  });
+  } catch (_) { /* the connection dropped */ }
+  retry(me, controller);
+}
+
+// one server-sent event: its id (replayed from on reconnection) and its JSON data
+function frame(text) {
+  const data = [];
+  for (const line of text.split("\n")) {
+    if (line.startsWith("id:")) lastId = line.slice(3).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+  }
+  if (!data.length) return;  // a keep-alive comment
+  let event;
+  try { event = JSON.parse(data.join("\n")); } catch (_) { return; }
+  received(event);
+}
+
+function retry(me, controller, reconnecting = true) {
+  if (source !== controller || controller.signal.aborted) return;  // stopped, or started anew
+  if (reconnecting) state("Reconnecting…", "reconnecting");
+  retryTimer = setTimeout(() => { if (source === controller) listen(me, controller); }, retryIn);
+  retryIn = Math.min(retryIn * 2, MAX_RETRY);
 }
 
 /** Stop listening (signed out). */
 export function stop() {
-  if (source) source.close();
+  if (source) source.abort();
   source = null;
+  lastId = null;
   clearTimeout(retryTimer);
   clearTimeout(flushTimer);
   flushTimer = null;
@@ -162,8 +198,10 @@ function received(event) {
  * or a dialog open. */
 export function busy() {
   if (document.querySelector("dialog[open]")) return true;
-  const active = document.activeElement;
   const main = document.getElementById("main");
+  // a form the reader opened (an edit, a supersession) or an error being read: not under their hands either
+  if (main && main.querySelector("[data-busy], [role=alert]")) return true;
+  const active = document.activeElement;
   if (!active || !main || !main.contains(active)) return false;
   return active.isContentEditable || active.tagName === "TEXTAREA" || active.tagName === "SELECT"
     || (active.tagName === "INPUT" && !["button", "submit", "reset", "checkbox", "radio", "image"].includes(active.type));

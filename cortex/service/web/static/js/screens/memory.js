@@ -134,7 +134,7 @@ function editForm(ctx, agent, m, status) {
   const confidence = h("input", {id: "edit-confidence", name: "confidence", type: "number", min: "0", max: "1",
     step: "0.05", value: String(m.confidence)});
   const tags = h("input", {id: "edit-tags", name: "tags", value: (m.tags || []).join(", ")});
-  const form = h("form", {class: "edit", "aria-labelledby": "edit-title"},
+  const form = h("form", {class: "edit", "aria-labelledby": "edit-title", dataset: {busy: "edit"}},
     h("h2", {id: "edit-title"}, "Edit"),
     h("div", {}, h("label", {for: "edit-content"}, "Content"), content),
     h("div", {class: "toolbar"},
@@ -167,7 +167,7 @@ function editForm(ctx, agent, m, status) {
 function supersedeForm(ctx, agent, m, status) {
   const content = h("textarea", {id: "supersede-content", name: "content", required: true});
   const reason = h("input", {id: "supersede-reason", name: "reason"});
-  const form = h("form", {class: "supersede", "aria-labelledby": "supersede-title"},
+  const form = h("form", {class: "supersede", "aria-labelledby": "supersede-title", dataset: {busy: "supersede"}},
     h("h2", {id: "supersede-title"}, "Supersede"),
     h("p", {class: "muted"}, "The new memory replaces this one; this one stays in the history, valid until now."),
     h("div", {}, h("label", {for: "supersede-content"}, "New content"), content),
@@ -188,7 +188,11 @@ function supersedeForm(ctx, agent, m, status) {
   return form;
 }
 
+// what the last action said, kept a few seconds: the live update of the action's own write re-renders the screen
+let said = null;
+
 function say(ctx, message) {
+  said = {message, until: Date.now() + 8000};
   const box = ctx.main.querySelector("#memory-status");
   if (box) replace(box, h("p", {class: "ok"}, message));
 }
@@ -237,7 +241,8 @@ async function detail(ctx) {
   }
   const [versions, prov] = await Promise.all([
     ctx.api("GET", `${base(agent, id)}/history`), ctx.api("GET", `${base(agent, id)}/provenance`)]);
-  const status = h("div", {id: "memory-status", role: "status", "aria-live": "polite"});
+  const status = h("div", {id: "memory-status", role: "status", "aria-live": "polite"},
+    said && said.until > Date.now() ? h("p", {class: "ok"}, said.message) : null);
   const forms = h("div", {class: "forms"});
   return h("article", {class: "memory", "aria-labelledby": "memory-title"},
     h("h1", {id: "memory-title"}, "Memory ", h("code", {}, m.id)),
