@@ -2,7 +2,7 @@
 // left for review (both memories side by side, which one it would keep, why) and memories held for review (what an
 // automatic channel would have written where it reaches other agents: content, scope, origin, why held), each with
 // its run and the buttons "Approve" and "Reject" (POST /v1/review: accept true / false) where the caller may decide.
-import {badge, facts, h, memoryPath, problem, replace} from "../dom.js";
+import {facts, h, memoryPath, problem, replace} from "../dom.js";
 
 /** The last decision's message, shown again when the screen is re-rendered soon after (a live update). */
 let recent = null;
@@ -49,7 +49,7 @@ let counter = 0;
 
 function contradiction(item, ids) {
   return [
-    h("h3", {id: ids.heading}, "Contradiction ", badge(scopeName(item.scope))),
+    h("h3", {id: ids.heading}, "Contradiction"),
     h("div", {class: "review-pair", id: ids.body},
       h("section", {"aria-labelledby": `${ids.heading}-keep`},
         h("h4", {id: `${ids.heading}-keep`}, "Would keep"),
@@ -67,7 +67,7 @@ function held(item, ids) {
   const entry = item.entry || {};
   const origin = Object.entries(item.origin || {}).filter(([, v]) => v !== null && v !== undefined && v !== "");
   return [
-    h("h3", {id: ids.heading}, "Held for review ", badge(scopeName(item.scope))),
+    h("h3", {id: ids.heading}, "Held for review"),
     h("div", {id: ids.body},
       h("h4", {}, "Would write"),
       h("blockquote", {class: "content"}, item.keep_content)),
@@ -138,9 +138,12 @@ function card(ctx, item, self, status, list, empty) {
       `${ctx.me.agent}'s teams or an admin decides what was held in its memory.`));
     return article;
   }
-  const approve = h("button", {type: "button", class: "primary", "aria-describedby": `${ids.heading} ${ids.body}`},
+  // ids that stay the same when a live update re-renders the screen, so that the focus stays on the same button
+  const key = [item.keep, item.supersede].filter(Boolean).join("-").replace(/[^A-Za-z0-9_-]/g, "_");
+  const described = `${ids.heading} ${ids.body}`;
+  const approve = h("button", {type: "button", class: "primary", id: `approve-${key}`, "aria-describedby": described},
     "Approve");
-  const reject = h("button", {type: "button", "aria-describedby": `${ids.heading} ${ids.body}`}, "Reject");
+  const reject = h("button", {type: "button", id: `reject-${key}`, "aria-describedby": described}, "Reject");
   const decide = async (accept) => {
     approve.disabled = reject.disabled = true;
     replace(errors);
