@@ -371,6 +371,7 @@ class RemoteCortex:
     consolidation_runs = remote(MemoryAPI.consolidation_runs)
     review = remote(MemoryAPI.review)
     resolve_review = remote(MemoryAPI.resolve_review)
+    review_all = remote(MemoryAPI.review_all)
 
     # -- written out: files, streams, answers read from another operation's route ------------------------
 

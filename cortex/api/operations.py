@@ -216,6 +216,8 @@ _ROWS = (
         "review", "Contradictions left for review", answer="list[ReviewItem]"),
     _op("resolve_review", "consolidation", Route("POST", "/review", 200, "consolidation"), "resolve_contradiction",
         "review", "Accept or dismiss a contradiction", answer="ConsolidationReport"),
+    _op("review_all", "consolidation", Route("GET", "/review/all", 200, "consolidation"), "review_all",
+        "review-all", "Every item the caller may review, at once", answer="list[ReviewItem]"),
     # -- kernel -----------------------------------------------------------------------------------------
     _op("close", "kernel", None, None, None, "Release what the front holds", client="hand",
         why_not={"cli": "a command closes what it opened", "http": "the server closes the store at shutdown",

@@ -470,6 +470,12 @@ class ConsolidationAPI(Protocol):
         own (kind ``review``), undone like any other."""
         ...
 
+    def review_all(self) -> list["ReviewItem"]:
+        """Every item the caller may review, of every queue at once: an admin every declared agent's, every team's
+        with a lead and the swarm's; an agent's token its own agent's, and a lead's besides the teams it leads,
+        the swarm's and the memories held in its teams' members' memory."""
+        ...
+
 
 @runtime_checkable
 class MemoryAPI(MemoriesAPI, ReadingAPI, AdminAPI, SessionsAPI, NotesAPI, GraphAPI, ConsolidationAPI,

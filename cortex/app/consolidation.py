@@ -428,3 +428,31 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
             plan.supersede = [(replaces, memory.id, reason)]
             report.superseded = [Supersession(old=replaces, new=memory.id, reason=reason)]
         return self._run_plan(lambda _report, _now: plan, lambda _now: report)
+
+    def review_all(self) -> list["ReviewItem"]:
+        """Every item the caller may review (:meth:`review`), of every queue at once, each queue's in its order.
+        An admin (no caller): every declared agent's own memory, every team's with a lead, the swarm's when there
+        is a lead. An agent's token: its own agent's queue (of which it decides the contradictions; what was held
+        there, only when it leads one of its teams); for a lead besides the queues of the teams it leads and the
+        swarm's, and the memories held in its teams' members' memory (which it decides; their contradictions are
+        theirs, not listed)."""
+        declared = sorted((d for d in self.agents.list() if d.memory_enabled), key=lambda d: d.name)
+        leads = [d for d in declared if d.settings.lead]
+        who = caller.current()
+        me = self._member(who) if who is not None else None
+        # (agent, team, swarm, held only)
+        queues: list[tuple[str | None, str | None, bool, bool]] = []
+        if me is None:
+            queues += [(d.name, None, False, False) for d in declared]
+            teams = sorted({t for d in leads for t in d.settings.teams})
+        else:
+            queues.append((me.agent, None, False, False))
+            teams = sorted(me.teams) if me.lead else []
+            if me.lead:
+                queues += [(d.name, None, False, True) for d in declared
+                           if d.name != me.agent and set(d.settings.teams) & set(me.teams)]
+        queues += [(None, t, False, False) for t in teams]
+        if leads and (me is None or me.lead):
+            queues.append((None, None, True, False))
+        return [item for agent, team, swarm, held_only in queues
+                for item in self.review(agent, team=team, swarm=swarm) if not held_only or item.kind == "held"]

@@ -117,3 +117,19 @@ def test_http_a_lead_lists_and_decides_what_was_held_in_a_members_memory(project
         assert call("GET", "/v1/review", boss, params={"agent": "rev"}).json() == []
     finally:
         assert server.stop() == 0
+
+
+def test_review_all_lists_every_queue_the_caller_may_review(cx):  # noqa: F811
+    """review_all: the admin every queue; over MCP a lead its member's held memory, another member not."""
+    held = cx.hold_memory("rev", {"content": "Task done: tidy the logs\nOutcome: merged"}, reason="a task outcome",
+                          actor="coder", origin={"channel": "task"})
+    assert [(i.keep, i.scope) for i in cx.review_all() if i.kind == "held"] == [(held.keep, "agent:rev")]
+
+    async def listed(agent: str) -> list[str]:
+        async with Client(build_mcp(lambda: cx, lambda request: Principal(agent=agent, token="t"))) as client:
+            answer = await client.call_tool("review_all", {})
+            assert not answer.is_error, answer.content
+            return [i["keep"] for i in answer.structured_content["result"]]
+
+    assert asyncio.run(listed("boss")) == [held.keep]
+    assert asyncio.run(listed("coder")) == []

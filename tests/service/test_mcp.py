@@ -26,7 +26,7 @@ TOOLS = ["add_memory", "agent_end", "agent_start", "capture_runs", "capture_tran
          "export_memories", "export_notes", "get_memory", "get_session",
          "import_memories", "import_memories_from", "index_status", "inject_learning", "list_agents", "list_memories", "list_sessions", "memory_history",
          "memory_provenance", "memory_stats", "promote_notes", "prune_memories", "purge_expired", "recall", "record_task",
-         "record_use", "reindex", "resolve_contradiction", "review_contradictions",
+         "record_use", "reindex", "resolve_contradiction", "review_all", "review_contradictions",
          "scan_secrets", "search_memories", "server_info", "sparql_query", "supersede_memory", "sync_notes",
          "team_round", "team_round_end", "touch_memory", "undo_capture", "undo_consolidation",
          "update_memory",

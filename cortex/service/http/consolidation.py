@@ -91,6 +91,16 @@ def team_round(team: str, cx: Cx) -> TeamRound:
     return cx.team_round(team)
 
 
+@operation(router, "review_all")
+def review_all(caller: Caller, cx: Cx) -> list[ReviewItem]:
+    """Every item the caller may review, of every queue at once (each names its ``scope``: ``agent:NAME``,
+    ``team:NAME`` or ``swarm``): an admin token every declared agent's, every team's with a lead and the swarm's;
+    an agent token its own agent's (what was held there is decided by a lead of its teams or an admin), and a
+    lead's besides the queues of the teams it leads, the swarm's and the memories held in its teams' members'
+    memory. Decide one with ``POST /v1/review``."""
+    return cx.review_all()
+
+
 @operation(router, "team_round_end", response_model=ConsolidationReport,
            responses={202: {"description": "Queued (wait=false): run by the server's queue"}})
 def team_round_end(team: str, caller: Caller, cx: Cx, queue: Queue,

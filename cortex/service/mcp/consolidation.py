@@ -114,6 +114,15 @@ class ConsolidationTools(ToolContext):
             name = self.caller_of(ctx).require_review(agent, team, swarm, self.backend().describe_agents)
             return self.backend().review(name, team=team, swarm=swarm)
 
+    @tool("review_all", READ_ONLY)
+    def review_all(self, ctx: Context) -> list[ReviewItem]:
+        """Every item the caller may review, of every queue at once (each names its scope): an admin token every
+        declared agent's, every team's with a lead and the swarm's; an agent token its own agent's, and a lead's
+        besides the queues of the teams it leads, the swarm's and the memories held in its teams' members'
+        memory. Decide one with resolve_contradiction."""
+        with self.tool_errors():
+            return self.backend().review_all()
+
     @tool("resolve_review", WRITES)
     def resolve_contradiction(
         self,
