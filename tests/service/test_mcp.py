@@ -21,7 +21,7 @@ from cortex.service.mcp import build_mcp
 
 from tests.service_helpers import env, make_project, start_server
 
-TOOLS = ["add_memory", "agent_end", "agent_start", "capture_runs", "capture_transcript", "consolidate", "consolidation_runs",
+TOOLS = ["add_memory", "agent_end", "agent_overview", "agent_start", "capture_runs", "capture_transcript", "consolidate", "consolidation_runs",
          "delete_memory", "export_beads",
          "export_memories", "export_notes", "get_memory", "get_session",
          "import_memories", "import_memories_from", "index_status", "inject_learning", "list_agents", "list_memories", "list_sessions", "memory_history",

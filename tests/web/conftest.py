@@ -39,9 +39,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group("browser"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """Headless Chromium (one per test session)."""
+    """Headless Chromium (one per test module: Playwright's sync API keeps an event loop running in the thread,
+    which must be gone before a test of another module calls asyncio.run in the same worker)."""
     path = chromium_path()
     try:
         from playwright.sync_api import sync_playwright
