@@ -109,3 +109,21 @@ def test_no_inline_script_or_style_in_the_page() -> None:
     for path in STATIC.rglob("*.js"):
         assert not re.search(r"\.(inner|outer)HTML\s*=|insertAdjacentHTML|document\.write|eval\(|new Function",
                              path.read_text()), path
+
+
+def test_a_new_tab_of_the_same_browser_stays_signed_in(page, site) -> None:
+    memory = site.store("alice", "Opened in another tab")
+    sign_in(page, site.admin)
+    other = page.context.new_page()
+    other.goto(f"/memories/alice/{memory['id']}")
+    expect(other.get_by_role("heading", level=1)).to_contain_text(memory["id"])
+    expect(other.get_by_text("Opened in another tab").first).to_be_visible()
+
+
+def test_a_malformed_or_unknown_cookie_is_a_clear_401_and_the_page_asks_to_sign_in(page, site) -> None:
+    for cookie in ("cortex_session=", "cortex_session=nope", 'cortex_session="\\x00;;', "a" * 5000):
+        answer = httpx.get(f"{site.url}/v1/session", headers={"Cookie": cookie, "X-CSRF-Token": "x"})
+        assert answer.status_code == 401, cookie
+    page.context.add_cookies([{"name": "cortex_session", "value": "forged", "url": site.url}])
+    page.goto("/agents")
+    expect(page.get_by_label("Token")).to_be_visible()
