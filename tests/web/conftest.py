@@ -168,3 +168,22 @@ def serious_axe_violations(page) -> list[dict]:
     found = Axe().run(page).response["violations"]
     return [{"id": v["id"], "nodes": [n["target"] for n in v["nodes"]]} for v in found
             if v["impact"] in ("critical", "serious")]
+
+
+#: A memory text that would run script or add an element if the page ever parsed it as HTML.
+HOSTILE = '<img src=x onerror="window.pwned=1">{}<script>window.pwned=2</script>'
+
+
+def assert_inert(page) -> None:
+    """Nothing a hostile text carried ran or was added to the screen."""
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("main img").count() == 0
+
+
+def tab_to(page, locator, presses: int = 40) -> None:
+    """Press Tab from where the focus is until ``locator`` has it (AssertionError when it never does)."""
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if locator.evaluate("el => el === document.activeElement"):
+            return
+    raise AssertionError(f"{locator} cannot be reached with Tab")
