@@ -80,7 +80,7 @@ def main() -> dict:
                 f"/search?agent={agent}&q=review+token": ("ol.hits li", [
                     "/v1/agents", f"/v1/agents/{agent}/search?query=review+token&explain=true&limit=20"]),
             }
-            rows = []
+            rows, ops = [], []
             results: dict = {"memories": args.memories, "seed_s": seeded, "screens": {}}
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
@@ -106,11 +106,20 @@ def main() -> dict:
                                  f"{baseline['p50_ms']:.1f}", f"{browser_ms['p50_ms'] / baseline['p50_ms']:.1f}x",
                                  "yes" if browser_ms["p50_ms"] <= TARGET_S * 1000 else "MISSED"))
                 browser.close()
+            # the operations the Agents screens add or lean on, alone: what 10,000 memories cost the server
+            for name, path in (("agent_overview", f"/v1/agents/{agent}/overview"),
+                               ("list (50)", f"/v1/agents/{agent}/list?limit=50")):
+                alone = api_time(server.url, token, [path], args.runs * 3)
+                results.setdefault("operations", {})[name] = alone
+                ops.append((name, f"{alone['p50_ms']:.1f}", f"{alone['p95_ms']:.1f}"))
         finally:
             server.stop()
     print_table(f"Memory browser, first screen with {args.memories} memories ({args.runs} loads each; target "
                 f"< {TARGET_S:g} s)", rows, ("screen", "p50 ms", "p95 ms", "its API calls p50 ms", "ratio",
                                               "< 1 s"))
+    print()
+    print_table(f"The API calls alone over loopback ({args.runs * 3} calls each)", ops, ("operation", "p50 ms",
+                                                                                       "p95 ms"))
     print(f"\nwrote {write_json('web', results)}")
     return results
 

@@ -236,7 +236,8 @@ class ReadingAPI(Protocol):
         ...
 
     def agent_overview(self, agent: str) -> dict[str, Any]:
-        """The agent at a glance: counts by type, source and scope, last activity, decay, expiring soon."""
+        """The agent at a glance: counts by type, source and scope, last activity, decay, expiring soon, due
+        for the prune."""
         ...
 
     def agent_start(

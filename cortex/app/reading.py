@@ -161,13 +161,17 @@ class ReadingOps(Kernel):
     def agent_overview(self, agent: str) -> dict[str, Any]:
         """The agent at a glance, from the derived indexes: its own current memories' figures
         (:func:`cortex.listing.overview`: counts by type and source, last activity, decay, expiring soon, never
-        shown or used, mean confidence) and ``by_scope``: how many current memories each scope it reads holds
-        (its own, ``team:NAME``, ``swarm``)."""
-        self._agent(agent)
+        shown or used, mean confidence), ``by_scope``: how many current memories each scope it reads holds
+        (its own, ``team:NAME``, ``swarm``), and ``prune_due``: how many of its own memories the prune at its next
+        ``agent_end`` deletes by its ``cortex.prune`` settings (:func:`cortex.lifecycle.prune_candidates`)."""
+        settings = self._agent(agent).settings
         now = self._clock()
         own = self._scope(agent)
         with self._memories.lock:
             figures = listing.overview(self._memories.index(own), self._policy(agent), now)
+            figures["prune_due"] = len(lifecycle.prune_candidates(
+                self._memories.index(own), min_confidence=settings.prune_min_confidence,
+                max_age=settings.prune_max_age, now=now))
             by_scope = {scope.relative: (figures["total"] if scope == own else
                          listing.overview(self._memories.index(scope), self._policy(agent), now)["total"])
                         for scope in self._read_scopes(agent, None)}

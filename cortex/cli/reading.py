@@ -117,7 +117,7 @@ def stats(state: _State, agent: str, usage: bool) -> None:
 @pass_state
 def overview(state: _State, agent: str) -> None:
     """An agent at a glance (JSON): its current memories by type, source and scope, its last activity, how many
-    are fresh, fading or stale by decay, expire within a week, were never shown or used."""
+    are fresh, fading or stale by decay, expire within a week, the next prune deletes, were never shown or used."""
     _emit(state.cortex(read_only=True).agent_overview(agent))
 
 

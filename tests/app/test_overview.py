@@ -52,3 +52,15 @@ def test_decay_moves_memories_from_fresh_to_stale_and_a_validation_makes_them_fr
     disk_cx.validate(A, kept.id)
     assert disk_cx.agent_overview(A)["decay"] == {"fresh": 1, "fading": 0, "stale": 0}
     assert disk_cx.agent_overview(A)["expiring_soon"] == 0
+
+
+def test_prune_due_counts_what_the_next_agent_end_deletes_by_the_agents_settings(disk_cx, clock) -> None:
+    disk_cx.agents.register("lead", settings=AgentSettings(lead=True))
+    disk_cx.agents.register(A, settings=AgentSettings(prune_min_confidence=0.5, prune_max_age=timedelta(days=30)))
+    disk_cx.store(A, "A guess about the cache layer", confidence=0.4)  # below min_confidence: due now
+    disk_cx.store(A, "The CI runs on two cores", confidence=0.9, ttl="never")
+    disk_cx.store("lead", "Shared fact", confidence=0.2, scope="swarm")  # not its own
+    assert disk_cx.agent_overview(A)["prune_due"] == 1
+    clock.advance(days=31)  # unused for longer than max_age: both of its own are due
+    assert disk_cx.agent_overview(A)["prune_due"] == 2
+    assert disk_cx.agent_overview(A)["prune_due"] == len(disk_cx.prune_candidates(A, 0.5, "30d"))

@@ -22,7 +22,11 @@ def test_the_agents_screen_shows_each_agent_with_the_apis_figures_and_the_broken
     expect(cells.nth(2)).to_contain_text("1 decision")
     expect(cells.nth(2)).to_contain_text("1 convention")
     expect(cells.nth(4)).to_contain_text("1 agent_end")
+    expect(cells.nth(3)).to_have_text(f"{want['by_scope']['agent']} own")
+    expect(cells.nth(5)).to_contain_text(f"({want['last_activity'][:16].replace('T', ' ')} UTC)")
     expect(cells.nth(6)).to_contain_text(f"{want['decay']['fresh']} fresh")
+    expect(cells.nth(7)).to_have_text(f"{want['expiring_soon']} expiring within a week, "
+                                      f"{want['prune_due']} due for the prune")
     for name in ("alice", "bob", "lead"):
         expect(agents.get_by_role("link", name=name, exact=True)).to_be_visible()
     broken = page.get_by_role("table", name="Agent files with problems")
@@ -38,6 +42,29 @@ def test_an_agent_token_sees_only_its_own_agent(page, site) -> None:
     expect(agents.get_by_role("link", name="alice", exact=True)).to_have_count(0)
     page.goto("/agents/alice")
     expect(page.get_by_role("heading", name="Not found")).to_be_visible()
+    assert site.call("GET", "/v1/agents/alice/overview", token=site.tokens["bob"]).status_code == 404
+    assert site.call("GET", "/v1/agents/bob/overview", token=site.tokens["bob"]).status_code == 200
+
+
+def test_an_agents_page_shows_its_figures_and_the_team_and_swarm_memories_it_reads(page, site) -> None:
+    site.store("bob", "Bob prefers small pull requests", type="convention")
+    site.store("lead", "The backend team deploys on Tuesdays", scope="team:backend")
+    site.store("lead", "Every agent writes tests first", scope="swarm")
+    site.store("alice", "Alice's private note about the cache")
+    want = site.call("GET", "/v1/agents/bob/overview", token=site.tokens["bob"]).json()
+    assert want["by_scope"]["team:backend"] >= 1 and want["by_scope"]["swarm"] >= 1
+    sign_in(page, site.tokens["bob"], "/agents/bob")
+    glance = page.get_by_role("region", name="At a glance")
+    expect(glance).to_contain_text(f"{want['by_scope']['team:backend']} team:backend")
+    expect(glance).to_contain_text(f"{want['by_scope']['swarm']} swarm")
+    expect(glance).to_contain_text(f"{want['total']} ")
+    rows = page.get_by_role("table", name="Memories (the newest)").get_by_role("row")
+    team = rows.filter(has=page.get_by_role("link", name="The backend team deploys on Tuesdays"))
+    expect(team).to_contain_text("team:backend")
+    expect(rows.filter(has=page.get_by_role("link", name="Every agent writes tests first"))).to_contain_text("swarm")
+    expect(rows.filter(has=page.get_by_role("link", name="Bob prefers small pull requests"))).to_contain_text("own")
+    expect(page.get_by_text("Alice's private note about the cache")).to_have_count(0)
+    assert serious_axe_violations(page) == []
 
 
 def test_an_agents_page_pages_through_its_memories(page, site) -> None:

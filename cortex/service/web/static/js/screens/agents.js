@@ -16,6 +16,26 @@ function counts(map) {
   return entries.map(([k, n], i) => [i ? " · " : "", `${n} ${k}`]);
 }
 
+// the agent's own scope is "agent" in the API; the screens call it "own" beside team:NAME and swarm
+function scopeName(scope) {
+  return scope === "agent" ? "own" : scope;
+}
+
+function byScope(map) {
+  return counts(Object.fromEntries(Object.entries(map || {}).map(([k, n]) => [scopeName(k), n])));
+}
+
+// an age with its exact date in words (UTC, to the minute), not only in a tooltip
+function activity(iso) {
+  if (!iso) return when(iso);
+  return [when(iso), " ", h("span", {class: "muted"}, `(${iso.slice(0, 16).replace("T", " ")} UTC)`)];
+}
+
+// what needs a look soon: memories whose time to live ends within a week, and those the next prune deletes
+function soon(o) {
+  return `${o.expiring_soon} expiring within a week, ${o.prune_due} due for the prune`;
+}
+
 // fresh / fading / stale as a stacked bar (SVG: no inline style) and its numbers in words
 function decay(d, total) {
   const parts = [["fresh", d.fresh], ["fading", d.fading], ["stale", d.stale]];
@@ -47,15 +67,16 @@ async function list(ctx) {
   const figures = await overviews(ctx, sound);
   const rows = sound.map((a) => {
     const o = figures[a.name];
-    if (o.error) return [h("a", {href: agentPath(a.name)}, a.name), o.error.message, "", "", "", "", ""];
+    if (o.error) return [h("a", {href: agentPath(a.name)}, a.name), o.error.message, "", "", "", "", "", ""];
     return [
       h("a", {href: agentPath(a.name)}, a.name),
       String(o.total),
       counts(o.by_type),
-      counts(o.by_scope),
+      byScope(o.by_scope),
       counts(o.by_source),
-      when(o.last_activity),
+      activity(o.last_activity),
       decay(o.decay, o.total),
+      soon(o),
     ];
   });
   return h("section", {},
@@ -63,7 +84,7 @@ async function list(ctx) {
     h("p", {class: "muted"}, ctx.me.admin ? "Every declared agent with memory." :
       `You are signed in as agent ${ctx.me.agent}: its own memory, its teams' and the swarm's.`),
     table("Agents with memory", ["Agent", "Memories", "By type", "By scope", "By source", "Last activity",
-      "Decay"], rows, {class: "agents"}),
+      "Decay", "Soon"], rows, {class: "agents"}),
     broken.length ? [h("h2", {}, "Broken agent files"),
       h("p", {class: "muted"}, "A broken file declares nothing until it is fixed."),
       table("Agent files with problems", ["File", "Problem"],
@@ -73,7 +94,7 @@ async function list(ctx) {
 function memoryRows(agent, items) {
   return items.map((m) => [
     h("a", {href: memoryPath(agent, m.id), class: "content"}, m.content),
-    badge(m.type), badge(m.scope, "scope"), num(m.confidence), when(m.created_at)]);
+    badge(m.type), badge(scopeName(m.scope), "scope"), num(m.confidence), when(m.created_at)]);
 }
 
 async function one(ctx) {
@@ -93,11 +114,12 @@ async function one(ctx) {
       facts([
         ["Memories", String(o.total)],
         ["By type", counts(o.by_type)],
-        ["By scope", counts(o.by_scope)],
+        ["By scope", byScope(o.by_scope)],
         ["By source", counts(o.by_source)],
-        ["Last activity", when(o.last_activity)],
+        ["Last activity", activity(o.last_activity)],
         ["Decay", decay(o.decay, o.total)],
         ["Expiring within a week", String(o.expiring_soon)],
+        ["Due for the prune at its next agent_end", String(o.prune_due)],
         ["Never shown / never used", `${o.never_shown} / ${o.never_used}`],
         ["Mean confidence", o.mean_confidence === null ? "—" : num(o.mean_confidence)],
         ["Teams", d.teams && d.teams.length ? d.teams.join(", ") : "none"],
