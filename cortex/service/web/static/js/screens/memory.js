@@ -99,53 +99,64 @@ function historySection(agent, m, versions, prov, chain) {
       when(v.updated_at)])));
 }
 
-// memory -> activity -> agent, with what it was derived from and what superseded it
+// memory -> activity -> agent, with what it was derived from and what superseded it; drawn as an image whose
+// title and description say the same (full ids), beside the facts that link each memory
+const BOX = {width: 170, height: 30};
+
+function short(text, size = 22) {
+  return text.length > size ? `${text.slice(0, size - 1)}…` : text;
+}
+
 function graph(agent, m, prov) {
   const gen = prov.generated_by;
-  const nodes = [{key: "memory", label: `memory ${m.id.slice(0, 10)}…`, x: 250, y: 100}];
+  const memoryNode = (key, id, x, y) => ({key, name: `memory ${id}`, label: short(`memory ${id}`), x, y});
+  const nodes = [memoryNode("memory", m.id, 235, 110)];
   const edges = [];
   if (gen) {
-    nodes.push({key: "activity", label: `${gen.surface || "activity"}${gen.event ? " " + gen.event : ""}`, x: 250, y: 10});
+    const name = `${gen.surface || "activity"}${gen.event ? " " + gen.event : ""} activity`;
+    nodes.push({key: "activity", name, label: short(name), x: 235, y: 10});
     edges.push(["memory", "activity", "wasGeneratedBy"]);
   }
   const actor = (gen && gen.associated_with) || prov.attributed_to;
   if (actor) {
-    nodes.push({key: "agent", label: `agent ${actor}`, x: 470, y: 10});
+    nodes.push({key: "agent", name: `agent ${actor}`, label: short(`agent ${actor}`), x: 460, y: 10});
     if (gen) edges.push(["activity", "agent", "wasAssociatedWith"]);
   }
   if (prov.attributed_to && prov.attributed_to === actor) {
     edges.push(["memory", "agent", "wasAttributedTo"]);
   } else if (prov.attributed_to) {
-    nodes.push({key: "author", label: `agent ${prov.attributed_to}`, x: 470, y: 90});
+    const name = `agent ${prov.attributed_to}`;
+    nodes.push({key: "author", name, label: short(name), x: 460, y: 110});
     edges.push(["memory", "author", "wasAttributedTo"]);
   }
   prov.derived_from.slice(0, 3).forEach((id, i) => {
-    nodes.push({key: `from${i}`, label: `memory ${id.slice(0, 10)}…`, x: 20, y: 30 + 70 * i});
+    nodes.push(memoryNode(`from${i}`, id, 10, 60 + 60 * i));
     edges.push(["memory", `from${i}`, "wasDerivedFrom"]);
   });
+  if (prov.derived_from.length > 3) {
+    nodes.push({key: "more", name: `${prov.derived_from.length - 3} more memories`,
+      label: `+ ${prov.derived_from.length - 3} more`, x: 10, y: 240});
+    edges.push(["memory", "more", "wasDerivedFrom"]);
+  }
   if (prov.superseded_by) {
-    nodes.push({key: "next", label: `memory ${prov.superseded_by.slice(0, 10)}…`, x: 470, y: 170});
+    nodes.push(memoryNode("next", prov.superseded_by, 460, 200));
     edges.push(["next", "memory", "supersedes"]);
   }
   const at = Object.fromEntries(nodes.map((n) => [n.key, n]));
-  const height = Math.max(200, ...nodes.map((n) => n.y + 40));
-  const description = edges.map(([a, b, label]) => `${at[a].label} ${label} ${at[b].label}`).join("; ");
+  const height = Math.max(160, ...nodes.map((n) => n.y + BOX.height + 10));
+  const description = edges.map(([a, b, label]) => `${at[a].name} ${label} ${at[b].name}`).join("; ");
+  const cx = (n) => n.x + BOX.width / 2, cy = (n) => n.y + BOX.height / 2;
   return s("svg", {viewBox: `0 0 640 ${height}`, width: "640", height: String(height), role: "img",
     "aria-labelledby": "prov-graph-title prov-graph-desc", class: "prov-graph"},
   s("title", {id: "prov-graph-title"}, "Provenance graph"),
   s("desc", {id: "prov-graph-desc"}, description),
-  edges.map(([a, b, label]) => {
-    const from = at[a], to = at[b];
-    return s("g", {class: "edge"},
-      s("line", {x1: from.x + 70, y1: from.y + 15, x2: to.x + 70, y2: to.y + 15}),
-      s("text", {x: (from.x + to.x) / 2 + 70, y: (from.y + to.y) / 2 + 10, "text-anchor": "middle"}, label));
-  }),
-  nodes.map((n) => {
-    const box = s("g", {class: `node ${n.key}`},
-      s("rect", {x: n.x, y: n.y, width: 140, height: 30, rx: 6}),
-      s("text", {x: n.x + 70, y: n.y + 19, "text-anchor": "middle"}, n.label));
-    return box;  // inside an image, no link: the facts above link the same memories
-  }));
+  edges.map(([a, b]) => s("line", {x1: cx(at[a]), y1: cy(at[a]), x2: cx(at[b]), y2: cy(at[b])})),
+  nodes.map((n) => s("g", {class: `node ${n.key}`},
+    s("rect", {x: n.x, y: n.y, width: BOX.width, height: BOX.height, rx: 6}),
+    s("text", {x: cx(n), y: n.y + 19, "text-anchor": "middle"}, n.label))),
+  // the edges' names last, over the lines and boxes, each on a halo
+  edges.map(([a, b, label]) => s("text", {class: "edge", x: (cx(at[a]) + cx(at[b])) / 2,
+    y: (cy(at[a]) + cy(at[b])) / 2 + 4, "text-anchor": "middle"}, label)));
 }
 
 function provenanceSection(agent, m, prov) {
