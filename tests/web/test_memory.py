@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
+import httpx
 from playwright.sync_api import expect
 
-from tests.web.conftest import assert_inert, sign_in
+from tests.web.conftest import assert_inert, serious_axe_violations, sign_in
 
 
 def _path(agent: str, memory_id: str) -> str:
@@ -72,8 +73,16 @@ def test_supersede_leads_to_the_new_memory_and_the_old_one_names_it(page, site) 
     new_id = re.search(r"/memories/alice/([\w-]+)$", page.url).group(1)
     assert new_id != old["id"]
     assert site.call("GET", f"/v1/agents/alice/memories/{old['id']}").json()["superseded_by"] == new_id
+    history = page.locator("section", has=page.get_by_role("heading", name="History", exact=True))
+    expect(history.get_by_role("link", name=old["id"]).first).to_be_visible()  # the new one names what it superseded
     page.goto(_path("alice", old["id"]))
-    expect(page.get_by_role("link", name=new_id).first).to_be_visible()
+    history = page.locator("section", has=page.get_by_role("heading", name="History", exact=True))
+    expect(history.get_by_role("link", name=new_id).first).to_be_visible()
+    chain = page.get_by_role("list").filter(has_text="This memory")
+    expect(chain.get_by_role("listitem")).to_have_count(2)
+    expect(chain.get_by_role("listitem").nth(0)).to_contain_text("We use Python 3.10 in production")
+    expect(chain.get_by_role("listitem").nth(1)).to_contain_text("We use Python 3.11 in production")
+    expect(chain.get_by_role("listitem").nth(1).get_by_role("link", name=new_id)).to_be_visible()
 
 
 def test_forget_asks_in_a_dialog_and_deletes_only_when_confirmed(page, site) -> None:
@@ -121,3 +130,89 @@ def test_the_actions_work_from_the_keyboard(page, site) -> None:
     page.keyboard.press("Escape")
     expect(page.get_by_role("dialog")).to_be_hidden()
     assert site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").status_code == 200
+
+
+def test_provenance_names_the_session_hook_and_writer_with_a_graph(page, site) -> None:
+    answer = httpx.post(f"{site.url}/v1/agents/alice/memories", timeout=60, json={"content": "Captured at the end"},
+                        headers={"Authorization": f"Bearer {site.admin}", "Cortex-Surface": "hook",
+                                 "Cortex-Event": "agent_end", "Cortex-Session": "sess-4f2a9c", "Cortex-File": "t.jsonl"})
+    assert answer.status_code == 201, answer.text
+    memory = answer.json()
+    prov = site.call("GET", f"/v1/agents/alice/memories/{memory['id']}/provenance").json()
+    assert prov["generated_by"]["session"] == "sess-4f2a9c"
+    sign_in(page, site.admin, _path("alice", memory["id"]))
+    section = page.locator("section", has=page.get_by_role("heading", name="Provenance"))
+    expect(section.get_by_role("link", name="sess-4f2a9c")).to_have_attribute("href", "/sessions/alice/sess-4f2a9c")
+    expect(section).to_contain_text("agent_end")
+    expect(section).to_contain_text("t.jsonl")
+    graph = section.get_by_role("img", name="Provenance graph")
+    expect(graph).to_be_visible()
+    desc = graph.locator("desc")
+    expect(desc).to_contain_text("wasGeneratedBy")
+    expect(desc).to_contain_text("wasAssociatedWith agent alice")
+    expect(desc).to_contain_text("wasAttributedTo agent alice")
+
+
+def test_a_member_is_told_the_api_refuses_it_a_team_memory_a_lead_may_change(page, site) -> None:
+    shared = site.store("alice", "The backend team deploys with blue-green", scope="team:backend")
+    path = f"/v1/agents/alice/memories/{shared['id']}"
+    sign_in(page, site.tokens["bob"], _path("bob", shared["id"]))
+    expect(page.get_by_role("blockquote")).to_have_text("The backend team deploys with blue-green")
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("The backend team deploys on Fridays")
+    page.get_by_role("button", name="Save").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("Not allowed:")
+    expect(alert).to_contain_text("only its author ('alice') or a lead of team:backend may update")
+    page.get_by_role("button", name="Forget").click()
+    page.get_by_role("dialog").get_by_role("button", name="Forget").click()
+    expect(page.get_by_role("alert")).to_contain_text("may forget")
+    now = site.call("GET", path).json()
+    assert (now["content"], now["version"]) == ("The backend team deploys with blue-green", 1)
+    # the lead of the team may
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, site.tokens["lead"], _path("lead", shared["id"]))
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("The backend team deploys blue-green, canary first")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#memory-status").filter(has_text="Saved")).to_be_visible()
+    now = site.call("GET", path).json()
+    assert (now["content"], now["version"]) == ("The backend team deploys blue-green, canary first", 2)
+    changes = site.call("GET", f"{path}/provenance").json()["changes"]
+    assert [(c["action"], c["associated_with"], c["surface"]) for c in changes] == [("update", "lead", "web")]
+
+
+def test_edit_works_from_the_keyboard(page, site) -> None:
+    memory = site.store("alice", "Typed without a mouse", tags=["a"])
+    sign_in(page, site.admin, _path("alice", memory["id"]))
+    page.get_by_role("button", name="Edit").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_label("Content")).to_be_focused()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("Typed from the keyboard")
+    for _ in range(4):  # Type, Confidence, Tags, Save
+        page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Save")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#memory-status").filter(has_text="Saved")).to_be_visible()
+    now = site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").json()
+    assert (now["content"], now["version"], now["tags"]) == ("Typed from the keyboard", 2, ["a"])
+
+
+def test_no_serious_accessibility_violation(page, site) -> None:
+    old = site.store("alice", "Accessible memory, first take", tags=["a11y"], metadata={"nested": {"k": [1, 2]}})
+    new = site.call("POST", f"/v1/agents/alice/memories/{old['id']}/supersede",
+                    json={"content": "Accessible memory, second take", "reason": "clearer"}).json()
+    site.call("POST", f"/v1/agents/alice/memories/{new['id']}/validate")
+    sign_in(page, site.admin, _path("alice", old["id"]))
+    expect(page.get_by_role("heading", name="Provenance")).to_be_visible()
+    expect(page.get_by_text('{"k":[1,2]}')).to_be_visible()  # nested metadata as JSON text
+    assert serious_axe_violations(page) == []
+    page.goto(_path("alice", new["id"]))
+    expect(page.get_by_role("table", name="Changes since it was written")).to_be_visible()
+    page.get_by_role("button", name="Edit").click()
+    expect(page.get_by_label("Content")).to_be_visible()
+    assert serious_axe_violations(page) == []
+    page.get_by_role("button", name="Forget").click()
+    expect(page.get_by_role("dialog")).to_be_visible()
+    assert serious_axe_violations(page) == []

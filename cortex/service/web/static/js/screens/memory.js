@@ -44,70 +44,131 @@ function fields(m) {
   ]);
 }
 
-function historySection(agent, m, versions) {
-  const chain = [];
-  if (m.superseded_by) {
-    chain.push(h("p", {}, "Superseded by ", link(agent, m.superseded_by),
-      m.superseded_reason ? ` (${m.superseded_reason})` : "", "."));
+// the supersession chain around the memory: older ones (what each superseded, from its provenance) and newer
+// ones (what superseded each), a few steps each way; a memory that cannot be read ends the walk
+const CHAIN_STEPS = 6;
+
+async function chainOf(ctx, agent, m, prov) {
+  const older = [];
+  let from = prov.derived_from;
+  while (from.length === 1 && older.length < CHAIN_STEPS) {
+    try {
+      const [before, its] = await Promise.all([ctx.api("GET", base(agent, from[0])),
+        ctx.api("GET", `${base(agent, from[0])}/provenance`)]);
+      if (before.superseded_by !== (older.length ? older[0].id : m.id)) break;  // merged, not superseded
+      older.unshift(before);
+      from = its.derived_from;
+    } catch (_) { break; }
   }
-  return h("section", {"aria-labelledby": "history"},
-    h("h2", {id: "history"}, "History"),
-    chain,
-    table("Every version, oldest first", ["Version", "Content", "Confidence", "Valid from", "Valid until", "Recorded"],
-      versions.map((v) => [String(v.version), h("span", {class: "content"}, v.content), num(v.confidence),
-        when(v.valid_from), v.valid_until ? when(v.valid_until) : "—", when(v.updated_at)])));
+  const newer = [];
+  let next = m.superseded_by;
+  while (next && newer.length < CHAIN_STEPS) {
+    try {
+      const after = await ctx.api("GET", base(agent, next));
+      newer.push(after);
+      next = after.superseded_by;
+    } catch (_) { break; }
+  }
+  return [...older, m, ...newer];
 }
 
-// memory -> activity -> agent, with what it was derived from and what superseded it
+function chainList(agent, m, chain) {
+  if (chain.length < 2) return h("p", {class: "muted"}, "It has not superseded a memory and nothing superseded it.");
+  return h("section", {"aria-labelledby": "chain-title"},
+    h("h3", {id: "chain-title"}, "Supersession chain, oldest first"),
+    h("ol", {class: "chain"}, chain.map((c) => h("li", c.id === m.id ? {"aria-current": "true"} : {},
+      c.id === m.id ? h("strong", {}, "This memory") : link(agent, c.id),
+      ": ", h("span", {class: "content"}, c.content.length > 160 ? `${c.content.slice(0, 160)}…` : c.content),
+      " · valid ", when(c.valid_from), " – ", c.valid_until ? when(c.valid_until) : "now",
+      c.superseded_reason ? ` · replaced because: ${c.superseded_reason}` : ""))));
+}
+
+function historySection(agent, m, versions, prov, chain) {
+  return h("section", {"aria-labelledby": "history"},
+    h("h2", {id: "history"}, "History"),
+    facts([
+      ["Supersedes", prov.derived_from.length ? prov.derived_from.map((id) => [link(agent, id), " "]) : "nothing"],
+      ["Superseded by", m.superseded_by ? [link(agent, m.superseded_by),
+        m.superseded_reason ? ` (${m.superseded_reason})` : ""] : "nothing (current)"],
+    ]),
+    chainList(agent, m, chain),
+    table("Every version, oldest first", ["Version", "Content", "Type", "Confidence", "Tags", "Valid from",
+      "Valid until", "Recorded"],
+    versions.map((v) => [String(v.version), h("span", {class: "content"}, v.content), v.type, num(v.confidence),
+      (v.tags || []).join(", "), when(v.valid_from), v.valid_until ? when(v.valid_until) : "—",
+      when(v.updated_at)])));
+}
+
+// memory -> activity -> agent, with what it was derived from and what superseded it; drawn as an image whose
+// title and description say the same (full ids), beside the facts that link each memory
+const BOX = {width: 170, height: 30};
+
+function short(text, size = 22) {
+  return text.length > size ? `${text.slice(0, size - 1)}…` : text;
+}
+
 function graph(agent, m, prov) {
   const gen = prov.generated_by;
-  const nodes = [{key: "memory", label: `memory ${m.id.slice(0, 10)}…`, x: 250, y: 90}];
+  const memoryNode = (key, id, x, y) => ({key, name: `memory ${id}`, label: short(`memory ${id}`), x, y});
+  const nodes = [memoryNode("memory", m.id, 235, 110)];
   const edges = [];
   if (gen) {
-    nodes.push({key: "activity", label: `${gen.surface || "activity"}${gen.event ? " " + gen.event : ""}`, x: 250, y: 20});
+    const name = `${gen.surface || "activity"}${gen.event ? " " + gen.event : ""} activity`;
+    nodes.push({key: "activity", name, label: short(name), x: 235, y: 10});
     edges.push(["memory", "activity", "wasGeneratedBy"]);
   }
-  if (prov.attributed_to) {
-    nodes.push({key: "agent", label: `agent ${prov.attributed_to}`, x: 470, y: 20});
+  const actor = (gen && gen.associated_with) || prov.attributed_to;
+  if (actor) {
+    nodes.push({key: "agent", name: `agent ${actor}`, label: short(`agent ${actor}`), x: 460, y: 10});
+    if (gen) edges.push(["activity", "agent", "wasAssociatedWith"]);
+  }
+  if (prov.attributed_to && prov.attributed_to === actor) {
     edges.push(["memory", "agent", "wasAttributedTo"]);
+  } else if (prov.attributed_to) {
+    const name = `agent ${prov.attributed_to}`;
+    nodes.push({key: "author", name, label: short(name), x: 460, y: 110});
+    edges.push(["memory", "author", "wasAttributedTo"]);
   }
   prov.derived_from.slice(0, 3).forEach((id, i) => {
-    nodes.push({key: `from${i}`, label: `memory ${id.slice(0, 10)}…`, x: 30, y: 20 + 70 * i, href: memoryPath(agent, id)});
+    nodes.push(memoryNode(`from${i}`, id, 10, 60 + 60 * i));
     edges.push(["memory", `from${i}`, "wasDerivedFrom"]);
   });
+  if (prov.derived_from.length > 3) {
+    nodes.push({key: "more", name: `${prov.derived_from.length - 3} more memories`,
+      label: `+ ${prov.derived_from.length - 3} more`, x: 10, y: 240});
+    edges.push(["memory", "more", "wasDerivedFrom"]);
+  }
   if (prov.superseded_by) {
-    nodes.push({key: "next", label: `memory ${prov.superseded_by.slice(0, 10)}…`, x: 470, y: 160,
-      href: memoryPath(agent, prov.superseded_by)});
+    nodes.push(memoryNode("next", prov.superseded_by, 460, 200));
     edges.push(["next", "memory", "supersedes"]);
   }
   const at = Object.fromEntries(nodes.map((n) => [n.key, n]));
-  const height = Math.max(200, ...nodes.map((n) => n.y + 40));
-  const description = edges.map(([a, b, label]) => `${at[a].label} ${label} ${at[b].label}`).join("; ");
+  const height = Math.max(160, ...nodes.map((n) => n.y + BOX.height + 10));
+  const description = edges.map(([a, b, label]) => `${at[a].name} ${label} ${at[b].name}`).join("; ");
+  const cx = (n) => n.x + BOX.width / 2, cy = (n) => n.y + BOX.height / 2;
   return s("svg", {viewBox: `0 0 640 ${height}`, width: "640", height: String(height), role: "img",
     "aria-labelledby": "prov-graph-title prov-graph-desc", class: "prov-graph"},
   s("title", {id: "prov-graph-title"}, "Provenance graph"),
   s("desc", {id: "prov-graph-desc"}, description),
-  edges.map(([a, b, label]) => {
-    const from = at[a], to = at[b];
-    return s("g", {class: "edge"},
-      s("line", {x1: from.x + 70, y1: from.y + 15, x2: to.x + 70, y2: to.y + 15}),
-      s("text", {x: (from.x + to.x) / 2 + 70, y: (from.y + to.y) / 2 + 10, "text-anchor": "middle"}, label));
-  }),
-  nodes.map((n) => {
-    const box = s("g", {class: `node ${n.key}`},
-      s("rect", {x: n.x, y: n.y, width: 140, height: 30, rx: 6}),
-      s("text", {x: n.x + 70, y: n.y + 19, "text-anchor": "middle"}, n.label));
-    return n.href ? s("a", {href: n.href}, box) : box;
-  }));
+  edges.map(([a, b]) => s("line", {x1: cx(at[a]), y1: cy(at[a]), x2: cx(at[b]), y2: cy(at[b])})),
+  nodes.map((n) => s("g", {class: `node ${n.key}`},
+    s("rect", {x: n.x, y: n.y, width: BOX.width, height: BOX.height, rx: 6}),
+    s("text", {x: cx(n), y: n.y + 19, "text-anchor": "middle"}, n.label))),
+  // the edges' names last, over the lines and boxes, each on a halo
+  edges.map(([a, b, label]) => s("text", {class: "edge", x: (cx(at[a]) + cx(at[b])) / 2,
+    y: (cy(at[a]) + cy(at[b])) / 2 + 4, "text-anchor": "middle"}, label)));
 }
 
 function provenanceSection(agent, m, prov) {
   const gen = prov.generated_by || {};
   const run = gen.run;
+  const imported = m.metadata && m.metadata.import;
   return h("section", {"aria-labelledby": "provenance"},
     h("h2", {id: "provenance"}, "Provenance"),
     facts([
       ["Written by", prov.attributed_to || "—"],
+      ["Done by", gen.associated_with || prov.attributed_to || "—"],
+      ["Source", m.source],
       ["Activity", gen.activity || "—"],
       ["Surface", gen.surface || "—"],
       ["Hook event", gen.event || "—"],
@@ -115,16 +176,27 @@ function provenanceSection(agent, m, prov) {
         gen.session) : "—"],
       ["Tool", gen.tool || "—"],
       ["Channel", gen.channel || "—"],
-      ["File", gen.file || "—"],
+      ["File", gen.file ? [h("code", {}, gen.file), gen.part ? ` (${gen.part})` : ""] : "—"],
       ["Model", gen.model || "—"],
+      ["Import", imported ? json(imported) : (m.source === "import" ? "imported" : "—")],
       ["Consolidation run", run ? h("a", {href: "/runs"}, run) : "—"],
       ["When", when(gen.started_at)],
       ["Derived from", prov.derived_from.length ? prov.derived_from.map((id) => [link(agent, id), " "]) : "—"],
+      ["Superseded by", prov.superseded_by ? link(agent, prov.superseded_by) : "—"],
+      ["Earlier versions", prov.versions.length ? prov.versions.map(String).join(", ") : "—"],
     ]),
     graph(agent, m, prov),
     prov.changes.length ? table("Changes since it was written", ["When", "Action", "By", "Surface", "Session", "Why"],
       prov.changes.map((c) => [when(c.started_at), c.action, c.associated_with || "—", c.surface || "—",
         c.session || "—", c.rule || ""])) : h("p", {class: "muted"}, "No change since it was written."));
+}
+
+// the API's refusal, said as such (a member changing a team memory only its author or a lead may change)
+function refused(error) {
+  if (error instanceof ApiError && error.status === 403) {
+    return h("p", {class: "error", role: "alert"}, `Not allowed: ${error.message}`);
+  }
+  return problem(error);
 }
 
 function editForm(ctx, agent, m, status) {
@@ -157,7 +229,7 @@ function editForm(ctx, agent, m, status) {
           `Not saved: the memory changed since you opened it (${error.message}). `,
           h("button", {type: "button", onclick: () => ctx.refresh()}, "Reload the memory")));
       } else {
-        replace(status, problem(error));
+        replace(status, refused(error));
       }
     }
   });
@@ -182,7 +254,7 @@ function supersedeForm(ctx, agent, m, status) {
       await ctx.navigate(memoryPath(agent, made.id));
       say(ctx, "Superseded: this is the new memory.");
     } catch (error) {
-      replace(status, problem(error));
+      replace(status, refused(error));
     }
   });
   return form;
@@ -208,7 +280,7 @@ function actions(ctx, agent, m, status, forms) {
         const after = await ctx.api("POST", `${base(agent, m.id)}/validate`);
         await ctx.refresh();
         say(ctx, `Validated: confidence ${num(after.confidence)}.`);
-      } catch (error) { replace(status, problem(error)); }
+      } catch (error) { replace(status, refused(error)); }
     }}, "Validate"),
     h("button", {type: "button", onclick: open(editForm)}, "Edit"),
     h("button", {type: "button", onclick: open(supersedeForm)}, "Supersede"),
@@ -223,7 +295,7 @@ function actions(ctx, agent, m, status, forms) {
           h("p", {role: "status"}, `Memory ${m.id} is forgotten.`),
           h("p", {}, h("a", {href: `/agents/${encodeURIComponent(agent)}`}, `Back to ${agent}`))));
         ctx.main.querySelector("h1").focus();
-      } catch (error) { replace(status, problem(error)); }
+      } catch (error) { replace(status, refused(error)); }
     }}, "Forget"));
 }
 
@@ -233,7 +305,7 @@ async function detail(ctx) {
   try {
     m = await ctx.api("GET", base(agent, id));
   } catch (error) {
-    if (error instanceof ApiError && (error.status === 404 || error.status === 422)) {
+    if (error instanceof ApiError && [403, 404, 422].includes(error.status)) {
       return h("section", {}, h("h1", {}, "Not found"),
         h("p", {role: "alert"}, "No memory with this id that you may read."));
     }
@@ -241,18 +313,21 @@ async function detail(ctx) {
   }
   const [versions, prov] = await Promise.all([
     ctx.api("GET", `${base(agent, id)}/history`), ctx.api("GET", `${base(agent, id)}/provenance`)]);
+  const chain = await chainOf(ctx, agent, m, prov);
   const status = h("div", {id: "memory-status", role: "status", "aria-live": "polite"},
     said && said.until > Date.now() ? h("p", {class: "ok"}, said.message) : null);
   const forms = h("div", {class: "forms"});
   return h("article", {class: "memory", "aria-labelledby": "memory-title"},
     h("h1", {id: "memory-title"}, "Memory ", h("code", {}, m.id)),
-    h("p", {class: "muted"}, `of ${agent}`, m.superseded_by ? " · superseded" : ""),
+    h("p", {class: "muted"}, m.scope === "agent" ? `${m.agent}'s own memory` :
+      `A ${m.scope} memory written by ${m.author || m.agent}, read as ${agent}`,
+    m.superseded_by ? " · superseded" : "", m.valid_until ? " · no longer valid" : ""),
     h("blockquote", {class: "content"}, m.content),
     actions(ctx, agent, m, status, forms),
     status,
     forms,
     h("section", {"aria-labelledby": "fields"}, h("h2", {id: "fields"}, "Details"), fields(m)),
-    historySection(agent, m, versions),
+    historySection(agent, m, versions, prov, chain),
     provenanceSection(agent, m, prov));
 }
 
