@@ -149,6 +149,8 @@ def test_reject_by_keyboard_dismisses_and_writes_nothing(page, site):
     # nothing left of dave's: the page says so when the whole queue is empty only, so the team's entry stays
 
     keep = site.held["team"]
+    page.reload()  # the first decision's live refresh must not land between the Tab and the Space below
+    expect(page.get_by_role("heading", name="Review", level=1)).to_be_visible()
     team = item(page, "deploys on Fridays")
     team.get_by_role("button", name="Approve").focus()
     page.keyboard.press("Tab")
