@@ -150,6 +150,20 @@ FRESH, FADING = 0.75, 0.4
 EXPIRING_DAYS = 7
 
 
+def _current_docs(index: "MemoryIndex", now_us: int) -> Any:
+    """The index's documents of current memories at ``now_us`` (microseconds)."""
+    import numpy as np
+
+    return np.flatnonzero(index.alive.view & index.current_mask(now_us)[:len(index.alive.view)])
+
+
+def current_count(index: "MemoryIndex", now: datetime) -> int:
+    """How many current memories the index holds at ``now`` (the ``total`` of :func:`overview`)."""
+    from cortex.index.layout import to_micros
+
+    return int(len(_current_docs(index, to_micros(now))))
+
+
 def overview(index: "MemoryIndex", policy: Any, now: datetime) -> dict[str, Any]:
     """The figures of one scope's current memories, from the derived index alone (no store read): ``total``,
     counts ``by_type`` and ``by_source``, ``last_activity`` (the latest creation, change, validation or showing),
@@ -161,7 +175,7 @@ def overview(index: "MemoryIndex", policy: Any, now: datetime) -> dict[str, Any]
     from cortex.index.layout import NEVER, NONE, SOURCES, TYPES, from_micros, to_micros
 
     now_us = to_micros(now)
-    docs = np.flatnonzero(index.alive.view & index.current_mask(now_us)[:len(index.alive.view)])
+    docs = _current_docs(index, now_us)
     col = {name: index.col(name)[docs] for name in ("type_code", "source", "created", "updated", "validated",
                                                      "last_used", "expires", "usage", "used", "confidence")}
     by_type = {t.value: int((col["type_code"] == k).sum()) for k, t in enumerate(TYPES)}

@@ -173,7 +173,7 @@ class ReadingOps(Kernel):
                 self._memories.index(own), min_confidence=settings.prune_min_confidence,
                 max_age=settings.prune_max_age, now=now))
             by_scope = {scope.relative: (figures["total"] if scope == own else
-                         listing.overview(self._memories.index(scope), self._policy(agent), now)["total"])
+                                         listing.current_count(self._memories.index(scope), now))
                         for scope in self._read_scopes(agent, None)}
         return {"agent": agent, **figures, "by_scope": by_scope}
 

@@ -120,10 +120,10 @@ async def send_error(send: Any, status: int, kind: str, message: str) -> None:
 
 
 class Guard:
-    """ASGI middleware: token from the headers first (``authenticate(headers, method)``: the bearer token, or the
-    browser's session cookie), then a bounded, timed body."""
+    """ASGI middleware: token from the headers first (``authenticate(headers)``: the bearer token, or the
+    browser's session cookie with its key), then a bounded, timed body."""
 
-    def __init__(self, app: Any, authenticate: Callable[[Any, str], Any], limits: Limits,
+    def __init__(self, app: Any, authenticate: Callable[[Any], Any], limits: Limits,
                  on_request: Callable[[], None] | None = None) -> None:
         self.app = app
         self.authenticate = authenticate
@@ -141,7 +141,7 @@ class Guard:
         who = None  # the agent the verified token names (cortex.caller): never what a header says otherwise
         if path.startswith(PROTECTED) and not (path == SIGN_IN and scope.get("method") == "POST"):
             try:
-                who = self.authenticate(headers, scope.get("method", "GET")).agent
+                who = self.authenticate(headers).agent
             except TokenFileError as exc:
                 await send_error(send, 503, "TokenFileError", str(exc))
                 return

@@ -176,7 +176,7 @@ def test_another_agents_token_does_not_reach_it(cx):
     from cortex.service.auth import Principal
 
     app = create_app(cx, mcp=False)
-    app.state.authenticate_request = lambda headers, method: Principal("bob")  # the routes' caller: bob's token
+    app.state.authenticate_request = lambda headers: Principal("bob")  # the routes' caller: bob's token
     with TestClient(app) as http:
         refused = http.get("/v1/agents/alice/echo", params={"word": "hi"})
     assert refused.status_code == 404, refused.text  # never a hint that alice exists

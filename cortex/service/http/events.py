@@ -4,8 +4,8 @@ review items, consolidation runs) as server-sent events, for the memory browser'
 Each event is ``id: <bus>-<n>`` and ``data: {kind, agent, scope, at, ...}`` (JSON); a comment every
 :data:`KEEP_ALIVE` seconds keeps proxies from closing a quiet stream. An agent's token receives the events of what
 it may read (its own memory, its teams', the swarm's), an admin's every one; the browser's session cookie is
-accepted as on every ``/v1`` route (``EventSource`` sends it). A client that reconnects with ``Last-Event-ID``
-first receives what it missed, while the server still has it. A subscriber too slow to read loses its oldest
+accepted with the session's key as on every ``/v1`` route (the page reads the stream with ``fetch``, which can send
+the key). A client that reconnects with ``Last-Event-ID`` first receives what it missed, while the server still has it. A subscriber too slow to read loses its oldest
 events and is told so (an event of kind ``gap`` with the count), as is one that comes back too late to be given
 what it missed (after a restart of the server: ``dropped`` is then -1). The stream ends when the client goes, when the
 server stops (within :data:`POLL` seconds of SIGTERM: it never holds a shutdown) and when the store is closed; the

@@ -20,7 +20,7 @@ Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 
 
 def _principal(request: Request) -> Principal:
-    principal: Principal = request.app.state.authenticate_request(dict(request.scope["headers"]), request.method)
+    principal: Principal = request.app.state.authenticate_request(dict(request.scope["headers"]))
     return principal
 
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
@@ -70,10 +68,7 @@ def add_web(app: FastAPI) -> None:
     """Serve the memory browser on ``app``: ``/`` and every screen's path answer the page, ``/static/...`` its
     files."""
 
-    async def page(request: Request) -> Response:
-        return _file(request, "index.html")
-
-    async def screen(request: Request, rest: str = "") -> Response:
+    async def page(request: Request, rest: str = "") -> Response:
         return _file(request, "index.html")
 
     async def asset(request: Request, path: str) -> Response:
@@ -84,10 +79,10 @@ def add_web(app: FastAPI) -> None:
     app.add_api_route("/", page, methods=["GET"], include_in_schema=False)
     app.add_api_route("/static/{path:path}", asset, methods=["GET"], include_in_schema=False)
     for name in SCREENS:  # each screen by name: any other path stays the API's JSON 404
-        app.add_api_route(f"/{name}", screen, methods=["GET"], include_in_schema=False)
-        app.add_api_route(f"/{name}/{{rest:path}}", screen, methods=["GET"], include_in_schema=False)
+        app.add_api_route(f"/{name}", page, methods=["GET"], include_in_schema=False)
+        app.add_api_route(f"/{name}/{{rest:path}}", page, methods=["GET"], include_in_schema=False)
 
 
-def static_files() -> dict[str, Any]:
+def static_files() -> dict[str, Path]:
     """Every file the page serves, by its path under ``/static/`` (what the tests compare with the repository)."""
     return {str(p.relative_to(STATIC)): p for p in sorted(STATIC.rglob("*")) if p.is_file() and p.suffix in _TYPES}

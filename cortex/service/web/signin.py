@@ -28,7 +28,7 @@ from cortex.errors import AuthError
 
 #: The session cookie's name.
 COOKIE = "cortex_session"
-#: The header that carries the CSRF token of a change made with the cookie.
+#: The header that carries the session's key, which every request made with the cookie needs.
 CSRF_HEADER = "x-csrf-token"
 #: How long a session lasts without use (seconds), and at most in all.
 IDLE_SECONDS = 12 * 3600
@@ -76,7 +76,7 @@ class WebSessions:
             session = self._sessions.get(sid)
             if session is None:
                 return None
-            if now - session.seen > IDLE_SECONDS or now - session.created > MAX_SECONDS:
+            if _ended(session, now):
                 del self._sessions[sid]
                 return None
             session.seen = now
@@ -89,9 +89,13 @@ class WebSessions:
                 self._sessions.pop(sid, None)
 
     def _expire(self, now: float) -> None:
-        for sid in [k for k, s in self._sessions.items()
-                    if now - s.seen > IDLE_SECONDS or now - s.created > MAX_SECONDS]:
+        for sid in [k for k, s in self._sessions.items() if _ended(s, now)]:
             del self._sessions[sid]
+
+
+def _ended(session: WebSession, now: float) -> bool:
+    """Whether ``session`` went unused too long, or lasted too long in all, at ``now``."""
+    return now - session.seen > IDLE_SECONDS or now - session.created > MAX_SECONDS
 
 
 def cookie_of(headers: Mapping[bytes, bytes]) -> str | None:
@@ -109,12 +113,11 @@ def cookie_of(headers: Mapping[bytes, bytes]) -> str | None:
 
 
 def request_authenticator(authenticate: Callable[[str | None], Any], sessions: WebSessions
-                          ) -> Callable[[Mapping[bytes, bytes], str], Any]:
-    """The caller of a request from its raw headers (``method``: kept for callers that tell requests apart): its
-    ``Authorization`` header when it has one, else its session cookie with the session's key in
+                          ) -> Callable[[Mapping[bytes, bytes]], Any]:
+    """The caller of a request from its raw headers: its ``Authorization`` header when it has one, else its session cookie with the session's key in
     :data:`CSRF_HEADER`, else no token at all."""
 
-    def of_request(headers: Mapping[bytes, bytes], method: str) -> Any:
+    def of_request(headers: Mapping[bytes, bytes]) -> Any:
         header = headers.get(b"authorization")
         if header is not None:
             return authenticate(header.decode("latin-1"))
