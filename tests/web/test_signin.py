@@ -93,6 +93,8 @@ def test_the_page_has_a_strict_content_security_policy_and_hardening_headers(sit
         assert answer.headers["referrer-policy"] == "no-referrer"
     assert httpx.get(f"{site.url}/nowhere").status_code == 404
     assert httpx.get(f"{site.url}/static/../__init__.py").status_code in (404, 422)
+    nul = httpx.get(f"{site.url}/static/js/app.js%00.js")  # a NUL byte: a clear 422, not a crash
+    assert nul.status_code == 422 and nul.json()["error"]["field"] == "path"
 
 
 def test_the_served_files_are_the_committed_files_byte_for_byte(site) -> None:

@@ -72,7 +72,7 @@ def add_web(app: FastAPI) -> None:
         return _file(request, "index.html")
 
     async def asset(request: Request, path: str) -> Response:
-        if "\\" in path or any(part in ("", ".", "..") for part in path.split("/")):
+        if "\\" in path or "\0" in path or any(part in ("", ".", "..") for part in path.split("/")):
             raise InvalidInputError("path", "not a file of the page")
         return _file(request, path)
 
