@@ -27,9 +27,12 @@ log = logging.getLogger("cortex.serve")
 
 MAX_BODY_ENV = "CORTEX_MAX_BODY_BYTES"
 BODY_TIMEOUT_ENV = "CORTEX_BODY_TIMEOUT"
+HEADER_TIMEOUT_ENV = "CORTEX_HEADER_TIMEOUT"
 #: A batch of 10,000 memories of 1 KB is ~11 MB of JSON.
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 DEFAULT_BODY_TIMEOUT = 30.0
+#: Seconds a connection may take to send a request's line and headers, from its opening or its first byte
+DEFAULT_HEADER_TIMEOUT = 10.0
 #: Paths that need a token; everything else (/healthz, /docs, /openapi.json, the memory browser's page) is public.
 PROTECTED = ("/v1", "/mcp")
 #: Protected paths that take no token: signing in to the browser (the token is in the body, checked by the route).
@@ -38,20 +41,24 @@ SIGN_IN = "/v1/session"
 
 @dataclass(frozen=True)
 class Limits:
-    """How much a request may send, and how long it may take to send it."""
+    """How much a request may send, and how long it may take to send it (its headers: ``cortex serve``'s
+    connections, :func:`cortex.service.server.serve`; its body: :class:`Guard`)."""
 
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     body_timeout: float = DEFAULT_BODY_TIMEOUT
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
 
     @classmethod
     def from_env(cls, max_body_bytes: int | None = None, body_timeout: float | None = None) -> "Limits":
-        """Explicit values, else ``$CORTEX_MAX_BODY_BYTES`` / ``$CORTEX_BODY_TIMEOUT``, else the defaults."""
+        """Explicit values, else ``$CORTEX_MAX_BODY_BYTES`` / ``$CORTEX_BODY_TIMEOUT`` / ``$CORTEX_HEADER_TIMEOUT``,
+        else the defaults."""
         env = os.environ.get
         if max_body_bytes is None:
             max_body_bytes = int(env(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
         if body_timeout is None:
             body_timeout = float(env(BODY_TIMEOUT_ENV) or DEFAULT_BODY_TIMEOUT)
-        return cls(max_body_bytes=max_body_bytes, body_timeout=body_timeout)
+        header_timeout = float(env(HEADER_TIMEOUT_ENV) or DEFAULT_HEADER_TIMEOUT)
+        return cls(max_body_bytes=max_body_bytes, body_timeout=body_timeout, header_timeout=header_timeout)
 
 
 #: SPARQL queries one token may run at once (``CORTEX_SPARQL_PER_TOKEN``).

@@ -7,6 +7,7 @@ SIGINT stops accepting, flushes and closes the store, and removes the discovery 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import ipaddress
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("cortex.serve")
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
 DEFAULT_MAX_CONCURRENCY = 256
+#: The largest request line and headers (bytes).
+MAX_HEADER_BYTES = 16 * 1024
 
 
 def is_loopback(host: str) -> bool:
@@ -156,12 +159,15 @@ def serve(
     def note_activity() -> None:
         last_request[0] = time.monotonic()
 
+    limits = Limits.from_env(max_body_bytes, body_timeout)
     app = create_app(cx, tokens=tokens, local_token=info.token,
                      allowed_hosts=LOOPBACK_NAMES if is_loopback(host) else None,
-                     limits=Limits.from_env(max_body_bytes, body_timeout), on_request=note_activity,
+                     limits=limits, on_request=note_activity,
                      on_startup=started, on_shutdown=stopped, watch_notes=True)
+    # event streams hold their connection while open: at most a quarter of them, the rest for every other route
+    app.state.stream_slots.total = max(1, (max_concurrency or DEFAULT_MAX_CONCURRENCY) // 4)
 
-    server = _uvicorn_server(app, max_concurrency)
+    server = _uvicorn_server(app, max_concurrency, limits.header_timeout)
     app.state.stopping = lambda: server.should_exit  # SIGTERM: open event streams end at once
     if idle_exit:
         _stop_when_idle(server, idle_exit, last_request)
@@ -174,17 +180,68 @@ def serve(
     return True
 
 
-def _uvicorn_server(app: Any, max_concurrency: int | None) -> "uvicorn.Server":
-    """The uvicorn server of ``app`` (see :func:`_server_class`)."""
+def _uvicorn_server(app: Any, max_concurrency: int | None, header_timeout: float) -> "uvicorn.Server":
+    """The uvicorn server of ``app`` (see :func:`_server_class`), its connections by :func:`_protocol_class`."""
     import uvicorn
 
-    # beyond max_concurrency requests in flight uvicorn answers 503 at once instead of queueing without bound
-    # timeout_keep_alive well above the clients' 5 s keep-alive expiry (httpx's default): with both at 5 s, a
-    # client could reuse a connection in the instant the server closed it, and see a connection reset
+    # beyond max_concurrency connections or requests in flight uvicorn answers 503 at once instead of queueing
+    # without bound; timeout_keep_alive well above the clients' 5 s keep-alive expiry (httpx's default): with both
+    # at 5 s, a client could reuse a connection in the instant the server closed it, and see a connection reset.
+    # h11_max_incomplete_event_size: a request line and headers larger than 16 KiB get 400 (h11's default, said)
     settings = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10,
-                              limit_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY, timeout_keep_alive=30)
+                              limit_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY, timeout_keep_alive=30,
+                              h11_max_incomplete_event_size=MAX_HEADER_BYTES, http=_protocol_class(header_timeout))
     server: uvicorn.Server = _server_class()(settings)
     return server
+
+
+def _protocol_class(header_timeout: float) -> type:
+    """uvicorn's h11 connection, with a time-out for the request's line and headers, which uvicorn lacks: a
+    connection that never sends a request, or sends its headers a byte at a time, would hold one of the
+    ``--max-concurrency`` connections for ever (255 of them and every route answers 503). uvicorn's keep-alive
+    time-out only runs between two requests and ends at the first byte received. Here the headers must be whole
+    within ``header_timeout`` seconds of the connection's opening, or of the first byte of a next request."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Protocol(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:  # the request's headers are in: its body has its own time-out
+                self._disarm()
+            elif self.conn.trailing_data[0] and self._header_timer is None:  # a next request begun
+                self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:  # a pipelined request begun
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(header_timeout, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _too_slow(self) -> None:
+            self._header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+    return Protocol
 
 
 def _take_over(state_dir: Path, tokens: TokenStore, host: str, auto: bool,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import queue
 import signal
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -215,3 +216,132 @@ def test_the_sweep_does_not_wait_for_an_open_stream(tmp_path: Path) -> None:
     finally:
         stream.close()
         assert server.stop() == 0
+
+
+def test_one_token_cannot_take_every_connection_with_streams(tmp_path: Path) -> None:
+    """Streams hold their connection: one token holds at most 8, every caller together a quarter of the server's
+    connections (here 48 // 4 = 12); beyond, a clear 429, and every other route still answers meanwhile. Real
+    connections over loopback (raw sockets: closing one is the client going, at once)."""
+    server = start_server(project(tmp_path), "--max-concurrency", "48", CORTEX_EMBEDDINGS="none")
+    tokens = {name: server.call("POST", "/v1/tokens", json={"agent": name}).json()["token"] for name in AGENTS}
+    held: list[socket.socket] = []
+
+    def open_stream(token: str | None = None, **headers: str) -> tuple[int, bytes, socket.socket]:
+        sock = _raw(server.url)
+        held.append(sock)
+        lines = ["GET /v1/events HTTP/1.1", "Host: 127.0.0.1", *(f"{k}: {v}" for k, v in headers.items())]
+        if token:
+            lines.append(f"Authorization: Bearer {token}")
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(4096)
+        status = int(data.split(b" ", 2)[1])
+        if status != 200:
+            data += _body(sock, data)
+        return status, data, sock
+
+    try:
+        assert [open_stream(tokens["alice"])[0] for _ in range(8)] == [200] * 8
+        status, answer, _ = open_stream(tokens["alice"])
+        assert status == 429 and b"TooBusyError" in answer and b"already holds 8 open event streams" in answer
+        assert server.call("GET", "/v1/agents/alice/memories", token=tokens["alice"]).status_code == 200
+        # a browser session counts towards its token
+        signed = httpx.post(f"{server.url}/v1/session", json={"token": tokens["alice"]})
+        cookie = {"Cookie": f"cortex_session={signed.cookies['cortex_session']}", "X-CSRF-Token": signed.json()["csrf"]}
+        assert open_stream(**cookie)[0] == 429
+        # other tokens open theirs up to the server's bound
+        bobs = [open_stream(tokens["bob"]) for _ in range(4)]
+        assert [status for status, _, _ in bobs] == [200] * 4
+        status, answer, _ = open_stream(tokens["carol"])
+        assert status == 429 and b"the server already holds 12 open event streams" in answer
+        assert server.call("GET", "/v1/agents/carol/memories", token=tokens["carol"]).status_code == 200
+        # a stream that ends gives its place back
+        bobs[0][2].close()
+        deadline = time.monotonic() + 10
+        while (opened := open_stream(tokens["carol"]))[0] != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        status, _, carols = opened
+        assert status == 200
+        made = server.call("POST", "/v1/agents/carol/memories", json={"content": "heard on the freed slot"}).json()
+        carols.settimeout(10)
+        heard = b""
+        while made["id"].encode() not in heard:
+            heard += carols.recv(4096)
+    finally:
+        for sock in held:
+            sock.close()
+        server.stop()
+
+
+def _body(sock: socket.socket, data: bytes) -> bytes:
+    """The rest of the body of an answer whose headers (and maybe some of the body) are ``data``."""
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length")))
+    rest = b""
+    while len(body) + len(rest) < length:
+        rest += sock.recv(4096)
+    return rest
+
+
+def _raw(url: str) -> socket.socket:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def _response(sock: socket.socket) -> bytes:
+    """One whole response read from ``sock`` (its headers and its Content-Length of body)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(4096)
+    return data + _body(sock, data)
+
+
+def _closed_by_server(sock: socket.socket, within: float) -> bool:
+    """Whether the server closes ``sock`` within ``within`` seconds (reading what it may send first)."""
+    sock.settimeout(within)
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def test_connections_that_send_no_request_are_closed(tmp_path: Path) -> None:
+    """uvicorn has no time-out for a request's headers: connections that send nothing, or a header a byte at a
+    time, held the server's connections for ever (every route answered 503). Now they are closed after
+    $CORTEX_HEADER_TIMEOUT seconds, while a kept-alive connection between two requests still lasts."""
+    server = start_server(project(tmp_path), "--max-concurrency", "8", CORTEX_EMBEDDINGS="none",
+                          CORTEX_HEADER_TIMEOUT="1")
+    idle = [_raw(server.url) for _ in range(7)]
+    slow = _raw(server.url)
+    try:
+        slow.sendall(b"GET /healthz HTTP/1.1\r\n")
+        time.sleep(0.2)
+        assert httpx.get(f"{server.url}/healthz").status_code == 503  # held: the server's connections are taken
+        started = time.monotonic()
+        for _ in range(8):  # a byte every 0.3 s never completes the headers in time
+            try:
+                slow.sendall(b"X")
+            except OSError:
+                break
+            time.sleep(0.3)
+        assert _closed_by_server(slow, 3) and time.monotonic() - started < 4
+        assert all(_closed_by_server(sock, 3) for sock in idle)
+        assert httpx.get(f"{server.url}/healthz").status_code == 200
+        # a connection kept alive between two requests is not cut by the headers' time-out
+        kept = _raw(server.url)
+        request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        for _ in range(2):
+            kept.sendall(request)
+            assert _response(kept).startswith(b"HTTP/1.1 200")
+            time.sleep(1.5)
+        kept.close()
+    finally:
+        for sock in [*idle, slow]:
+            sock.close()
+        server.stop()

@@ -183,6 +183,8 @@ def create_app(
     app.state.local_token = local_token
     #: whether the server is stopping (``cortex serve`` sets it): open event streams end then
     app.state.stopping = lambda: False
+    #: the open event streams, per token and in all (``cortex serve`` bounds them by its --max-concurrency)
+    app.state.stream_slots = events.StreamSlots()
     _start_services(app, cx, watch_notes)
     handle_errors(app)
     for router in ROUTERS:
