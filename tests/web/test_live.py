@@ -216,3 +216,34 @@ def test_the_refresh_table_covers_every_screen(page, site) -> None:
     ])""")
     assert said == ["New capture for alice", "3 new memories for alice in team:backend",
                     "New memory held for review for bob", "Consolidation run in team:backend: 2 contradictions for review"]
+
+
+def test_seven_tabs_of_one_browser_all_load_and_the_last_one_is_live(page, site) -> None:
+    """A browser opens at most 6 connections to a host; a stream per tab left a 6th tab nothing to load with. One
+    tab reads the stream for all the tabs of the browser, and another takes over when it closes."""
+    sign_in(page, site.admin, "/agents")
+    expect(page.get_by_role("banner").get_by_text("Live", exact=True)).to_be_visible()
+    errors: list[str] = []
+    tabs = [page]
+    for _ in range(6):
+        tab = page.context.new_page()
+        tab.set_default_timeout(10_000)
+        tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        tab.on("pageerror", lambda e: errors.append(str(e)))
+        tab.goto("/agents")
+        expect(tab.get_by_role("heading", name="Agents", level=1)).to_be_visible()
+        tabs.append(tab)
+    last = tabs[-1]
+    expect(last.get_by_role("banner").get_by_text("Live", exact=True)).to_be_visible()
+    before = memories_of(site, "alice")
+    site.store("alice", "seven tabs hear this one")
+    for tab in (last, page):
+        expect(agent_row(tab, "alice").get_by_role("cell").nth(1)).to_have_text(str(before + 1))
+        expect(tab.locator("#live")).to_contain_text("New memory for alice")
+    # the tab that reads for the others goes: another one takes over, and the last tab still hears
+    page.close()
+    site.store("alice", "still heard with the first tab gone")
+    expect(agent_row(last, "alice").get_by_role("cell").nth(1)).to_have_text(str(before + 2))
+    expect(last.get_by_role("banner").get_by_text("Live", exact=True)).to_be_visible()
+    assert memories_of(site, "alice") == before + 2
+    assert not errors, errors

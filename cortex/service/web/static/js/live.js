@@ -4,6 +4,13 @@
 // current screen when REFRESH says it changes it: at most about once a second, and never under the reader's
 // hands (a field being typed in, a dialog open): then a "New activity" note with a "Refresh" button instead.
 // The header says whether the page is live ("Live", "Reconnecting…", "Offline"), in words.
+//
+// One stream per browser, whatever its tabs: a stream holds one of the six connections a browser opens to a host,
+// so a tab each would leave a sixth tab nothing to load with. The tabs signed in as the same caller elect a leader
+// with the Web Locks API (the lock is held as long as the tab lives and passes to a waiting tab when it closes);
+// the leader reads the stream and relays each event and its state to the others on a BroadcastChannel. A tab that
+// takes over reads on from the last event it was relayed (Last-Event-ID), so nothing is missed. Where the browser
+// offers no Web Locks (a page served over plain http beyond loopback is no secure context) each tab reads its own.
 
 import {sessionHeaders} from "./api.js";
 import {h, replace} from "./dom.js";
@@ -40,9 +47,21 @@ let wanted = false;
 let messages = [];
 let indicator = null;
 let notice = null;
+/** The tabs' channel (null: reading alone), whether this tab leads, the end of its lock, its state as said. */
+let channel = null;
+let leading = false;
+let unlock = null;
+let stated = null;
+
+/** Say the stream's state in the header, and to the other tabs when this one reads for them. */
+function state(text, kind) {
+  stated = {type: "state", text, kind};
+  indicate(text, kind);
+  if (leading && channel) channel.postMessage(stated);
+}
 
 /** The header's indicator (made once per sign-in). */
-function state(text, kind) {
+function indicate(text, kind) {
   if (!indicator) {
     indicator = h("span", {class: "live-state", id: "live-state"});
     const who = document.getElementById("who");
@@ -57,9 +76,44 @@ function state(text, kind) {
 export function start(me) {
   stop();
   state("Connecting…", "connecting");
+  if (!navigator.locks || typeof BroadcastChannel !== "function") {
+    read(me);
+    return;
+  }
+  // one leader per caller: tabs signed in as another caller (another token) have a stream of their own
+  const name = `cortex-live:${me.token_id || (me.admin ? "admin" : `agent:${me.agent}`)}`;
+  const tabs = new BroadcastChannel(name);
+  channel = tabs;
+  tabs.onmessage = (message) => relayed(message.data);
+  const abort = new AbortController();
+  unlock = () => abort.abort();
+  navigator.locks.request(name, {signal: abort.signal}, () => new Promise((resolve) => {
+    if (channel !== tabs) return resolve();  // stopped while waiting
+    unlock = resolve;
+    leading = true;
+    read(me);
+  })).catch(() => { /* stopped while waiting: the request was aborted */ });
+  tabs.postMessage({type: "hello"});  // the leader, if any, says its state
+}
+
+function read(me) {
   const controller = new AbortController();
   source = controller;
+  state("Connecting…", "connecting");
   listen(me, controller);
+}
+
+/** A message of another tab: the leader's event or state, or a new tab asking for the state. */
+function relayed(message) {
+  if (!message || leading && message.type !== "hello") return;
+  if (message.type === "hello") {
+    if (leading && stated) channel.postMessage(stated);
+  } else if (message.type === "state") {
+    indicate(message.text, message.kind);
+  } else if (message.type === "event") {
+    if (message.id) lastId = message.id;
+    received(message.event);
+  }
 }
 
 async function listen(me, controller) {
@@ -105,6 +159,7 @@ function frame(text) {
   if (!data.length) return;  // a keep-alive comment
   let event;
   try { event = JSON.parse(data.join("\n")); } catch (_) { return; }
+  if (leading && channel) channel.postMessage({type: "event", event, id: lastId});
   received(event);
 }
 
@@ -119,6 +174,12 @@ function retry(me, controller, reconnecting = true) {
 export function stop() {
   if (source) source.abort();
   source = null;
+  if (channel) channel.close();
+  channel = null;
+  leading = false;
+  if (unlock) unlock();  // another tab leads now
+  unlock = null;
+  stated = null;
   lastId = null;
   clearTimeout(retryTimer);
   clearTimeout(flushTimer);
