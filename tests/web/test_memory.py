@@ -216,3 +216,31 @@ def test_no_serious_accessibility_violation(page, site) -> None:
     page.get_by_role("button", name="Forget").click()
     expect(page.get_by_role("dialog")).to_be_visible()
     assert serious_axe_violations(page) == []
+
+
+def test_an_actions_message_stays_after_its_own_live_update(page, site) -> None:
+    """Validate and Save re-render the memory; their own event re-renders it again a moment later (the shared
+    mechanism of app.js): the message stays."""
+    memory = site.store("alice", "Deploy with the blue pipeline", confidence=0.5)
+    sign_in(page, site.admin, _path("alice", memory["id"]))
+    expect(page.get_by_role("banner").get_by_text("Live", exact=True)).to_be_visible()
+    page.evaluate("""() => {
+        window.renders = 0;
+        document.addEventListener("cortex:shown", () => { window.renders += 1; });
+    }""")
+    page.get_by_role("button", name="Validate").click()
+    expect(page.locator("#memory-status").filter(has_text="Validated")).to_be_visible()
+    page.wait_for_function("() => window.renders >= 2")  # the action's own render, then its live update
+    expect(page.locator("#memory-status").filter(has_text="Validated")).to_be_visible()
+    assert site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").json()["confidence"] > 0.5
+
+    page.evaluate("() => { window.renders = 0; }")
+    page.get_by_role("button", name="Edit").click()
+    page.get_by_label("Content").fill("Deploy with the green pipeline")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#memory-status").filter(has_text="Saved")).to_be_visible()
+    page.wait_for_function("() => window.renders >= 2")
+    expect(page.locator("#memory-status").filter(has_text="Saved")).to_be_visible()
+    expect(page.get_by_role("blockquote").filter(has_text="green pipeline")).to_be_visible()
+    assert site.call("GET", f"/v1/agents/alice/memories/{memory['id']}").json()["content"] == \
+        "Deploy with the green pipeline"

@@ -216,3 +216,22 @@ def test_the_screen_is_axe_clean(page, site):
     expect(page.get_by_role("heading", name="Contradiction").first).to_be_visible()
     violations = [v for v in Axe().run(page).response["violations"] if v["impact"] in ("critical", "serious")]
     assert violations == [], violations
+
+
+def test_a_decisions_message_stays_after_its_own_live_update(page, site):
+    """The decision's own event re-renders the screen a moment later (the shared mechanism of app.js): the
+    message stays, and so does the focus on it."""
+    old, new = contradiction(site, "lead", "zeta")
+    sign_in(page, site.admin, "/review")
+    expect(page.get_by_role("banner").get_by_text("Live", exact=True)).to_be_visible()
+    page.evaluate("""() => {
+        window.renders = 0;
+        document.addEventListener("cortex:shown", () => { window.renders += 1; });
+    }""")
+    item(page, old["content"]).get_by_role("button", name="Approve").click()
+    expect(status(page)).to_contain_text(f"{old['id']} superseded by {new['id']}")
+    page.wait_for_function("() => window.renders >= 1")  # the live update of the decision
+    expect(status(page)).to_contain_text(f"{old['id']} superseded by {new['id']}")
+    expect(status(page)).to_be_focused()
+    expect(item(page, old["content"])).to_have_count(0)
+    assert site.call("GET", f"/v1/agents/lead/memories/{old['id']}").json()["superseded_by"] == new["id"]

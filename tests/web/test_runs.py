@@ -113,3 +113,40 @@ def test_an_agent_sees_only_its_own_runs_and_flagged_texts_show_as_text(page, si
         expect(page.get_by_text(run["run"])).to_have_count(0)
     assert site.call("GET", "/v1/consolidate/runs", token=site.tokens["bob"],
                      params={"agent": "carol"}).status_code == 403
+
+
+def _count_renders(page) -> None:
+    page.evaluate("""() => {
+        window.renders = 0;
+        document.addEventListener("cortex:shown", () => { window.renders += 1; });
+    }""")
+
+
+def test_the_report_of_a_run_and_of_its_undo_stays_after_their_live_update(page, site) -> None:
+    """The run's own event re-renders the screen a moment later: its report stays (it was wiped to a line)."""
+    site.store("lead", "The release train leaves every second Tuesday.")
+    site.store("lead", "the release train leaves every second tuesday")
+    sign_in(page, site.admin, "/runs?scope=agent:lead")
+    expect(page.get_by_label("Scope")).to_have_value("agent:lead")
+    expect(page.get_by_role("banner").get_by_text("Live", exact=True)).to_be_visible()
+    _count_renders(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    report = page.get_by_role("region", name="Run of agent lead", exact=True)
+    expect(report).to_contain_text(re.compile(r"Run \d{8}T\d{6}-[0-9a-f]{6} written"))
+    page.wait_for_function("() => window.renders >= 1")  # the live update of the run re-rendered the screen
+    [run] = _runs(site, agent="lead")
+    row = page.get_by_role("row", name=re.compile(run["run"]))
+    expect(row).to_contain_text("1 merged")
+    expect(report).to_contain_text(f"Run {run['run']} written.")
+    expect(report.get_by_role("heading", name="Merged (1)")).to_be_visible()
+
+    _count_renders(page)
+    row.get_by_role("button", name="Undo").click()
+    page.get_by_role("dialog").get_by_role("button", name="Undo run").click()
+    undone = page.get_by_role("region", name=f"Run {run['run']} undone")
+    expect(undone).to_contain_text("Restored")
+    page.wait_for_function("() => window.renders >= 1")
+    expect(row).to_contain_text("undone")
+    expect(undone).to_contain_text("Restored")
+    expect(page.get_by_role("status").filter(has=undone)).to_have_count(1)
+    assert _runs(site, agent="lead")[0]["undone_at"] is not None

@@ -42,9 +42,28 @@ export function query(params) {
   return text ? `?${text}` : "";
 }
 
+/** How many changes (non-GET requests) of the page are under way. */
+let writes = 0;
+
+/** Whether a change the page asked for is under way (live.js waits for it before re-rendering the screen: the
+ * screen's own report of it must be on the screen first). */
+export function writing() {
+  return writes > 0;
+}
+
 /** One request: `api("GET", "/agents")`, `api("POST", "/agents/x/memories", {content})`. Resolves to the JSON
  * answer (null for 204); rejects with an ApiError. `raw: true` resolves to the Response itself. */
-export async function api(method, path, body, {raw = false, headers = {}} = {}) {
+export async function api(method, path, body, options = {}) {
+  const change = method !== "GET" && method !== "HEAD";
+  if (change) writes++;
+  try {
+    return await request(method, path, body, options);
+  } finally {
+    if (change) writes--;
+  }
+}
+
+async function request(method, path, body, {raw = false, headers = {}} = {}) {
   // Cortex-Surface: what the page does is recorded in provenance as done through the browser ("web")
   const init = {method, credentials: "same-origin", headers: {"cortex-surface": "web", ...sessionHeaders(), ...headers}};
   if (body !== undefined) {

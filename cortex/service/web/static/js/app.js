@@ -24,6 +24,9 @@ const who = document.getElementById("who");
 let me = null;
 let agentList = null;
 let rendering = 0;
+/** The render under way (its promise), and the page path (with its query) whose screen #main shows. */
+let underWay = null;
+let shownPath = null;
 
 /** The declared agents with memory the caller may use (cached for the page's life; `fresh` reloads). */
 async function declaredAgents(fresh = false) {
@@ -104,9 +107,33 @@ function markCurrent(path) {
 }
 
 /** Show the screen the current path names; `quiet` (a live update, live.js): in place, without "Loading…" and
- * without moving the focus. */
-export async function show({quiet = false} = {}) {
+ * without moving the focus, and what the screen said in its elements marked `data-keep` (with an id: a status, the
+ * report of an action) stays: the live update that follows a screen's own change must not wipe its report. */
+export function show(options) {
+  const shown = display(options);
+  underWay = shown;
+  shown.finally(() => { if (underWay === shown) underWay = null; });
+  return shown;
+}
+
+/** Resolves once no render is under way (live.js re-renders only then: not over a screen being shown). */
+export async function settled() {
+  while (underWay) {
+    try { await underWay; } catch (_) { /* shown as an error already */ }
+  }
+}
+
+/** Move what the shown screen's `data-keep` elements hold into the same elements (by id) of its new render. */
+function carryOver(node) {
+  for (const kept of node.querySelectorAll("[data-keep][id]")) {
+    const old = document.getElementById(kept.id);
+    if (old && main.contains(old) && old.hasAttribute("data-keep")) kept.replaceChildren(...old.childNodes);
+  }
+}
+
+async function display({quiet = false} = {}) {
   const ticket = ++rendering;
+  const page = location.pathname + location.search;
   if (!me) {
     signedOut();
     return;
@@ -118,7 +145,10 @@ export async function show({quiet = false} = {}) {
   const params = route ? path.match(route.path).slice(1).map(decodeURIComponent) : [];
   const ctx = {me, params, query: new URLSearchParams(location.search), navigate, api, agents: declaredAgents,
     refresh: show, main};
-  if (!quiet) replace(main, h("p", {class: "loading", role: "status"}, "Loading…"));
+  if (!quiet) {
+    replace(main, h("p", {class: "loading", role: "status"}, "Loading…"));
+    shownPath = null;
+  }
   let node;
   try {
     if (!route) throw new ApiError(404, "NotFound", `No screen at ${path}`);
@@ -133,7 +163,9 @@ export async function show({quiet = false} = {}) {
     document.title = "Error · Cortex";
   }
   if (ticket !== rendering) return;  // a later navigation won
+  if (quiet && shownPath === page) carryOver(node);
   replace(main, node);
+  shownPath = page;
   const heading = main.querySelector("h1");
   if (heading) {
     heading.setAttribute("tabindex", "-1");

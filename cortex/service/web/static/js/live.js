@@ -3,6 +3,8 @@
 // status region (#live), handed to whatever screen listens ("cortex:event" on document), and re-renders the
 // current screen when REFRESH says it changes it: at most about once a second, and never under the reader's
 // hands (a field being typed in, a dialog open): then a "New activity" note with a "Refresh" button instead.
+// Nor over the page's own work: it waits for the page's changes under way (api.js) and for a screen being shown
+// (app.js), and what a screen said of its own change (its `data-keep` elements) stays on the re-rendered screen.
 // The header says whether the page is live ("Live", "Reconnecting…", "Offline"), in words.
 //
 // One stream per browser, whatever its tabs: a stream holds one of the six connections a browser opens to a host,
@@ -12,9 +14,9 @@
 // takes over reads on from the last event it was relayed (Last-Event-ID), so nothing is missed. Where the browser
 // offers no Web Locks (a page served over plain http beyond loopback is no secure context) each tab reads its own.
 
-import {sessionHeaders} from "./api.js";
+import {sessionHeaders, writing} from "./api.js";
 import {h, replace} from "./dom.js";
-import {show} from "./app.js";
+import {settled, show} from "./app.js";
 
 /** Which events change which screen: the screen's path pattern and the kinds of event that change it. `agent`
  * (a group of the pattern) keeps the events of that agent (or of a shared scope it may read); `memory` (a group)
@@ -270,6 +272,10 @@ export function busy() {
 
 async function flush() {
   flushTimer = null;
+  if (wanted && writing()) {  // the page's own change under way: its screen reports it first, then re-renders
+    flushTimer = setTimeout(flush, GATHER);
+    return;
+  }
   const said = messages.length > 3 ? [...messages.slice(-3), `and ${messages.length - 3} more`] : messages;
   messages = [];
   const region = document.getElementById("live");
@@ -290,6 +296,7 @@ async function flush() {
 /** Re-render the current screen in place: the reader keeps their place (focus, scroll). */
 async function refresh() {
   hideNotice();
+  await settled();
   const main = document.getElementById("main");
   const focused = main && main.contains(document.activeElement) ? describeFocus(document.activeElement) : null;
   const scroll = window.scrollY;

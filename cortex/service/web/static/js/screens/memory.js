@@ -260,11 +260,8 @@ function supersedeForm(ctx, agent, m, status) {
   return form;
 }
 
-// what the last action said, kept a few seconds: the live update of the action's own write re-renders the screen
-let said = null;
-
+// what the last action said, in the status (data-keep: the live update of the action's own write keeps it, app.js)
 function say(ctx, message) {
-  said = {message, until: Date.now() + 8000};
   const box = ctx.main.querySelector("#memory-status");
   if (box) replace(box, h("p", {class: "ok"}, message));
 }
@@ -314,8 +311,7 @@ async function detail(ctx) {
   const [versions, prov] = await Promise.all([
     ctx.api("GET", `${base(agent, id)}/history`), ctx.api("GET", `${base(agent, id)}/provenance`)]);
   const chain = await chainOf(ctx, agent, m, prov);
-  const status = h("div", {id: "memory-status", role: "status", "aria-live": "polite"},
-    said && said.until > Date.now() ? h("p", {class: "ok"}, said.message) : null);
+  const status = h("div", {id: "memory-status", role: "status", "aria-live": "polite", dataset: {keep: ""}});
   const forms = h("div", {class: "forms"});
   return h("article", {class: "memory", "aria-labelledby": "memory-title"},
     h("h1", {id: "memory-title"}, "Memory ", h("code", {}, m.id)),

@@ -4,10 +4,6 @@
 // its run and the buttons "Approve" and "Reject" (POST /v1/review: accept true / false) where the caller may decide.
 import {facts, h, memoryPath, problem, replace} from "../dom.js";
 
-/** The last decision's message, shown again when the screen is re-rendered soon after (a live update). */
-let recent = null;
-const KEEP_MESSAGE = 60000;
-
 export const routes = [
   {path: /^\/review$/, title: "Review", render},
 ];
@@ -100,8 +96,9 @@ function said(item, accept, report) {
 async function render(ctx) {
   const items = await ctx.api("GET", "/review/all");
   const self = ctx.me.admin ? {} : (await ctx.agents()).find((a) => a.name === ctx.me.agent) || {};
-  const keep = recent && recent.until > Date.now() ? recent.text : null;
-  const status = h("p", {id: "review-status", role: "status", tabindex: "-1", class: "review-status"}, keep);
+  // data-keep: the last decision's message stays when its own live update re-renders the screen (app.js)
+  const status = h("p", {id: "review-status", role: "status", tabindex: "-1", class: "review-status",
+    dataset: {keep: ""}});
   const list = h("div", {class: "review-list"});
   const empty = () => h("p", {class: "empty"}, "Nothing waiting for review");
 
@@ -152,7 +149,6 @@ function card(ctx, item, self, status, list, empty) {
     try {
       const report = await ctx.api("POST", "/review", body);
       const message = said(item, accept, report);
-      recent = {text: message, until: Date.now() + KEEP_MESSAGE};
       const section = article.closest("section.review-scope");
       article.remove();
       if (section && !section.querySelector("article")) section.remove();

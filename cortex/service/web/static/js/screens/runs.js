@@ -134,7 +134,9 @@ async function render(ctx) {
     event.preventDefault();
     ctx.navigate(`/runs${query({scope: select.value})}`);
   });
-  const result = h("div", {role: "status", "aria-live": "polite", class: "result"});
+  // data-keep: the report stays when the live update of the run itself re-renders the screen (app.js)
+  const result = h("div", {id: "runs-result", role: "status", "aria-live": "polite", class: "result",
+    dataset: {keep: ""}});
   const list = h("div", {});
   const busy = (button, work) => async () => {
     button.disabled = true;
