@@ -78,6 +78,7 @@ def test_the_table_and_the_service_routes_are_every_route_of_the_app(surfaces):
     # the memory browser's page: its files and every screen's path answer the same page (no API of their own)
     page = {"GET /", "GET /static/{path:path}"} | {f"GET /{s}" for s in SCREENS} | {f"GET /{s}/{{rest:path}}"
                                                                                       for s in SCREENS}
+    page |= {route.replace("GET", "HEAD", 1) for route in page}  # HEAD answers as GET does
     assert page <= set(routes)
     served = {r for r in routes if r not in documentation | page
               and not r.startswith(("GET /static-offline-docs", "HEAD /static-offline-docs"))}

@@ -221,7 +221,7 @@ def test_the_screen_is_axe_clean(page, site):
 def test_a_decisions_message_stays_after_its_own_live_update(page, site):
     """The decision's own event re-renders the screen a moment later (the shared mechanism of app.js): the
     message stays, and so does the focus on it."""
-    old, new = contradiction(site, "lead", "zeta")
+    old, new = contradiction(site, "lead", "omicron")
     sign_in(page, site.admin, "/review")
     expect(page.get_by_role("banner").get_by_text("Live", exact=True)).to_be_visible()
     page.evaluate("""() => {

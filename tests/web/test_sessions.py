@@ -172,3 +172,21 @@ def test_the_sessions_screens_pass_axe(page, site, made) -> None:
             expect(page.get_by_role("heading", name=f"Session {made['session']}")).to_be_visible()
         violations = [v for v in Axe().run(page).response["violations"] if v["impact"] in ("critical", "serious")]
         assert violations == [], (path, [(v["id"], v["nodes"][0]["target"]) for v in violations])
+
+
+def test_a_session_whose_id_holds_a_slash_opens(page, site) -> None:
+    """A session id is the harness's text: one holding "/" is listed and its page opens (the API decoded %2F into
+    a second path segment and answered 404)."""
+    session = "ci/job-7/attempt-2"
+    assert in_session(site, "POST", "/v1/agents/carol/start", site.tokens["carol"], session,
+                      json={"task": "a task in CI"}).status_code == 200
+    answer = site.call("GET", "/v1/agents/carol/sessions/ci%2Fjob-7%2Fattempt-2")
+    assert answer.status_code == 200 and answer.json()["info"]["session"] == session, answer.text
+    sign_in(page, site.admin, "/sessions?agent=carol")
+    link = page.get_by_role("link").and_(page.get_by_title(session, exact=True))
+    assert link.get_attribute("href") == "/sessions/carol/ci%2Fjob-7%2Fattempt-2"
+    link.click()
+    expect(page.get_by_role("heading", name=f"Session {session}", level=1)).to_be_visible()
+    expect(page.get_by_role("main")).to_contain_text("a task in CI")
+    page.reload()  # the page's own path: the server answers the page, the page the session
+    expect(page.get_by_role("heading", name=f"Session {session}", level=1)).to_be_visible()

@@ -97,6 +97,42 @@ def test_the_page_has_a_strict_content_security_policy_and_hardening_headers(sit
     assert nul.status_code == 422 and nul.json()["error"]["field"] == "path"
 
 
+def test_head_on_the_pages_paths_answers_as_get(site) -> None:
+    for path in ("/", "/agents", "/sessions/alice/ci%2Fjob", "/static/js/app.js"):
+        head, get = httpx.head(f"{site.url}{path}"), httpx.get(f"{site.url}{path}")
+        assert head.status_code == get.status_code == 200, path
+        assert head.content == b"" and head.headers["content-length"] == str(len(get.content))
+        assert head.headers["content-security-policy"] == get.headers["content-security-policy"]
+
+
+def test_the_api_documentation_has_a_policy_of_its_own_and_runs_under_it(browser, site) -> None:
+    """/docs and /redoc (FastAPI's, offline) are written with inline scripts: a policy that lets exactly theirs
+    run (by hash), no framing; both pages work under it. The one thing it stops is ReDoc's logo from its CDN (no
+    request leaves for another host)."""
+    for path in ("/docs", "/redoc"):
+        answer = httpx.get(f"{site.url}{path}")
+        assert answer.status_code == 200, path
+        csp = answer.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
+        assert "script-src 'self'" in csp and "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+        assert answer.headers["x-frame-options"] == "DENY" and answer.headers["x-content-type-options"] == "nosniff"
+    assert "'sha256-" in httpx.get(f"{site.url}/docs").headers["content-security-policy"]
+    context = browser.new_context(base_url=site.url)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto("/docs")
+        expect(page.get_by_text("/v1/agents/{agent}/memories").first).to_be_visible(timeout=20_000)
+        assert errors == []
+        page.goto("/redoc")
+        expect(page.get_by_text("/v1/agents/{agent}/memories").first).to_be_attached(timeout=20_000)
+        assert all("https://cdn.redoc.ly/" in e and "img-src" in e for e in errors), errors
+    finally:
+        context.close()
+
+
 def test_the_served_files_are_the_committed_files_byte_for_byte(site) -> None:
     files = static_files()
     assert "index.html" in files and "js/app.js" in files

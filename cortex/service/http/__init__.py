@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -74,7 +75,7 @@ from cortex.service.http.bodies import (
 from cortex.service.http.errors import ERROR_DETAILS, error_response, handle_errors, status_of
 from cortex.service.http.routing import Caller, Cx, scoped
 from cortex.service.queue import CaptureQueue
-from cortex.service.web import add_web
+from cortex.service.web import DocsHeaders, add_web
 from cortex.service.web.signin import WebSessions, request_authenticator
 
 __all__ = [
@@ -192,10 +193,12 @@ def create_app(
         # is to list every route (the surfaces' test reads it); no route depends on the app it is in
         app.router.routes.extend(router.routes)
     generic.add_routes(app)  # an operation of the table no router serves: built from its row and its method
+    _slashes_in_last_segment(app)
     if mcp_server is not None:
         app.router.routes.extend(mcp_app.routes)  # exactly /mcp; any other path is a JSON 404 of this app
     if web:
         add_web(app)  # the memory browser at / (its screens' paths and /static/), after every API route
+    app.add_middleware(DocsHeaders)  # /docs and /redoc: a policy that lets their own inline scripts run, no other
     app.add_middleware(_InFlight, counter=app.state.in_flight)
     app.add_middleware(_WarningsHeader)
     # middlewares run outermost-last-added: the host check, then the guard, before any route or body parsing
@@ -205,6 +208,26 @@ def create_app(
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     return app
+
+
+#: Path parameters that are free text and may hold "/" (a session id is the harness's own), when they end their
+#: route's path: they take the rest of the path.
+FREE_TEXT_SEGMENTS = ("session",)
+
+
+def _slashes_in_last_segment(app: FastAPI) -> None:
+    """Let each of :data:`FREE_TEXT_SEGMENTS` that ends a route hold "/": the server decodes ``%2F`` before it
+    routes, so ``/sessions/ci%2Fjob-7`` arrives as two segments and found no route (404). The route's path (in
+    OpenAPI, and what the tests compare with the table) stays as it is; only its matching takes the rest."""
+    from starlette.routing import Route
+
+    for route in app.router.routes:
+        if not isinstance(route, Route):
+            continue
+        for name in FREE_TEXT_SEGMENTS:
+            one_segment = f"(?P<{name}>[^/]+)$"
+            if route.path.endswith(f"/{{{name}}}") and route.path_regex.pattern.endswith(one_segment):
+                route.path_regex = re.compile(route.path_regex.pattern[:-len(one_segment)] + f"(?P<{name}>.+)$")
 
 
 def _authenticator(tokens: TokenStore | None, local_token: str | None) -> Callable[[str | None], Principal]:

@@ -7,14 +7,19 @@ path of the page (``/agents``, ``/memories/<agent>/<id>``...) answers the same `
 script shows the screen the path names, so that a screen's URL survives a reload.
 
 Every answer of the page carries a Content-Security-Policy without ``unsafe-inline`` (scripts and styles only
-from this server's files) and the usual hardening headers; the page writes every memory's text as text.
+from this server's files) and the usual hardening headers; the page writes every memory's text as text. The API's
+own documentation pages (``/docs``, ``/redoc``, FastAPI's) get a policy of their own (:class:`DocsHeaders`).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
+
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
@@ -76,13 +81,65 @@ def add_web(app: FastAPI) -> None:
             raise InvalidInputError("path", "not a file of the page")
         return _file(request, path)
 
-    app.add_api_route("/", page, methods=["GET"], include_in_schema=False)
-    app.add_api_route("/static/{path:path}", asset, methods=["GET"], include_in_schema=False)
+    both = ["GET", "HEAD"]  # HEAD as GET (uvicorn sends no body): a link checker or a probe gets 200, not 405
+    app.add_api_route("/", page, methods=both, include_in_schema=False)
+    app.add_api_route("/static/{path:path}", asset, methods=both, include_in_schema=False)
     for name in SCREENS:  # each screen by name: any other path stays the API's JSON 404
-        app.add_api_route(f"/{name}", page, methods=["GET"], include_in_schema=False)
-        app.add_api_route(f"/{name}/{{rest:path}}", page, methods=["GET"], include_in_schema=False)
+        app.add_api_route(f"/{name}", page, methods=both, include_in_schema=False)
+        app.add_api_route(f"/{name}/{{rest:path}}", page, methods=both, include_in_schema=False)
 
 
 def static_files() -> dict[str, Path]:
     """Every file the page serves, by its path under ``/static/`` (what the tests compare with the repository)."""
     return {str(p.relative_to(STATIC)): p for p in sorted(STATIC.rglob("*")) if p.is_file() and p.suffix in _TYPES}
+
+
+#: The pages of the API's documentation (FastAPI's Swagger UI and ReDoc, served offline).
+DOCS_PAGES = ("/docs", "/docs/oauth2-redirect", "/redoc")
+_INLINE_SCRIPT = re.compile(rb"<script>(.*?)</script>", re.DOTALL)
+
+
+def docs_policy(html: bytes) -> str:
+    """The Content-Security-Policy of a documentation page ``html``: this server's files, and of its inline
+    scripts exactly those it holds (by their hash: any other inline script is refused). Styles may be inline:
+    Swagger UI and ReDoc add their own as they run. ReDoc runs its search in a worker made from a blob."""
+    hashes = [f"'sha256-{base64.b64encode(hashlib.sha256(body).digest()).decode()}'"
+              for body in _INLINE_SCRIPT.findall(html)]
+    scripts = " ".join(["'self'", *hashes])
+    return (f"default-src 'none'; script-src {scripts}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+            "connect-src 'self'; font-src 'self'; worker-src 'self' blob:; form-action 'self'; base-uri 'none'; "
+            "frame-ancestors 'none'")
+
+
+class DocsHeaders:
+    """ASGI middleware: the documentation pages (:data:`DOCS_PAGES`) answered with :func:`docs_policy` and the
+    page's other hardening headers (``X-Frame-Options: DENY``...). FastAPI writes them with inline scripts, so the
+    page's own policy (no inline script at all) would stop them."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] not in DOCS_PAGES:
+            await self.app(scope, receive, send)
+            return
+        start: dict[str, Any] = {}
+        body = bytearray()
+
+        async def held(message: dict[str, Any]) -> None:  # the page whole (a few KB), then its policy from it
+            if message["type"] == "http.response.start":
+                start.update(message)
+                return
+            body.extend(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            headers = [(k, v) for k, v in start.get("headers", []) if k.lower() not in _HARDENED]
+            policy = {**PAGE_HEADERS, "content-security-policy": docs_policy(bytes(body))}
+            headers += [(k.encode(), v.encode()) for k, v in policy.items()]
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": bytes(body)})
+
+        await self.app(scope, receive, held)
+
+
+_HARDENED = {name.encode() for name in PAGE_HEADERS}

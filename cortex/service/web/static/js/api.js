@@ -42,8 +42,9 @@ export function query(params) {
   return text ? `?${text}` : "";
 }
 
-/** How many changes (non-GET requests) of the page are under way. */
+/** How many changes (non-GET requests) of the page are under way, and how many it has begun in all. */
 let writes = 0;
+let begun = 0;
 
 /** Whether a change the page asked for is under way (live.js waits for it before re-rendering the screen: the
  * screen's own report of it must be on the screen first). */
@@ -51,11 +52,19 @@ export function writing() {
   return writes > 0;
 }
 
+/** How many changes the page has begun (app.js: a quiet re-render during which one began is not shown). */
+export function changesBegun() {
+  return begun;
+}
+
 /** One request: `api("GET", "/agents")`, `api("POST", "/agents/x/memories", {content})`. Resolves to the JSON
  * answer (null for 204); rejects with an ApiError. `raw: true` resolves to the Response itself. */
 export async function api(method, path, body, options = {}) {
   const change = method !== "GET" && method !== "HEAD";
-  if (change) writes++;
+  if (change) {
+    writes++;
+    begun++;
+  }
   try {
     return await request(method, path, body, options);
   } finally {

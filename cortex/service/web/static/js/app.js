@@ -1,7 +1,7 @@
 // The memory browser: sign-in, navigation and the router that shows the screen a path names.
 // Each screen is a module of screens/ exporting `routes`: [{path: RegExp, title, render(ctx) -> Node}].
 
-import {ApiError, api, setCsrf} from "./api.js";
+import {ApiError, api, changesBegun, setCsrf, writing} from "./api.js";
 import {h, problem, replace} from "./dom.js";
 import * as live from "./live.js";
 import * as admin from "./screens/admin.js";
@@ -108,7 +108,8 @@ function markCurrent(path) {
 
 /** Show the screen the current path names; `quiet` (a live update, live.js): in place, without "Loading…" and
  * without moving the focus, and what the screen said in its elements marked `data-keep` (with an id: a status, the
- * report of an action) stays: the live update that follows a screen's own change must not wipe its report. */
+ * report of an action) stays: the live update that follows a screen's own change must not wipe its report. A
+ * quiet render during which the page began a change is not shown (false: live.js tries again after it). */
 export function show(options) {
   const shown = display(options);
   underWay = shown;
@@ -134,6 +135,7 @@ function carryOver(node) {
 async function display({quiet = false} = {}) {
   const ticket = ++rendering;
   const page = location.pathname + location.search;
+  const changes = changesBegun();
   if (!me) {
     signedOut();
     return;
@@ -162,7 +164,9 @@ async function display({quiet = false} = {}) {
     node = h("section", {}, h("h1", {}, error.status === 404 ? "Not found" : "Something went wrong"), problem(error));
     document.title = "Error · Cortex";
   }
-  if (ticket !== rendering) return;  // a later navigation won
+  if (ticket !== rendering) return undefined;  // a later navigation won
+  // a change the reader made meanwhile: its handler reports it on the screen shown, then its event re-renders
+  if (quiet && (writing() || changesBegun() !== changes)) return false;
   if (quiet && shownPath === page) carryOver(node);
   replace(main, node);
   shownPath = page;
@@ -174,6 +178,7 @@ async function display({quiet = false} = {}) {
     }
   }
   document.dispatchEvent(new CustomEvent("cortex:shown"));
+  return true;
 }
 
 // Links of the page navigate without reloading it; anything else (API files, /docs) loads normally.

@@ -300,7 +300,11 @@ async function refresh() {
   const main = document.getElementById("main");
   const focused = main && main.contains(document.activeElement) ? describeFocus(document.activeElement) : null;
   const scroll = window.scrollY;
-  await show({quiet: true});
+  if (await show({quiet: true}) === false) {  // the reader began a change meanwhile: once it is done
+    wanted = true;
+    if (!flushTimer) flushTimer = setTimeout(flush, GATHER);
+    return;
+  }
   window.scrollTo(0, scroll);
   if (focused) {
     const again = findFocus(main, focused) || main.querySelector("h1");
