@@ -73,8 +73,9 @@ function teamSection(ctx, team, agents) {
   const mayEnd = ctx.me.admin || Boolean(mine && mine.lead && (mine.teams || []).includes(team));
   const memory = teamMemory(ctx, team, reader);
   const round = roundView(ctx, team);
-  const result = h("div", {role: "status", "aria-live": "polite"});
   const id = `team-${team}`;
+  // data-keep: the round end's report stays when its own live update re-renders the screen (app.js)
+  const result = h("div", {id: `${id}-result`, role: "status", "aria-live": "polite", dataset: {keep: ""}});
   let end = null;
   if (mayEnd) {
     end = h("button", {type: "button", class: "primary"}, "End round");
