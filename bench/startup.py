@@ -20,7 +20,9 @@ Every command is a new process, timed from its start to its exit, as a coding ag
 The memories are stored without embeddings (the hook ranks lexically whatever the settings: a model load costs
 more than the whole hook budget). With ``--base DIR`` every command also runs with ``PYTHONPATH=DIR``, alternating
 with this tree's run by run, so both see the same machine load. Prints a table (median, p90, and the median as a
-multiple of the baseline's median) and writes bench/results/startup.json.
+multiple of the baseline's median) and writes bench/results/startup.json. ``--phases`` also runs the
+``SubagentStart`` hook (with its task) in a process that times its phases (bench/startup_phases.py: the imports,
+opening the store, loading the indexes, the block) and prints their medians: where a hook's time goes.
 """
 
 from __future__ import annotations
@@ -169,11 +171,27 @@ def measure(trees: dict[str, Path], project: Path, runs: int) -> dict[str, dict[
     return results
 
 
+def phases(project: Path, runs: int) -> dict[str, float]:
+    """Median milliseconds of each phase of the ``SubagentStart`` hook (with its task), ``runs`` new processes."""
+    samples: dict[str, list[float]] = {}
+    for run in range(runs):
+        payload = json.dumps({"session_id": f"bench-phases-{run}", "transcript_path": str(project / "parent.jsonl"),
+                              "cwd": str(project), "hook_event_name": "SubagentStart", "agent_type": AGENT,
+                              "agent_id": "a1"})
+        done = subprocess.run([sys.executable, str(Path(__file__).parent / "startup_phases.py"), str(project),
+                               "SubagentStart", payload], capture_output=True, text=True, check=True,
+                              env=_env(HERE, CLAUDE_CONFIG_DIR=str(project.parent)))
+        for name, ms in json.loads(done.stdout).items():
+            samples.setdefault(name, []).append(ms)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 def main() -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--base", type=Path, default=None, help="an older checkout to compare with, interleaved")
+    parser.add_argument("--phases", action="store_true", help="also time the phases of the SubagentStart hook")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     trees = {"this": HERE, **({"base": args.base.resolve()} if args.base else {})}
@@ -186,6 +204,7 @@ def main() -> dict[str, Any]:
         make_project(project, args.memories, HERE)
         setup_s = time.perf_counter() - t0
         results = measure(trees, project, args.runs)
+        breakdown = phases(project, args.runs) if args.phases else None
     rows = []
     for name in results["this"]:
         row = [name, f"<= {TARGETS[name]:g}x" if name in TARGETS else ""]
@@ -197,9 +216,14 @@ def main() -> dict[str, Any]:
     for tree in trees:
         headers += [f"{tree} p50 ms", f"{tree} p90 ms", f"{tree} x python", f"{tree} cpu x python"]
     print_table(f"New processes, no server, {args.memories:,} memories, {args.runs} runs each", rows, tuple(headers))
+    if breakdown is not None:
+        base = results["this"]["python -c pass"]["median_ms"]
+        print_table("Where the SubagentStart hook's time goes (median ms in the process; the interpreter's start "
+                    "excluded)", [(name, f"{ms:.1f}", f"{ms / base:.2f}x") for name, ms in breakdown.items()],
+                    ("phase", "ms", "x python -c pass"))
     data = {"memories": args.memories, "runs": args.runs, "setup_s": setup_s, "cpus": os.cpu_count(),
             "load_average": os.getloadavg(), "targets_x_python": TARGETS,
-            "trees": {t: str(p) for t, p in trees.items()}, "results": results}
+            "trees": {t: str(p) for t, p in trees.items()}, "results": results, "phases_ms": breakdown}
     print(f"\nwrote {write_json('startup', data, args.json)}")
     return data
 
