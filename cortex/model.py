@@ -286,6 +286,8 @@ class Page(BaseModel):
 class GeneratedBy(BaseModel):
     """The activity (PROV-O ``prov:Activity``) that created a memory: where the write came from."""
 
+    model_config = ConfigDict(defer_build=True)
+
     activity: str
     surface: str | None = None
     event: str | None = None
@@ -326,6 +328,8 @@ class WrittenMemory(Memory):
 
 class Pruned(BaseModel):
     """A memory deleted by the prune at agent end (reported by ``agent_end``, recorded as a ``prune`` activity)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     agent: str
@@ -554,6 +558,8 @@ class Merge(BaseModel):
     """Near duplicates merged: ``merged`` are superseded by ``survivor``, which keeps their summed usage, the union
     of their tags and a ``prov:wasDerivedFrom`` link to each."""
 
+    model_config = ConfigDict(defer_build=True)
+
     survivor: str
     merged: list[str]
     reason: str
@@ -561,6 +567,8 @@ class Merge(BaseModel):
 
 class Supersession(BaseModel):
     """A memory replaced by another (a contradiction resolved, a team entry updated)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     old: str
     new: str
@@ -570,12 +578,16 @@ class Supersession(BaseModel):
 class Confirmation(BaseModel):
     """A memory a run found again (a learning that recurs): validated, its confidence raised."""
 
+    model_config = ConfigDict(defer_build=True)
+
     memory_id: str
     reason: str
 
 
 class Eviction(BaseModel):
     """A memory a run retired (valid until the run; kept in history): a team memory over its bound."""
+
+    model_config = ConfigDict(defer_build=True)
 
     memory_id: str
     reason: str
@@ -588,6 +600,8 @@ class ReviewItem(BaseModel):
     agent's), held for review instead (docs/consolidation.md, "Held for review"): ``keep`` is the id it gets when
     approved, ``keep_content`` its content, ``agent`` who it came from, ``origin`` where (channel, run, session,
     file, tool), ``reason`` why it was held, ``entry`` the memory as it would be written; ``supersede`` is empty."""
+
+    model_config = ConfigDict(defer_build=True)
 
     run: str | None
     scope: str
@@ -602,12 +616,11 @@ class ReviewItem(BaseModel):
     entry: dict[str, Any] | None = None
 
 
-CaptureReport.model_rebuild()  # its ``held`` names ReviewItem, defined after it
-
-
 class ConsolidationReport(BaseModel):
     """One consolidation run of one scope (an agent's own memory, a team's or the swarm's). ``run`` is the id to
     undo it with (None for a dry run, or a run that changed nothing). Every list says what the run did, with why."""
+
+    model_config = ConfigDict(defer_build=True)
 
     run: str | None = None
     scope: str
@@ -648,6 +661,8 @@ class ConsolidationReport(BaseModel):
 class RunInfo(BaseModel):
     """A consolidation run as its record in the store says: when, by whom, what, and whether it was undone."""
 
+    model_config = ConfigDict(defer_build=True)
+
     run: str
     scope: str
     actor: str | None = None
@@ -673,6 +688,8 @@ class MemberRound(BaseModel):
     """One member of a team in the current round: the memories it stored since the round began (its own
     memories of the sources a round end reads: task outcomes, learnings at agent end, manual and injected ones)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     agent: str
     lead: bool = False
     memories: list[Memory] = Field(default_factory=list)
@@ -681,6 +698,8 @@ class MemberRound(BaseModel):
 class TeamRound(BaseModel):
     """A team's current round (docs/consolidation.md, "Team memory"): since when (the last round end not undone,
     else ``max_age`` back), the run that ended the previous round, and what each member learned since."""
+
+    model_config = ConfigDict(defer_build=True)
 
     team: str
     leads: list[str] = Field(default_factory=list)
@@ -692,6 +711,8 @@ class TeamRound(BaseModel):
 class CaptureRunInfo(BaseModel):
     """A transcript capture run as its record says (``cortex capture --runs``): whose, when, which session and
     file, how many memories it created, changed and pruned, and whether it was undone."""
+
+    model_config = ConfigDict(defer_build=True)
 
     run: str
     agent: str
@@ -707,6 +728,8 @@ class CaptureRunInfo(BaseModel):
 class UndoReport(BaseModel):
     """What ``consolidate --undo`` restored: memories put back as they were before the run, and the ones it had
     created removed."""
+
+    model_config = ConfigDict(defer_build=True)
 
     run: str
     scope: str

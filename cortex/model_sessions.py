@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 
 class SessionInfo(BaseModel):
     """One session of an agent (:meth:`cortex.Cortex.sessions`): its first start, task, starts, how many memories
     its blocks showed and its output used, how many it created and changed, the transcripts read for it."""
+
+    model_config = ConfigDict(defer_build=True)
 
     session: str
     agent: str
@@ -28,6 +30,8 @@ class SessionInfo(BaseModel):
 class SessionPage(BaseModel):
     """One page of an agent's sessions, newest first; ``next_cursor`` is None at the end."""
 
+    model_config = ConfigDict(defer_build=True)
+
     items: list[SessionInfo]
     next_cursor: str | None = None
 
@@ -35,6 +39,8 @@ class SessionPage(BaseModel):
 class SessionStart(BaseModel):
     """One start of a session: the exact block it injected (``cut``: kept shortened), for which task, the ids of
     the memories it showed, and whether they were touched (False: a resumed session's block shown again)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     at: datetime
     task: str | None = None
@@ -48,6 +54,8 @@ class SessionMemory(BaseModel):
     """A memory a session showed (``used``: why its output drew on it: cited, repeated, applied) or changed
     (``action``: created, update, validate, supersede, prune, forget; when, by whom, an update's content ``before``
     and ``after``). ``content`` is the memory's now (None: it is gone)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     scope: str
@@ -63,6 +71,8 @@ class SessionMemory(BaseModel):
 class SessionDetail(BaseModel):
     """One session of an agent (:meth:`cortex.Cortex.session_detail`): its summary, its starts with their blocks, what
     they showed (and which were used), what it created and changed."""
+
+    model_config = ConfigDict(defer_build=True)
 
     info: SessionInfo
     starts: list[SessionStart] = []

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cortex import caller, config, lifecycle
 from cortex.app.admin import AdminOps
 from cortex.app.memories import MemoryOps
 from cortex.app.reading import ReadingOps
-from cortex.capture import notes
 from cortex.errors import (
     InvalidInputError,
 )
@@ -19,6 +19,9 @@ from cortex.model import (
     NotesReport,
     Source,
 )
+
+if TYPE_CHECKING:  # imported where used: a hook or a read does not pay for the notes machinery
+    from cortex.capture import notes
 
 
 class NotesOps(MemoryOps, ReadingOps, AdminOps):
@@ -29,6 +32,8 @@ class NotesOps(MemoryOps, ReadingOps, AdminOps):
 
     def notes_dirs(self, agent: str) -> list[str]:
         """The agent's notes directories (existing or not), absolute."""
+        from cortex.capture import notes
+
         definition = self._agent(agent)
         return [str(d) for d in notes.directories(self.project_root, agent, definition.settings.notes)]
 
@@ -39,6 +44,8 @@ class NotesOps(MemoryOps, ReadingOps, AdminOps):
         validation); a changed one is superseded by its new text; one that went (or whose file went) leaves
         recall, its history kept. A file shared with ``promote_notes`` is synced into that scope too. Binary,
         oversized and unreadable files are skipped and named; their memories stay."""
+        from cortex.capture import notes
+
         with self._capturing:
             if file is not None:
                 target = Path(os.path.abspath(os.fspath(file)))
@@ -58,11 +65,15 @@ class NotesOps(MemoryOps, ReadingOps, AdminOps):
 
     def _notes_state(self) -> notes.NotesState:
         """What syncing notes keeps between runs (one per Cortex: in memory when it has no state directory)."""
+        from cortex.capture import notes
+
         if self._notes_kept is None:
             self._notes_kept = notes.NotesState(self._state / "notes.json" if self._state is not None else None)
         return self._notes_kept
 
     def _sync_agent_notes(self, agent: str, only: Path | None) -> NotesReport:
+        from cortex.capture import notes
+
         definition = self._agent(agent)
         plan = notes.plan_sync(self, agent, notes.directories(self.project_root, agent, definition.settings.notes),
                                only=only, promoted=self._notes_state().promoted(agent),
@@ -75,6 +86,7 @@ class NotesOps(MemoryOps, ReadingOps, AdminOps):
         per type, a section per memory, for a person to read and edit; a later sync of the directory (a notes
         directory of the agent) applies the edits to the memories. Overwrites only files an earlier export
         wrote. Returns the files written."""
+        from cortex.capture import notes
         from cortex.files import atomic_write
 
         self._agent(agent)
@@ -116,6 +128,8 @@ class NotesOps(MemoryOps, ReadingOps, AdminOps):
         """Share a notes file's chunks with ``team`` (a team the agent is in) or the swarm (a lead): they move to
         that scope (the agent's own copies leave recall, history kept), and every later sync of the file updates
         them there."""
+        from cortex.capture import notes
+
         if (team is None) == (not swarm):
             raise InvalidInputError("team", "give a team or swarm (one of them)")
         target = Path(os.path.abspath(os.fspath(file)))

@@ -9,7 +9,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from cortex import config, lifecycle, listing, notices
 from cortex.agents import AgentSettings
@@ -18,9 +18,8 @@ from cortex.app.kernel import _redaction_note, announced
 from cortex.app.memories import MemoryOps
 from cortex.app.reading import ReadingOps
 from cortex.capture import markers as capture
-from cortex.capture import sessiondiff, tasks, usage
+from cortex.capture import tasks, usage
 from cortex.capture.sessionlog import Summary
-from cortex.capture.transcripts import open_transcript
 from cortex.errors import (
     CortexError,
     InvalidInputError,
@@ -49,6 +48,9 @@ from cortex.validation import (
     check_project,
     check_text,
 )
+
+if TYPE_CHECKING:  # imported where used: a start or a read does not pay for them
+    from cortex.capture import sessiondiff
 
 log = logging.getLogger("cortex")
 
@@ -174,6 +176,8 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
             raise InvalidInputError("transcript", f"must be a path, not {type(path).__name__}")
         # opened once and checked on the handle (confinement, Cortex's own files); every read is of that handle,
         # and the checkpoints are keyed by the real path of the file opened, whatever the path names meanwhile
+        from cortex.capture.transcripts import open_transcript  # here: a read or a start does not parse transcripts
+
         with open_transcript(path) as handle:
             return self._capture_from(handle, agent, project, format=format, markers=markers, summary=summary,
                                       tasks=tasks, dry_run=dry_run)
@@ -274,6 +278,8 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         A session is on record once a start, a use or a capture named its id (a hook's session, the
         ``Cortex-Session`` header of an HTTP call); the record keeps each agent's newest sessions (tens of
         megabytes of them)."""
+        from cortex.capture import sessiondiff
+
         self._agent(agent)
         limit = check_limit(limit)
         found = self._sessions.sessions(agent)
@@ -293,6 +299,8 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         and those it changed (updated with their content before and after, validated, superseded, pruned,
         forgotten), as provenance and the session log record them, and the transcripts read for it.
         :class:`~cortex.errors.SessionNotFoundError` when the record has no such session of the agent."""
+        from cortex.capture import sessiondiff
+
         self._agent(agent)
         session = listing.check_session(session)
         found = self._sessions.session(agent, session)
