@@ -1,6 +1,6 @@
-"""The install's size and time: a fresh virtualenv per extra set, ``pip install -e "<tree>[extras]"`` timed, the
-venv's size on disk (``du -sh``'s MB: MiB) and its 10 biggest distributions (their files as RECORD lists them, their compiled
-``.pyc`` included). Takes minutes (pip resolves and unpacks ~70 packages); not part of the test suite.
+"""The install's size and time: a fresh virtualenv per extra set, ``pip install -e "<tree>[extras]"`` timed,
+the venv's size on disk (``du -sh``'s MB: MiB) and its 10 biggest distributions (their files as RECORD lists
+them, their compiled ``.pyc`` included). Takes minutes (pip resolves and unpacks ~70 packages); not part of the test suite.
 
     python bench/install.py                         # this tree: `.` and `.[dev]`
     python bench/install.py --extras "" dev browser-tests --tree /path/to/another/checkout

@@ -1,7 +1,8 @@
-"""Regenerate ``cortex/models/all-MiniLM-L6-v2/wordpiece.json`` and ``tests/golden/wordpiece.json``: the character tables of :mod:`cortex.wordpiece`,
+"""Regenerate ``cortex/models/all-MiniLM-L6-v2/wordpiece.json``, the character tables of :mod:`cortex.wordpiece`,
 read off the ``tokenizers`` package (Hugging Face's Rust tokenizer) one code point at a time, so that the pure
 Python tokenizer follows its Unicode data and not Python's (they differ for ~1,500 code points, and Python's moves
-with each release), and the golden token ids the tests compare :mod:`cortex.wordpiece` with. Needs ``pip install tokenizers``; tests/index/test_wordpiece.py checks the result against it.
+with each release); and ``tests/golden/wordpiece.json``, the token ids ``tokenizers`` gives hostile and ordinary
+texts, which tests/index/test_wordpiece.py compares :mod:`cortex.wordpiece` with. Needs ``pip install tokenizers``.
 
     python bench/wordpiece_tables.py
 """
@@ -36,23 +37,29 @@ def golden_texts() -> list[str]:
     seeded random strings over every code point, and lines of bench/data/gate.jsonl."""
     import random
 
-    texts = ["How do I reset my password?", "Database migrations must be reviewed by the data team before they are merged into main",
-     "[1:56 pm on 8 May, 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-     "ΟΔΟΣ Σ σς İstanbul ǅ ﬁ Ⅷ ① ß ẞ Ǆ", "Crème brûlée, naïve café, Ångström, Øresund, Łódź, Dvořák", "東京都の天気は晴れです。 北京欢迎你 한국어 텍스트",
-     "豈 更 車 (compatibility ideographs)", "emoji 🥰👩‍👩‍👧 ❤️ 🇫🇷 and ZWJ\u200dinside\ufeffBOM", "tabs\tnew\nlines\r\x0bvt\x0cff\x1cfs\x85nel\u2028ls\u3000ideo\xa0nbsp",
-     "ctrl\x00nul\x07bell\x7fdel\ufffdrepl\ue000private\U000f0000", "[CLS] already [SEP] inside [MASK] the [UNK] text [PAD] and [cls] [ SEP ] x[MASK]y",
-     "x"*100, "y"*101, "supercalifragilisticexpialidocious antidisestablishmentarianism", "word " * 300,
-     "C++ / C# / F#: foo_bar-baz.qux@example.com https://example.org/a?b=c&d=e#f ~/.config $HOME %PATH% 3.14e-10",
-     "Arabic مرحبا بالعالم Hebrew שלום Hindi नमस्ते Thai สวัสดี Greek Καλημέρα Cyrillic Привет", "combining a\u0301\u0327 o\u0308\u0304 \U0001D165\U0001D16D",
-     "math 𝐀𝐁𝐂 ∑∫√∞ ≤≥ ½ ² ³ № ™ © ®", "", " ", "?!.,;:'\"`", "don't won't can't it's O'Neil", "\u0890\u08e2\u07fd\u0898 new-unicode Cf/Mn"]
-    rng=random.Random(31)
-    alpha=[chr(c) for c in range(0x110000) if not 0xD800<=c<=0xDFFF]
-    common="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:!?'\"()[]{}-_/\\@#$%^&*+=<>|~`\t\n"
+    texts = [
+        "How do I reset my password?",
+        "Database migrations must be reviewed by the data team before they are merged into main",
+        "[1:56 pm on 8 May, 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+        "ΟΔΟΣ Σ σς İstanbul ǅ ﬁ Ⅷ ① ß ẞ Ǆ", "Crème brûlée, naïve café, Ångström, Øresund, Łódź, Dvořák",
+        "東京都の天気は晴れです。 北京欢迎你 한국어 텍스트", "豈 更 車 (compatibility ideographs)",
+        "emoji 🥰👩‍👩‍👧 ❤️ 🇫🇷 and ZWJ\u200dinside\ufeffBOM",
+        "tabs\tnew\nlines\r\x0bvt\x0cff\x1cfs\x85nel\u2028ls\u3000ideo\xa0nbsp",
+        "ctrl\x00nul\x07bell\x7fdel\ufffdrepl\ue000private\U000f0000",
+        "[CLS] already [SEP] inside [MASK] the [UNK] text [PAD] and [cls] [ SEP ] x[MASK]y",
+        "x" * 100, "y" * 101, "supercalifragilisticexpialidocious antidisestablishmentarianism", "word " * 300,
+        "C++ / C# / F#: foo_bar-baz.qux@example.com https://example.org/a?b=c&d=e#f ~/.config $HOME %PATH% 3.14e-10",
+        "Arabic مرحبا بالعالم Hebrew שלום Hindi नमस्ते Thai สวัสดี Greek Καλημέρα Cyrillic Привет",
+        "combining a\u0301\u0327 o\u0308\u0304 \U0001D165\U0001D16D", "math 𝐀𝐁𝐂 ∑∫√∞ ≤≥ ½ ² ³ № ™ © ®", "", " ",
+        "?!.,;:'\"`", "don't won't can't it's O'Neil", "\u0890\u08e2\u07fd\u0898 new-unicode Cf/Mn"]
+    rng = random.Random(31)
+    everything = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    common = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:!?'\"()[]{}-_/\\@#$%^&*+=<>|~`\t\n"
     for _ in range(150):
-        texts.append("".join(rng.choice(common) if rng.random()<0.6 else rng.choice(alpha) for _ in range(rng.randint(1,40))))
-    data=Path("bench/data/gate.jsonl").read_text().splitlines()
-    for line in rng.sample(data, 50):
-        texts.append(line[:600])
+        texts.append("".join(rng.choice(common) if rng.random() < 0.6 else rng.choice(everything)
+                             for _ in range(rng.randint(1, 40))))
+    lines = (ROOT / "bench" / "data" / "gate.jsonl").read_text(encoding="utf-8").splitlines()
+    texts += [line[:600] for line in rng.sample(lines, 50)]
     return texts
 
 

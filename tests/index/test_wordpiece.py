@@ -38,7 +38,8 @@ def test_truncated_at_max_tokens_with_cls_and_sep(wordpiece):
     ids = wordpiece.encode("word " * 400).ids
     assert len(ids) == MAX_TOKENS and ids[0] == 101 and ids[-1] == 102
     assert wordpiece.encode("").ids == [101, 102]
-    assert [e.ids for e in wordpiece.encode_batch(["a", "b"])] == [wordpiece.encode("a").ids, wordpiece.encode("b").ids]
+    batch = wordpiece.encode_batch(["a", "b"])
+    assert [e.ids for e in batch] == [wordpiece.encode("a").ids, wordpiece.encode("b").ids]
 
 
 _TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=80) | st.lists(
