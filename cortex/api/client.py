@@ -56,7 +56,7 @@ _ERRORS: dict[str, type[errors.CortexError]] = {
                 errors.MemoryNotFoundError, errors.StoreError, errors.StoreLockedError, errors.AuthError,
                 errors.PermissionDeniedError, errors.VersionConflictError, errors.QueryTimeoutError,
                 errors.TooBusyError, errors.BrokenAgentError, errors.RunNotFoundError, errors.UndoConflictError,
-                errors.SessionNotFoundError, errors.ServiceError, errors.CortexError)
+                errors.SessionNotFoundError, errors.MissingExtraError, errors.ServiceError, errors.CortexError)
 }
 
 

@@ -159,9 +159,11 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
         vocab = self._memories.store.vocab
         with self._memories.lock:
             quads = [q for scope in targets for q in self._memories.export(scope)]
-        violations = shapes.validate(quads, vocab)
+        # pyshacl (the `shacl` extra) is the reference; without it the shapes are checked natively, as an import does
+        native = None if shapes.pyshacl_installed() else shapes.native(vocab)
+        violations = shapes.validate(quads, vocab) if native is None else []
         try:  # and every memory readable as an import would read it (bounds included): what reads skip
-            transfer.check(transfer.group(quads, vocab), vocab)
+            transfer.check(transfer.group(quads, vocab), vocab, shapes=native.check if native is not None else None)
         except transfer.InvalidDataError as exc:
             seen = {(v.focus, v.path) for v in violations}
             violations += [v for v in exc.violations if (v.focus, v.path) not in seen]

@@ -403,6 +403,34 @@ def test_native_shapes_check_agrees_with_pyshacl(tmp_path, clock):
         is None
 
 
+def test_validate_store_without_pyshacl_checks_the_shapes_natively(tmp_path, clock, monkeypatch):
+    """pyshacl is the `shacl` extra: without it validate-store finds the same focus nodes and paths (the native
+    checker, as imports use), and asking pyshacl itself names the extra to install."""
+    import sys
+
+    from cortex import shapes
+    from cortex.errors import MissingExtraError
+
+    with _agents(Cortex.open(tmp_path / "a", clock=clock, embeddings=None)) as cx:
+        _populate(cx, clock)
+        good = io.BytesIO()
+        cx.export(good, agent="api", format="nquads")
+    cases = _shacl_cases(good.getvalue().decode())
+    for at, name in enumerate(["good", "tag pattern", "type in", "confidence range", "no content", "two agents"]):
+        with _agents(Cortex.open(tmp_path / f"case{at}", clock=clock, embeddings=None)) as cx:
+            cx._memories.store._store.load(cases[name].encode(), ox.RdfFormat.N_QUADS)
+            assert shapes.pyshacl_installed()
+            reference = {(v.focus, v.path) for v in cx.validate_store()}
+            with monkeypatch.context() as m:
+                m.setattr(shapes, "pyshacl_installed", lambda: False)
+                native = {(v.focus, v.path) for v in cx.validate_store()}
+            assert native == reference, name
+            assert (name == "good") == (not native), name
+    monkeypatch.setitem(sys.modules, "pyshacl", None)  # as if not installed: importing it fails
+    with pytest.raises(MissingExtraError, match=r"pip install 'cortex\[shacl\]'"):
+        shapes.validate(list(ox.parse(cases["good"].encode(), ox.RdfFormat.N_QUADS)), shapes.Vocabulary())
+
+
 def test_progress_goes_to_stderr_never_stdout(tmp_path):
     project = make_project(tmp_path / "proj")
     write_agents(project / "agent_defs", DEFINITIONS)

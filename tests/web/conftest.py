@@ -51,8 +51,9 @@ def browser() -> Iterator[object]:
     if path is None:
         if os.environ.get("CORTEX_REQUIRE_BROWSER"):
             pytest.fail("CORTEX_REQUIRE_BROWSER is set but Chromium or Playwright is missing "
-                        "(apt-get install chromium; pip install -e '.[dev]')")
-        pytest.skip("no Chromium (set CORTEX_CHROMIUM or install Debian's chromium)")
+                        "(apt-get install chromium; pip install -e '.[dev,browser-tests]')")
+        pytest.skip("no Chromium or no Playwright (set CORTEX_CHROMIUM or install Debian's chromium; "
+                    "pip install -e '.[dev,browser-tests]')")
     with sync_playwright() as p:
         launched = p.chromium.launch(executable_path=path, headless=True, args=["--no-sandbox"])
         yield launched

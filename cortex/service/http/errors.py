@@ -19,6 +19,7 @@ from cortex.errors import (
     InvalidInputError,
     MemoryDisabledError,
     MemoryNotFoundError,
+    MissingExtraError,
     PermissionDeniedError,
     QueryTimeoutError,
     RunNotFoundError,
@@ -53,6 +54,8 @@ def status_of(exc: CortexError) -> int:
         return 503
     if isinstance(exc, TooBusyError):
         return 429
+    if isinstance(exc, MissingExtraError):  # the server lacks an optional part: not the request's fault
+        return 501
     return 500
 
 
