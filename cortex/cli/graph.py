@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from cortex.cli.options import PROGRESS_HELP, command
-from cortex.cli.output import _as_json, _emit, _progress, _read_content, _table
+from cortex.cli.output import _MEMORY_STAGES, _as_json, _emit, _progress, _read_content, _table
 from cortex.cli.state import _State, pass_state
 from cortex.errors import InvalidInputError
 
@@ -118,7 +118,7 @@ def _import_system(state: _State, system: str, path: str, agent: str | None, dry
         raise click.UsageError("--format and --team are for an RDF import (`cortex import FILE`)")
     source: Any = sys.stdin.buffer.read() if path == "-" else path
     cx = state.cortex()
-    with _progress(progress) as report, _as_json(cx) as api:
+    with _progress(progress, _MEMORY_STAGES) as report, _as_json(cx) as api:
         done = api.import_from(system, source, agent=agent, dry_run=dry_run, progress=report,
                                name="stdin" if path == "-" else None)
     data = done if isinstance(done, dict) else done.model_dump(mode="json")
