@@ -57,6 +57,8 @@ REINDEX_BATCH = 256
 WRITE_BATCH = 1000
 #: Memories embedded per call within a batch (the progress callback hears each).
 EMBED_BATCH = 128
+#: Vectors computed ahead of a write (:meth:`MemoryRepository.embed_ahead`) kept at most.
+AHEAD_KEPT = 4096
 
 Vectors = tuple[str, np.ndarray]  # (model, one unit row per memory)
 
@@ -165,6 +167,8 @@ class MemoryRepository:
         self._indexes = IndexManager(store, index_root(state_dir))
         self._codec = MemoryCodec(store.vocab)  # the SPARQL texts of provenance reads
         self.lock = OperationLock(self._indexes.begin_operation)
+        self._ahead: dict[tuple[str, str], np.ndarray] = {}  # (model, content) -> vector (see embed_ahead)
+        self._ahead_lock = threading.Lock()
         #: The write path's redaction step (the facade installs it: :mod:`cortex.capture.scrub`): every memory an
         #: ``add`` or ``write`` creates or changes passes it before anything is written or embedded.
         self.redact: Callable[[Sequence[Memory]], list[Memory]] | None = None
@@ -573,6 +577,10 @@ class MemoryRepository:
             if self._stale_model(self._indexes.get(scope)) is not None:
                 return None
         texts = [m.content for m in memories]
+        with self._ahead_lock:
+            ready = [self._ahead.pop((provider.model, t), None) for t in texts]
+        if texts and all(r is not None for r in ready):
+            return provider.model, np.stack(ready)  # type: ignore[arg-type]
         try:
             if progress is None:
                 return provider.model, provider.embed(texts)
@@ -584,6 +592,25 @@ class MemoryRepository:
         except EmbeddingError as exc:
             log.warning("%s: storing %d memories without vectors: %s", scope.label, len(memories), exc)
             return None
+
+    def embed_ahead(self, contents: Sequence[str]) -> None:
+        """Compute the vectors of contents a write will store under the lock (a consolidation run's new memories:
+        its write must hold the lock from its check to its end), holding no lock; the write then finds them made.
+        Kept for the next :data:`AHEAD_KEPT` contents at most; a provider failure is left for the write to meet."""
+        provider = self.embeddings
+        if provider is None or not getattr(provider, "ready", True):
+            return
+        wanted = [c for c in dict.fromkeys(contents) if (provider.model, c) not in self._ahead]
+        if not wanted:
+            return
+        try:
+            vectors = provider.embed(wanted)
+        except EmbeddingError:
+            return
+        with self._ahead_lock:
+            self._ahead.update(((provider.model, c), v) for c, v in zip(wanted, vectors))
+            while len(self._ahead) > AHEAD_KEPT:
+                del self._ahead[next(iter(self._ahead))]
 
     def _still_current(self, scope: Scope, vectors: Vectors | None) -> Vectors | None:
         """``vectors`` (made before the lock was taken) unless the scope's vectors are now of another model (then
