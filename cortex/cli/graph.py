@@ -87,8 +87,9 @@ def import_command(state: _State, path: str, file: str | None, fmt: str | None, 
     Or another memory system's files (`cortex import SYSTEM PATH --agent NAME`): beads (.beads/memory/knowledge.jsonl,
     or the directory: its archive too), mem0 (the JSON of get_all), mcp-memory (the MCP memory server's
     memory.jsonl), claude (CLAUDE.md, or ~/.claude/projects/<project>/memory). Idempotent (a second run imports
-    nothing new), each file checked then written at once; prints the report (imported, skipped, failed with the
-    file and line)."""
+    nothing new), each file checked whole, then embedded and written in atomic batches of 1,000 memories (reads go
+    on meanwhile; a run stopped midway keeps the batches written, the next run writes the rest); prints the report
+    (imported, skipped, failed with the file and line)."""
     if file is not None:
         _import_system(state, path, file, agent, dry_run, progress, fmt, team)
         return

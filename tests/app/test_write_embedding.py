@@ -1,4 +1,4 @@
-"""Writes embed without holding the repository's lock (docs/architecture.md, "Reads during long writes"): a
+"""Writes embed without holding the repository's lock (the write protocol in :mod:`cortex.memories`): a
 ``store_many`` whose embedding is held lets recalls through, in process; a consolidation's new memories are embedded
 ahead of its write and not again under the lock."""
 

@@ -1,6 +1,6 @@
 """Reads never wait for a long writer: a recall, a search and the SubagentStart hook through a running server
-answer while an import is embedding, and see each batch the import has committed (docs/architecture.md, "Reads
-during long writes"). The server is a real ``cortex serve`` whose embeddings wait at a gate the test opens
+answer while an import is embedding, and see each batch the import has committed (the write protocol in
+:mod:`cortex.memories`). The server is a real ``cortex serve`` whose embeddings wait at a gate the test opens
 (:mod:`tests.slow_embeddings`), so the order of events is fixed without timing anything: the import cannot finish
 before the test lets its batches go, and a read that waited for it would never come back."""
 
