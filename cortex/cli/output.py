@@ -47,10 +47,12 @@ def _progress(wanted: bool | None, stages: dict[str, str] | None = None
     from rich.text import Text
 
     class RateColumn(ProgressColumn):
-        """Items a second, over the last half minute."""
+        """Items a second: over the last half minute, else (a stage done in one step) over its whole time."""
 
         def render(self, task: Task) -> Text:
             speed = task.finished_speed or task.speed
+            if not speed and task.completed and task.elapsed:
+                speed = task.completed / task.elapsed
             return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
 
     names = {**_STAGES, **(stages or {})}

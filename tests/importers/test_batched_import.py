@@ -108,3 +108,17 @@ def test_pause_hands_the_lock_to_a_waiting_reader() -> None:
         order.append("writer")
     thread.join()
     assert order == ["reader", "writer"]
+
+
+def test_an_import_shows_each_phase_with_its_rate_and_time_left(tmp_path: Path) -> None:
+    from tests.service_helpers import run_cli
+
+    project = make_project(tmp_path / "p", "alice")
+    source = mem0_file(tmp_path / "m.json", 300)
+    ran = run_cli(project, "import", "mem0", str(source), "--agent", "alice", "--progress",
+                  env={"CORTEX_NO_SERVER": "1", "CORTEX_EMBEDDINGS": "hash"})
+    assert ran.returncode == 0, ran.stderr
+    for phase in ("importing items", "embedding memories", "writing memories"):
+        line = next((x for x in ran.stderr.splitlines() if phase in x), None)
+        assert line is not None and "300/300" in line and "/s" in line and "eta" in line, ran.stderr
+    assert len(json.loads(ran.stdout)["imported"]) == 300  # stdout: the report alone
