@@ -377,7 +377,8 @@ class MemoryRepository:
                 progress("write", written, len(memories))
         return memories
 
-    def _add_batch(self, scope: Scope, memories: list[Memory], extra: Sequence[Triple], vectors: Vectors | None) -> None:
+    def _add_batch(self, scope: Scope, memories: list[Memory], extra: Sequence[Triple],
+                   vectors: Vectors | None) -> None:
         """One atomic write of :meth:`add`, with its vectors (made before the lock was taken)."""
         with self.lock:
             vectors = self._still_current(scope, vectors)

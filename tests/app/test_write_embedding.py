@@ -60,4 +60,5 @@ def test_vectors_embedded_ahead_are_used_by_the_write(tmp_path: Path) -> None:
         cx.store_many("dev", [{"content": "a merged summary of caching"}, {"content": "another summary"}])
         assert len(provider.texts) == before  # not embedded again
         assert cx.index_status("dev").vectors == 2
-        assert cx.search("dev", "merged summary caching", mode="semantic")[0].memory.content == "a merged summary of caching"
+        top = cx.search("dev", "merged summary caching", mode="semantic")[0]
+        assert top.memory.content == "a merged summary of caching"
