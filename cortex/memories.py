@@ -13,6 +13,13 @@ injections, imports), is carried out by :meth:`MemoryRepository._commit` alone:
 
 A crash before 3 changes nothing in the store (a logged vector without its memory is ignored); a crash after 3
 leaves a logged change that the next load applies (see :mod:`cortex.index.manager`).
+
+Readers never wait for the slow part of a write. Vectors (step 2's computation) are made *before* the lock is
+taken; only steps 1-4 run under it, each in milliseconds. A long writer (an import, a big ``store_many``) commits
+in batches of at most :data:`WRITE_BATCH` memories, each one atomic write with its own vectors, and lets the lock
+go between batches (:meth:`OperationLock.pause` hands it to a waiting reader first): a read waits for one batch at
+most. A crash in the middle leaves the batches done, each whole. ``reindex`` and background embedding embed with
+the lock released and attach each batch's vectors under a short hold.
 """
 
 from __future__ import annotations
@@ -46,23 +53,45 @@ log = logging.getLogger("cortex")
 MAX_LAZY_EMBED = 256
 #: Memories read and embedded per batch by ``reindex``.
 REINDEX_BATCH = 256
+#: Memories a long writer (an import, a big ``store_many``) commits per atomic write: the most a reader waits for.
+WRITE_BATCH = 1000
+#: Memories embedded per call within a batch (the progress callback hears each).
+EMBED_BATCH = 128
+#: Vectors computed ahead of a write (:meth:`MemoryRepository.embed_ahead`) kept at most.
+AHEAD_KEPT = 4096
 
 Vectors = tuple[str, np.ndarray]  # (model, one unit row per memory)
 
 
 class OperationLock:
     """A re-entrant lock that calls ``on_begin`` each time a thread takes it from free: the start of one
-    operation, however many methods it then calls (a shared store is checked once per operation)."""
+    operation, however many methods it then calls (a shared store is checked once per operation).
+
+    Python's locks are not fair: a writer that lets go between two batches and takes the lock again at once could
+    keep a waiting reader out for a whole import. :meth:`pause` lets such a writer hand the lock over first."""
 
     def __init__(self, on_begin: Callable[[], None]) -> None:
         self._lock = threading.RLock()
         self._depth = 0
         self._on_begin = on_begin
+        self._turns = threading.Condition(threading.Lock())
+        self._waiting = 0  # threads blocked in __enter__
+        self._taken = 0  # times the lock was taken from free
 
     def __enter__(self) -> "OperationLock":
-        self._lock.acquire()
+        if not self._lock.acquire(blocking=False):
+            with self._turns:
+                self._waiting += 1
+            try:
+                self._lock.acquire()
+            finally:
+                with self._turns:
+                    self._waiting -= 1
         self._depth += 1
         if self._depth == 1:
+            with self._turns:
+                self._taken += 1
+                self._turns.notify_all()
             try:
                 self._on_begin()
             except BaseException:
@@ -74,6 +103,14 @@ class OperationLock:
     def __exit__(self, *exc: object) -> None:
         self._depth -= 1
         self._lock.release()
+
+    def pause(self, timeout: float = 0.05) -> None:
+        """Between two batches of a long writer (which must not hold the lock): when threads are waiting for the
+        lock, wait until one of them has taken it (at most ``timeout`` seconds), so it goes first."""
+        with self._turns:
+            if self._waiting:
+                taken = self._taken
+                self._turns.wait_for(lambda: self._taken != taken, timeout)
 
 
 class WriteJournal:
@@ -130,6 +167,8 @@ class MemoryRepository:
         self._indexes = IndexManager(store, index_root(state_dir))
         self._codec = MemoryCodec(store.vocab)  # the SPARQL texts of provenance reads
         self.lock = OperationLock(self._indexes.begin_operation)
+        self._ahead: dict[tuple[str, str], np.ndarray] = {}  # (model, content) -> vector (see embed_ahead)
+        self._ahead_lock = threading.Lock()
         #: The write path's redaction step (the facade installs it: :mod:`cortex.capture.scrub`): every memory an
         #: ``add`` or ``write`` creates or changes passes it before anything is written or embedded.
         self.redact: Callable[[Sequence[Memory]], list[Memory]] | None = None
@@ -302,21 +341,52 @@ class MemoryRepository:
     def _redacted(self, memories: Sequence[Memory]) -> list[Memory]:
         return self.redact(memories) if self.redact is not None and memories else list(memories)
 
-    def add(self, scope: Scope, memories: Sequence[Memory], extra: Sequence[Triple] = ()) -> list[Memory]:
-        """Store new memories in one atomic write (embedding them first when a provider is configured). ``extra``:
-        other triples of the scope's graph written in the same write (an import's entities and relations, see
-        :meth:`MemoryStore.add`). Returns the memories as written (through :attr:`redact`)."""
+    def add(self, scope: Scope, memories: Sequence[Memory], extra: Sequence[Triple] = (), *,
+            batch: int | None = None, progress: Callable[[str, int, int | None], None] | None = None) -> list[Memory]:
+        """Store new memories in one atomic write (embedding them first, without holding the lock, when a provider
+        is configured). ``extra``: other triples of the scope's graph written in the same write (an import's
+        entities and relations, see :meth:`MemoryStore.add`). Returns the memories as written (through
+        :attr:`redact`).
+
+        With ``batch`` (a long writer: an import, a big ``store_many``), in consecutive atomic writes of at most
+        ``batch`` memories, the lock let go between them; each triple of ``extra`` about one of the memories (its
+        subject is the memory's node) goes with that memory, the others with the first write, so a crash leaves
+        the batches done, each whole and consistent. ``progress(stage, done, total)`` hears ``embed`` and
+        ``write`` (memories)."""
         if not memories and not extra:
             return []
         memories = self._redacted(memories)
+        size = max(1, batch or len(memories) or 1)
+        chunks = [list(memories[i:i + size]) for i in range(0, len(memories), size)] or [[]]
+        extras: list[list[Triple]] = [list(extra)] + [[] for _ in chunks[1:]]
+        if len(chunks) > 1 and extra:
+            vocab = self.store.vocab
+            where = {vocab.memory(scope, m.id).value: k for k, chunk in enumerate(chunks) for m in chunk}
+            extras = [[] for _ in chunks]
+            for triple in extra:
+                extras[where.get(getattr(triple.subject, "value", ""), 0)].append(triple)
+        embedded = written = 0
+        for k, chunk in enumerate(chunks):
+            if k:
+                self.lock.pause()  # a reader waiting since the last batch goes first
+            vectors = self._embed_new(scope, chunk, progress, embedded, len(memories)) if chunk else None
+            embedded += len(chunk)
+            self._add_batch(scope, chunk, extras[k], vectors)
+            written += len(chunk)
+            if progress is not None and memories:
+                progress("write", written, len(memories))
+        return memories
+
+    def _add_batch(self, scope: Scope, memories: list[Memory], extra: Sequence[Triple],
+                   vectors: Vectors | None) -> None:
+        """One atomic write of :meth:`add`, with its vectors (made before the lock was taken)."""
         with self.lock:
-            vectors = self._embed_new(scope, memories) if memories else None
+            vectors = self._still_current(scope, vectors)
             activity = provenance.current()
             self._commit(scope, [m.id for m in memories], lambda: self.store.add(scope, memories, activity, extra),
                          lambda index: index.add_many(memories), vectors, embedded=memories)
             if (journal := _journal.get()) is not None:
                 journal.note_created(scope, memories)
-        return memories
 
     def write(self, scope: Scope, adds: Sequence[Memory], replaces: Sequence[tuple[Memory, Memory, bool]],
               derived: Sequence[tuple[str, str]] = (), *, action: str | None = None, actor: str | None = None,
@@ -339,9 +409,10 @@ class MemoryRepository:
         if replaces:
             news = self._redacted([new for _, new, _ in replaces])
             replaces = [(old, new, archive) for (old, _, archive), new in zip(replaces, news)]
+        changed = [*adds, *(new for old, new, _ in replaces if new.content != old.content)]
+        vectors = self._embed_new(scope, changed) if changed else None  # before the lock: the slow part
         with self.lock:
-            changed = [*adds, *(new for old, new, _ in replaces if new.content != old.content)]
-            vectors = self._embed_new(scope, changed) if changed else None
+            vectors = self._still_current(scope, vectors)
             ids = [m.id for m in adds] + [old.id for old, _, _ in replaces] + list(deletes)
             stored: dict[str, Memory] = {}
 
@@ -494,19 +565,60 @@ class MemoryRepository:
 
     # -- embeddings ------------------------------------------------------------------------------
 
-    def _embed_new(self, scope: Scope, memories: Sequence[Memory]) -> Vectors | None:
+    def _embed_new(self, scope: Scope, memories: Sequence[Memory],
+                   progress: Callable[[str, int, int | None], None] | None = None, done: int = 0,
+                   total: int | None = None) -> Vectors | None:
         """Vectors for memories about to be stored, or None (no provider, stale model, provider failure:
-        the memories are stored anyway and embedded later, see :meth:`reindex`)."""
+        the memories are stored anyway and embedded later, see :meth:`reindex`). Computed without holding the
+        lock (unless the caller holds it); ``progress("embed", done + k, total)`` hears each piece."""
         provider = self.embeddings
         if provider is None or not getattr(provider, "ready", True):
             return None  # no provider, or its model is loading: embedded later, never waited for
-        if self._stale_model(self._indexes.get(scope)) is not None:
-            return None
+        with self.lock:
+            if self._stale_model(self._indexes.get(scope)) is not None:
+                return None
+        texts = [m.content for m in memories]
+        with self._ahead_lock:
+            ready = [self._ahead.pop((provider.model, t), None) for t in texts]
+        if texts and all(r is not None for r in ready):
+            return provider.model, np.stack(ready)  # type: ignore[arg-type]
         try:
-            return provider.model, provider.embed([m.content for m in memories])
+            if progress is None:
+                return provider.model, provider.embed(texts)
+            parts = []
+            for start in range(0, len(texts), EMBED_BATCH):
+                parts.append(provider.embed(texts[start:start + EMBED_BATCH]))
+                progress("embed", done + min(start + EMBED_BATCH, len(texts)), total)
+            return provider.model, np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
         except EmbeddingError as exc:
             log.warning("%s: storing %d memories without vectors: %s", scope.label, len(memories), exc)
             return None
+
+    def embed_ahead(self, contents: Sequence[str]) -> None:
+        """Compute the vectors of contents a write will store under the lock (a consolidation run's new memories:
+        its write must hold the lock from its check to its end), holding no lock; the write then finds them made.
+        Kept for the next :data:`AHEAD_KEPT` contents at most; a provider failure is left for the write to meet."""
+        provider = self.embeddings
+        if provider is None or not getattr(provider, "ready", True):
+            return
+        wanted = [c for c in dict.fromkeys(contents) if (provider.model, c) not in self._ahead]
+        if not wanted:
+            return
+        try:
+            vectors = provider.embed(wanted)
+        except EmbeddingError:
+            return
+        with self._ahead_lock:
+            self._ahead.update(((provider.model, c), v) for c, v in zip(wanted, vectors))
+            while len(self._ahead) > AHEAD_KEPT:
+                del self._ahead[next(iter(self._ahead))]
+
+    def _still_current(self, scope: Scope, vectors: Vectors | None) -> Vectors | None:
+        """``vectors`` (made before the lock was taken) unless the scope's vectors are now of another model (then
+        None: the memories are embedded with the rest at the next ``reindex``). Call holding the lock."""
+        if vectors is None or self.embeddings is None or self._stale_model(self._indexes.get(scope)) is None:
+            return vectors
+        return None
 
     def _stale_model(self, index: MemoryIndex) -> str | None:
         """The model of the scope's vectors when it is not the provider's, else None."""
@@ -594,16 +706,21 @@ class MemoryRepository:
     def reindex(self, scope: Scope, *, force: bool = False,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
         """Rebuild the scope's index from a full scan, then embed every memory without a current vector (all
-        of them when the model changed, or with ``force``). Returns ``{"memories": n, "embedded": k}``."""
+        of them when the model changed, or with ``force``). Returns ``{"memories": n, "embedded": k}``.
+
+        The embedding runs with the lock let go (each batch's vectors attached under a short hold), so reads go
+        on meanwhile; with ``force`` the vectors of the same model are kept until their new ones replace them."""
         with self.lock:
             index = self._indexes.rebuild(scope)
-            embedded = 0
+            wanted: list[str] = []
             if self.embeddings is not None:
-                if force or self._stale_model(index) is not None:
+                if self._stale_model(index) is not None:
                     index.drop_vectors()
-                embedded = self._embed_existing(scope, index.missing_vectors(), progress)
+                wanted = list(index.doc_of) if force else index.missing_vectors()
+        embedded = self._embed_existing(scope, wanted, progress, release=True) if wanted else 0
+        with self.lock:
             self._indexes.checkpoint(scope)
-            return {"memories": len(index), "embedded": embedded}
+            return {"memories": len(self._indexes.get(scope)), "embedded": embedded}
 
     # -- lifecycle -------------------------------------------------------------------------------
 

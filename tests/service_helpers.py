@@ -68,13 +68,14 @@ class Server:
 
 
 def start_server(project: Path, *args: str, timeout: float = 30, state_dir: Path | None = None,
-                 **extra_env: str) -> Server:
+                 module: str = "cortex.cli", **extra_env: str) -> Server:
     """`cortex serve --port 0` in ``project``, once it answers /healthz. With ``state_dir`` (a remote store in
-    ``CORTEX_STORE``) the server keeps its discovery file there."""
+    ``CORTEX_STORE``) the server keeps its discovery file there. ``module``: what runs the command line
+    (``tests.slow_embeddings``: with embeddings held at a gate)."""
     discovery = (state_dir or project / ".cortex" / "store") / "cortex-server.json"
     if state_dir is not None:
         extra_env = {"CORTEX_STATE_DIR": str(state_dir), **extra_env}
-    process = subprocess.Popen([sys.executable, "-m", "cortex.cli", "serve", "--port", "0", *args], cwd=project,
+    process = subprocess.Popen([sys.executable, "-m", module, "serve", "--port", "0", *args], cwd=project,
                                env=env(**extra_env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -141,6 +141,7 @@ class ConsolidationOps(MemoryOps, ReadingOps, AdminOps):
                 plan = plan_run(report, now)
                 if report.dry_run or plan.empty:
                     return report
+                self._memories.embed_ahead([m.content for m in plan.created])  # the slow part, before the lock
                 def apply(plan: Any = plan, report: "ConsolidationReport" = report) -> str:
                     return runs.apply(self._memories, plan, report, self._clock())
 

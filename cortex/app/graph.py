@@ -19,6 +19,7 @@ from cortex.errors import (
     InvalidInputError,
     PermissionDeniedError,
 )
+from cortex.memories import WRITE_BATCH
 from cortex.model import (
     ImportReport,
     Memory,
@@ -231,9 +232,12 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
         ``path``: a file, a directory, or a file's bytes (``name``: its file name). Each memory gets source
         ``import``, its tags and the system's, its origin in metadata and a PROV-O activity of channel
         ``import:<system>`` naming the file; its secrets are redacted. Idempotent: an item whose key is stored is
-        skipped, a newer version supersedes it. Each file is checked whole, then written in one atomic write (a bad
-        item is reported as failed, the rest stored). With ``dry_run`` nothing is written and the report says what
-        would be. ``progress("import", done, total)`` hears how far it is."""
+        skipped, a newer version supersedes it. Each file is checked whole (a bad item is reported as failed, the
+        rest stored), then embedded and written in atomic batches of :data:`~cortex.memories.WRITE_BATCH` memories,
+        the store's lock let go between them so reads go on; a crash in the middle leaves the batches written, and
+        running the import again writes the rest. With ``dry_run`` nothing is written and the report says what
+        would be. ``progress(stage, done, total)`` hears how far it is: ``import`` (items decided), ``embed`` and
+        ``write`` (memories)."""
         from cortex.importers import common
 
         definition = self._agent(agent)
@@ -255,7 +259,7 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
                 if dry_run or batch.empty:
                     continue
                 with provenance_activity(file=document.name):
-                    self._memories.add(scope, batch.memories, batch.triples)
+                    self._memories.add(scope, batch.memories, batch.triples, batch=WRITE_BATCH, progress=progress)
                     self._warn_prunable(batch.memories)
                     for old in batch.supersessions:  # the lifecycle's rules, one atomic write each
                         try:

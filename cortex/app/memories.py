@@ -15,6 +15,7 @@ from cortex.errors import (
     PermissionDeniedError,
     VersionConflictError,
 )
+from cortex.memories import WRITE_BATCH
 from cortex.model import (
     Memory,
     MemoryType,
@@ -81,20 +82,22 @@ class MemoryOps(Kernel):
 
     @announced("write", "store")
     def store_many(self, agent: str, entries: Iterable[Mapping[str, Any]]) -> list[Memory]:
-        """Store a batch in one atomic write; returns the memories in input order.
+        """Store a batch; returns the memories in input order.
 
         Each entry is a mapping with ``content`` and optionally every field :meth:`store` takes (``type``,
         ``project``, ``confidence``, ``source``, ``ttl``, ``tags``, ``metadata``, ``scope``) and what an import
         keeps: ``usage_count``, ``created_at``, ``last_used_at``, ``expires_at``, ``valid_from``. Every entry is
-        validated before anything is written; one bad entry stores nothing. A batch writes one scope. Batches
-        over 50,000 memories are written as consecutive atomic chunks of 50,000.
+        validated before anything is written; one bad entry stores nothing. A batch writes one scope, in one atomic
+        write up to :data:`~cortex.memories.WRITE_BATCH` (1,000) memories; a larger one as consecutive atomic writes
+        of that many, embedded before each takes the store's lock, so reads never wait for the whole batch (a crash
+        in the middle leaves the writes done, each whole).
         """
         if isinstance(entries, (str, bytes, Mapping)) or not isinstance(entries, Iterable):
             self._agent(agent)
             raise InvalidInputError("entries", f"must be a list of mappings, not {type(entries).__name__}")
         target, memories = self._new_memories(agent, entries, batch=True)
         if memories:
-            self._memories.add(target, memories)
+            self._memories.add(target, memories, batch=WRITE_BATCH)
             self._warn_prunable(memories)
         return memories
 

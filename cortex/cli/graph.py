@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from cortex.cli.options import PROGRESS_HELP, command
-from cortex.cli.output import _as_json, _emit, _progress, _read_content, _table
+from cortex.cli.output import _MEMORY_STAGES, _as_json, _emit, _progress, _read_content, _table
 from cortex.cli.state import _State, pass_state
 from cortex.errors import InvalidInputError
 
@@ -87,8 +87,9 @@ def import_command(state: _State, path: str, file: str | None, fmt: str | None, 
     Or another memory system's files (`cortex import SYSTEM PATH --agent NAME`): beads (.beads/memory/knowledge.jsonl,
     or the directory: its archive too), mem0 (the JSON of get_all), mcp-memory (the MCP memory server's
     memory.jsonl), claude (CLAUDE.md, or ~/.claude/projects/<project>/memory). Idempotent (a second run imports
-    nothing new), each file checked then written at once; prints the report (imported, skipped, failed with the
-    file and line)."""
+    nothing new), each file checked whole, then embedded and written in atomic batches of 1,000 memories (reads go
+    on meanwhile; a run stopped midway keeps the batches written, the next run writes the rest); prints the report
+    (imported, skipped, failed with the file and line)."""
     if file is not None:
         _import_system(state, path, file, agent, dry_run, progress, fmt, team)
         return
@@ -118,7 +119,7 @@ def _import_system(state: _State, system: str, path: str, agent: str | None, dry
         raise click.UsageError("--format and --team are for an RDF import (`cortex import FILE`)")
     source: Any = sys.stdin.buffer.read() if path == "-" else path
     cx = state.cortex()
-    with _progress(progress) as report, _as_json(cx) as api:
+    with _progress(progress, _MEMORY_STAGES) as report, _as_json(cx) as api:
         done = api.import_from(system, source, agent=agent, dry_run=dry_run, progress=report,
                                name="stdin" if path == "-" else None)
     data = done if isinstance(done, dict) else done.model_dump(mode="json")

@@ -49,7 +49,7 @@ def store(state: _State, agent: str, content: str, type_: str, project: str, con
 @click.argument("entries", type=click.File("r", encoding="utf-8"), default="-")
 @pass_state
 def store_many(state: _State, agent: str, entries: Any) -> None:
-    """Store many memories in one atomic write: ENTRIES is a JSON list, or JSON lines, of objects with
+    """Store many memories, in atomic writes of 1,000: ENTRIES is a JSON list, or JSON lines, of objects with
     "content" and any field of `cortex store` ("type", "confidence", "tags", "scope"...); '-' (default) reads
     stdin. All are checked first: one bad entry stores nothing and is named."""
     text = entries.read()

@@ -26,48 +26,63 @@ def _emit(data: Any) -> None:
 
 #: What each stage of an export or import is called on its progress bar.
 _STAGES = {"export": "exporting memories", "read": "reading quads", "check": "checking subjects",
-           "write": "writing quads", "index": "indexing memories", "import": "importing items"}
-
+           "write": "writing quads", "index": "indexing memories", "import": "importing items",
+           "embed": "embedding memories"}
+#: The stages of ``import SYSTEM`` whose unit is memories (the RDF import's ``write`` counts quads).
+_MEMORY_STAGES = {"write": "writing memories"}
 
 
 @contextmanager
-def _progress(wanted: bool | None) -> Iterator[Callable[[str, int, int | None], None] | None]:
+def _progress(wanted: bool | None, stages: dict[str, str] | None = None
+              ) -> Iterator[Callable[[str, int, int | None], None] | None]:
     """A rich progress bar on stderr (never stdout: an export may be writing its data there), one line per
-    stage; None when not ``wanted`` (by default: when stderr is not a terminal)."""
+    stage with its rate and the time left; None when not ``wanted`` (by default: when stderr is not a terminal).
+    ``stages``: names of stages that differ from the usual ones."""
     if not (wanted if wanted is not None else sys.stderr.isatty()):
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.text import Text
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True)) as bar:
+    class RateColumn(ProgressColumn):
+        """Items a second: over the last half minute, else (a stage done in one step) over its whole time."""
+
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            if not speed and task.completed and task.elapsed:
+                speed = task.completed / task.elapsed
+            return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
+
+    names = {**_STAGES, **(stages or {})}
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
+               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), speed_estimate_period=30) as bar:
         tasks: dict[str, Any] = {}
 
         def report(stage: str, done: int, total: int | None) -> None:
             task = tasks.get(stage)
             if task is None:
-                task = tasks[stage] = bar.add_task(_STAGES.get(stage, stage), total=total)
+                task = tasks[stage] = bar.add_task(names.get(stage, stage), total=total)
             bar.update(task, completed=done, total=total)
 
         yield report
 
 
-
 @contextmanager
-def _embedding_progress(name: str) -> Iterator[Callable[[int, int], None]]:
-    """The progress callback of reindexing ``name``: a bar on stderr from the first vector embedded on, finished
-    when the block ends (no bar when nothing is embedded)."""
-    bars: list[Any] = []
+def _embedding_progress(name: str, wanted: bool | None = None) -> Iterator[Callable[[int, int], None] | None]:
+    """The progress callback of reindexing ``name``: a bar on stderr (a terminal's) with the rate and the time
+    left, from the first vector embedded on."""
+    with _progress(wanted) as report:
+        if report is None:
+            yield None
+            return
 
-    def progress(done: int, total: int) -> None:
-        if not bars:
-            bars.append(click.progressbar(length=total, label=f"embedding {name}", file=sys.stderr))
-        bars[0].update(done - bars[0].pos)
+        def progress(done: int, total: int) -> None:
+            report(f"embedding {name}", done, total)
 
-    yield progress
-    if bars:
-        bars[0].render_finish()
+        yield progress
 
 
 def _note_without_embeddings(info: dict[str, Any]) -> None:

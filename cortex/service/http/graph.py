@@ -63,7 +63,7 @@ async def import_from(system: str, request: Request, caller: Caller, cx: Cx, age
     `beads` (knowledge.jsonl, its archive, bd export), `mem0` (get_all's JSON), `mcp-memory` (memory.jsonl),
     `claude` (CLAUDE.md, MEMORY.md or a topic file of the memory directory). `name=`: the file's name, kept in
     the memories' origin. The server reads no path: a directory is sent a file a request (what the client
-    does). Idempotent, the file checked whole then written at once; `dry_run=true` writes nothing. The report
+    does). Idempotent, the file checked whole then written in atomic batches of 1,000 memories; `dry_run=true` writes nothing. The report
     lists what was imported, skipped (already there) and failed (file and line, why)."""
     body = await request.body()
     return await run_in_threadpool(cx.import_from, system, body, agent=scoped(caller, agent), dry_run=dry_run,

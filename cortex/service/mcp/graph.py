@@ -76,7 +76,7 @@ class GraphTools(ToolContext):
     ) -> ImportReport:
         """Import another memory system's memories into the agent's memory: each item once (running it again
         imports nothing new; a newer version of an item supersedes the old one), secrets redacted, each file checked
-        whole then written at once. The report lists what was imported, skipped (already there) and failed (the
+        whole then written in atomic batches of 1,000 memories. The report lists what was imported, skipped (already there) and failed (the
         file and line, and why). An agent's token may read files of the project and of Claude Code's and Codex's
         directories only."""
         with self.calling(ctx, agent) as cx:
