@@ -20,6 +20,8 @@ from cortex.model import Filters
 OVERFETCH = 2
 GROWTH = 4
 MAX_CANDIDATES = 4096
+#: Filters that leave fewer documents than this: those are scored exactly (as a scope this small would be).
+EXACT_BELOW = 20_000
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,8 @@ class IndexVectors(IndexData):
             passing = passing[self.keep(passing, filters)]
             share = len(passing) / max(int(np.count_nonzero(usable)), 1)
             k = int(k / max(share, 1e-9))
+            if len(passing) < EXACT_BELOW:  # as few as a small scope has: scored like one
+                k = MAX_CANDIDATES + 1
         while k <= MAX_CANDIDATES:
             found = graph.search(query, k)
             docs = np.unique(np.concatenate([found, outside]))
