@@ -115,13 +115,15 @@ def rank(
         return [Ranked(p.scope, i, s, {"lexical": s}) for p, i, s in found]
     if query_vector is None:
         raise ValueError(f"{mode.value} search needs a query vector")
-    cosines = [p.index.cosine_scores(query_vector) for p in parts]
+    # a large scope scores only its vector graph's candidates (others: -inf), enough to fill each ranker's list
+    wanted = limit if mode is SearchMode.SEMANTIC else max(fusion.depth, limit)
+    cosines = [p.index.cosine_scores(query_vector, filters, wanted) for p in parts]
     if mode is SearchMode.SEMANTIC:
         found = merge([(p, p.index.top(c, filters, limit, eligible=p.index.has_vector.view & (c >= fusion.min_similarity)))
                        for p, c in zip(parts, cosines)], limit)
         return [Ranked(p.scope, i, s, {"semantic": s}) for p, i, s in found]
     lexicals = [p.index.bm25_scores(terms, stats=stats) for p in parts]
-    return _fuse(parts, lexicals, cosines, filters, limit, fusion)
+    return _fuse(parts, lexicals, cosines, filters, limit, fusion, query_vector)
 
 
 def _fuse(
@@ -131,10 +133,12 @@ def _fuse(
     filters: Filters,
     limit: int,
     fusion: Fusion,
+    query_vector: np.ndarray,
 ) -> list[Ranked]:
     depth = max(fusion.depth, limit)
-    # the floor: what matches no term and is semantically weak is unrelated, however few results that leaves
-    related = [p.index.has_vector.view & ((lex > 0) | (cos >= fusion.min_similarity))
+    # the floor: what matches no term and is semantically weak is unrelated, however few results that leaves;
+    # a document a vector graph did not propose (-inf) is not among the semantic ranker's best
+    related = [p.index.has_vector.view & ((lex > 0) | (cos >= fusion.min_similarity)) & (cos > -np.inf)
                for p, lex, cos in zip(parts, lexicals, cosines)]
     lex_top = merge([(p, p.index.top(lex, filters, depth)) for p, lex in zip(parts, lexicals)], depth)
     sem_top = merge([(p, p.index.top(cos, filters, depth, eligible=rel))
@@ -144,6 +148,9 @@ def _fuse(
     if not pool:
         return []
     docs = [parts[k].index.doc_of[i] for k, i in pool]
+    for k, d in zip(pool, docs):  # a lexical candidate the graph did not propose: its exact cosine
+        if cosines[k[0]][d] == -np.inf:
+            cosines[k[0]][d] = parts[k[0]].index.cosines_at(np.array([d]), query_vector)[0]
     has_vector = np.array([bool(parts[k].index.has_vector.view[d]) for (k, _), d in zip(pool, docs)])
     lex = np.array([lexicals[k][d] for (k, _), d in zip(pool, docs)], dtype=np.float64)
     sem = np.where(has_vector, [cosines[k][d] for (k, _), d in zip(pool, docs)], 0.0)

@@ -8,9 +8,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cortex.index import ann
 from cortex.index.layout import IndexData, content_hash
 from cortex.index.lists import Vec
 from cortex.index.vectors import Rows
+from cortex.model import Filters
+
+#: The graph's candidates, as a multiple of the documents a ranker wants, then grown by this factor while too
+#: few of them pass the filters, up to :data:`MAX_CANDIDATES`; beyond that the filters leave few documents, and
+#: those are scored exactly.
+OVERFETCH = 2
+GROWTH = 4
+MAX_CANDIDATES = 4096
+#: Filters that leave fewer documents than this: those are scored exactly (as a scope this small would be).
+EXACT_BELOW = 20_000
 
 
 @dataclass(frozen=True)
@@ -47,16 +58,21 @@ class IndexVectors(IndexData):
             self.vector_model = model
             self.vectors = Rows(vectors.shape[1])
             self.vectors.extend_to(len(self.ids))
+        touched = []
         for memory_id, row in zip(memory_ids, vectors):
             doc = self.doc_of.get(memory_id)
             if doc is not None:
                 self.vectors.a[doc] = row
                 self.has_vector.a[doc] = True
+                touched.append(doc)
+        if self.ann is not None:
+            self.ann.touched(np.array(touched, dtype=np.int64))
 
     def drop_vectors(self) -> None:
         """Forget every vector (the model changed)."""
         self.vector_model = None
         self.vectors = None
+        self.ann = None
         self.has_vector = Vec(np.bool_, np.zeros(len(self.ids), dtype=bool))
 
     def has_content(self, memory_id: str, content: str) -> bool:
@@ -84,12 +100,62 @@ class IndexVectors(IndexData):
         """How many live memories have a vector."""
         return int(np.count_nonzero(self.has_vector.view & self.alive.view))
 
-    def cosine_scores(self, query: np.ndarray) -> np.ndarray:
-        """Cosine similarity of every document's vector with the unit vector ``query`` (0 without one)."""
+    def keep(self, docs: np.ndarray, filters: Filters) -> np.ndarray:
+        """Which of ``docs`` pass ``filters`` (:meth:`cortex.index.ranking.Ranking.keep`)."""
+        raise NotImplementedError
+
+    def cosine_scores(self, query: np.ndarray, filters: Filters | None = None, depth: int = 0) -> np.ndarray:
+        """Cosine similarity of the documents' vectors with the unit vector ``query`` (0 without one).
+
+        With ``filters`` and ``depth`` (how many of the best passing documents the caller ranks), a scope
+        with a vector graph scores only the graph's candidates and the documents it does not cover yet; the
+        others get ``-inf`` (:meth:`cosines_at` scores any of them exactly). Without a graph: every document.
+        """
+        graph = self.ann
         if self.vectors is None:
             return np.zeros(len(self.ids), dtype=np.float64)
-        scores = self.vectors.view @ np.asarray(query, dtype=np.float32)
-        return scores.astype(np.float64)
+        if filters is None or depth <= 0 or graph is None or graph.dim != self.vectors.dim or not graph.usable():
+            scores = self.vectors.view @ np.asarray(query, dtype=np.float32)
+            return scores.astype(np.float64)
+        return self._approximate(graph, np.asarray(query, dtype=np.float32), filters, depth)
+
+    def _approximate(self, graph: ann.AnnGraph, query: np.ndarray, filters: Filters, depth: int) -> np.ndarray:
+        n = len(self.ids)
+        usable = self.has_vector.view & self.alive.view
+        outside = graph.outside(n)
+        k, share = OVERFETCH * depth, 1.0
+        if _narrowing(filters):  # how many documents pass: the graph's candidates are fetched in proportion
+            passing = np.flatnonzero(usable)
+            passing = passing[self.keep(passing, filters)]
+            share = len(passing) / max(int(np.count_nonzero(usable)), 1)
+            k = int(k / max(share, 1e-9))
+            if len(passing) < EXACT_BELOW:  # as few as a small scope has: scored like one
+                k = MAX_CANDIDATES + 1
+        while k <= MAX_CANDIDATES:
+            found = graph.search(query, k)
+            docs = np.unique(np.concatenate([found, outside]))
+            docs = docs[usable[docs]]
+            if np.count_nonzero(self.keep(docs, filters)) >= depth or k >= graph.size:
+                break
+            k *= GROWTH
+        else:  # few documents pass the filters: all of them, exactly
+            docs = np.flatnonzero(usable)
+            docs = docs[self.keep(docs, filters)]
+        scores = np.full(n, -np.inf, dtype=np.float64)
+        scores[docs] = self.cosines_at(docs, query)
+        return scores
+
+    def cosines_at(self, docs: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Exact cosine similarity of these documents' vectors with the unit vector ``query``."""
+        if self.vectors is None:
+            return np.zeros(len(docs), dtype=np.float64)
+        scores: np.ndarray = (self.vectors.a[docs] @ np.asarray(query, dtype=np.float32)).astype(np.float64)
+        return scores
+
+    def ann_due(self) -> bool:
+        """Whether the next save should build the vector graph (large enough, and none usable)."""
+        return self.vectors is not None and ann.available() and self.vector_count() >= ann.MIN_VECTORS \
+            and (self.ann is None or self.ann.failed)
 
     def carried_vectors(self) -> "CarriedVectors | None":
         """This index's vectors with the content digest of each memory, to keep across a rebuild."""
@@ -98,3 +164,9 @@ class IndexVectors(IndexData):
         docs = np.flatnonzero(self.has_vector.view & self.alive.view)
         return CarriedVectors(self.vector_model, [self.ids[d] for d in docs],
                               self.col("content_hash")[docs].copy(), self.vectors.view[docs].copy())
+
+
+def _narrowing(filters: Filters) -> bool:
+    """Whether ``filters`` may leave a small share of the documents (the default time filter rarely does)."""
+    return bool(filters.types is not None or filters.projects is not None or filters.sources is not None
+                or filters.tags or filters.as_of is not None)

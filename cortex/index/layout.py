@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from cortex.index.lists import PostingLists, Vec
+from cortex.index.ann import AnnGraph
 from cortex.index.vectors import Rows
 from cortex.model import MemoryType, Source
 
@@ -99,6 +100,8 @@ class IndexData:
         #: embedding vectors (unit rows, aligned with documents) of one model; zero rows where missing
         self.vector_model: str | None = None
         self.vectors: Rows | None = None
+        #: the approximate nearest-neighbour graph of those vectors (large scopes only; see cortex.index.ann)
+        self.ann: AnnGraph | None = None
         #: Memory subjects in the store that the index cannot hold (incomplete, not written by Cortex),
         #: counted at the last rebuild, so the store-count check does not rebuild forever because of them.
         self.foreign = 0
@@ -160,3 +163,5 @@ class IndexData:
             self.has_vector = Vec(np.bool_, self.has_vector.view[keep_docs])
             if self.vectors is not None:
                 self.vectors = Rows(self.vectors.dim, self.vectors.view[keep_docs])
+            if self.ann is not None:
+                self.ann.renumber(alive, new_doc)

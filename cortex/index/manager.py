@@ -408,7 +408,8 @@ class IndexManager:
     def close(self) -> None:
         """Checkpoint scopes with many changes since their snapshot, and close the vector logs."""
         for scope, index in self._indexes.items():
-            if self.root is not None and self.pending(scope) > CHECKPOINT_CHANGES:
+            # (a large scope whose vector graph is missing or unusable gets it built with its snapshot)
+            if self.root is not None and (self.pending(scope) > CHECKPOINT_CHANGES or index.ann_due()):
                 self._checkpoint(scope, index)
         for vector_log in self._vector_logs.values():
             vector_log.close()

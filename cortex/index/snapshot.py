@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,10 +14,13 @@ from typing import Self
 import numpy as np
 
 from cortex.files import atomic_writer, read_regular
+from cortex.index import ann
 from cortex.index.index_vectors import CarriedVectors
 from cortex.index.layout import COLUMNS, TYPE_CODES, IndexData
 from cortex.index.lists import PostingLists, Vec
 from cortex.index.vectors import Rows
+
+log = logging.getLogger("cortex.index")
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
 FORMAT_VERSION = 9
@@ -42,8 +46,34 @@ class Snapshots(IndexData):
                                     dtype=np.uint8),
             **self._vector_arrays(),
         }
+        graph = self._graph_arrays(path.parent)  # its file first: the snapshot names it
         with atomic_writer(path) as fh:
-            np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub reads ** as allow_pickle
+            np.savez(fh, **arrays, **graph)  # type: ignore[arg-type]  # numpy's stub reads ** as allow_pickle
+        ann.remove_others(path.parent, graph["ann_file"].tobytes().decode("ascii") if graph else None)
+
+    def _graph_arrays(self, directory: Path) -> dict[str, np.ndarray]:
+        """Build or extend the vector graph of a large scope (:mod:`cortex.index.ann`), write its file, and
+        return what the snapshot records of it; nothing for a small scope (or when that fails: exact search)."""
+        if self.vectors is None or not ann.available() or \
+                int(np.count_nonzero(self.has_vector.view & self.alive.view)) < ann.MIN_VECTORS:
+            self.ann = None
+            return {}
+        has = self.has_vector.view & self.alive.view
+        try:
+            graph = self.ann
+            if graph is not None and graph.dim == self.vectors.dim and not graph.failed \
+                    and graph.dead_share() <= ann.MAX_DEAD:
+                try:
+                    graph.sync(self.vectors.view, has)
+                    return graph.arrays(directory)
+                except ValueError:  # its file went bad: built again below
+                    pass
+            self.ann = ann.build(self.vectors.view, has)
+            return self.ann.arrays(directory)
+        except (OSError, ValueError, RuntimeError) as exc:
+            log.warning("cannot build the vector graph in %s (%s): exact search", directory, exc)
+            self.ann = None
+            return {}
 
     def _vector_arrays(self) -> dict[str, np.ndarray]:
         if self.vectors is None or self.vector_model is None:
@@ -82,6 +112,10 @@ class Snapshots(IndexData):
                     return None
                 arrays = {k: data[k] for k in data.files}
             index = cls._from_arrays(arrays)
+            if index is not None and index.vectors is not None:
+                index.ann = ann.AnnGraph.from_arrays(arrays, path.parent, len(index.ids))
+                if index.ann is not None and index.ann.dim != index.vectors.dim:
+                    index.ann = None
         except Exception:  # noqa: BLE001 - whatever is wrong with a derived file, the answer is a rebuild
             return None
         return index if index is not None and index._consistent() else None

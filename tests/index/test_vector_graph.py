@@ -1,0 +1,134 @@
+"""The vector graph (cortex.index.ann) of a large scope: built with the snapshot, loaded beside it, and never
+the cause of a wrong answer: searches agree with exact search, filters and forgetting hold, and a missing,
+damaged or orphaned graph file falls back to exact search and is built again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cortex.index import ann
+from cortex.state import INDEX_DIR
+from tests.conftest import open_agents
+from tests.index.test_derived_files import DAMAGES
+
+pytest.importorskip("usearch")
+
+TOPICS = ["deploy", "vault", "billing", "search", "kernel", "garden", "ocean", "violin"]
+
+
+@pytest.fixture
+def small_threshold(monkeypatch):
+    """A graph from 500 vectors on (the shipped threshold is measured for much larger scopes)."""
+    monkeypatch.setattr(ann, "MIN_VECTORS", 500)
+
+
+def graphs(path: Path) -> list[Path]:
+    return sorted((path / INDEX_DIR / "a").glob("ann-*.usearch"))
+
+
+def build(path: Path) -> None:
+    with open_agents(path, "a", embeddings="hash") as cx:
+        cx.store_many("a", [{"content": f"note {i} on {TOPICS[i % 8]} and {TOPICS[i * 7 % 8]} number {i % 97}",
+                             "type": "decision" if i % 10 == 0 else "insight", "project": f"p{i % 3}"}
+                            for i in range(1500)])
+
+
+def answers(path: Path) -> dict[str, list[tuple[str, float]]]:
+    """(id, score) of the best 10 for a few searches (no reranking: the score is the ranker's)."""
+    out = {}
+    with open_agents(path, "a", embeddings="hash") as cx:
+        for text in ("deploy vault", "ocean violin 42", "kernel garden"):
+            for mode in ("semantic", "hybrid"):
+                out[f"{text}/{mode}"] = [(h.memory.id, h.score)
+                                         for h in cx.search("a", text, mode=mode, limit=10, rerank=False)]
+                out[f"{text}/{mode}/decision"] = [
+                    (h.memory.id, h.score) for h in cx.search("a", text, mode=mode, limit=10, type="decision",
+                                                              project="p1", rerank=False)]
+    return out
+
+
+def quality(found: list[tuple[str, float]], exact: list[tuple[str, float]]) -> float:
+    """Share of the exact top's places the approximate answer fills as well (ties at the last score count)."""
+    if not exact:
+        return 1.0 if not found else 0.0
+    last = exact[-1][1]
+    return sum(1 for _, score in found if score >= last - 1e-9) / len(exact)
+
+
+def test_a_large_scope_gets_a_graph_and_searches_agree_with_exact(tmp_path, small_threshold, monkeypatch):
+    path = tmp_path / "store"
+    build(path)
+    assert len(graphs(path)) == 1
+    approximate = answers(path)
+    monkeypatch.setattr(ann, "MIN_VECTORS", 10**9)  # the same store, searched exactly
+    exact = answers(path)
+    for key, top in exact.items():
+        assert quality(approximate[key], top) >= 0.9, key
+        if key.endswith("decision"):  # few pass: scored exactly
+            assert approximate[key] == top, key
+
+
+def test_filters_forgetting_and_new_memories_hold_with_a_graph(tmp_path, small_threshold):
+    path = tmp_path / "store"
+    build(path)
+    with open_agents(path, "a", embeddings="hash") as cx:
+        best = [h.memory.id for h in cx.search("a", "deploy vault", mode="semantic", limit=5)]
+        for memory_id in best:
+            cx.forget("a", memory_id)
+        new = cx.store("a", "deploy vault deploy vault", type="decision", project="p1")
+        for mode in ("semantic", "hybrid"):
+            found = [h.memory for h in cx.search("a", "deploy vault", mode=mode, limit=20)]
+            assert not {m.id for m in found} & set(best)
+            assert found[0].id == new.id  # not in the graph yet: scored exactly
+            filtered = cx.search("a", "deploy vault", mode=mode, limit=20, type="decision", project="p1")
+            assert filtered.hits and all(h.memory.type == "decision" and h.memory.project == "p1"
+                                         for h in filtered.hits)
+    with open_agents(path, "a", embeddings="hash") as cx:  # after a reopen (the log re-applied onto the snapshot)
+        found = [h.memory.id for h in cx.search("a", "deploy vault", mode="semantic", limit=20)]
+        assert found[0] == new.id and not set(found) & set(best)
+        cx.reindex("a")  # a save: the graph follows the merge's renumbering and takes the new memory in
+        found = [h.memory.id for h in cx.search("a", "deploy vault", mode="semantic", limit=20)]
+        assert found[0] == new.id and not set(found) & set(best)
+    assert len(graphs(path)) == 1
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_a_damaged_graph_falls_back_to_exact_search_and_is_rebuilt(tmp_path, small_threshold, damage, monkeypatch):
+    path = tmp_path / "store"
+    build(path)
+    (graph,) = graphs(path)
+    monkeypatch.setattr(ann, "MIN_VECTORS", 10**9)
+    exact = answers(path)
+    monkeypatch.setattr(ann, "MIN_VECTORS", 500)
+    DAMAGES[damage](graph)
+    assert answers(path) == exact  # the damage is found at first use: every search is exact
+    (rebuilt,) = graphs(path)  # the close after that built it again, under a new name
+    assert rebuilt != graph and rebuilt.is_file()
+    assert all(quality(a, exact[k]) >= 0.9 for k, a in answers(path).items())
+
+
+def test_a_crash_between_graph_and_snapshot_leaves_the_old_pair(tmp_path, small_threshold):
+    """A save killed after writing its graph file but before the snapshot's rename: the old snapshot names the
+    old graph, which is still there; the orphan (and a torn temporary file) go at the next save."""
+    path = tmp_path / "store"
+    build(path)
+    (graph,) = graphs(path)
+    directory = graph.parent
+    orphan = directory / "ann-0123456789abcdef.usearch"
+    orphan.write_bytes(graph.read_bytes()[: graph.stat().st_size // 2])
+    torn = directory / ".ann-fedcba9876543210.usearch.tmp"
+    torn.write_bytes(b"torn")
+    before = answers(path)
+    with open_agents(path, "a", embeddings="hash") as cx:
+        cx.store_many("a", [{"content": f"later note {i} on ocean"} for i in range(1200)])  # a save at close
+    assert graphs(path) != [graph] and orphan not in graphs(path) and not torn.exists()
+    after = answers(path)
+    assert quality(after["kernel garden/semantic"], before["kernel garden/semantic"]) >= 0.9
+
+
+def test_small_scopes_have_no_graph(tmp_path):
+    path = tmp_path / "store"
+    build(path)
+    assert graphs(path) == []
