@@ -365,10 +365,11 @@ class IndexManager:
             self._compact(scope, index.seq)
             self._pending[scope] = 0
         else:
-            self._checkpoint(scope, index)
+            self._checkpoint(scope, index, build_graph=False)
 
-    def _checkpoint(self, scope: Scope, index: MemoryIndex) -> None:
+    def _checkpoint(self, scope: Scope, index: MemoryIndex, *, build_graph: bool = True) -> None:
         """Save the index as a snapshot, then drop what it made redundant (the vector log, older log records).
+        ``build_graph=False`` (a checkpoint inside a write) extends the vector graph but never builds one.
         A state directory that cannot be written is logged and otherwise ignored: the store's log still
         covers everything, so nothing is compacted."""
         try:
@@ -377,7 +378,7 @@ class IndexManager:
             path = directory / "snapshot.npz"
             if path.exists() and not path.is_file():
                 _discard(path)
-            index.save(path)
+            index.save(path, build_graph=build_graph)
         except OSError as exc:
             log.warning("cannot save the index snapshot of %s (%s): keeping it in memory", scope.label, exc)
             return

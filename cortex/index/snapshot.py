@@ -29,8 +29,10 @@ FORMAT_VERSION = 9
 class Snapshots(IndexData):
     """Saving and loading an index (a base of :class:`~cortex.index.memory_index.MemoryIndex`)."""
 
-    def save(self, path: Path) -> None:
-        """Write a snapshot (merging first) atomically: a temporary file renamed over ``path``."""
+    def save(self, path: Path, *, build_graph: bool = True) -> None:
+        """Write a snapshot (merging first) atomically: a temporary file renamed over ``path``. Without
+        ``build_graph`` the vector graph is only extended, never built anew (a build of a large scope takes
+        minutes: a writer's running checkpoint must not hold readers that long; exact search serves meanwhile)."""
         self.merge()
         arrays: dict[str, np.ndarray] = {
             "version": np.array([FORMAT_VERSION]),
@@ -46,12 +48,12 @@ class Snapshots(IndexData):
                                     dtype=np.uint8),
             **self._vector_arrays(),
         }
-        graph = self._graph_arrays(path.parent)  # its file first: the snapshot names it
+        graph = self._graph_arrays(path.parent, build_graph)  # its file first: the snapshot names it
         with atomic_writer(path) as fh:
             np.savez(fh, **arrays, **graph)  # type: ignore[arg-type]  # numpy's stub reads ** as allow_pickle
         ann.remove_others(path.parent, graph["ann_file"].tobytes().decode("ascii") if graph else None)
 
-    def _graph_arrays(self, directory: Path) -> dict[str, np.ndarray]:
+    def _graph_arrays(self, directory: Path, build: bool = True) -> dict[str, np.ndarray]:
         """Build or extend the vector graph of a large scope (:mod:`cortex.index.ann`), write its file, and
         return what the snapshot records of it; nothing for a small scope (or when that fails: exact search)."""
         if self.vectors is None or not ann.available() or \
@@ -68,6 +70,9 @@ class Snapshots(IndexData):
                     return graph.arrays(directory)
                 except ValueError:  # its file went bad: built again below
                     pass
+            if not build:
+                self.ann = None
+                return {}
             self.ann = ann.build(self.vectors.view, has)
             return self.ann.arrays(directory)
         except (OSError, ValueError, RuntimeError) as exc:
