@@ -267,6 +267,14 @@ class PostingLists:
         count = int(self.base_off[tid + 1] - self.base_off[tid]) if tid < self.base_terms else 0
         return count + len(self.delta.get(tid, ())) // 2
 
+    def df_total(self, tids: np.ndarray) -> int:
+        """:meth:`df` summed over the terms ``tids``."""
+        base = tids[tids < self.base_terms]
+        total = int((self.base_off[base + 1] - self.base_off[base]).sum()) if len(base) else 0
+        if self.delta and len(tids):
+            total += sum(len(self.delta.get(int(t), ())) // 2 for t in tids[self.has_delta.view[tids]])
+        return total
+
     def ids_of(self, terms: list[str]) -> np.ndarray:
         """Ids of the terms present in the vocabulary (exact match)."""
         return np.array([t for t in (self.term_id.get(x) for x in terms) if t is not None], dtype=np.int64)

@@ -16,10 +16,11 @@ from cortex.files import atomic_writer, read_regular
 from cortex.index.index_vectors import CarriedVectors
 from cortex.index.layout import COLUMNS, TYPE_CODES, IndexData
 from cortex.index.lists import PostingLists, Vec
+from cortex.index.texts import Texts
 from cortex.index.vectors import Rows
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 9
+FORMAT_VERSION = 10
 
 
 class Snapshots(IndexData):
@@ -37,7 +38,7 @@ class Snapshots(IndexData):
             "ids": _text_array(self.ids),
             "projects": _text_array(self.projects),
             **{f"col_{name}": vec.view for name, vec in self.cols.items()},
-            **self.raw.arrays("raw_"), **self.terms.arrays("terms_"), **self.tag_lists.arrays("tags_"),
+            **self.texts.arrays("texts_"), **self.raw.arrays("raw_"), **self.terms.arrays("terms_"), **self.tag_lists.arrays("tags_"),
             "extras": np.frombuffer(json.dumps(self.extras, ensure_ascii=False).encode("utf-8", "surrogatepass"),
                                     dtype=np.uint8),
             **self._vector_arrays(),
@@ -110,6 +111,10 @@ class Snapshots(IndexData):
             index.vectors = Rows(arrays["vectors"].shape[1], arrays["vectors"])
             index.has_vector = Vec(np.bool_, arrays["has_vector"])
         index.doc_of = {mid: i for i, mid in enumerate(index.ids)}
+        texts = Texts.from_arrays(arrays, "texts_", n)
+        if texts is None:
+            return None
+        index.texts = texts
         raw = PostingLists.from_arrays(arrays, "raw_")
         terms = PostingLists.from_arrays(arrays, "terms_")
         tags = PostingLists.from_arrays(arrays, "tags_")
@@ -126,7 +131,7 @@ class Snapshots(IndexData):
     def _consistent(self) -> bool:
         """Whether the arrays of a loaded snapshot fit together (a damaged file that still parses does not)."""
         n = len(self.ids)
-        if len(self.doc_of) != n or self.seq < 0 or self.foreign < 0:
+        if len(self.doc_of) != n or len(self.texts) != n or self.seq < 0 or self.foreign < 0:
             return False
         if n and (int(self.col("type_code").min()) < 0 or int(self.col("type_code").max()) >= len(TYPE_CODES)):
             return False
