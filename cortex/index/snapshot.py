@@ -12,7 +12,7 @@ from typing import Self
 
 import numpy as np
 
-from cortex.files import atomic_writer, read_regular
+from cortex.files import atomic_writer, open_regular, read_regular
 from cortex.index.index_vectors import CarriedVectors
 from cortex.index.layout import COLUMNS, TYPE_CODES, IndexData
 from cortex.index.lists import PostingLists, Vec
@@ -20,7 +20,7 @@ from cortex.index.texts import Texts
 from cortex.index.vectors import Rows
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 10
+FORMAT_VERSION = 11
 
 
 class Snapshots(IndexData):
@@ -38,7 +38,7 @@ class Snapshots(IndexData):
             "ids": _text_array(self.ids),
             "projects": _text_array(self.projects),
             **{f"col_{name}": vec.view for name, vec in self.cols.items()},
-            **self.texts.arrays("texts_"), **self.raw.arrays("raw_"), **self.terms.arrays("terms_"), **self.tag_lists.arrays("tags_"),
+            **self.texts.arrays("texts_"), **self.raw.arrays("raw_", searchable=True), **self.terms.arrays("terms_"), **self.tag_lists.arrays("tags_"),
             "extras": np.frombuffer(json.dumps(self.extras, ensure_ascii=False).encode("utf-8", "surrogatepass"),
                                     dtype=np.uint8),
             **self._vector_arrays(),
@@ -75,7 +75,7 @@ class Snapshots(IndexData):
         """Read a snapshot; None when it is missing, unreadable, damaged (every member is checked against its
         CRC and the arrays against each other) or of another format version."""
         try:
-            with np.load(io.BytesIO(read_regular(path)), allow_pickle=False) as data:
+            with open_regular(path) as fh, np.load(fh, allow_pickle=False) as data:
                 if int(data["version"][0]) != FORMAT_VERSION:
                     return None
                 # normalisation depends on the Unicode tables: another version may split words differently
@@ -101,7 +101,7 @@ class Snapshots(IndexData):
             column = arrays.get(f"col_{name}")
             if column is None or len(column) != n:
                 return None
-            index.cols[name] = Vec(dtype, column)
+            index.cols[name] = Vec.wrap(column.astype(dtype, copy=False))
         index.alive = Vec(np.bool_, np.ones(n, dtype=bool))
         index.has_vector = Vec(np.bool_, np.zeros(n, dtype=bool))
         if "vectors" in arrays:
