@@ -30,7 +30,7 @@ class Vec:
 
     def append(self, value: Any) -> None:
         if self.n == len(self.a):
-            grown = np.empty(len(self.a) * 2, dtype=self.a.dtype)
+            grown = np.empty(max(64, len(self.a) * 2), dtype=self.a.dtype)
             grown[: self.n] = self.a[: self.n]
             self.a = grown
         self.a[self.n] = value
@@ -311,7 +311,7 @@ class PostingLists:
     def arrays(self, prefix: str, searchable: bool = False) -> dict[str, np.ndarray]:
         """The snapshot arrays (call after :meth:`merge`); ``searchable``: with the substring search structure,
         so a loaded index answers its first recall without building it."""
-        out = {
+        out: dict[str, np.ndarray] = {
             f"{prefix}terms": np.frombuffer("\n".join(self.terms).encode("utf-8", "surrogatepass"), dtype=np.uint8),
             f"{prefix}off": self.base_off, f"{prefix}docs": self.base_docs, f"{prefix}tf": self.base_tf,
         }

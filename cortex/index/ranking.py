@@ -126,12 +126,13 @@ class Ranking(IndexData):
         clean = docs < len(prio)
         clean[clean] = ~stale[docs[clean]]
         rows = np.flatnonzero(clean)
-        best = rows[_top_k_prio([key[rows] for key in primary], prio[docs[rows]], limit, len(prio))]
+        best: np.ndarray = rows[_top_k_prio([key[rows] for key in primary], prio[docs[rows]], limit, len(prio))]
         if len(rows) == len(docs):
             return best
         pool = np.concatenate([best, np.flatnonzero(~clean)])
         pool.sort()
-        return pool[self._rank_exact(docs[pool], [key[pool] for key in primary], limit)]
+        chosen: np.ndarray = pool[self._rank_exact(docs[pool], [key[pool] for key in primary], limit)]
+        return chosen
 
     def _rank_exact(self, docs: np.ndarray, primary: list[np.ndarray], limit: int) -> np.ndarray:
         keys = [*primary, self.col("usage")[docs], self.col("last_used")[docs], self.col("created")[docs], docs]
