@@ -196,19 +196,27 @@ class MemoryRepository:
     def load(self, scope: Scope, memory_ids: Sequence[str]) -> list[Memory]:
         """The memories with these ids, in order (missing ones left out).
 
-        The index holds every field but the content, kept equal to the store (change log + recovery), so a
-        memory costs one content lookup instead of reading and decoding all of its triples.
+        The index holds every field, kept equal to the store (change log + recovery), so a memory costs no store
+        read at all. On a shared store, whose other writers this process sees only at its next check, the
+        content is read from the store, so a memory they removed is left out as the store says.
         """
         with self.lock:
             index = self._indexes.get(scope)
+            records = index.records(memory_ids)
+            contents = self.store.contents(scope, memory_ids) if self.store.shared else None
             memories = []
-            for memory_id, content in zip(memory_ids, self.store.contents(scope, memory_ids)):
-                record = index.record(memory_id)
-                if record is not None and content is not None:
-                    author = record["author"] or scope.name
-                    record.update(agent=scope.name if scope.kind == "agent" else author, author=author,
-                                  scope=scope.relative, content=content)
-                    memories.append(Memory.trusted(record))
+            for k, record in enumerate(records):
+                if record is None:
+                    continue
+                content = record.pop("content")
+                if contents is not None:
+                    content = contents[k]
+                    if content is None:
+                        continue
+                author = record["author"] or scope.name
+                record.update(agent=scope.name if scope.kind == "agent" else author, author=author,
+                              scope=scope.relative, content=content)
+                memories.append(Memory.trusted(record))
             return memories
 
     def load_many(self, wanted: Sequence[tuple[Scope, str]]) -> list[Memory]:

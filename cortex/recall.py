@@ -38,10 +38,12 @@ def merge(results: Sequence[tuple[Part, Sequence[tuple[str, float]]]], limit: in
         return [(part, i, s) for i, s in ranked[:limit]]
     rows = []
     for k, (part, ranked) in enumerate(results):
-        usage, last_used, created = (part.index.col(c) for c in ("usage", "last_used", "created"))
+        if not ranked:
+            continue
+        columns = part.index.columns([i for i, _ in ranked], ("usage", "last_used", "created"))
+        usage, last_used, created = (columns[c].tolist() for c in ("usage", "last_used", "created"))
         for position, (memory_id, score) in enumerate(ranked):
-            doc = part.index.doc_of[memory_id]
-            rows.append((-score, -int(usage[doc]), -int(last_used[doc]), -int(created[doc]), k, position, memory_id))
+            rows.append((-score, -usage[position], -last_used[position], -created[position], k, position, memory_id))
     rows.sort()
     return [(results[r[4]][0], r[6], -r[0]) for r in rows[:limit]]
 

@@ -4,6 +4,7 @@ index's time unit, and its state (ids, columns, postings, vectors) with what eve
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -12,6 +13,7 @@ import numpy as np
 
 from cortex.index.lists import PostingLists, Vec
 from cortex.index.ann import AnnGraph
+from cortex.index.texts import Texts
 from cortex.index.vectors import Rows
 from cortex.model import MemoryType, Source
 
@@ -97,6 +99,8 @@ class IndexData:
         #: tag -> documents (tag filters), and the fields few memories have, by id
         self.tag_lists = PostingLists()
         self.extras: dict[str, dict[str, Any]] = {}
+        #: the content of each document (reads load their hits from here, not from the store)
+        self.texts = Texts()
         #: embedding vectors (unit rows, aligned with documents) of one model; zero rows where missing
         self.vector_model: str | None = None
         self.vectors: Rows | None = None
@@ -113,6 +117,15 @@ class IndexData:
         # which documents are current (valid, not superseded, not expired) for any moment in [from, until):
         # one gather per read instead of five column checks on every candidate; any write drops it
         self._current: tuple[int, int, np.ndarray] | None = None
+        # each document's rank by (usage, last use, creation, number), the documents whose keys changed since,
+        # and how many (see Ranking._priorities)
+        self._prio: tuple[np.ndarray, np.ndarray, int] | None = None
+        # token -> (postings stamp, documents, occurrences, dense occurrences or None, bytes): see Ranking._hits;
+        # the stamp is (merges, documents): postings change only by new documents and by merges
+        self._hit_cache: OrderedDict[str, tuple[tuple[int, int], np.ndarray, np.ndarray, np.ndarray | None, int]] = \
+            OrderedDict()
+        self._hit_bytes = 0
+        self._epoch = 0
 
     def col(self, name: str) -> np.ndarray:
         """The live view of a column (one value per document, dead ones included)."""
@@ -149,11 +162,16 @@ class IndexData:
         """Fold the deltas into the CSR bases, dropping forgotten memories and renumbering documents."""
         self._lengths = None
         self._current = None
+        self._epoch += 1
         alive = self.alive.view.copy()
         new_doc = np.cumsum(alive, dtype=np.int64) - 1
         self.raw.merge(alive, new_doc)
         self.terms.merge(alive, new_doc)
         self.tag_lists.merge(alive, new_doc)
+        if not alive.all():
+            self._prio = None
+        if self.texts.tail or not alive.all():
+            self.texts.merge(np.flatnonzero(alive))
         if not alive.all():
             keep_docs = np.flatnonzero(alive)
             self.ids = [self.ids[i] for i in keep_docs]

@@ -30,7 +30,7 @@ class Vec:
 
     def append(self, value: Any) -> None:
         if self.n == len(self.a):
-            grown = np.empty(len(self.a) * 2, dtype=self.a.dtype)
+            grown = np.empty(max(64, len(self.a) * 2), dtype=self.a.dtype)
             grown[: self.n] = self.a[: self.n]
             self.a = grown
         self.a[self.n] = value
@@ -40,13 +40,20 @@ class Vec:
     def view(self) -> np.ndarray:
         return self.a[: self.n]
 
+    @classmethod
+    def wrap(cls, array: np.ndarray) -> "Vec":
+        """A vector over ``array`` itself (no copy until it grows): for arrays nothing else holds."""
+        vec = cls.__new__(cls)
+        vec.a, vec.n = array, len(array)
+        return vec
+
 
 class PostingLists:
     """term -> [(doc, tf)], with exact and substring term lookup."""
 
     def __init__(self) -> None:
         self.terms: list[str] = []
-        self.term_id: dict[str, int] = {}
+        self._term_id: dict[str, int] | None = {}  # built on first use after a load (recall never needs it)
         self.has_delta = Vec(np.bool_)
         self.base_terms = 0
         self.base_off = np.zeros(1, dtype=np.int64)
@@ -66,6 +73,13 @@ class PostingLists:
         # token -> (vocabulary size it was computed for, term ids, multiplicities): the vocabulary only grows
         # (terms keep their ids), so a cached answer is extended by scanning the newer terms alone
         self._matches: OrderedDict[str, tuple[int, np.ndarray, np.ndarray]] = OrderedDict()
+
+    @property
+    def term_id(self) -> dict[str, int]:
+        """term -> its id."""
+        if self._term_id is None:
+            self._term_id = {t: i for i, t in enumerate(self.terms)}
+        return self._term_id
 
     @property
     def postings(self) -> int:
@@ -267,6 +281,14 @@ class PostingLists:
         count = int(self.base_off[tid + 1] - self.base_off[tid]) if tid < self.base_terms else 0
         return count + len(self.delta.get(tid, ())) // 2
 
+    def df_total(self, tids: np.ndarray) -> int:
+        """:meth:`df` summed over the terms ``tids``."""
+        base = tids[tids < self.base_terms]
+        total = int((self.base_off[base + 1] - self.base_off[base]).sum()) if len(base) else 0
+        if self.delta and len(tids):
+            total += sum(len(self.delta.get(int(t), ())) // 2 for t in tids[self.has_delta.view[tids]])
+        return total
+
     def ids_of(self, terms: list[str]) -> np.ndarray:
         """Ids of the terms present in the vocabulary (exact match)."""
         return np.array([t for t in (self.term_id.get(x) for x in terms) if t is not None], dtype=np.int64)
@@ -286,19 +308,27 @@ class PostingLists:
             return False
         return not (len(self.base_tf) and int(self.base_tf.min()) < 1)
 
-    def arrays(self, prefix: str) -> dict[str, np.ndarray]:
-        """The snapshot arrays (call after :meth:`merge`)."""
-        return {
-            f"{prefix}terms": np.frombuffer("\n".join(self.terms).encode(), dtype=np.uint8),
+    def arrays(self, prefix: str, searchable: bool = False) -> dict[str, np.ndarray]:
+        """The snapshot arrays (call after :meth:`merge`); ``searchable``: with the substring search structure,
+        so a loaded index answers its first recall without building it."""
+        out: dict[str, np.ndarray] = {
+            f"{prefix}terms": np.frombuffer("\n".join(self.terms).encode("utf-8", "surrogatepass"), dtype=np.uint8),
             f"{prefix}off": self.base_off, f"{prefix}docs": self.base_docs, f"{prefix}tf": self.base_tf,
         }
+        if searchable:
+            if self._blob_stale or self.blob_terms != len(self.terms):
+                self._refresh_blob()
+            out[f"{prefix}pairs"] = self.pair_positions.astype(np.int32 if len(self.blob) < 2 ** 31 else np.int64)
+            out[f"{prefix}pair_off"] = self.pair_off
+        return out
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], prefix: str) -> "PostingLists | None":
         lists = cls()
-        text = arrays[f"{prefix}terms"].tobytes().decode()
+        raw = arrays[f"{prefix}terms"]
+        text = raw.tobytes().decode("utf-8", "surrogatepass")
         lists.terms = text.split("\n") if text else []
-        lists.term_id = {t: i for i, t in enumerate(lists.terms)}
+        lists._term_id = None
         lists.base_off = arrays[f"{prefix}off"]
         lists.base_docs = arrays[f"{prefix}docs"]
         lists.base_tf = arrays[f"{prefix}tf"]
@@ -307,4 +337,18 @@ class PostingLists:
             return None
         lists.has_delta = Vec(np.bool_, np.zeros(len(lists.terms), dtype=bool))
         lists._blob_stale = True  # built on first substring search: BM25-only processes never need it
+        pairs, pair_off = arrays.get(f"{prefix}pairs"), arrays.get(f"{prefix}pair_off")
+        if pairs is not None and pair_off is not None and lists.terms:
+            blob = np.concatenate([raw, np.array([10], dtype=np.uint8)])
+            if len(pair_off) != 65537 or int(pair_off[0]) != 0 or int(pair_off[-1]) != len(blob) - 1 \
+                    or len(pairs) != len(blob) - 1 or bool((np.diff(pair_off) < 0).any()):
+                return None
+            if len(pairs) and (int(pairs.min()) < 0 or int(pairs.max()) >= len(blob) - 1):
+                return None
+            newlines = np.flatnonzero(blob == 10)
+            if len(newlines) != len(lists.terms):
+                return None
+            lists.blob, lists.pair_positions, lists.pair_off = blob, pairs, pair_off
+            lists.blob_starts = np.concatenate([[0], newlines[:-1] + 1]).astype(np.int64)
+            lists.blob_terms, lists._blob_stale = len(lists.terms), False
         return lists

@@ -21,8 +21,10 @@ Parts: the state and its columns (:mod:`cortex.index.layout`), recall, filters a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
+
+import numpy as np
 
 from cortex.index.analyzer import analyze_normalized
 from cortex.index.index_vectors import CarriedVectors, IndexVectors
@@ -32,6 +34,11 @@ from cortex.index.ranking import Ranking, combined_stats
 from cortex.index.snapshot import FORMAT_VERSION, Snapshots
 from cortex.model import Memory
 from cortex.text import content_words, normalize
+
+#: The columns a record is read from.
+_RECORD_COLUMNS = ("type_code", "project", "confidence", "usage", "used", "created", "last_used", "source", "expires",
+                   "valid_from", "valid_until", "version", "updated", "validated")
+_NO_EXTRAS: dict[str, Any] = {}
 
 
 class MemoryIndex(Ranking, IndexVectors, Snapshots):
@@ -95,6 +102,7 @@ class MemoryIndex(Ranking, IndexVectors, Snapshots):
         for name, value in row.items():
             self.cols[name].append(value)
         self.alive.append(True)
+        self.texts.append(memory.content)
         self.has_vector.append(False)
         if self.vectors is not None:
             self.vectors.append(None)
@@ -136,6 +144,7 @@ class MemoryIndex(Ranking, IndexVectors, Snapshots):
                 self.set_vectors(self.vector_model, [memory.id], vector[None, :])
             return
         self._current = None
+        self._touched(doc)
         for name, value in self._row(memory, int(self.cols["doc_len"].a[doc])).items():
             self.cols[name].a[doc] = value
         self._set_extras(memory)
@@ -153,40 +162,56 @@ class MemoryIndex(Ranking, IndexVectors, Snapshots):
         """Record a touch (the memory as the store now has it)."""
         doc = self.doc_of.get(memory.id)
         if doc is not None:
+            self._touched(doc)
             self.cols["usage"].a[doc] = memory.usage_count
             self.cols["last_used"].a[doc] = to_micros(memory.last_used_at)
 
     def record(self, memory_id: str) -> dict[str, Any] | None:
-        """The indexed fields of a live memory (everything but content and agent), or None."""
-        doc = self.doc_of.get(memory_id)
-        if doc is None:
-            return None
+        """The indexed fields of a live memory (everything but its agent), or None."""
+        return self.records([memory_id])[0]
+
+    def records(self, memory_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+        """:meth:`record` of each of ``memory_ids`` (None where not live), the columns read once for all."""
+        found = [self.doc_of.get(i) for i in memory_ids]
+        docs = [d for d in found if d is not None]
+        if not docs:
+            return [None] * len(found)
+        at = np.array(docs, dtype=np.int64)
         c = self.cols
-        created = int(c["created"].a[doc])
-        valid_from = int(c["valid_from"].a[doc])
-        extra = self.extras.get(memory_id, {})
-        return {
-            "id": memory_id,
-            "type": TYPES[c["type_code"].a[doc]],
-            "project": self.projects[c["project"].a[doc]],
-            "confidence": float(c["confidence"].a[doc]),
-            "usage_count": int(c["usage"].a[doc]),
-            "used_count": int(c["used"].a[doc]),
-            "created_at": from_micros(created),
-            "last_used_at": from_micros(c["last_used"].a[doc]),
-            "source": SOURCES[c["source"].a[doc]],
-            "expires_at": time_or_none(c["expires"].a[doc]),
-            "valid_from": from_micros(valid_from),
-            "valid_until": time_or_none(c["valid_until"].a[doc]),
-            "version": int(c["version"].a[doc]),
-            "updated_at": from_micros(c["updated"].a[doc]),
-            "validated_at": time_or_none(c["validated"].a[doc]),
-            "tags": tuple(extra.get("tags", ())),
-            "metadata": extra.get("metadata"),
-            "superseded_by": extra.get("superseded_by"),
-            "superseded_reason": extra.get("superseded_reason"),
-            "author": extra.get("author"),
-        }
+        col = {name: c[name].a[at].tolist() for name in _RECORD_COLUMNS}
+        contents = self.texts.many(docs)
+        out: list[dict[str, Any] | None] = []
+        k = 0
+        for memory_id, doc in zip(memory_ids, found):
+            if doc is None:
+                out.append(None)
+                continue
+            extra = self.extras.get(memory_id, _NO_EXTRAS)
+            out.append({
+                "id": memory_id,
+                "type": TYPES[col["type_code"][k]],
+                "project": self.projects[col["project"][k]],
+                "confidence": col["confidence"][k],
+                "usage_count": col["usage"][k],
+                "used_count": col["used"][k],
+                "created_at": from_micros(col["created"][k]),
+                "last_used_at": from_micros(col["last_used"][k]),
+                "source": SOURCES[col["source"][k]],
+                "expires_at": time_or_none(col["expires"][k]),
+                "valid_from": from_micros(col["valid_from"][k]),
+                "valid_until": time_or_none(col["valid_until"][k]),
+                "version": col["version"][k],
+                "updated_at": from_micros(col["updated"][k]),
+                "validated_at": time_or_none(col["validated"][k]),
+                "tags": tuple(extra.get("tags", ())),
+                "metadata": extra.get("metadata"),
+                "superseded_by": extra.get("superseded_by"),
+                "superseded_reason": extra.get("superseded_reason"),
+                "author": extra.get("author"),
+                "content": contents[k],
+            })
+            k += 1
+        return out
 
     def _project_code(self, project: str) -> int:
         code = self.project_code.get(project)

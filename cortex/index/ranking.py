@@ -22,6 +22,15 @@ def combined_stats(parts: Sequence[tuple[int, float, int, dict[str, int]]]) -> t
     return n_docs, (sum(p[1] for p in parts) / live if live else 0.0), df
 
 
+#: Candidates ranked on their columns directly (more: by the precomputed ranks).
+_EXACT_RANK = 256
+#: Documents with stale or missing ranks tolerated before the ranks are recomputed (or 1/32 of the documents).
+_STALE_RANKS = 1024
+#: The cache of token hits (:meth:`Ranking._hits`): at most this many bytes and tokens.
+_HIT_BYTES = 64 << 20
+_HIT_TOKENS = 4096
+
+
 class Ranking(IndexData):
     """Recall, filters and scores over an index (a base of :class:`~cortex.index.memory_index.MemoryIndex`)."""
 
@@ -104,9 +113,54 @@ class Ranking(IndexData):
 
     def _rank(self, docs: np.ndarray, primary: list[np.ndarray], limit: int) -> np.ndarray:
         """Positions in ``docs`` of the best ``limit``: by the ``primary`` keys (aligned with ``docs``), then
-        usage, last use, creation and document number, all descending."""
+        usage, last use, creation and document number, all descending.
+
+        Many candidates: the last four keys are one precomputed rank per document (:meth:`_priorities`), exact
+        for the documents whose keys did not change since it was computed; the others (few) are ranked on their
+        columns together with the best of the rest."""
+        if len(docs) <= _EXACT_RANK:
+            return self._rank_exact(docs, primary, limit)
+        prio, stale = self._priorities()
+        if len(prio) == len(self.ids) and self._prio is not None and self._prio[2] == 0:
+            return _top_k_prio(primary, prio[docs], limit, len(prio))  # none stale: the ranks decide alone
+        clean = docs < len(prio)
+        clean[clean] = ~stale[docs[clean]]
+        rows = np.flatnonzero(clean)
+        best: np.ndarray = rows[_top_k_prio([key[rows] for key in primary], prio[docs[rows]], limit, len(prio))]
+        if len(rows) == len(docs):
+            return best
+        pool = np.concatenate([best, np.flatnonzero(~clean)])
+        pool.sort()
+        chosen: np.ndarray = pool[self._rank_exact(docs[pool], [key[pool] for key in primary], limit)]
+        return chosen
+
+    def _rank_exact(self, docs: np.ndarray, primary: list[np.ndarray], limit: int) -> np.ndarray:
         keys = [*primary, self.col("usage")[docs], self.col("last_used")[docs], self.col("created")[docs], docs]
         return _top_k(keys, limit)
+
+    def _priorities(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each document's rank by (usage, last use, creation, document number), ascending, and which documents'
+        ranks are stale (their keys changed since, see :meth:`_touched`); documents added since have none.
+        Recomputed when too many are stale or missing."""
+        n = len(self.ids)
+        cached = self._prio
+        if cached is not None:
+            prio, stale, count = cached
+            if count + n - len(prio) <= max(_STALE_RANKS, n // 32):
+                return prio, stale
+        order = np.lexsort((np.arange(n), self.col("created"), self.col("last_used"), self.col("usage")))
+        prio = np.empty(n, dtype=np.int64)
+        prio[order] = np.arange(n)
+        stale = np.zeros(n, dtype=bool)
+        self._prio = (prio, stale, 0)
+        return prio, stale
+
+    def _touched(self, doc: int) -> None:
+        """The ranking keys of ``doc`` changed: its precomputed rank no longer holds."""
+        cached = self._prio
+        if cached is not None and doc < len(cached[0]) and not cached[1][doc]:
+            cached[1][doc] = True
+            self._prio = (cached[0], cached[1], cached[2] + 1)
 
     def search_all(self, tokens: Sequence[str], filters: Filters, limit: int) -> list[tuple[str, float]]:
         """AND-token recall: (id, total token occurrences) of the memories containing every token, best
@@ -117,28 +171,60 @@ class Ranking(IndexData):
             return [(self.ids[every[i]], 0.0) for i in self._rank(every, [], limit)]
         # rarest token first; a token far more frequent than the candidates left is checked on them alone
         matched = [self.raw.containing(token) for token in tokens]
-        sizes = [sum(self.raw.df(t) for t in tids.tolist()) for tids, _ in matched]
+        sizes = [self.raw.df_total(tids) for tids, _ in matched]
         docs: np.ndarray | None = None
         occ: np.ndarray | None = None
         for k in sorted(range(len(tokens)), key=sizes.__getitem__):
             if docs is None or occ is None:
-                docs, occ = self._token_hits(tokens[k], matched[k])
+                docs, occ, _ = self._hits(tokens[k], matched[k])
                 keep = self.keep(docs, filters)
                 docs, occ = docs[keep], occ[keep]
-            elif sizes[k] > 4 * len(docs):
+            elif tokens[k] not in self._hit_cache and sizes[k] > 4 * len(docs):
                 counts = self.raw.counts_in(*matched[k], docs)
                 found = counts > 0
                 docs, occ = docs[found], occ[found] + counts[found]
             else:
-                hit, count = self._token_hits(tokens[k], matched[k])
-                # both sorted and distinct: a binary search of one in the other beats intersect1d's sort
-                at = np.minimum(np.searchsorted(hit, docs), max(len(hit) - 1, 0))
-                both = hit[at] == docs if len(hit) else np.zeros(len(docs), dtype=bool)
-                docs, occ = docs[both], occ[both] + count[at[both]]
+                hit, count, dense = self._hits(tokens[k], matched[k])
+                if dense is not None:  # a frequent token: one gather
+                    counts = dense[docs]
+                    found = counts > 0
+                    docs, occ = docs[found], occ[found] + counts[found]
+                else:  # both sorted and distinct: a binary search of one in the other beats intersect1d's sort
+                    at = np.minimum(np.searchsorted(hit, docs), max(len(hit) - 1, 0))
+                    both = hit[at] == docs if len(hit) else np.zeros(len(docs), dtype=bool)
+                    docs, occ = docs[both], occ[both] + count[at[both]]
             if len(docs) == 0:
                 return []
         assert docs is not None and occ is not None
-        return [(self.ids[docs[i]], float(occ[i])) for i in self._rank(docs, [occ], limit)]
+        counts = occ.astype(np.int64)  # whole numbers: ranked on an exact integer key
+        return [(self.ids[docs[i]], float(occ[i])) for i in self._rank(docs, [counts], limit)]
+
+    def _hits(self, token: str, matched: tuple[np.ndarray, np.ndarray]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`_token_hits`, and for a frequent token its occurrences in every document (0 where none), kept
+        until the next write (agents repeat their words, and a frequent token costs a pass over its postings)."""
+        stamp = (self._epoch, len(self.ids))
+        cached = self._hit_cache.get(token)
+        if cached is not None and cached[0] == stamp:
+            self._hit_cache.move_to_end(token)
+            return cached[1], cached[2], cached[3]
+        docs, occ = self._token_hits(token, matched)
+        dense = None
+        if len(docs) * 16 > len(self.ids):
+            dense = np.zeros(len(self.ids), dtype=np.float32)  # occurrences are small integers: exact
+            dense[docs] = occ
+        size = docs.nbytes + occ.nbytes + (dense.nbytes if dense is not None else 0)
+        if cached is not None:
+            self._drop_hits(token)
+        if size <= _HIT_BYTES // 4:
+            self._hit_cache[token] = (stamp, docs, occ, dense, size)
+            self._hit_bytes += size
+            while self._hit_bytes > _HIT_BYTES or len(self._hit_cache) > _HIT_TOKENS:
+                self._drop_hits(next(iter(self._hit_cache)))
+        return docs, occ, dense
+
+    def _drop_hits(self, token: str) -> None:
+        self._hit_bytes -= self._hit_cache.pop(token)[4]
 
     def newest(self, filters: Filters, before: tuple[int, str] | None, limit: int) -> list[tuple[int, str]]:
         """(creation in microseconds, id) of the ``limit`` newest live memories passing ``filters``, newest
@@ -219,6 +305,18 @@ class Ranking(IndexData):
         docs = np.flatnonzero(eligible if eligible is not None else scores > 0)
         docs = docs[self.keep(docs, filters)]
         return [(self.ids[docs[i]], float(scores[docs[i]])) for i in self._rank(docs, [scores[docs]], limit)]
+
+
+def _top_k_prio(primary: list[np.ndarray], prio: np.ndarray, k: int, n: int) -> np.ndarray:
+    """:func:`_top_k` of ``[*primary, prio]`` where ``prio`` holds distinct ranks below ``n``; one integral key
+    (recall's occurrences) is folded with the ranks into one exact integer key."""
+    if len(primary) == 1 and len(prio) > k >= 1 and primary[0].dtype.kind == "i":
+        occ = primary[0]
+        if 0 <= int(occ.max()) < 2 ** 62 // max(n, 1):
+            key = occ * n + prio
+            best = np.argpartition(-key, k - 1)[:k]
+            return best[np.argsort(-key[best])]
+    return _top_k([*primary, prio], k)
 
 
 def _top_k(keys: list[np.ndarray], k: int) -> np.ndarray:

@@ -13,17 +13,18 @@ from typing import Self
 
 import numpy as np
 
-from cortex.files import atomic_writer, read_regular
+from cortex.files import atomic_writer, open_regular, read_regular
 from cortex.index import ann
 from cortex.index.index_vectors import CarriedVectors
 from cortex.index.layout import COLUMNS, TYPE_CODES, IndexData
 from cortex.index.lists import PostingLists, Vec
+from cortex.index.texts import Texts
 from cortex.index.vectors import Rows
 
 log = logging.getLogger("cortex.index")
 
 #: Bumped whenever the snapshot layout or the normalisation changes; older snapshots are rebuilt.
-FORMAT_VERSION = 9
+FORMAT_VERSION = 11
 
 
 class Snapshots(IndexData):
@@ -43,7 +44,8 @@ class Snapshots(IndexData):
             "ids": _text_array(self.ids),
             "projects": _text_array(self.projects),
             **{f"col_{name}": vec.view for name, vec in self.cols.items()},
-            **self.raw.arrays("raw_"), **self.terms.arrays("terms_"), **self.tag_lists.arrays("tags_"),
+            **self.texts.arrays("texts_"), **self.raw.arrays("raw_", searchable=True),
+            **self.terms.arrays("terms_"), **self.tag_lists.arrays("tags_"),
             "extras": np.frombuffer(json.dumps(self.extras, ensure_ascii=False).encode("utf-8", "surrogatepass"),
                                     dtype=np.uint8),
             **self._vector_arrays(),
@@ -109,7 +111,7 @@ class Snapshots(IndexData):
         """Read a snapshot; None when it is missing, unreadable, damaged (every member is checked against its
         CRC and the arrays against each other) or of another format version."""
         try:
-            with np.load(io.BytesIO(read_regular(path)), allow_pickle=False) as data:
+            with open_regular(path) as fh, np.load(fh, allow_pickle=False) as data:
                 if int(data["version"][0]) != FORMAT_VERSION:
                     return None
                 # normalisation depends on the Unicode tables: another version may split words differently
@@ -139,7 +141,7 @@ class Snapshots(IndexData):
             column = arrays.get(f"col_{name}")
             if column is None or len(column) != n:
                 return None
-            index.cols[name] = Vec(dtype, column)
+            index.cols[name] = Vec.wrap(column.astype(dtype, copy=False))
         index.alive = Vec(np.bool_, np.ones(n, dtype=bool))
         index.has_vector = Vec(np.bool_, np.zeros(n, dtype=bool))
         if "vectors" in arrays:
@@ -149,6 +151,10 @@ class Snapshots(IndexData):
             index.vectors = Rows(arrays["vectors"].shape[1], arrays["vectors"])
             index.has_vector = Vec(np.bool_, arrays["has_vector"])
         index.doc_of = {mid: i for i, mid in enumerate(index.ids)}
+        texts = Texts.from_arrays(arrays, "texts_", n)
+        if texts is None:
+            return None
+        index.texts = texts
         raw = PostingLists.from_arrays(arrays, "raw_")
         terms = PostingLists.from_arrays(arrays, "terms_")
         tags = PostingLists.from_arrays(arrays, "tags_")
@@ -165,7 +171,7 @@ class Snapshots(IndexData):
     def _consistent(self) -> bool:
         """Whether the arrays of a loaded snapshot fit together (a damaged file that still parses does not)."""
         n = len(self.ids)
-        if len(self.doc_of) != n or self.seq < 0 or self.foreign < 0:
+        if len(self.doc_of) != n or len(self.texts) != n or self.seq < 0 or self.foreign < 0:
             return False
         if n and (int(self.col("type_code").min()) < 0 or int(self.col("type_code").max()) >= len(TYPE_CODES)):
             return False
