@@ -106,32 +106,37 @@ class PostingLists:
 
     def add_many(self, first: int, counts: Sequence[Mapping[str, int]]) -> None:
         """:meth:`add` for documents ``first``, ``first + 1``, ... (``counts[i]`` for ``first + i``): the
-        postings of the batch gathered per term first, then appended to each term's delta at once."""
+        batch's postings grouped by term with numpy, then appended to each term's delta at once."""
         term_id, terms = self.term_id, self.terms
-        gathered: dict[int, list[int]] = {}
-        total = 0
-        for doc, doc_counts in enumerate(counts, first):
-            total += len(doc_counts)
-            for term, tf in doc_counts.items():
-                tid = term_id.get(term)
-                if tid is None:
-                    tid = term_id[term] = len(terms)
-                    terms.append(term)
-                    self.has_delta.append(False)
-                postings = gathered.get(tid)
-                if postings is None:
-                    gathered[tid] = [doc, tf]
-                else:
-                    postings += (doc, tf)
-        delta, has_delta = self.delta, self.has_delta.a
-        for tid, postings in gathered.items():
+        words = [term for doc_counts in counts for term in doc_counts]
+        if not words:
+            return
+        for term in dict.fromkeys(words):  # new terms numbered in order of first occurrence, as add() does
+            if term not in term_id:
+                term_id[term] = len(terms)
+                terms.append(term)
+                self.has_delta.append(False)
+        tids = np.fromiter(map(term_id.__getitem__, words), dtype=np.int64, count=len(words))
+        lens = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
+        pairs = np.empty(2 * len(words), dtype=np.intc)
+        order = np.argsort(tids, kind="stable")  # by term, each term's documents ascending
+        pairs[0::2] = np.repeat(np.arange(first, first + len(counts), dtype=np.intc), lens)[order]
+        pairs[1::2] = np.fromiter((tf for doc_counts in counts for tf in doc_counts.values()), dtype=np.intc,
+                                  count=len(words))[order]
+        tids = tids[order]
+        cuts = np.flatnonzero(np.diff(tids)) + 1
+        starts = np.concatenate([[0], cuts]).tolist()
+        ends = np.concatenate([cuts, [len(tids)]]).tolist()
+        delta, has_delta, data = self.delta, self.has_delta.a, memoryview(pairs).cast("B")
+        width = 2 * pairs.itemsize  # bytes of one (doc, tf) pair
+        for tid, start, end in zip(tids[starts].tolist(), starts, ends):
+            chunk = data[width * start:width * end]
             pending = delta.get(tid)
             if pending is None:
-                delta[tid] = array("i", postings)
+                delta[tid] = pending = array("i")
                 has_delta[tid] = True
-            else:
-                pending.extend(postings)
-        self.delta_postings += total
+            pending.frombytes(chunk)
+        self.delta_postings += len(words)
 
     def needs_merge(self) -> bool:
         return self.delta_postings > max(200_000, len(self.base_docs) // 2)
