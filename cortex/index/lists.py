@@ -127,7 +127,7 @@ class PostingLists:
         cuts = np.flatnonzero(np.diff(tids)) + 1
         starts = np.concatenate([[0], cuts]).tolist()
         ends = np.concatenate([cuts, [len(tids)]]).tolist()
-        delta, has_delta, data = self.delta, self.has_delta.a, memoryview(pairs).cast("B")
+        delta, has_delta, data = self.delta, self.has_delta.a, memoryview(pairs.tobytes())
         width = 2 * pairs.itemsize  # bytes of one (doc, tf) pair
         for tid, start, end in zip(tids[starts].tolist(), starts, ends):
             chunk = data[width * start:width * end]
