@@ -54,3 +54,25 @@ def analyze_normalized(text: str) -> list[str]:
         elif word not in STOP_WORDS:
             plain.append(word)
     return _stem(plain) + out
+
+
+def analyze_many(texts: list[str]) -> list[list[str]]:
+    """:func:`analyze_normalized` of each of ``texts`` (normalised), stemming the words of all of them in one
+    call (what a batch write spends most of its analysis on is the per-call overhead)."""
+    out: list[list[str] | None] = []
+    words: list[str] = []
+    ends: list[int] = []
+    for text in texts:
+        if _HAS_CJK.search(text):
+            out.append(analyze_normalized(text))
+        else:
+            words += [w for w in _WORD.findall(text) if w not in STOP_WORDS]
+            out.append(None)
+        ends.append(len(words))
+    stemmed = _stem(words)
+    start = 0
+    for i, end in enumerate(ends):
+        if out[i] is None:
+            out[i] = stemmed[start:end]
+        start = end
+    return out  # type: ignore[return-value]

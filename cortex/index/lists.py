@@ -7,8 +7,9 @@ decides when forgotten documents are dropped (:meth:`merge` with a renumbering).
 
 from __future__ import annotations
 
+from array import array
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,16 @@ class Vec:
         self.a[self.n] = value
         self.n += 1
 
+    def extend(self, values: Sequence[Any]) -> None:
+        """Append every value of ``values`` (one copy, however many)."""
+        need = self.n + len(values)
+        if need > len(self.a):
+            grown = np.empty(max(need, len(self.a) * 2), dtype=self.a.dtype)
+            grown[: self.n] = self.a[: self.n]
+            self.a = grown
+        self.a[self.n : need] = values
+        self.n = need
+
     @property
     def view(self) -> np.ndarray:
         return self.a[: self.n]
@@ -59,7 +70,9 @@ class PostingLists:
         self.base_off = np.zeros(1, dtype=np.int64)
         self.base_docs = np.zeros(0, dtype=np.int32)
         self.base_tf = np.zeros(0, dtype=np.int32)
-        self.delta: dict[int, list[int]] = {}  # term id -> [doc, tf, doc, tf, ...]
+        # term id -> [doc, tf, doc, tf, ...] as C ints: a million memories leave millions of postings here
+        # between merges, which Python int objects would make ~6x larger
+        self.delta: dict[int, array[int]] = {}
         self._delta_arrays: dict[int, np.ndarray] = {}  # a read's copy of a delta list (valid while as long)
         self.delta_postings = 0
         # substring search: terms [0, blob_terms) as UTF-8 joined by newlines, where each term starts, and
@@ -99,37 +112,84 @@ class PostingLists:
                 self.has_delta.append(False)
             postings = delta.get(tid)
             if postings is None:
-                delta[tid] = [doc, tf]
+                delta[tid] = array("i", (doc, tf))
                 self.has_delta.a[tid] = True
             else:
-                postings += (doc, tf)
+                postings.extend((doc, tf))
         self.delta_postings += len(counts)
+
+    def add_many(self, first: int, counts: Sequence[Mapping[str, int]]) -> None:
+        """:meth:`add` for documents ``first``, ``first + 1``, ... (``counts[i]`` for ``first + i``): the
+        batch's postings grouped by term with numpy, then appended to each term's delta at once."""
+        term_id, terms = self.term_id, self.terms
+        words = [term for doc_counts in counts for term in doc_counts]
+        if not words:
+            return
+        for term in dict.fromkeys(words):  # new terms numbered in order of first occurrence, as add() does
+            if term not in term_id:
+                term_id[term] = len(terms)
+                terms.append(term)
+                self.has_delta.append(False)
+        tids = np.fromiter(map(term_id.__getitem__, words), dtype=np.int64, count=len(words))
+        lens = np.fromiter(map(len, counts), dtype=np.int64, count=len(counts))
+        pairs = np.empty(2 * len(words), dtype=np.intc)
+        order = np.argsort(tids, kind="stable")  # by term, each term's documents ascending
+        pairs[0::2] = np.repeat(np.arange(first, first + len(counts), dtype=np.intc), lens)[order]
+        pairs[1::2] = np.fromiter((tf for doc_counts in counts for tf in doc_counts.values()), dtype=np.intc,
+                                  count=len(words))[order]
+        tids = tids[order]
+        cuts = np.flatnonzero(np.diff(tids)) + 1
+        starts = np.concatenate([[0], cuts]).tolist()
+        ends = np.concatenate([cuts, [len(tids)]]).tolist()
+        delta, has_delta, data = self.delta, self.has_delta.a, memoryview(pairs.tobytes())
+        width = 2 * pairs.itemsize  # bytes of one (doc, tf) pair
+        for tid, start, end in zip(tids[starts].tolist(), starts, ends):
+            chunk = data[width * start:width * end]
+            pending = delta.get(tid)
+            if pending is None:
+                delta[tid] = pending = array("i")
+                has_delta[tid] = True
+            pending.frombytes(chunk)
+        self.delta_postings += len(words)
 
     def needs_merge(self) -> bool:
         return self.delta_postings > max(200_000, len(self.base_docs) // 2)
 
     def merge(self, alive: np.ndarray, new_doc: np.ndarray) -> None:
         """Fold the delta into the base, dropping postings of dead documents and renumbering the rest
-        (``new_doc[old]`` is the new number of a live document)."""
-        terms = np.repeat(np.arange(self.base_terms, dtype=np.int64), np.diff(self.base_off))
-        docs = self.base_docs.astype(np.int64)
-        tfs = self.base_tf
+        (``new_doc[old]`` is the new number of a live document, increasing with ``old``)."""
+        # int32 throughout (documents and terms are counted in int32 already): at a million memories the
+        # postings are tens of millions, and this runs while a bulk load holds everything else in memory
+        terms = np.repeat(np.arange(self.base_terms, dtype=np.int32), np.diff(self.base_off))
+        docs, tfs = self.base_docs, self.base_tf
         if self.delta:
-            keys = np.fromiter(self.delta.keys(), dtype=np.int64, count=len(self.delta))
-            lens = np.fromiter((len(p) // 2 for p in self.delta.values()), dtype=np.int64, count=len(self.delta))
-            pairs = np.fromiter((v for p in self.delta.values() for v in p), dtype=np.int64, count=int(lens.sum()) * 2)
-            terms = np.concatenate([terms, np.repeat(keys, lens)])
+            keys = sorted(self.delta)
+            delta = [self.delta[k] for k in keys]
+            lens = np.fromiter((len(p) // 2 for p in delta), dtype=np.int64, count=len(keys))
+            pairs = np.concatenate([np.frombuffer(p, dtype=np.intc) for p in delta]).astype(np.int32, copy=False)
+            terms = np.concatenate([terms, np.repeat(np.array(keys, dtype=np.int32), lens)])
             docs = np.concatenate([docs, pairs[0::2]])
-            tfs = np.concatenate([tfs, pairs[1::2].astype(np.int32)])
-        keep = alive[docs] if len(docs) else np.zeros(0, dtype=bool)
-        terms, docs, tfs = terms[keep], new_doc[docs[keep]], tfs[keep]
-        order = np.lexsort((docs, terms))
+            tfs = np.concatenate([tfs, pairs[1::2]])
+            del pairs
+        if len(docs) and not alive[docs].all():
+            keep = alive[docs]
+            terms, docs, tfs = terms[keep], new_doc[docs[keep]].astype(np.int32), tfs[keep]
+        elif len(docs):
+            docs = new_doc[docs].astype(np.int32)
+        # Each term's base postings precede its delta ones and both ascend by document (documents are numbered
+        # in the order they are added, and renumbering keeps the order): a stable sort by term alone orders
+        # the postings by (term, document). Checked, with the general sort as the fallback.
+        order = np.argsort(terms, kind="stable")
         terms, docs, tfs = terms[order], docs[order], tfs[order]
+        del order
+        if len(docs) > 1 and not ((np.diff(docs) > 0) | (np.diff(terms) != 0)).all():
+            order = np.lexsort((docs, terms))
+            terms, docs, tfs = terms[order], docs[order], tfs[order]
         n = len(self.terms)
         self.base_off = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(terms, minlength=n), out=self.base_off[1:])
-        self.base_docs = docs.astype(np.int32)
-        self.base_tf = tfs.astype(np.int32)
+        self.base_docs = docs.astype(np.int32, copy=False)
+        self.base_tf = tfs.astype(np.int32, copy=False)
         self.base_terms = n
         self.delta = {}
         self._delta_arrays = {}
@@ -273,7 +333,7 @@ class PostingLists:
         pending = self.delta[tid]
         cached = self._delta_arrays.get(tid)
         if cached is None or len(cached) != len(pending):
-            cached = self._delta_arrays[tid] = np.array(pending, dtype=np.int64)
+            cached = self._delta_arrays[tid] = np.frombuffer(pending, dtype=np.intc).astype(np.int64)
         return cached
 
     def df(self, tid: int) -> int:

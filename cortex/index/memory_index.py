@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from cortex.index.analyzer import analyze_normalized
+from cortex.index.analyzer import analyze_many, analyze_normalized
 from cortex.index.index_vectors import CarriedVectors, IndexVectors
 from cortex.index.layout import (COLUMNS, EXTRAS, NEVER, NONE, SOURCE_CODES, SOURCES, TYPE_CODES, TYPES, content_hash,
                                  from_micros, micros_or, time_or_none, to_micros)
@@ -115,9 +115,39 @@ class MemoryIndex(Ranking, IndexVectors, Snapshots):
             self.merge()
 
     def add_many(self, memories: Iterable[Memory]) -> None:
-        """Index several memories."""
-        for memory in memories:
-            self.add(memory)
+        """Index several memories (as :meth:`add` of each in turn would, in one pass over the batch)."""
+        batch = list(memories)
+        ids = [m.id for m in batch]
+        if len(batch) < 2 or len(set(ids)) != len(ids) or any(i in self.doc_of for i in ids):
+            for memory in batch:  # replacements: one by one
+                self.add(memory)
+            return
+        normalized = [normalize(m.content) for m in batch]
+        raw = [Counter(content_words(text)) for text in normalized]
+        terms = analyze_many(normalized)
+        rows = [self._row(m, len(t)) for m, t in zip(batch, terms)]
+        self._lengths = None
+        self._current = None
+        first = len(self.ids)
+        self.ids += ids
+        self.doc_of.update(zip(ids, range(first, first + len(ids))))
+        for name, column in self.cols.items():
+            column.extend([row[name] for row in rows])
+        self.alive.extend([True] * len(batch))
+        for memory in batch:
+            self.texts.append(memory.content)
+        self.has_vector.extend([False] * len(batch))
+        if self.vectors is not None:
+            for _ in batch:
+                self.vectors.append(None)
+        self.raw.add_many(first, raw)
+        self.terms.add_many(first, [Counter(t) for t in terms])
+        for doc, memory in enumerate(batch, first):
+            if memory.tags:
+                self.tag_lists.add(doc, dict.fromkeys(memory.tags, 1))
+            self._set_extras(memory)
+        if self.raw.needs_merge() or self.terms.needs_merge():
+            self.merge()
 
     def remove(self, memory_id: str) -> bool:
         """Forget a memory; its postings are masked until the next merge."""

@@ -1,0 +1,532 @@
+"""Scale benchmark: issue 31's whole table at 10k, 100k and 1M memories of one agent (10-30 word memories,
+Zipf-distributed vocabulary, embeddings off), beside the limits numpy reaches on the same data in the same run.
+
+    python bench/scale.py                          # 10k, 100k, 1M (~25-40 min on 2 cores)
+    python bench/scale.py --sizes 100000           # one size
+    python bench/scale.py --quick                  # 2k and 10k, few queries: a smoke check
+    python bench/scale.py --store virtuoso --sizes 100000 --skip vectors   # through a private Virtuoso server
+    python bench/scale.py --store 'sparql+http://host:7878/query?update=/update'   # any endpoint (data wiped!)
+    PYTHONPATH=<older checkout> python bench/scale.py --json old.json   # the same run on an older Cortex
+
+Per size, each phase runs in a new process, so its peak RSS is its own:
+
+- load: ``store_many`` in batches of --batch (rate), peak RSS while loading; then the store is closed and its
+  directory (store + derived indexes; ``state_dir`` when separate) measured on disk, per memory;
+- query: AND-token recall and bm25 search with 1, 2 and 3 tokens taken from stored memories (so Zipf-frequent
+  tokens dominate, as in bench/core.py), p50/p99, and the peak RSS of the querying process;
+- cold: a new process imports Cortex, opens the store and runs one recall (median of 3);
+- baselines, in this process: the same queries as a numpy set intersection over sorted int32 exact-word posting
+  arrays (``np.intersect1d`` and a ``searchsorted`` probe of the shortest list; the faster counts), and an exact
+  brute-force vector search (one matmul over N x 384 float32 unit vectors, synthetic, top 10).
+
+Ratios to the baselines are what carry from machine to machine. The summary table puts the issue's targets beside
+the figures, with the rows other benchmarks measure (bench/startup.py, bench/vectors.py, bench/concurrency.py,
+bench/install.py) taken from their JSON in bench/results/ when present: a file there may hold a ``targets`` list of
+``{"row": str, "now": str, "target": str, "met": bool | null}``, printed as given. Sections can be left out with
+--skip (load, query, cold, baselines, vectors, external); without load, --keep DIR reuses stores of an earlier run.
+Prints the tables and writes bench/results/scale.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import RESULTS, make_vocabulary, percentiles, print_table, write_json  # noqa: E402
+
+AGENT = "bench"
+SEED = 31
+SAMPLE = 4000  # stored contents kept to draw queries from
+DIM = 384
+#: Rows other benchmarks measure: their result files (bench/results/<name>.json) and what they measure.
+EXTERNAL = {
+    "vectors": "1M: hybrid search with embeddings, ANN",
+    "startup": "SubagentStart hook / `cortex search` as a new process",
+    "concurrency": "recall / hook latency while a 20k import runs",
+    "install": "default install: time and venv size",
+}
+
+
+# -- the data --------------------------------------------------------------------------------------------------
+
+
+class Stream:
+    """Deterministic memories, batch by batch: 10-30 words each, drawn from a Zipf-like vocabulary (real technical
+    words first, then synthetic identifiers). Batch ``b`` depends on (seed, b) alone, so the word ids of every
+    memory can be drawn again without building the strings (the baselines' postings)."""
+
+    def __init__(self, seed: int = SEED) -> None:
+        self.seed = seed
+        self.words = make_vocabulary(seed)
+        ranks = np.arange(1, len(self.words) + 1)
+        weights = 1.0 / ranks**1.05
+        self.p = weights / weights.sum()
+
+    def picks(self, batch: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(lengths, word ids) of the ``n`` memories of batch ``batch``."""
+        rng = np.random.default_rng((self.seed, batch))
+        lengths = rng.integers(10, 31, size=n)
+        return lengths, rng.choice(len(self.words), size=int(lengths.sum()), p=self.p).astype(np.int32)
+
+    def contents(self, batch: int, n: int) -> list[str]:
+        lengths, picks = self.picks(batch, n)
+        out, pos = [], 0
+        for length in lengths:
+            words = [self.words[i] for i in picks[pos : pos + length]]
+            pos += int(length)
+            words[0] = words[0].capitalize()
+            out.append(" ".join(words) + ".")
+        return out
+
+    def batches(self, total: int, size: int) -> Iterator[tuple[int, int]]:
+        for b, start in enumerate(range(0, total, size)):
+            yield b, min(size, total - start)
+
+
+# -- measuring helpers ------------------------------------------------------------------------------------------
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size (ru_maxrss, KiB on Linux), in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss_mb() -> float:
+    """This process's current resident set size, in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def disk_bytes(*paths: Path) -> tuple[int, int]:
+    """(allocated, apparent) bytes of the files under ``paths``."""
+    allocated = apparent = 0
+    for root in paths:
+        for dirpath, _, files in os.walk(root):
+            for name in files:
+                st = os.lstat(os.path.join(dirpath, name))
+                allocated += st.st_blocks * 512
+                apparent += st.st_size
+    return allocated, apparent
+
+
+def open_cortex(location: str, state: str | None) -> Any:
+    from cortex import Cortex
+
+    cx = Cortex.open(location, embeddings=None, state_dir=state, client=False)
+    cx.agents.register(AGENT)
+    return cx
+
+
+# -- the worker processes ---------------------------------------------------------------------------------------
+
+
+def work_load(args: argparse.Namespace) -> dict[str, Any]:
+    """Store ``args.n`` memories; keep a sample of them for the queries (``args.sample_file``)."""
+    stream = Stream()
+    cx = open_cortex(args.location, args.state)
+    rng = random.Random(SEED)
+    sample: list[str] = []
+    spent, done, t_start = 0.0, 0, time.perf_counter()
+    rss_samples = []
+    for b, n in stream.batches(args.n, args.batch):
+        entries = [{"content": c} for c in stream.contents(b, n)]
+        t0 = time.perf_counter()
+        cx.store_many(AGENT, entries)
+        spent += time.perf_counter() - t0
+        done += n
+        sample += rng.sample([e["content"] for e in entries], max(1, min(n, SAMPLE * n // args.n)))
+        rss_samples.append(rss_mb())
+        if b % 20 == 19:
+            print(f"  loaded {done}/{args.n} ({done / spent:.0f}/s, rss {rss_samples[-1]:.0f} MB)", file=sys.stderr)
+    t0 = time.perf_counter()
+    cx.close()
+    close_s = time.perf_counter() - t0
+    Path(args.sample_file).write_text(json.dumps(sample))
+    return {"memories": args.n, "store_many_s": spent, "store_many_per_s": args.n / spent, "close_s": close_s,
+            "wall_per_s": args.n / (time.perf_counter() - t_start), "peak_rss_mb": peak_rss_mb(),
+            "rss_end_mb": rss_samples[-1] if rss_samples else None}
+
+
+def work_query(args: argparse.Namespace) -> dict[str, Any]:
+    """Recall and bm25 latencies of the queries in ``args.queries_file``, and this process's peak RSS."""
+    queries: dict[str, list[str]] = json.loads(Path(args.queries_file).read_text())
+    t0 = time.perf_counter()
+    cx = open_cortex(args.location, args.state)
+    cx.recall(AGENT, queries["1"][0])
+    out: dict[str, Any] = {"open_first_recall_s": time.perf_counter() - t0, "rss_after_open_mb": rss_mb()}
+    for op in ("recall", "bm25"):
+        every: list[float] = []
+        for ntok, qs in queries.items():
+            samples = []
+            for q in qs:
+                t = time.perf_counter()
+                if op == "recall":
+                    cx.recall(AGENT, q)
+                else:
+                    cx.search(AGENT, q, mode="bm25")
+                samples.append(time.perf_counter() - t)
+            out[f"{op}_{ntok}tok"] = percentiles(samples)
+            every += samples
+        out[op] = percentiles(every)
+    out["hits_sample"] = {q: len(cx.recall(AGENT, q, limit=10000)) for q in queries["2"][:5]}
+    cx.close(flush=False)
+    out["peak_rss_mb"] = peak_rss_mb()
+    return out
+
+
+COLD = """
+import json, sys, time
+t0 = time.perf_counter()
+from cortex import Cortex
+t1 = time.perf_counter()
+cx = Cortex.open(sys.argv[1], embeddings=None, state_dir=sys.argv[2] or None, client=False)
+cx.agents.register(sys.argv[3])
+hits = cx.recall(sys.argv[3], sys.argv[4])
+t2 = time.perf_counter()
+cx.close(flush=False)
+print(json.dumps({"import_s": t1 - t0, "open_first_recall_s": t2 - t1, "hits": len(hits)}))
+"""
+
+
+def run_worker(kind: str, **options: Any) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--worker", kind]
+    for key, value in options.items():
+        cmd += [f"--{key.replace('_', '-')}", str(value)]
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+# -- the baselines ------------------------------------------------------------------------------------------------
+
+
+def postings(stream: Stream, n: int, batch: int) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, doc ids): the sorted int32 exact-word posting list of every word, over the first ``n`` memories."""
+    keys = []
+    first = 0
+    for b, size in stream.batches(n, batch):
+        lengths, picks = stream.picks(b, size)
+        docs = np.repeat(np.arange(first, first + size, dtype=np.int64), lengths)
+        keys.append(np.unique(picks.astype(np.int64) * (n + 1) + docs))
+        first += size
+    key = np.sort(np.concatenate(keys))
+    words, docs = key // (n + 1), (key % (n + 1)).astype(np.int32)
+    offsets = np.searchsorted(words, np.arange(len(stream.words) + 1))
+    return offsets, docs
+
+
+def intersect(lists: list[np.ndarray], how: str) -> np.ndarray:
+    lists = sorted(lists, key=len)
+    result = lists[0]
+    for other in lists[1:]:
+        if how == "intersect1d":
+            result = np.intersect1d(result, other, assume_unique=True)
+        else:  # probe each of the shortest list's ids in the longer sorted list
+            pos = np.searchsorted(other, result)
+            pos[pos == len(other)] = 0
+            result = result[other[pos] == result]
+    return result
+
+
+def set_baseline(stream: Stream, n: int, batch: int, queries: dict[str, list[str]]) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    offsets, docs = postings(stream, n, batch)
+    index = {w: i for i, w in enumerate(stream.words)}
+    out: dict[str, Any] = {"build_s": time.perf_counter() - t0}
+    for how in ("intersect1d", "searchsorted"):
+        every = []
+        for qs in queries.values():
+            for q in qs:
+                lists = [docs[offsets[index[t]]:offsets[index[t] + 1]] for t in q.split()]
+                t = time.perf_counter()
+                intersect(lists, how)
+                every.append(time.perf_counter() - t)
+        out[how] = percentiles(every)
+    best = min(("intersect1d", "searchsorted"), key=lambda h: out[h]["p50_ms"])
+    out["best"] = best
+    out["p50_ms"], out["p99_ms"] = out[best]["p50_ms"], out[best]["p99_ms"]
+    return out
+
+
+def vector_baseline(n: int, count: int) -> dict[str, Any]:
+    """Exact top-10 by cosine over ``n`` synthetic unit vectors: one matmul and an argpartition per query."""
+    rng = np.random.default_rng(SEED)
+    matrix = np.empty((n, DIM), dtype=np.float32)
+    for start in range(0, n, 100_000):
+        block = rng.standard_normal((min(100_000, n - start), DIM), dtype=np.float32)
+        matrix[start:start + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    samples = []
+    for _ in range(count):
+        q = rng.standard_normal(DIM, dtype=np.float32)
+        q /= np.linalg.norm(q)
+        t = time.perf_counter()
+        scores = matrix @ q
+        top = np.argpartition(-scores, 10)[:10]
+        top[np.argsort(-scores[top])]
+        samples.append(time.perf_counter() - t)
+    return percentiles(samples)
+
+
+# -- one size -------------------------------------------------------------------------------------------------------
+
+
+def make_queries(contents: list[str], count: int, seed: int) -> dict[str, list[str]]:
+    from core import make_queries as core_queries  # bench/core.py's: random words of random stored memories
+
+    rng = random.Random(seed)
+    return {str(ntok): core_queries(contents, ntok, count, rng) for ntok in (1, 2, 3)}
+
+
+def measure_size(n: int, args: argparse.Namespace, work: Path, server: Any) -> dict[str, Any]:
+    remote = server is not None
+    location = server.url if remote else str(work / f"store-{n}")
+    state = str(work / f"state-{n}") if remote else ""
+    sample_file = work / f"sample-{n}.json"
+    result: dict[str, Any] = {"memories": n}
+    if "load" not in args.skip:
+        if remote:
+            server.clear()
+            shutil.rmtree(state, ignore_errors=True)
+        else:
+            shutil.rmtree(location, ignore_errors=True)
+        print(f"loading {n} memories ...", file=sys.stderr)
+        result["load"] = run_worker("load", location=location, state=state, n=n, batch=args.batch,
+                                    sample_file=sample_file)
+        if not remote:
+            allocated, apparent = disk_bytes(Path(location))
+            result["disk"] = {"bytes": allocated, "apparent_bytes": apparent, "per_memory_kb": allocated / n / 1000,
+                              "apparent_per_memory_kb": apparent / n / 1000}
+        elif state:
+            allocated, _ = disk_bytes(Path(state))
+            result["disk"] = {"state_bytes": allocated, "state_per_memory_kb": allocated / n / 1000}
+    if not sample_file.exists():
+        print(f"  no stored sample for {n} (run without --skip load)", file=sys.stderr)
+        return result
+    queries = make_queries(json.loads(sample_file.read_text()), args.queries, n)
+    queries_file = work / f"queries-{n}.json"
+    queries_file.write_text(json.dumps(queries))
+    if "query" not in args.skip:
+        print(f"querying {n} ...", file=sys.stderr)
+        result["query"] = run_worker("query", location=location, state=state, queries_file=queries_file)
+    if "cold" not in args.skip:
+        colds = []
+        for _ in range(3):
+            done = subprocess.run([sys.executable, "-c", COLD, location, state, AGENT, queries["2"][0]],
+                                  capture_output=True, text=True, check=True)
+            colds.append(json.loads(done.stdout))
+        colds.sort(key=lambda c: c["open_first_recall_s"])
+        result["cold"] = colds[1]
+    if "baselines" not in args.skip:
+        print(f"set-intersection baseline at {n} ...", file=sys.stderr)
+        result["set_baseline"] = set_baseline(Stream(), n, args.batch, queries)
+    if "vectors" not in args.skip:
+        print(f"exact vector baseline at {n} ...", file=sys.stderr)
+        result["vector_baseline"] = vector_baseline(n, args.vector_queries)
+    if "query" in result and "set_baseline" in result:
+        base = result["set_baseline"]
+        result["recall_ratio"] = {"p50": result["query"]["recall"]["p50_ms"] / base["p50_ms"],
+                                  "p99": result["query"]["recall"]["p99_ms"] / base["p99_ms"]}
+    return result
+
+
+# -- the tables --------------------------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def size_rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for size, r in results["sizes"].items():
+        load, disk, query, cold = r.get("load"), r.get("disk"), r.get("query"), r.get("cold")
+        base, vec = r.get("set_baseline"), r.get("vector_baseline")
+        if load:
+            rows.append((size, "store_many", f"{load['store_many_per_s']:.0f}/s",
+                         f"{load['wall_per_s']:.0f}/s with close (close {load['close_s']:.1f} s)"))
+            rows.append((size, "RSS while loading (peak)", f"{load['peak_rss_mb']:.0f} MB", ""))
+        if disk and "per_memory_kb" in disk:
+            rows.append((size, "disk per memory (store + indexes)", f"{disk['per_memory_kb']:.2f} KB",
+                         f"apparent {disk['apparent_per_memory_kb']:.2f} KB"))
+        if query:
+            rows.append((size, "RSS while querying (peak)", f"{query['peak_rss_mb']:.0f} MB",
+                         f"{query['rss_after_open_mb']:.0f} MB after open"))
+            for op in ("recall", "bm25"):
+                x = query[op]
+                ratio = ""
+                if op == "recall" and "recall_ratio" in r:
+                    ratio = f"{r['recall_ratio']['p50']:.0f}x / {r['recall_ratio']['p99']:.0f}x numpy"
+                rows.append((size, f"{'AND recall' if op == 'recall' else 'bm25 search'} p50 / p99 ms",
+                             f"{x['p50_ms']:.3f} / {x['p99_ms']:.3f}", ratio))
+                for ntok in (1, 2, 3):
+                    y = query[f"{op}_{ntok}tok"]
+                    rows.append((size, f"  {ntok} token(s)", f"{y['p50_ms']:.3f} / {y['p99_ms']:.3f}", ""))
+        if base:
+            rows.append((size, "numpy set intersection p50 / p99 ms", f"{base['p50_ms']:.3f} / {base['p99_ms']:.3f}",
+                         base["best"]))
+        if vec:
+            rows.append((size, "exact vector search (numpy) p50 / p99 ms", f"{vec['p50_ms']:.2f} / {vec['p99_ms']:.2f}",
+                         f"N x {DIM} float32"))
+        if cold:
+            rows.append((size, "cold open + first recall", f"{cold['open_first_recall_s']:.3f} s",
+                         f"+ {cold['import_s']:.3f} s imports"))
+    return rows
+
+
+def target_rows(results: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The issue's targets beside what this run (and the other benchmarks' files) measured."""
+    rows: list[tuple[str, ...]] = []
+
+    def add(label: str, now: float | None, target: float, spec: str, unit: str, *, at_least: bool = False) -> None:
+        met = "?" if now is None else ("yes" if (now >= target if at_least else now <= target) else "NO")
+        rows.append((label, "-" if now is None else f"{format(now, spec)}{unit}",
+                     f"{'>=' if at_least else '<='} {format(target, spec)}{unit}", met))
+
+    def get(size: int, *keys: str) -> float | None:
+        node: Any = results["sizes"].get(str(size))
+        for key in keys:
+            if not isinstance(node, dict) or key not in node:
+                return None
+            node = node[key]
+        return float(node)
+
+    add("100k AND recall p50", get(100_000, "query", "recall", "p50_ms"), 0.3, ".3f", " ms")
+    add("100k AND recall p99", get(100_000, "query", "recall", "p99_ms"), 2, ".2f", " ms")
+    add("1M store_many", get(1_000_000, "load", "store_many_per_s"), 8000, ".0f", "/s", at_least=True)
+    add("1M disk per memory", get(1_000_000, "disk", "per_memory_kb"), 1.5, ".2f", " KB")
+    add("1M RSS while loading", get(1_000_000, "load", "peak_rss_mb"), 1000, ".0f", " MB")
+    add("1M RSS while querying", get(1_000_000, "query", "peak_rss_mb"), 500, ".0f", " MB")
+    add("1M cold open + first recall", get(1_000_000, "cold", "open_first_recall_s"), 0.5, ".2f", " s")
+    add("1M AND recall p50", get(1_000_000, "query", "recall", "p50_ms"), 2, ".2f", " ms")
+    add("1M AND recall p99", get(1_000_000, "query", "recall", "p99_ms"), 15, ".1f", " ms")
+    add("1M bm25 search p50", get(1_000_000, "query", "bm25", "p50_ms"), 4, ".2f", " ms")
+    add("1M bm25 search p99", get(1_000_000, "query", "bm25", "p99_ms"), 20, ".1f", " ms")
+    for name, what in EXTERNAL.items():
+        found = results.get("external", {}).get(name)
+        if found is None:
+            rows.append((what, f"(no bench/results/{name}.json)", "", "?"))
+            continue
+        listed = found.get("targets") if isinstance(found, dict) else None
+        if not listed:
+            rows.append((what, f"see bench/results/{name}.json", "", "?"))
+            continue
+        for row in listed:
+            met = row.get("met")
+            rows.append((str(row.get("row", what)), str(row.get("now", "")), str(row.get("target", "")),
+                         "?" if met is None else ("yes" if met else "NO")))
+    return rows
+
+
+def external_results(results_dir: Path, own: Path | None) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name in EXTERNAL:
+        path = results_dir / f"{name}.json"
+        if path.exists() and path != own:
+            try:
+                found[name] = json.loads(path.read_text())
+            except json.JSONDecodeError:
+                found[name] = {"targets": [{"row": EXTERNAL[name], "now": f"unreadable {path.name}"}]}
+    return found
+
+
+# -- main --------------------------------------------------------------------------------------------------------
+
+
+def start_store(store: str | None, work: Path) -> Any:
+    """None (embedded stores in ``work``), or the :class:`tests.sparql_servers.Server` of --store."""
+    if store is None:
+        return None
+    sys.path.insert(0, str(ROOT))
+    from tests.sparql_servers import external_store, start_server
+
+    return start_server(store, work) if store in ("oxigraph", "virtuoso") else external_store(store)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="memories of the one agent, per run")
+    parser.add_argument("--batch", type=int, default=5000, help="store_many batch size")
+    parser.add_argument("--queries", type=int, default=200, help="queries per token count (1, 2, 3)")
+    parser.add_argument("--vector-queries", type=int, default=30, help="queries of the exact vector baseline")
+    parser.add_argument("--quick", action="store_true", help="sizes 2000,10000 and 50 queries per token count")
+    parser.add_argument("--json", type=Path, default=None, help="where to write the JSON (bench/results/scale.json)")
+    parser.add_argument("--store", default=None, help="oxigraph, virtuoso (a private server started here) or a "
+                                                      "sparql+http(s):// location (its data is wiped)")
+    parser.add_argument("--skip", default="", help="comma-separated sections to leave out: load, query, cold, "
+                                                   "baselines, vectors, external")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the stores in this directory (reused "
+                                                                "with --skip load)")
+    # the worker processes' options
+    parser.add_argument("--worker", choices=("load", "query"), help=argparse.SUPPRESS)
+    parser.add_argument("--location", help=argparse.SUPPRESS)
+    parser.add_argument("--state", help=argparse.SUPPRESS)
+    parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--sample-file", help=argparse.SUPPRESS)
+    parser.add_argument("--queries-file", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.queries, args.vector_queries = "2000,10000", 50, 10
+    args.skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    if args.state == "":
+        args.state = None
+    return args
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse(argv)
+    if args.worker:
+        out = work_load(args) if args.worker == "load" else work_query(args)
+        print(json.dumps(out))
+        return out
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    import cortex
+
+    results: dict[str, Any] = {"cortex": str(Path(cortex.__file__).parent.parent), "store": args.store or "embedded",
+                               "params": {k: (sorted(v) if isinstance(v, set) else str(v) if isinstance(v, Path) else v)
+                                          for k, v in vars(args).items() if k not in ("worker", "location", "state",
+                                                                                      "n", "sample_file", "queries_file")},
+                               "cpus": os.cpu_count(), "sizes": {}}
+    temp = None if args.keep else tempfile.TemporaryDirectory(prefix="cortex-scale-")
+    work = args.keep or Path(temp.name)  # type: ignore[union-attr]
+    work.mkdir(parents=True, exist_ok=True)
+    server = start_store(args.store, work)
+    try:
+        for n in sizes:
+            results["sizes"][str(n)] = measure_size(n, args, work, server)
+            print_table(f"Scale benchmark at {n} ({results['store']} store)", size_rows(
+                {"sizes": {str(n): results["sizes"][str(n)]}}), ("memories", "measure", "value", "note"))
+    finally:
+        if server is not None and args.store in ("oxigraph", "virtuoso"):
+            server.stop()
+        if temp is not None:
+            temp.cleanup()
+    target = args.json or RESULTS / "scale.json"
+    if "external" not in args.skip:
+        results["external"] = external_results(RESULTS, target)
+    print_table(f"Cortex at scale ({results['store']} store, embeddings off, {os.cpu_count()} CPUs)",
+                size_rows(results), ("memories", "measure", "value", "note"))
+    print_table("Issue 31 targets", target_rows(results), ("row", "now", "target", "met"))
+    path = write_json("scale", results, target)
+    print(f"\nresults written to {path}")
+    return results
+
+
+if __name__ == "__main__":
+    main()
