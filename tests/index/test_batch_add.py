@@ -34,7 +34,8 @@ def memory(i: int, entry: tuple[str, list[str], int, str]) -> Memory:
 
 def state(index: MemoryIndex) -> dict:
     out = {"ids": list(index.ids), "doc_of": dict(index.doc_of), "extras": dict(index.extras),
-           "projects": list(index.projects), "alive": index.alive.view.tolist()}
+           "projects": list(index.projects), "alive": index.alive.view.tolist(),
+           "texts": [index.texts.get(d) for d in range(len(index.texts))]}
     out.update({f"col:{name}": vec.view.tolist() for name, vec in index.cols.items()})
     for name in ("raw", "terms", "tag_lists"):
         lists = getattr(index, name)
