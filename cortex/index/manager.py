@@ -15,6 +15,10 @@ snapshot is missing, unreadable, damaged or of another format, when the log has 
 the store is older than the snapshot, or when the memory count still disagrees (a write behind Cortex's back
 that did not log itself). Any file that cannot be read is logged and replaced; it never stops an operation.
 
+On a store opened read-only (another process was writing it, :attr:`MemoryStore.read_only`), the same load and
+catch-up run, and nothing is written: no snapshot, no vector log, no compaction of the store's log. What is
+loaded lives in this process only; the writer keeps the files.
+
 The write protocol built on these pieces is carried out in one place, :class:`cortex.memories.MemoryRepository`;
 nothing else calls the writing methods here.
 """
@@ -72,6 +76,8 @@ class IndexManager:
     def __init__(self, store: MemoryStore, root: Path | None) -> None:
         self.store = store
         self.root = root
+        #: The store was opened read-only: indexes are loaded and caught up in memory, and nothing is saved.
+        self.read_only = bool(getattr(store, "read_only", False))
         self._indexes: dict[Scope, MemoryIndex] = {}
         self._pending: dict[Scope, int] = {}  # memories changed since the scope's snapshot (or last compaction)
         self._vector_logs: dict[Scope, VectorLog] = {}
@@ -212,7 +218,8 @@ class IndexManager:
             if self.store.count(scope) == 0 and not self.store.shared:  # (shared: the rebuild reads the heads)
                 index = MemoryIndex()
                 self._follow(index, self.store.last_change(scope))
-                self._checkpoint(scope, index)  # an empty snapshot: later loads apply the log onto it
+                if not self.read_only:
+                    self._checkpoint(scope, index)  # an empty snapshot: later loads apply the log onto it
                 return index
             return self._rebuild(scope, carry=carried)
         if not self._catch_up(scope, index):
@@ -300,8 +307,9 @@ class IndexManager:
 
     def log_vectors(self, scope: Scope, model: str, memory_ids: list[str], contents: Sequence[str],
                     vectors: np.ndarray) -> None:
-        """Make vectors of these contents durable. Call *before* the store write of their memories."""
-        if self.root is not None and memory_ids:
+        """Make vectors of these contents durable. Call *before* the store write of their memories. (Read-only:
+        they stay in the index, in memory; the writer's log is not this process's to append to.)"""
+        if self.root is not None and memory_ids and not self.read_only:
             self.get(scope)
             vector_log = self._vector_log(scope)
             try:
@@ -343,7 +351,7 @@ class IndexManager:
         if index.foreign:
             log.warning("%s: %d memory subjects in the store are incomplete and not indexed", scope.label, index.foreign)
         self.rebuilds[scope] = self.rebuilds.get(scope, 0) + 1
-        if persist and self.root is not None:
+        if persist and self.root is not None and not self.read_only:
             self._checkpoint(scope, index)
         return index
 
@@ -370,7 +378,9 @@ class IndexManager:
     def _checkpoint(self, scope: Scope, index: MemoryIndex) -> None:
         """Save the index as a snapshot, then drop what it made redundant (the vector log, older log records).
         A state directory that cannot be written is logged and otherwise ignored: the store's log still
-        covers everything, so nothing is compacted."""
+        covers everything, so nothing is compacted. Nothing at all on a read-only store."""
+        if self.read_only:
+            return
         try:
             directory = self._writable_dir(scope)
             self.store.flush()  # the snapshot must never describe writes a power loss could still undo
@@ -391,6 +401,8 @@ class IndexManager:
         self._compact(scope, index.seq)  # the snapshot holds every change up to here
 
     def _compact(self, scope: Scope, below: int) -> None:
+        if self.read_only:
+            return
         # on a shared store other processes may still need the records this one has applied
         self.store.compact(scope, below - SHARED_RETAIN if self.store.shared else below)
 
@@ -408,7 +420,7 @@ class IndexManager:
     def close(self) -> None:
         """Checkpoint scopes with many changes since their snapshot, and close the vector logs."""
         for scope, index in self._indexes.items():
-            if self.root is not None and self.pending(scope) > CHECKPOINT_CHANGES:
+            if self.root is not None and not self.read_only and self.pending(scope) > CHECKPOINT_CHANGES:
                 self._checkpoint(scope, index)
         for vector_log in self._vector_logs.values():
             vector_log.close()
