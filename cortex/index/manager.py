@@ -45,6 +45,12 @@ log = logging.getLogger("cortex.index")
 #: Memories changed since the snapshot beyond which it is rewritten at close, and while running.
 CHECKPOINT_CHANGES = 1000
 RUNNING_CHECKPOINT_CHANGES = 100_000
+#: While writing (an import), a scope with more than CHECKPOINT_CHANGES memories changed since its snapshot is also
+#: checkpointed once CHECKPOINT_SPACING times the last checkpoint's duration, and at least MIN_CHECKPOINT_INTERVAL
+#: seconds, have passed since it (so at most ~1/20 of the writer's time): a process that opens the store read-only
+#: meanwhile catches up from a recent snapshot, not from every change of the import.
+CHECKPOINT_SPACING = 20.0
+MIN_CHECKPOINT_INTERVAL = 1.0
 #: Without a state directory nothing is saved; the log is compacted after this many changed memories.
 COMPACT_IN_MEMORY = 10_000
 #: On a shared store: when something changed, the records read again below the index's number (a writer that
@@ -89,6 +95,9 @@ class IndexManager:
         self._seen_heads: dict[Scope, set[str]] = {}
         self._synced: set[Scope] = set()
         self._checked: dict[Scope, float] = {}
+        # when each scope's last checkpoint (in this process) ended and how long it took; first: the opening
+        self._saved: dict[Scope, tuple[float, float]] = {}
+        self._opened = time.monotonic()
         #: On a shared store, seconds during which a checked scope is not checked again (0: before every
         #: operation, so a write through another server is seen on the next request).
         self.sync_interval = config.sync_interval()
@@ -367,7 +376,7 @@ class IndexManager:
         # a shared log is read by every process at each check: it is kept short
         limit = SHARED_COMPACT_EVERY if self.store.shared else COMPACT_IN_MEMORY if self.root is None \
             else RUNNING_CHECKPOINT_CHANGES
-        if self._pending[scope] <= limit:
+        if self._pending[scope] <= limit and not self._checkpoint_due(scope):
             return
         if self.root is None:
             self._compact(scope, index.seq)
@@ -375,12 +384,21 @@ class IndexManager:
         else:
             self._checkpoint(scope, index)
 
+    def _checkpoint_due(self, scope: Scope) -> bool:
+        """Whether a writer's scope is checkpointed now although under RUNNING_CHECKPOINT_CHANGES (see
+        CHECKPOINT_SPACING)."""
+        if self.root is None or self.store.shared or self._pending[scope] <= CHECKPOINT_CHANGES:
+            return False
+        ended, took = self._saved.get(scope, (self._opened, 0.0))
+        return time.monotonic() - ended >= max(MIN_CHECKPOINT_INTERVAL, CHECKPOINT_SPACING * took)
+
     def _checkpoint(self, scope: Scope, index: MemoryIndex) -> None:
         """Save the index as a snapshot, then drop what it made redundant (the vector log, older log records).
         A state directory that cannot be written is logged and otherwise ignored: the store's log still
         covers everything, so nothing is compacted. Nothing at all on a read-only store."""
         if self.read_only:
             return
+        started = time.monotonic()
         try:
             directory = self._writable_dir(scope)
             self.store.flush()  # the snapshot must never describe writes a power loss could still undo
@@ -390,6 +408,7 @@ class IndexManager:
             index.save(path)
         except OSError as exc:
             log.warning("cannot save the index snapshot of %s (%s): keeping it in memory", scope.label, exc)
+            self._saved[scope] = (time.monotonic(), time.monotonic() - started)  # (not tried again at once)
             return
         self._pending[scope] = 0
         vector_log = self._vector_log(scope)
@@ -399,6 +418,8 @@ class IndexManager:
         except OSError as exc:
             log.warning("cannot remove the vector log of %s: %s", scope.label, exc)
         self._compact(scope, index.seq)  # the snapshot holds every change up to here
+        ended = time.monotonic()
+        self._saved[scope] = (ended, ended - started)
 
     def _compact(self, scope: Scope, below: int) -> None:
         if self.read_only:

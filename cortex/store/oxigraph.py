@@ -601,6 +601,7 @@ class OxigraphStore:
         it with ``Store.read_only``); returns the write count it holds. Only an on-disk store has one."""
         if self._path is None:
             raise StoreError("an in-memory store has no checkpoint")
+        self._writable()  # (it would be written in the writing process's directory)
         with self._write_lock:
             try:
                 self._store.backup(str(target))
