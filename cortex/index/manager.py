@@ -231,6 +231,7 @@ class IndexManager:
                     self._checkpoint(scope, index)  # an empty snapshot: later loads apply the log onto it
                 return index
             return self._rebuild(scope, carry=carried)
+        self._ahead(scope, index)
         if not self._catch_up(scope, index):
             return self._rebuild(scope, carry=index.carried_vectors())
         self._apply_vector_log(scope, index)
@@ -280,6 +281,22 @@ class IndexManager:
         self._reconcile(index, scope, ids)
         self._pending[scope] = self._pending.get(scope, 0) + len(ids)
         self._follow(index, changes[-1])
+        return True
+
+    def _ahead(self, scope: Scope, index: MemoryIndex) -> bool:
+        """Read-only: whether the snapshot is ahead of the store's view (the writer saved it after this process
+        opened the store); then the store is opened again, and the scopes loaded before are caught up with it,
+        so the snapshot can be caught up instead of rebuilt."""
+        reopen = getattr(self.store, "reopen", None)
+        last = self.store.last_change(scope)
+        if not self.read_only or reopen is None or index.seq <= (last.seq if last is not None else 0):
+            return False
+        log.info("the index snapshot of %s is newer than the read-only view of the store: opening it again",
+                 scope.label)
+        reopen()
+        for other, loaded in list(self._indexes.items()):
+            if not self._catch_up(other, loaded):
+                self._indexes[other] = self._rebuild(other, carry=loaded.carried_vectors())
         return True
 
     def refresh(self, scope: Scope) -> MemoryIndex:

@@ -222,6 +222,17 @@ class OxigraphStore:
         except OSError as exc:
             raise StoreError(f"cannot open store {path} read-only: {exc}") from exc
 
+    def reopen(self) -> None:
+        """Read-only: open the store again, to see what the writer committed since (a snapshot of the derived
+        indexes it saved meanwhile may be ahead of the view this store was opened with)."""
+        if not self.read_only or self._path is None:
+            return
+        with self._write_lock:
+            self._store = _CountedStore(self._open_read_only(self._path))
+            self._last.clear()
+            self._hidden.clear()
+            self._hide_unfinished_loads()
+
     def _locked_error(self, exc: OSError) -> StoreLockedError:
         """The error for a store another opener holds, naming it."""
         assert self._path is not None

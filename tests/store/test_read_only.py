@@ -273,3 +273,37 @@ def test_the_subagent_start_hook_gets_its_block_while_another_process_writes(tmp
         assert not log.exists() or "locked" not in log.read_text()
     finally:
         writer.stop()
+
+
+def test_a_snapshot_saved_after_the_reader_opened_is_caught_up_not_rebuilt(store_path):
+    """The writer saves a snapshot after the reader opened the store (its view is older than the snapshot): the
+    reader opens the store again and catches the snapshot up, instead of rebuilding from a full scan."""
+    script = textwrap.dedent("""
+        import sys
+        from cortex import Cortex
+        cx = Cortex.open(sys.argv[1], client=False, embeddings=None); cx.agents.register("reviewer")
+        cx.store_many("reviewer", [{"content": f"first note {k}"} for k in range(20)])
+        print("ready", flush=True); sys.stdin.readline()
+        cx.store_many("reviewer", [{"content": f"later note {k}"} for k in range(30)])
+        scope = next(s for s in cx._memories.scopes() if s.name == "reviewer")
+        cx._memories._indexes.checkpoint(scope)
+        print("saved", flush=True); sys.stdin.readline()
+        cx.close()
+    """)
+    writer = subprocess.Popen([sys.executable, "-c", script, str(store_path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+    assert writer.stdin is not None and writer.stdout is not None
+    try:
+        assert writer.stdout.readline().strip() == "ready"
+        cx = reader(store_path)  # the store's view: 20 memories; no index loaded yet
+        try:
+            writer.stdin.write("\n")
+            writer.stdin.flush()
+            assert writer.stdout.readline().strip() == "saved"
+            assert cx.count("reviewer") == 50 and cx.index_status("reviewer").rebuilds == 0
+            assert len(cx.recall("reviewer", "later", limit=100)) == 30
+            assert_index_matches_store(cx, "reviewer")
+        finally:
+            cx.close()
+    finally:
+        writer.communicate("\n", timeout=60)
