@@ -82,7 +82,7 @@ class StoreError(CortexError):
 
 class StoreLockedError(StoreError):
     """Another process (or another open Cortex in this process) holds the on-disk store. ``holder`` says what
-    that process is (``"cortex import"``), when it said so (:mod:`cortex.store.holder`)."""
+    that process is (``"cortex import"``), when it said so (:func:`cortex.store.oxigraph.holder`)."""
 
     def __init__(self, path: Path, pid: int | None = None, holder: str | None = None) -> None:
         self.path = path

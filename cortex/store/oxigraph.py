@@ -117,6 +117,47 @@ def holder(path: Path) -> tuple[int | None, str | None]:
     return named, label if isinstance(label, str) else None
 
 
+def _open_read_only(path: Path) -> tuple[ox.Store, tuple[int | None, str | None]]:
+    """The store at ``path`` opened without its lock (nothing is written to the directory), and who writes it."""
+    if not (path / "CURRENT").is_file():
+        raise StoreError(f"cannot open store {path} read-only: it holds no store")
+    writer = holder(path)
+    try:
+        return ox.Store.read_only(str(path)), writer
+    except OSError as exc:
+        raise StoreError(f"cannot open store {path} read-only: {exc}") from exc
+
+
+def _locked_error(path: Path, exc: OSError) -> StoreLockedError:
+    """The error for a store another opener holds, naming it."""
+    if "current process" in str(exc):
+        return StoreLockedError(path, os.getpid())
+    return StoreLockedError(path, *holder(path))
+
+
+def _forget_owner(path: Path) -> None:
+    """Remove the holder file, when it is still this process's (a later holder may have written its own)."""
+    owner = path / OWNER_FILE
+    try:
+        if int(json.loads(read_regular(owner, 4096))["pid"]) == os.getpid():
+            owner.unlink()
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+
+
+def _unfinished(store: Any, creates: NamedNode, log_graph: Any) -> set[tuple[Any, Any]]:
+    """The (graph, subject) pairs the journals of unfinished bulk loads name: what a writer still loading has
+    written and not committed (a read-only view leaves them out of scans and counts, as an undo would)."""
+    found: set[tuple[Any, Any]] = set()
+    for line in store.quads_for_pattern(None, creates, None, log_graph):
+        if isinstance(line.object, Literal):
+            for pair in line.object.value.split("\n"):
+                if pair:
+                    graph, subject = pair.split(" ", 1)
+                    found.add((NamedNode(graph), NamedNode(subject)))
+    return found
+
+
 def _make_private(directory: Path) -> None:
     """Make an existing store directory readable by its owner only: it holds every memory's text."""
     try:
@@ -184,7 +225,7 @@ class OxigraphStore:
         self._hidden: set[tuple[Any, Any]] = set()
         self._store = _CountedStore(self._open())
         if self.read_only:
-            self._hide_unfinished_loads()
+            self._hidden = _unfinished(self._store, self.vocab.predicate("creates"), self.codec.log_graph)
         else:
             self._undo_unfinished_loads()
 
@@ -194,7 +235,8 @@ class OxigraphStore:
         if self._path is None:
             return ox.Store()
         if self.read_only:
-            return self._open_read_only(self._path)
+            store, self._writer = _open_read_only(self._path)
+            return store
         try:
             private_dir(self._path)
             _make_private(self._path)
@@ -202,7 +244,7 @@ class OxigraphStore:
         except OSError as exc:
             message = str(exc)
             if "/LOCK" in message or "lock hold by current process" in message:
-                raise self._locked_error(exc) from None
+                raise _locked_error(self._path, exc) from None
             raise StoreError(f"cannot open store {self._path}: {exc}") from exc
         try:
             (self._path / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "command": process_label(),
@@ -212,34 +254,16 @@ class OxigraphStore:
         _trim_old_logs(self._path)
         return store
 
-    def _open_read_only(self, path: Path) -> ox.Store:
-        """The store opened without its lock (nothing is written to the directory), with who writes it."""
-        if not (path / "CURRENT").is_file():
-            raise StoreError(f"cannot open store {path} read-only: it holds no store")
-        self._writer = holder(path)
-        try:
-            return ox.Store.read_only(str(path))
-        except OSError as exc:
-            raise StoreError(f"cannot open store {path} read-only: {exc}") from exc
-
     def reopen(self) -> None:
         """Read-only: open the store again, to see what the writer committed since (a snapshot of the derived
         indexes it saved meanwhile may be ahead of the view this store was opened with)."""
         if not self.read_only or self._path is None:
             return
         with self._write_lock:
-            self._store = _CountedStore(self._open_read_only(self._path))
+            store, self._writer = _open_read_only(self._path)
+            self._store = _CountedStore(store)
             self._last.clear()
-            self._hidden.clear()
-            self._hide_unfinished_loads()
-
-    def _locked_error(self, exc: OSError) -> StoreLockedError:
-        """The error for a store another opener holds, naming it."""
-        assert self._path is not None
-        if "current process" in str(exc):
-            return StoreLockedError(self._path, os.getpid())
-        pid, label = holder(self._path)
-        return StoreLockedError(self._path, pid, label)
+            self._hidden = _unfinished(self._store, self.vocab.predicate("creates"), self.codec.log_graph)
 
     def _writable(self) -> None:
         """Raise :class:`ReadOnlyStoreError` when this store was opened read-only."""
@@ -266,7 +290,7 @@ class OxigraphStore:
         if flush and self._path is not None and not self.read_only:
             store.flush()
         if self._path is not None and not self.read_only:
-            self._forget_owner()
+            _forget_owner(self._path)
         del self._store
         # The RocksDB lock goes with the last reference to the Store object (there is no close()). When
         # this is the last one, dropping it is enough; otherwise a cycle may hold it: collect (~10 ms).
@@ -274,16 +298,6 @@ class OxigraphStore:
         del store
         if referenced:
             gc.collect()
-
-    def _forget_owner(self) -> None:
-        """Remove the holder file, when it is still this process's (a later holder may have written its own)."""
-        assert self._path is not None
-        owner = self._path / OWNER_FILE
-        try:
-            if int(json.loads(read_regular(owner, 4096))["pid"]) == os.getpid():
-                owner.unlink()
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
 
     # -- writes ----------------------------------------------------------------------------------
 
@@ -422,16 +436,6 @@ class OxigraphStore:
             log.warning("undoing %d unfinished bulk load(s) in %s (the process writing them stopped part way)",
                         len({q.subject for q in lines}), self.location)
             self._undo(lines)
-
-    def _hide_unfinished_loads(self) -> None:
-        """Read-only: what a journaled load still running in the writer has written is not there yet (its commit
-        writes the log records): scans and counts leave those subjects out, as the writer's undo would."""
-        for line in self._store.quads_for_pattern(None, self.vocab.predicate("creates"), None, self.codec.log_graph):
-            if isinstance(line.object, Literal):
-                for pair in line.object.value.split("\n"):
-                    if pair:
-                        graph, subject = pair.split(" ", 1)
-                        self._hidden.add((NamedNode(graph), NamedNode(subject)))
 
     def _undo(self, lines: Sequence[Quad]) -> None:
         """Delete every quad of the (graph, subject) pairs a journal's ``lines`` name, then the lines: one update
