@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import Corpus, print_table, write_json  # noqa: E402
 
 HERE = Path(__file__).resolve().parent.parent
+#: Seconds after which a process counts as failed, with this time.
+TIMEOUT = 60.0
 AGENT = "---\nname: reviewer\ndescription: Reviews diffs\nmemory: true\n---\nYou review code.\n"
 
 #: Holds the store and writes batches until its stdin closes (what a long import does to a store).
@@ -82,7 +84,11 @@ def run_once(kind: str, project: Path, tree: Path, query: str) -> tuple[float, b
         args, stdin = [sys.executable, "-m", "cortex", "hook", "claude", "SubagentStart"], json.dumps(payload)
         env["CLAUDE_CONFIG_DIR"] = str(project.parent)
     started = time.perf_counter()
-    done = subprocess.run(args, cwd=project, input=stdin, capture_output=True, text=True, env=env, timeout=120)
+    try:
+        done = subprocess.run(args, cwd=project, input=stdin, capture_output=True, text=True, env=env,
+                              timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:  # (Claude Code gives a hook 30 s)
+        return TIMEOUT, False
     took = time.perf_counter() - started
     if kind == "python -c pass":
         return took, done.returncode == 0
