@@ -21,6 +21,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -117,15 +118,31 @@ def holder(path: Path) -> tuple[int | None, str | None]:
     return named, label if isinstance(label, str) else None
 
 
+def _gone(exc: BaseException) -> bool:
+    """Whether a read-only view failed because the writer deleted a file it names (a compaction): RocksDB's
+    read-only mode does not pin files, so the view is opened again."""
+    return "No such file" in str(exc)
+
+
 def _open_read_only(path: Path) -> tuple[ox.Store, tuple[int | None, str | None]]:
     """The store at ``path`` opened without its lock (nothing is written to the directory), and who writes it."""
     if not (path / "CURRENT").is_file():
         raise StoreError(f"cannot open store {path} read-only: it holds no store")
     writer = holder(path)
-    try:
-        return ox.Store.read_only(str(path)), writer
-    except OSError as exc:
-        raise StoreError(f"cannot open store {path} read-only: {exc}") from exc
+    for attempt in range(5):
+        try:
+            return ox.Store.read_only(str(path)), writer
+        except (OSError, RuntimeError) as exc:
+            if not _gone(exc) or attempt == 4:
+                raise StoreError(f"cannot open store {path} read-only: {exc}") from exc
+            time.sleep(0.01)  # a compaction of the writer replaced a file as it was read: again
+    raise AssertionError("unreachable")
+
+
+def _viewer(path: Path | None) -> Callable[[], ox.Store]:
+    """How to open a fresh read-only view of the store at ``path``."""
+    assert path is not None
+    return lambda: _open_read_only(path)[0]
 
 
 def _locked_error(path: Path, exc: OSError) -> StoreLockedError:
@@ -186,14 +203,27 @@ class _CountedStore:
 
     WRITES = frozenset({"extend", "bulk_extend", "update", "bulk_load", "add", "remove", "load"})
 
-    def __init__(self, store: ox.Store) -> None:
+    def __init__(self, store: ox.Store, reopen: Callable[[], ox.Store] | None = None) -> None:
         self.store = store
         self.writes = 0
+        #: read-only: how to open the store again when the writer deleted a file this view was reading
+        self.reopen = reopen
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self.store, name)
         if name not in self.WRITES:
-            return attribute
+            if self.reopen is None or not callable(attribute):
+                return attribute
+
+            def again(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return attribute(*args, **kwargs)
+                except (OSError, RuntimeError) as exc:
+                    if not _gone(exc) or self.reopen is None:
+                        raise
+                    self.store = self.reopen()  # a newer view, without the compacted-away file
+                    return getattr(self.store, name)(*args, **kwargs)
+            return again
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             try:
@@ -223,7 +253,7 @@ class OxigraphStore:
         self._last: dict[Scope, Change | None] = {}  # this process is the only writer: the log's tail, cached
         #: (graph, subject) pairs of a journaled load the writer has not committed yet (read-only: hidden)
         self._hidden: set[tuple[Any, Any]] = set()
-        self._store = _CountedStore(self._open())
+        self._store = _CountedStore(self._open(), _viewer(self._path) if self.read_only else None)
         if self.read_only:
             self._hidden = _unfinished(self._store, self.vocab.predicate("creates"), self.codec.log_graph)
         else:
@@ -261,7 +291,7 @@ class OxigraphStore:
             return
         with self._write_lock:
             store, self._writer = _open_read_only(self._path)
-            self._store = _CountedStore(store)
+            self._store = _CountedStore(store, _viewer(self._path))
             self._last.clear()
             self._hidden = _unfinished(self._store, self.vocab.predicate("creates"), self.codec.log_graph)
 
