@@ -115,6 +115,27 @@ def registered() -> list[Path]:
     return found
 
 
+#: What this process is, in a store's holder file and so in the message of whoever waits for the store ("cortex
+#: import"): set by the surface that started the process (:func:`set_process_label`), else read from its command.
+_label: str | None = None
+
+
+def set_process_label(label: str) -> None:
+    """Name what this process is (``"cortex import"``, ``"cortex hook"``) for a store it opens to write."""
+    global _label
+    _label = label
+
+
+def process_label() -> str:
+    """What this process is: the label a surface set, else ``python <script>`` (``python`` for ``-c``)."""
+    if _label is not None:
+        return _label
+    import sys
+
+    script = Path(sys.argv[0]).name if sys.argv and sys.argv[0] not in ("", "-c", "-") else ""
+    return f"python {script}" if script else "python process"
+
+
 def local_opener() -> "urllib.request.OpenerDirector":
     """A urllib opener that ignores proxy settings: the server is local, and requests carry its token."""
     import urllib.request

@@ -81,16 +81,40 @@ class StoreError(CortexError):
 
 
 class StoreLockedError(StoreError):
-    """Another process (or another open Cortex in this process) holds the on-disk store."""
+    """Another process (or another open Cortex in this process) holds the on-disk store. ``holder`` says what
+    that process is (``"cortex import"``), when it said so (:func:`cortex.store.oxigraph.holder`)."""
 
-    def __init__(self, path: Path, pid: int | None = None) -> None:
+    def __init__(self, path: Path, pid: int | None = None, holder: str | None = None) -> None:
         self.path = path
         self.pid = pid
-        holder = f"process {pid}" if pid is not None else "another process"
+        self.holder = holder
         super().__init__(
-            f"store {path} is locked by {holder}; "
-            "stop it or send the operation to the process that owns the store"
+            f"store {path} is locked: {describe_holder(pid, holder)}; wait for it to finish, stop it, or send "
+            "the operation to the process that owns the store"
         )
+
+
+class ReadOnlyStoreError(StoreLockedError):
+    """A write asked of a Cortex that opened the store read-only, because another process was writing it and
+    served nothing (a reader never waits for a writer; a write has to): names that process."""
+
+    def __init__(self, path: Path, pid: int | None = None, holder: str | None = None) -> None:
+        self.path = path
+        self.pid = pid
+        self.holder = holder
+        StoreError.__init__(
+            self, f"store {path} is open read-only here because {describe_holder(pid, holder)}: this write "
+                  "cannot run until it is done (run it again then, or through `cortex serve`)"
+        )
+
+
+def describe_holder(pid: int | None, holder: str | None) -> str:
+    """What holds a store, in words: ``"a cortex import (pid 42) is writing"``."""
+    if holder is not None and pid is not None:
+        return f"a {holder} (pid {pid}) is writing"
+    if pid is not None:
+        return f"process {pid} is writing"
+    return "another process is writing"
 
 
 class DefinitionProblem(Protocol):

@@ -39,14 +39,14 @@ class Cortex(SessionOps, NotesOps, GraphOps, ConsolidationOps):
     def open(cls, path: Location, *, agent_dirs: Iterable[str | os.PathLike[str]] | None = None,
              ns: str = DEFAULT_NS, state_dir: str | os.PathLike[str] | None = None,
              clock: Callable[[], datetime] = utcnow, embeddings: EmbeddingProvider | str | None = "auto",
-             fusion: Fusion | None = None, client: Literal[False]) -> "Cortex": ...
+             fusion: Fusion | None = None, client: Literal[False], read_only: bool = False) -> "Cortex": ...
 
     @overload
     @classmethod
     def open(cls, path: Location, *, agent_dirs: Iterable[str | os.PathLike[str]] | None = None,
              ns: str = DEFAULT_NS, state_dir: str | os.PathLike[str] | None = None,
              clock: Callable[[], datetime] = utcnow, embeddings: EmbeddingProvider | str | None = "auto",
-             fusion: Fusion | None = None, client: bool = True) -> "Cortex | RemoteCortex": ...
+             fusion: Fusion | None = None, client: bool = True, read_only: bool = False) -> "Cortex | RemoteCortex": ...
 
     @classmethod
     def open(
@@ -60,6 +60,7 @@ class Cortex(SessionOps, NotesOps, GraphOps, ConsolidationOps):
         embeddings: EmbeddingProvider | str | None = "auto",
         fusion: Fusion | None = None,
         client: bool = True,
+        read_only: bool = False,
     ) -> "Cortex | RemoteCortex":
         """Open (creating if needed) the store at ``path``: a directory for the embedded on-disk store, None
         for an in-memory one (see :func:`cortex.store.open_store`).
@@ -75,9 +76,14 @@ class Cortex(SessionOps, NotesOps, GraphOps, ConsolidationOps):
         :class:`~cortex.api.MemoryAPI` (the server's agents, model and clock apply; ``$CORTEX_TOKEN`` or the
         server's local token). ``client=False`` refuses that and always opens the store here. Raises
         :class:`StoreLockedError` when another process holds the store and serves nothing.
+
+        ``read_only`` opens an on-disk store without its lock, as it is while another process writes it (what a
+        reader does then, :func:`cortex.service.connect.connect`): reads answer from what that process had
+        committed, indexes are loaded without saving anything, reads skip their touches, and a write raises
+        :class:`~cortex.errors.ReadOnlyStoreError` naming the writer.
         """
         try:
-            store = open_store(path, Vocabulary(ns))
+            store = open_store(path, Vocabulary(ns), read_only=read_only)
         except StoreLockedError:
             owner = _owner_client(path, state_dir) if client else None
             if owner is None:

@@ -109,8 +109,8 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
 
         store = self._memories.store
         path = store.local_path
-        if path is None or not isinstance(store, OxigraphStore):
-            return None
+        if path is None or not isinstance(store, OxigraphStore) or store.read_only:
+            return None  # (read-only: queried here; its checkpoints would be written in the writer's directory)
         with self._memories.lock:
             if self._workers is None:
                 self._workers = QueryWorkers(path / "cortex-sparql", lambda: store.writes, store.checkpoint)

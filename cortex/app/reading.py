@@ -230,6 +230,8 @@ class ReadingOps(Kernel):
             general = self._memories.load_many(general_ids(self._parts(q.scopes), q.filters, 2 * limit))
             shown = fit(compose(hits, general, limit), budget)
             grouped = _by_scope(shown, q.scopes)
+            # a store opened read-only while another process writes it: the block is shown, not counted as shown
+            touch = touch and not self._memories.store.read_only
             if touch:
                 now = self._clock()
                 for scope_, ids in grouped.items():

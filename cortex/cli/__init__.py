@@ -71,8 +71,10 @@ def cli(ctx: click.Context, store: str | None, state_dir: Path | None, agents_di
     """Persistent memory for AI agents."""
     if state_dir is not None:
         os.environ["CORTEX_STATE_DIR"] = str(state_dir)  # read where a store location's state is looked up
-    from cortex import provenance
+    from cortex import discovery, provenance
 
+    # what a process waiting for the store this command holds is told: "a cortex import (pid N) is writing"
+    discovery.set_process_label(f"cortex {ctx.invoked_subcommand}" if ctx.invoked_subcommand else "cortex")
     # recorded with what this command writes (PROV-O), until the command ends
     # (a process a hook started records the hook, its event and session: CORTEX_ACTIVITY_*)
     ctx.with_resource(provenance.activity(provenance.Activity.from_environment(os.environ, "cli"),

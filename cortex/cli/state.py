@@ -61,7 +61,7 @@ class _State:
             from cortex.client import RemoteCortex
             from cortex.service.connect import for_cli
 
-            cx = for_cli(self.store, embeddings=self.embeddings, read_only=read_only)
+            cx = for_cli(self.store, embeddings=self.embeddings, read_only=read_only, on_wait=_waiting)
             if not isinstance(cx, RemoteCortex):  # the store opened here: it needs the agents
                 cx.agents = self.registry()  # type: ignore[attr-defined]
             self._cx = cx
@@ -70,6 +70,12 @@ class _State:
     def close(self) -> None:
         if self._cx is not None:
             self._cx.close()
+
+
+def _waiting(exc: Exception) -> None:
+    """Say on stderr that a writing command waits for the process holding the store (and for how long)."""
+    click.echo(f"cortex: {exc.args[0].split(';')[0]}: waiting up to {config.lock_wait():g} s "
+               f"(${config.LOCK_WAIT_ENV})", err=True)
 
 
 #: Passes a command the :class:`_State` of its command line.

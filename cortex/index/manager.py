@@ -15,6 +15,10 @@ snapshot is missing, unreadable, damaged or of another format, when the log has 
 the store is older than the snapshot, or when the memory count still disagrees (a write behind Cortex's back
 that did not log itself). Any file that cannot be read is logged and replaced; it never stops an operation.
 
+On a store opened read-only (another process was writing it, :attr:`MemoryStore.read_only`), the same load and
+catch-up run, and nothing is written: no snapshot, no vector log, no compaction of the store's log. What is
+loaded lives in this process only; the writer keeps the files.
+
 The write protocol built on these pieces is carried out in one place, :class:`cortex.memories.MemoryRepository`;
 nothing else calls the writing methods here.
 """
@@ -41,6 +45,12 @@ log = logging.getLogger("cortex.index")
 #: Memories changed since the snapshot beyond which it is rewritten at close, and while running.
 CHECKPOINT_CHANGES = 1000
 RUNNING_CHECKPOINT_CHANGES = 100_000
+#: While writing (an import), a scope with more than CHECKPOINT_CHANGES memories changed since its snapshot is also
+#: checkpointed once CHECKPOINT_SPACING times the last checkpoint's duration, and at least MIN_CHECKPOINT_INTERVAL
+#: seconds, have passed since it (so at most ~1/20 of the writer's time): a process that opens the store read-only
+#: meanwhile catches up from a recent snapshot, not from every change of the import.
+CHECKPOINT_SPACING = 20.0
+MIN_CHECKPOINT_INTERVAL = 1.0
 #: Without a state directory nothing is saved; the log is compacted after this many changed memories.
 COMPACT_IN_MEMORY = 10_000
 #: On a shared store: when something changed, the records read again below the index's number (a writer that
@@ -72,6 +82,8 @@ class IndexManager:
     def __init__(self, store: MemoryStore, root: Path | None) -> None:
         self.store = store
         self.root = root
+        #: The store was opened read-only: indexes are loaded and caught up in memory, and nothing is saved.
+        self.read_only = bool(getattr(store, "read_only", False))
         self._indexes: dict[Scope, MemoryIndex] = {}
         self._pending: dict[Scope, int] = {}  # memories changed since the scope's snapshot (or last compaction)
         self._vector_logs: dict[Scope, VectorLog] = {}
@@ -83,6 +95,9 @@ class IndexManager:
         self._seen_heads: dict[Scope, set[str]] = {}
         self._synced: set[Scope] = set()
         self._checked: dict[Scope, float] = {}
+        # when each scope's last checkpoint (in this process) ended and how long it took; first: the opening
+        self._saved: dict[Scope, tuple[float, float]] = {}
+        self._opened = time.monotonic()
         #: On a shared store, seconds during which a checked scope is not checked again (0: before every
         #: operation, so a write through another server is seen on the next request).
         self.sync_interval = config.sync_interval()
@@ -212,9 +227,11 @@ class IndexManager:
             if self.store.count(scope) == 0 and not self.store.shared:  # (shared: the rebuild reads the heads)
                 index = MemoryIndex()
                 self._follow(index, self.store.last_change(scope))
-                self._checkpoint(scope, index)  # an empty snapshot: later loads apply the log onto it
+                if not self.read_only:
+                    self._checkpoint(scope, index)  # an empty snapshot: later loads apply the log onto it
                 return index
             return self._rebuild(scope, carry=carried)
+        self._ahead(scope, index)
         if not self._catch_up(scope, index):
             return self._rebuild(scope, carry=index.carried_vectors())
         self._apply_vector_log(scope, index)
@@ -266,6 +283,22 @@ class IndexManager:
         self._follow(index, changes[-1])
         return True
 
+    def _ahead(self, scope: Scope, index: MemoryIndex) -> bool:
+        """Read-only: whether the snapshot is ahead of the store's view (the writer saved it after this process
+        opened the store); then the store is opened again, and the scopes loaded before are caught up with it,
+        so the snapshot can be caught up instead of rebuilt."""
+        reopen = getattr(self.store, "reopen", None)
+        last = self.store.last_change(scope)
+        if not self.read_only or reopen is None or index.seq <= (last.seq if last is not None else 0):
+            return False
+        log.info("the index snapshot of %s is newer than the read-only view of the store: opening it again",
+                 scope.label)
+        reopen()
+        for other, loaded in list(self._indexes.items()):
+            if not self._catch_up(other, loaded):
+                self._indexes[other] = self._rebuild(other, carry=loaded.carried_vectors())
+        return True
+
     def refresh(self, scope: Scope) -> MemoryIndex:
         """The scope's index, first brought up to date with changes the store logged since (writes by another
         process on a shared store)."""
@@ -300,8 +333,9 @@ class IndexManager:
 
     def log_vectors(self, scope: Scope, model: str, memory_ids: list[str], contents: Sequence[str],
                     vectors: np.ndarray) -> None:
-        """Make vectors of these contents durable. Call *before* the store write of their memories."""
-        if self.root is not None and memory_ids:
+        """Make vectors of these contents durable. Call *before* the store write of their memories. (Read-only:
+        they stay in the index, in memory; the writer's log is not this process's to append to.)"""
+        if self.root is not None and memory_ids and not self.read_only:
             self.get(scope)
             vector_log = self._vector_log(scope)
             try:
@@ -343,7 +377,7 @@ class IndexManager:
         if index.foreign:
             log.warning("%s: %d memory subjects in the store are incomplete and not indexed", scope.label, index.foreign)
         self.rebuilds[scope] = self.rebuilds.get(scope, 0) + 1
-        if persist and self.root is not None:
+        if persist and self.root is not None and not self.read_only:
             self._checkpoint(scope, index)
         return index
 
@@ -359,7 +393,7 @@ class IndexManager:
         # a shared log is read by every process at each check: it is kept short
         limit = SHARED_COMPACT_EVERY if self.store.shared else COMPACT_IN_MEMORY if self.root is None \
             else RUNNING_CHECKPOINT_CHANGES
-        if self._pending[scope] <= limit:
+        if self._pending[scope] <= limit and not self._checkpoint_due(scope):
             return
         if self.root is None:
             self._compact(scope, index.seq)
@@ -367,11 +401,22 @@ class IndexManager:
         else:
             self._checkpoint(scope, index, build_graph=False)
 
+    def _checkpoint_due(self, scope: Scope) -> bool:
+        """Whether a writer's scope is checkpointed now although under RUNNING_CHECKPOINT_CHANGES (see
+        CHECKPOINT_SPACING)."""
+        if self.root is None or self.store.shared or self._pending[scope] <= CHECKPOINT_CHANGES:
+            return False
+        ended, took = self._saved.get(scope, (self._opened, 0.0))
+        return time.monotonic() - ended >= max(MIN_CHECKPOINT_INTERVAL, CHECKPOINT_SPACING * took)
+
     def _checkpoint(self, scope: Scope, index: MemoryIndex, *, build_graph: bool = True) -> None:
         """Save the index as a snapshot, then drop what it made redundant (the vector log, older log records).
         ``build_graph=False`` (a checkpoint inside a write) extends the vector graph but never builds one.
         A state directory that cannot be written is logged and otherwise ignored: the store's log still
-        covers everything, so nothing is compacted."""
+        covers everything, so nothing is compacted. Nothing at all on a read-only store."""
+        if self.read_only:
+            return
+        started = time.monotonic()
         try:
             directory = self._writable_dir(scope)
             self.store.flush()  # the snapshot must never describe writes a power loss could still undo
@@ -381,6 +426,7 @@ class IndexManager:
             index.save(path, build_graph=build_graph)
         except OSError as exc:
             log.warning("cannot save the index snapshot of %s (%s): keeping it in memory", scope.label, exc)
+            self._saved[scope] = (time.monotonic(), time.monotonic() - started)  # (not tried again at once)
             return
         self._pending[scope] = 0
         vector_log = self._vector_log(scope)
@@ -390,8 +436,12 @@ class IndexManager:
         except OSError as exc:
             log.warning("cannot remove the vector log of %s: %s", scope.label, exc)
         self._compact(scope, index.seq)  # the snapshot holds every change up to here
+        ended = time.monotonic()
+        self._saved[scope] = (ended, ended - started)
 
     def _compact(self, scope: Scope, below: int) -> None:
+        if self.read_only:
+            return
         # on a shared store other processes may still need the records this one has applied
         self.store.compact(scope, below - SHARED_RETAIN if self.store.shared else below)
 
@@ -410,7 +460,8 @@ class IndexManager:
         """Checkpoint scopes with many changes since their snapshot, and close the vector logs."""
         for scope, index in self._indexes.items():
             # (a large scope whose vector graph is missing or unusable gets it built with its snapshot)
-            if self.root is not None and (self.pending(scope) > CHECKPOINT_CHANGES or index.ann_due()):
+            if self.root is not None and not self.read_only and (self.pending(scope) > CHECKPOINT_CHANGES
+                                                                 or index.ann_due()):
                 self._checkpoint(scope, index)
         for vector_log in self._vector_logs.values():
             vector_log.close()

@@ -5,6 +5,7 @@ machine session, not once per command)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,10 +25,13 @@ if TYPE_CHECKING:
 AUTO_SERVER_IDLE = 1800.0
 
 
-def connect(location: Location, *, embeddings: str = "auto", wait: float | None = None) -> MemoryAPI:
+def connect(location: Location, *, embeddings: str = "auto", wait: float | None = None, read_only: bool = False,
+            on_wait: Callable[[StoreLockedError], None] | None = None) -> MemoryAPI:
     """The server's client if one owns the store, else the store opened here. While another process holds
-    the store without serving it, retries for ``wait`` seconds (default :func:`cortex.config.lock_wait`),
-    then raises :class:`StoreLockedError`."""
+    the store without serving it: a reader (``read_only``) opens it read-only at once and answers from what
+    that process has committed (:meth:`Cortex.open`'s ``read_only``: a reader never waits for a writer); a
+    writer retries for ``wait`` seconds (default :func:`cortex.config.lock_wait`; ``on_wait`` is told once,
+    when the wait starts), then raises :class:`StoreLockedError` naming that process."""
     state_dir = state_dir_of(location)
     client = owner_client(state_dir)
     if client is not None:
@@ -35,31 +39,39 @@ def connect(location: Location, *, embeddings: str = "auto", wait: float | None 
     from cortex.app import Cortex  # here: a client of a running server never imports the engine
 
     deadline = time.monotonic() + (config.lock_wait() if wait is None else wait)
+    told = False
     while True:
         try:  # a remote store's indexes are kept in its state directory, when it has one
             return Cortex.open(location, embeddings=embeddings, state_dir=state_dir if is_remote(location) else None,
                                client=False)
-        except StoreLockedError:
+        except StoreLockedError as exc:
             client = owner_client(state_dir)
             if client is not None:
                 return client
+            if read_only and exc.pid != os.getpid() and not is_remote(location):
+                return Cortex.open(location, embeddings=embeddings, client=False, read_only=True)
             if time.monotonic() >= deadline:
                 raise
+            if on_wait is not None and not told:
+                on_wait(exc)
+                told = True
             time.sleep(0.05)
 
 
-def for_cli(location: Location, *, embeddings: str, read_only: bool) -> MemoryAPI:
+def for_cli(location: Location, *, embeddings: str, read_only: bool,
+            on_wait: Callable[[StoreLockedError], None] | None = None) -> MemoryAPI:
     """The CLI's way to the store: the running server's client when one owns it, else the store opened here
     (a command never starts a server: the default model loads in about a second, and a server left behind
-    would hold the store against the user's next `cortex serve` or `Cortex.open`). A read-only command on an
-    embedded store that does not exist yet answers from an empty in-memory store instead of creating one (a
-    remote store always answers for itself, whatever its state directory holds)."""
+    would hold the store against the user's next `cortex serve` or `Cortex.open`); a reading command
+    (``read_only``) opens it read-only while another process writes it, a writing one waits (:func:`connect`).
+    A read-only command on an embedded store that does not exist yet answers from an empty in-memory store
+    instead of creating one (a remote store always answers for itself, whatever its state directory holds)."""
     state_dir = state_dir_of(location)
     if read_only and not is_remote(location) and state_dir is not None and not state_dir.exists():
         from cortex.app import Cortex  # (no store, so no server owning it)
 
         return Cortex.open(None, embeddings="none", client=False)
-    return connect(location, embeddings=embeddings)
+    return connect(location, embeddings=embeddings, read_only=read_only, on_wait=on_wait)
 
 
 def ensure_server(store_path: Path, *, agent_dirs: Sequence[Path] = (), embeddings: str = "auto",

@@ -15,12 +15,13 @@ from cortex.vocab import Vocabulary
 Location = str | os.PathLike[str] | None
 
 
-def open_store(location: Location, vocabulary: Vocabulary) -> MemoryStore:
+def open_store(location: Location, vocabulary: Vocabulary, *, read_only: bool = False) -> MemoryStore:
     """The backend for ``location``: None (or ``"memory"``) for an in-memory store, a directory path for the
     embedded on-disk store (created if needed), ``sparql+http(s)://[user:password@]host:port/path[?update=
     &gsp=&auth=digest|basic&timeout=]`` for a remote SPARQL 1.1 server (:mod:`cortex.store.remote`). Raises
     :class:`~cortex.errors.StoreLockedError` when another process holds an on-disk store, and
-    :class:`~cortex.errors.StoreError` when a remote server cannot be reached or refuses."""
+    :class:`~cortex.errors.StoreError` when a remote server cannot be reached or refuses. ``read_only``: an
+    on-disk store is opened without its lock, to read while another process writes it (ignored elsewhere)."""
     from cortex.store.oxigraph import OxigraphStore
 
     if location is None or (isinstance(location, str) and location == "memory"):
@@ -34,7 +35,7 @@ def open_store(location: Location, vocabulary: Vocabulary) -> MemoryStore:
         scheme = text.split("://", 1)[0]
         raise InvalidInputError("store", f"unknown store scheme {scheme!r}: give a directory, "
                                          "sparql+http(s)://host:port/path, or None for memory")
-    return OxigraphStore(Path(text).expanduser(), vocabulary)
+    return OxigraphStore(Path(text).expanduser(), vocabulary, read_only=read_only)
 
 
 __all__ = ["Location", "MemoryStore", "open_store"]

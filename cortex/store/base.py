@@ -48,6 +48,9 @@ class MemoryStore(Protocol):
     #: Whether :meth:`query` binds ``substitutions`` itself; otherwise the caller writes them into the query's
     #: text (a ``VALUES`` clause) and passes none.
     substitutes: bool
+    #: Whether the store was opened read-only (an embedded store another process was writing): its writes raise
+    #: :class:`~cortex.errors.ReadOnlyStoreError`, and derived indexes are loaded without saving anything.
+    read_only: bool
 
     @property
     def location(self) -> str:

@@ -3,7 +3,13 @@
 pyoxigraph facts this module is shaped by (0.5.x): only single calls are atomic, so every write is one
 ``extend``, one ``bulk_extend`` batch or one SPARQL ``update``; there is no ``close()``, the RocksDB lock is
 released when the Store object is collected; a second opener of the same directory gets an OSError about
-the ``LOCK`` file, which becomes :class:`StoreLockedError`.
+the ``LOCK`` file, which becomes :class:`StoreLockedError`. ``Store.read_only`` opens the directory without the
+lock, while another process writes it (~15 ms), and sees what that process had committed when it opened: how a
+reader answers during a long write (``read_only=True``; its writes raise :class:`ReadOnlyStoreError`).
+
+The process holding the store names itself in ``cortex-owner.json`` (pid, what it is, when it started), written
+at open and removed at close; whoever finds the store locked reads it, and ignores it when the kernel names
+another holder or its process is gone (a writer killed with -9 leaves it behind).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -23,13 +30,14 @@ from typing import Any
 import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode, Quad, QuerySolutions, Triple, Variable
 
-from cortex.errors import InvalidInputError, StoreError, StoreLockedError, VersionConflictError
+from cortex.discovery import alive, process_label, process_started
+from cortex.errors import InvalidInputError, ReadOnlyStoreError, StoreError, StoreLockedError, VersionConflictError
 from cortex.files import private_dir, read_regular
 from cortex.model import Memory, Scope
 from cortex.provenance import Activity
 from cortex.store.base import Change
 from cortex.store.rdf import MemoryCodec
-from cortex.vocab import Vocabulary
+from cortex.vocab import RDF_TYPE, Vocabulary
 
 log = logging.getLogger("cortex")
 
@@ -90,6 +98,83 @@ def _lock_holder(lock_file: Path) -> int | None:
     return pid if kind != fcntl.F_UNLCK and pid > 0 else None
 
 
+def holder(path: Path) -> tuple[int | None, str | None]:
+    """Who holds the store at ``path``: the pid the kernel names (or, where it cannot say, the one the holder
+    file names, when that process runs), and what that process said it is (None: it did not say, or the file
+    is another's, stale since its writer died)."""
+    pid = _lock_holder(path / "LOCK")
+    try:
+        info = json.loads(read_regular(path / OWNER_FILE, 4096))
+        named, label, started = int(info["pid"]), info.get("command"), info.get("started")
+    except (OSError, ValueError, KeyError, TypeError):
+        return pid, None
+    if pid is not None and named != pid:
+        return pid, None  # the file of an earlier holder (killed): the kernel knows better
+    if not alive(named):
+        return pid, None
+    now_started = process_started(named)
+    if isinstance(started, (int, float)) and now_started is not None and abs(now_started - started) > 2.0:
+        return pid, None  # that pid is another process's now
+    return named, label if isinstance(label, str) else None
+
+
+def _gone(exc: BaseException) -> bool:
+    """Whether a read-only view failed because the writer deleted a file it names (a compaction): RocksDB's
+    read-only mode does not pin files, so the view is opened again."""
+    return "No such file" in str(exc)
+
+
+def _open_read_only(path: Path) -> tuple[ox.Store, tuple[int | None, str | None]]:
+    """The store at ``path`` opened without its lock (nothing is written to the directory), and who writes it."""
+    if not (path / "CURRENT").is_file():
+        raise StoreError(f"cannot open store {path} read-only: it holds no store")
+    writer = holder(path)
+    for attempt in range(5):
+        try:
+            return ox.Store.read_only(str(path)), writer
+        except (OSError, RuntimeError) as exc:
+            if not _gone(exc) or attempt == 4:
+                raise StoreError(f"cannot open store {path} read-only: {exc}") from exc
+            time.sleep(0.01)  # a compaction of the writer replaced a file as it was read: again
+    raise AssertionError("unreachable")
+
+
+def _viewer(path: Path | None) -> Callable[[], ox.Store]:
+    """How to open a fresh read-only view of the store at ``path``."""
+    assert path is not None
+    return lambda: _open_read_only(path)[0]
+
+
+def _locked_error(path: Path, exc: OSError) -> StoreLockedError:
+    """The error for a store another opener holds, naming it."""
+    if "current process" in str(exc):
+        return StoreLockedError(path, os.getpid())
+    return StoreLockedError(path, *holder(path))
+
+
+def _forget_owner(path: Path) -> None:
+    """Remove the holder file, when it is still this process's (a later holder may have written its own)."""
+    owner = path / OWNER_FILE
+    try:
+        if int(json.loads(read_regular(owner, 4096))["pid"]) == os.getpid():
+            owner.unlink()
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+
+
+def _unfinished(store: Any, creates: NamedNode, log_graph: Any) -> set[tuple[Any, Any]]:
+    """The (graph, subject) pairs the journals of unfinished bulk loads name: what a writer still loading has
+    written and not committed (a read-only view leaves them out of scans and counts, as an undo would)."""
+    found: set[tuple[Any, Any]] = set()
+    for line in store.quads_for_pattern(None, creates, None, log_graph):
+        if isinstance(line.object, Literal):
+            for pair in line.object.value.split("\n"):
+                if pair:
+                    graph, subject = pair.split(" ", 1)
+                    found.add((NamedNode(graph), NamedNode(subject)))
+    return found
+
+
 def _make_private(directory: Path) -> None:
     """Make an existing store directory readable by its owner only: it holds every memory's text."""
     try:
@@ -118,14 +203,27 @@ class _CountedStore:
 
     WRITES = frozenset({"extend", "bulk_extend", "update", "bulk_load", "add", "remove", "load"})
 
-    def __init__(self, store: ox.Store) -> None:
+    def __init__(self, store: ox.Store, reopen: Callable[[], ox.Store] | None = None) -> None:
         self.store = store
         self.writes = 0
+        #: read-only: how to open the store again when the writer deleted a file this view was reading
+        self.reopen = reopen
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self.store, name)
         if name not in self.WRITES:
-            return attribute
+            if self.reopen is None or not callable(attribute):
+                return attribute
+
+            def again(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return attribute(*args, **kwargs)
+                except (OSError, RuntimeError) as exc:
+                    if not _gone(exc) or self.reopen is None:
+                        raise
+                    self.store = self.reopen()  # a newer view, without the compacted-away file
+                    return getattr(self.store, name)(*args, **kwargs)
+            return again
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             try:
@@ -143,20 +241,32 @@ class OxigraphStore:
     #: The engine binds query variables itself (pyoxigraph's ``substitutions``).
     substitutes = True
 
-    def __init__(self, path: str | os.PathLike[str] | None, vocabulary: Vocabulary) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None, vocabulary: Vocabulary, *, read_only: bool = False) -> None:
         self._path = Path(path).resolve() if path is not None else None
         self.vocab = vocabulary
         self.codec = MemoryCodec(vocabulary)
+        #: Opened without the lock, while another process writes: every write raises :class:`ReadOnlyStoreError`.
+        self.read_only = read_only and self._path is not None
+        #: the process writing the store when it was opened read-only (pid, what it is)
+        self._writer: tuple[int | None, str | None] = (None, None)
         self._write_lock = threading.Lock()
         self._last: dict[Scope, Change | None] = {}  # this process is the only writer: the log's tail, cached
-        self._store = _CountedStore(self._open())
-        self._undo_unfinished_loads()
+        #: (graph, subject) pairs of a journaled load the writer has not committed yet (read-only: hidden)
+        self._hidden: set[tuple[Any, Any]] = set()
+        self._store = _CountedStore(self._open(), _viewer(self._path) if self.read_only else None)
+        if self.read_only:
+            self._hidden = _unfinished(self._store, self.vocab.predicate("creates"), self.codec.log_graph)
+        else:
+            self._undo_unfinished_loads()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     def _open(self) -> ox.Store:
         if self._path is None:
             return ox.Store()
+        if self.read_only:
+            store, self._writer = _open_read_only(self._path)
+            return store
         try:
             private_dir(self._path)
             _make_private(self._path)
@@ -164,23 +274,32 @@ class OxigraphStore:
         except OSError as exc:
             message = str(exc)
             if "/LOCK" in message or "lock hold by current process" in message:
-                raise StoreLockedError(self._path, self._owner_pid(exc)) from None
+                raise _locked_error(self._path, exc) from None
             raise StoreError(f"cannot open store {self._path}: {exc}") from exc
-        (self._path / OWNER_FILE).write_text(json.dumps({"pid": os.getpid()}))
+        try:
+            (self._path / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "command": process_label(),
+                                                             "started": process_started(os.getpid())}))
+        except OSError as exc:  # only a waiting process's message loses its detail
+            log.warning("cannot write %s: %s", self._path / OWNER_FILE, exc)
         _trim_old_logs(self._path)
         return store
 
-    def _owner_pid(self, exc: OSError) -> int | None:
-        if "current process" in str(exc):
-            return os.getpid()
-        assert self._path is not None
-        holder = _lock_holder(self._path / "LOCK")
-        if holder is not None:
-            return holder
-        try:  # where the kernel cannot say: what the holder wrote (may lag while several processes race)
-            return int(json.loads(read_regular(self._path / OWNER_FILE, 4096))["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+    def reopen(self) -> None:
+        """Read-only: open the store again, to see what the writer committed since (a snapshot of the derived
+        indexes it saved meanwhile may be ahead of the view this store was opened with)."""
+        if not self.read_only or self._path is None:
+            return
+        with self._write_lock:
+            store, self._writer = _open_read_only(self._path)
+            self._store = _CountedStore(store, _viewer(self._path))
+            self._last.clear()
+            self._hidden = _unfinished(self._store, self.vocab.predicate("creates"), self.codec.log_graph)
+
+    def _writable(self) -> None:
+        """Raise :class:`ReadOnlyStoreError` when this store was opened read-only."""
+        if self.read_only:
+            assert self._path is not None
+            raise ReadOnlyStoreError(self._path, *self._writer)
 
     @property
     def location(self) -> str:
@@ -191,15 +310,17 @@ class OxigraphStore:
         return self._path
 
     def flush(self) -> None:
-        if self._path is not None:
+        if self._path is not None and not self.read_only:
             self._store.flush()
 
     def close(self, flush: bool = True) -> None:
         store = getattr(self, "_store", None)
         if store is None:
             return
-        if flush and self._path is not None:
+        if flush and self._path is not None and not self.read_only:
             store.flush()
+        if self._path is not None and not self.read_only:
+            _forget_owner(self._path)
         del self._store
         # The RocksDB lock goes with the last reference to the Store object (there is no close()). When
         # this is the last one, dropping it is enough; otherwise a cycle may hold it: collect (~10 ms).
@@ -216,6 +337,7 @@ class OxigraphStore:
 
     def add(self, scope: Scope, memories: Sequence[Memory], activity: Activity | None = None,
             extra: Sequence[Triple] = ()) -> Change:
+        self._writable()
         with self._write_lock:
             change = self._next(scope)
             record = self.codec.change_quads(scope, change.seq, change.token, [m.id for m in memories])
@@ -234,6 +356,7 @@ class OxigraphStore:
 
     def load(self, data: Mapping[Scope, Sequence[Quad]], check: Callable[[], Mapping[Scope, Sequence[str]]],
              source: tuple[bytes, ox.RdfFormat] | None = None) -> dict[Scope, Change]:
+        self._writable()
         with self._write_lock:
             changes = {scope: self._next(scope) for scope in data}
 
@@ -364,6 +487,7 @@ class OxigraphStore:
         # A conditional replacement, done the cheap way this store allows: under the
         # write lock (one writing process) read the memory's triples, check its version, and send exactly the
         # difference as DELETE DATA + INSERT DATA in one update (~10x faster than matching patterns).
+        self._writable()
         with self._write_lock:
             graph = self.vocab.graph(scope)
             removes: list[Quad] = self.codec.derived_quads(scope, unlink)
@@ -407,6 +531,7 @@ class OxigraphStore:
 
     def _update(self, scope: Scope, memory_ids: Sequence[str], operation: str) -> Change:
         """Run ``operation`` and the change's log record as one update (one transaction)."""
+        self._writable()
         with self._write_lock:
             return self._update_locked(scope, memory_ids, operation)
 
@@ -422,6 +547,7 @@ class OxigraphStore:
         return change
 
     def compact(self, scope: Scope, below: int) -> None:
+        self._writable()
         with self._write_lock:
             try:
                 self._store.update(self.codec.compact_update(scope, below))
@@ -448,10 +574,11 @@ class OxigraphStore:
 
     def iter_memories(self, scope: Scope) -> Iterator[Memory]:
         # the graph-first index yields each subject's quads together
-        quads = self._store.quads_for_pattern(None, None, None, self.vocab.graph(scope))
-        memory_id, decode = self.vocab.memory_id, self.codec.decode
+        graph = self.vocab.graph(scope)
+        quads = self._store.quads_for_pattern(None, None, None, graph)
+        memory_id, decode, hidden = self.vocab.memory_id, self.codec.decode, self._hidden
         for subject, group in itertools.groupby(quads, key=lambda q: q.subject):
-            if not isinstance(subject, NamedNode):
+            if not isinstance(subject, NamedNode) or (hidden and (graph, subject) in hidden):
                 continue
             mid = memory_id(scope, subject.value)
             if mid is not None:
@@ -485,7 +612,12 @@ class OxigraphStore:
         return [c for c in self.changes(scope, 0) if c.token in wanted]
 
     def count(self, scope: Scope) -> int:
-        return int(_value(next(iter(_solutions(self._store.query(self.codec.count_query(scope)))))["n"]))
+        counted = int(_value(next(iter(_solutions(self._store.query(self.codec.count_query(scope)))))["n"]))
+        if self._hidden:
+            graph, kind = self.vocab.graph(scope), self.vocab.memory_class
+            counted -= sum(1 for g, subject in self._hidden
+                           if g == graph and next(self._store.quads_for_pattern(subject, RDF_TYPE, kind, graph), None))
+        return counted
 
     def find_content(self, scope: Scope, content: str, project: str) -> list[str]:
         # two index lookups, no query to parse: every explicit store asks this (an identical memory is returned)
@@ -514,6 +646,7 @@ class OxigraphStore:
         it with ``Store.read_only``); returns the write count it holds. Only an on-disk store has one."""
         if self._path is None:
             raise StoreError("an in-memory store has no checkpoint")
+        self._writable()  # (it would be written in the writing process's directory)
         with self._write_lock:
             try:
                 self._store.backup(str(target))

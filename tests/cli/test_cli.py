@@ -181,17 +181,26 @@ def test_agents_list_and_check(project):
     assert result.returncode == 0 and "cortex: warning:" in result.stderr and "broken.md" in result.stderr
 
 
-def test_store_locked_by_another_process_is_a_clear_error(project):
+def test_a_store_held_by_another_process_is_read_at_once_and_a_write_names_the_holder(project):
+    """Without a server, a reading command opens the store read-only while another process writes it; a writing
+    command waits ($CORTEX_LOCK_WAIT), saying for whom, then fails naming that process."""
+    ok(cortex(project, "store", "reviewer", "Always check null pointers"))
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from cortex import Cortex; cx = Cortex.open(sys.argv[1]); "
+        [sys.executable, "-c", "import sys; from cortex import Cortex, discovery; "
+         "discovery.set_process_label('cortex import'); cx = Cortex.open(sys.argv[1]); "
          "print('ready', flush=True); sys.stdin.readline()", str(project / ".cortex" / "store")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "ready"
-        result = in_a_process(project, "recall", "reviewer", env={"CORTEX_LOCK_WAIT": "0.5"})
+        found = in_a_process(project, "recall", "reviewer", "null", env={"CORTEX_LOCK_WAIT": "30"})
+        assert found.returncode == 0, found.stderr
+        assert [m["content"] for m in json.loads(found.stdout)] == ["Always check null pointers"]
+        result = in_a_process(project, "store", "reviewer", "another", env={"CORTEX_LOCK_WAIT": "0.5"})
         assert result.returncode == 1
-        assert f"is locked by process {holder.pid}" in result.stderr
+        said = f"locked: a cortex import (pid {holder.pid}) is writing"
+        assert f"{said}: waiting up to 0.5 s" in result.stderr and f"error: store" in result.stderr
+        assert result.stderr.count(said) == 2
     finally:
         holder.communicate("\n", timeout=30)
 

@@ -66,7 +66,7 @@ def test_a_server_waits_for_a_process_holding_the_store_then_names_it(project):
     try:
         assert holder.stdout.readline().strip() == "held"
         second = cortex(project, "serve", "--port", "0", timeout=60, CORTEX_LOCK_WAIT="1")
-        assert second.returncode == 1 and f"is locked by process {holder.pid}" in second.stderr
+        assert second.returncode == 1 and f"locked: a python process (pid {holder.pid}) is writing" in second.stderr
     finally:
         holder.communicate("\n", timeout=30)
 

@@ -199,7 +199,7 @@ def test_second_process_gets_store_locked_error_with_pid(store_path):
         with pytest.raises(StoreLockedError) as info:
             Cortex.open(store_path)
         assert info.value.pid == holder.pid
-        assert str(store_path.resolve()) in str(info.value) and f"process {holder.pid}" in str(info.value)
+        assert str(store_path.resolve()) in str(info.value) and f"(pid {holder.pid}) is writing" in str(info.value)
     finally:
         holder.communicate("\n", timeout=30)
     with Cortex.open(store_path) as cx:  # released when the holder closed

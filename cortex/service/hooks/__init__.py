@@ -49,9 +49,9 @@ import os
 import traceback
 from typing import Any
 
-from cortex import config, jsonsafe, provenance
+from cortex import config, discovery, jsonsafe, provenance
 from cortex.service import harnesses
-from cortex.service.harnesses.base import ENDS, SUBAGENT_START, TOOL, Call, Harness, is_project as _is_project, \
+from cortex.service.harnesses.base import ENDS, STARTS, SUBAGENT_START, TOOL, Call, Harness, is_project as _is_project, \
     linked as _linked, log as _log, quietly, reset_quiet, say as _say
 from cortex.service.hooks.end import end as _end
 from cortex.service.hooks.offsets import Offsets
@@ -141,7 +141,10 @@ def _run(adapter: Harness, event: str, raw: str, agent: str | None) -> str:
         agent_type = call.agent_type or agent or os.environ.get(AGENT_ENV)
         if call.action != TOOL and (not agent_type or not isinstance(agent_type, str)):
             return nothing
-        with HookSession(root) as session:  # the call's one way to the store, closed when it is done
+        discovery.set_process_label("cortex hook")
+        # the call's one way to the store, closed when it is done; a start only reads (the block), so it opens
+        # the store read-only while another process writes it instead of waiting for that process
+        with HookSession(root, read_only=call.action in STARTS) as session:
             return _handle(session, adapter, event, call, agent_type)
     except Unknown as exc:
         _log(root, f"{where}: no memory for agent type {exc.args[0]!r} (built-in or not declared; "

@@ -66,8 +66,10 @@ class HookSession:
     not retried within the call), and closed by :meth:`close` without an fsync (committed writes survive the
     process; a hook does not pay for one)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, read_only: bool = False) -> None:
         self.root = root
+        #: The call only reads: without a server, a store another process writes is opened read-only.
+        self.read_only = read_only
         #: Whether the session talks to a server (known once it is open).
         self.remote = False
         self._cx: MemoryAPI | None = None
@@ -122,7 +124,7 @@ class HookSession:
             from cortex.core import Cortex
             from cortex.service.connect import connect
 
-            cx = connect(config.default_store_path(self.root), embeddings="none")
+            cx = connect(config.default_store_path(self.root), embeddings="none", read_only=self.read_only)
             if not isinstance(cx, Cortex):
                 from cortex.api.client import RemoteCortex
 

@@ -36,6 +36,8 @@ class RemoteStore(AgentQueries, Journal):
     shared = True
     #: Query bindings travel in the query's text (a ``VALUES`` clause), not as an option of the engine.
     substitutes = False
+    #: A server takes every writer: never opened read-only.
+    read_only = False
 
     def __init__(self, location: str | Endpoint, vocabulary: Vocabulary, *,
                  transport: httpx.BaseTransport | None = None) -> None:
