@@ -37,7 +37,7 @@ from cortex import config
 from cortex.files import private_dir
 from cortex.index.memory_index import CarriedVectors, MemoryIndex, content_hash
 from cortex.index.vectors import VectorLog
-from cortex.model import Scope
+from cortex.model import Memory, Scope
 from cortex.store.base import Change, MemoryStore
 
 log = logging.getLogger("cortex.index")
@@ -349,11 +349,15 @@ class IndexManager:
 
     def _reconcile(self, index: MemoryIndex, scope: Scope, ids: Iterable[str]) -> None:
         unique = list(dict.fromkeys(ids))
+        new: list[Memory] = []  # indexed in one pass at the end: a reader catching up on an import meets thousands
         for memory_id, memory in zip(unique, self.store.get_many(scope, unique)):
             if memory is None:
                 index.remove(memory_id)
-            else:
+            elif memory_id in index.doc_of:
                 index.upsert(memory)
+            else:
+                new.append(memory)
+        index.add_many(new)
 
     def _rebuild(self, scope: Scope, persist: bool = True, carry: CarriedVectors | None = None) -> MemoryIndex:
         index = MemoryIndex()
