@@ -34,8 +34,13 @@ def make_project(root: Path, *agents: str) -> Path:
     return root
 
 
+#: The checkout's root: a subprocess run in a scratch directory can import test modules (``-m tests.X``) from it.
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def env(**extra: str) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if k not in ("CORTEX_STORE", "CORTEX_TOKEN")}
+    base["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), base.get("PYTHONPATH")) if p)
     return base | extra
 
 

@@ -49,6 +49,24 @@ def answers(path: Path) -> dict[str, list[tuple[str, float]]]:
     return out
 
 
+def exact_answers(path: Path, monkeypatch) -> dict[str, list[tuple[str, float]]]:
+    """:func:`answers` of exact search: on a copy of the store without its graph file (a graph on disk is used
+    whatever the threshold), with no graph built at its close."""
+    import shutil
+
+    copy = path.parent / f"{path.name}-exact"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(path, copy)
+    for graph in graphs(copy):
+        graph.unlink()
+    threshold = ann.MIN_VECTORS
+    monkeypatch.setattr(ann, "MIN_VECTORS", 10**9)
+    try:
+        return answers(copy)
+    finally:
+        monkeypatch.setattr(ann, "MIN_VECTORS", threshold)
+
+
 def quality(found: list[tuple[str, float]], exact: list[tuple[str, float]]) -> float:
     """Share of the exact top's places the approximate answer fills as well (ties at the last score count)."""
     if not exact:
@@ -62,8 +80,7 @@ def test_a_large_scope_gets_a_graph_and_searches_agree_with_exact(tmp_path, smal
     build(path)
     assert len(graphs(path)) == 1
     approximate = answers(path)
-    monkeypatch.setattr(ann, "MIN_VECTORS", 10**9)  # the same store, searched exactly
-    exact = answers(path)
+    exact = exact_answers(path, monkeypatch)  # the same store, searched exactly
     for key, top in exact.items():
         assert quality(approximate[key], top) >= 0.9, key
         if key.endswith("decision"):  # few pass: scored exactly
@@ -99,9 +116,7 @@ def test_a_damaged_graph_falls_back_to_exact_search_and_is_rebuilt(tmp_path, sma
     path = tmp_path / "store"
     build(path)
     (graph,) = graphs(path)
-    monkeypatch.setattr(ann, "MIN_VECTORS", 10**9)
-    exact = answers(path)
-    monkeypatch.setattr(ann, "MIN_VECTORS", 500)
+    exact = exact_answers(path, monkeypatch)
     DAMAGES[damage](graph)
     assert answers(path) == exact  # the damage is found at first use: every search is exact
     (rebuilt,) = graphs(path)  # the close after that built it again, under a new name

@@ -254,13 +254,20 @@ def test_imports_outside_what_cortex_writes_are_refused_whole(tmp_path, clock):
 
 
 def _bulk_file(tmp_path, clock, n: int) -> tuple[bytes, set[ox.Quad]]:
-    """An N-Quads export of ``n`` memories of one agent (tags on some), and the dataset it holds."""
-    with _agents(Cortex.open(tmp_path / "src", clock=clock, embeddings=None)) as cx:
-        cx.store_many("api", [{"content": f"fact number {i} about the cache", "tags": ["bulk"] if i % 3 else []}
-                              for i in range(n)])
-        out = io.BytesIO()
-        cx.export(out, all=True, format="nquads")
-        return out.getvalue(), dataset(cx)
+    """An N-Quads export of ``n`` memories of one agent (tags on some) written by one write (one provenance
+    activity: a store_many of more than WRITE_BATCH memories is otherwise several), and the dataset it holds."""
+    import cortex.app.memories as app_memories
+
+    saved, app_memories.WRITE_BATCH = app_memories.WRITE_BATCH, max(n, app_memories.WRITE_BATCH)
+    try:
+        with _agents(Cortex.open(tmp_path / "src", clock=clock, embeddings=None)) as cx:
+            cx.store_many("api", [{"content": f"fact number {i} about the cache", "tags": ["bulk"] if i % 3 else []}
+                                  for i in range(n)])
+            out = io.BytesIO()
+            cx.export(out, all=True, format="nquads")
+            return out.getvalue(), dataset(cx)
+    finally:
+        app_memories.WRITE_BATCH = saved
 
 
 class _Spy:
@@ -282,10 +289,19 @@ def _halves(data: bytes) -> tuple[bytes, bytes]:
     memories = sorted({q.subject.value for q in quads if ":memory:" in q.subject.value})
     first = set(memories[: len(memories) // 2])
 
+    generated = "http://www.w3.org/ns/prov#generated"
+
     def half(keep: bool) -> bytes:
+        # a store_many of more than 1,000 memories is written in batches, each with its activity: a half holds
+        # the activities that generated some of its memories
+        active = {q.subject.value for q in quads
+                  if ":activity:" in q.subject.value and q.predicate.value == generated
+                  and (q.object.value in first) == keep}
+
         def wanted(q: ox.Quad) -> bool:
             if ":activity:" in q.subject.value:
-                return q.predicate.value != "http://www.w3.org/ns/prov#generated" or (q.object.value in first) == keep
+                return q.subject.value in active and (q.predicate.value != generated
+                                                      or (q.object.value in first) == keep)
             return (q.subject.value in first) == keep
         return ox.serialize([q for q in quads if wanted(q)], format=ox.RdfFormat.N_QUADS)
 

@@ -166,7 +166,8 @@ async function display({quiet = false} = {}) {
   }
   if (ticket !== rendering) return undefined;  // a later navigation won
   // a change the reader made meanwhile: its handler reports it on the screen shown, then its event re-renders
-  if (quiet && (writing() || changesBegun() !== changes)) return false;
+  // or a form or dialog the reader opened while it was drawn (an edit): not taken from under their hands
+  if (quiet && (writing() || changesBegun() !== changes || live.busy())) return false;
   if (quiet && shownPath === page) carryOver(node);
   replace(main, node);
   shownPath = page;
