@@ -115,7 +115,8 @@ class IndexVectors(IndexData):
         if self.vectors is None:
             return np.zeros(len(self.ids), dtype=np.float64)
         if filters is None or depth <= 0 or graph is None or graph.dim != self.vectors.dim or not graph.usable():
-            return _rounded(self.vectors.view @ np.asarray(query, dtype=np.float32))
+            scores = self.vectors.view @ np.asarray(query, dtype=np.float32)
+            return scores.astype(np.float64)
         return self._approximate(graph, np.asarray(query, dtype=np.float32), filters, depth)
 
     def _approximate(self, graph: ann.AnnGraph, query: np.ndarray, filters: Filters, depth: int) -> np.ndarray:
@@ -148,7 +149,8 @@ class IndexVectors(IndexData):
         """Exact cosine similarity of these documents' vectors with the unit vector ``query``."""
         if self.vectors is None:
             return np.zeros(len(docs), dtype=np.float64)
-        return _rounded(self.vectors.a[docs] @ np.asarray(query, dtype=np.float32))
+        scores: np.ndarray = (self.vectors.a[docs] @ np.asarray(query, dtype=np.float32)).astype(np.float64)
+        return scores
 
     def ann_due(self) -> bool:
         """Whether the next save should build the vector graph (large enough, and none usable)."""
@@ -169,8 +171,3 @@ def _narrowing(filters: Filters) -> bool:
     return bool(filters.types is not None or filters.projects is not None or filters.sources is not None
                 or filters.tags or filters.as_of is not None)
 
-
-def _rounded(scores: np.ndarray) -> np.ndarray:
-    """Float32 cosines as float64 rounded to 6 decimals: a product over all rows and one over a subset may differ
-    in the last bits (the kernels sum in another order), and equal memories must tie whichever path scored them."""
-    return np.round(scores.astype(np.float64), 6)
