@@ -590,17 +590,25 @@ class MemoryRepository:
             ready = [self._ahead.pop((provider.model, t), None) for t in texts]
         if texts and all(r is not None for r in ready):
             return provider.model, np.stack(ready)  # type: ignore[arg-type]
+        missing = [k for k, r in enumerate(ready) if r is None]  # only these are embedded: the rest were ahead
         try:
+            todo = [texts[k] for k in missing]
             if progress is None:
-                return provider.model, provider.embed(texts)
-            parts = []
-            for start in range(0, len(texts), EMBED_BATCH):
-                parts.append(provider.embed(texts[start:start + EMBED_BATCH]))
-                progress("embed", done + min(start + EMBED_BATCH, len(texts)), total)
-            return provider.model, np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+                made = provider.embed(todo)
+            else:
+                parts = []
+                for start in range(0, len(todo), EMBED_BATCH):
+                    parts.append(provider.embed(todo[start:start + EMBED_BATCH]))
+                    progress("embed", done + min(start + EMBED_BATCH, len(todo)), total)
+                made = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
         except EmbeddingError as exc:
             log.warning("%s: storing %d memories without vectors: %s", scope.label, len(memories), exc)
             return None
+        if len(missing) == len(texts):
+            return provider.model, made
+        for k, vector in zip(missing, made):
+            ready[k] = vector
+        return provider.model, np.stack(ready)  # type: ignore[arg-type]
 
     def embed_ahead(self, contents: Sequence[str]) -> None:
         """Compute the vectors of contents a write will store under the lock (a consolidation run's new memories:

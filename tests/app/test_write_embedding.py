@@ -62,3 +62,18 @@ def test_vectors_embedded_ahead_are_used_by_the_write(tmp_path: Path) -> None:
         assert cx.index_status("dev").vectors == 2
         top = cx.search("dev", "merged summary caching", mode="semantic")[0]
         assert top.memory.content == "a merged summary of caching"
+
+
+def test_a_write_embeds_only_what_was_not_ahead(tmp_path: Path) -> None:
+    provider = HeldEmbeddings()
+    provider.go.set()
+    with Cortex.open(tmp_path / "store", embeddings=provider) as cx:
+        cx.agents.register("dev")
+        cx._memories.embed_ahead(["a merged summary of caching"])
+        before = len(provider.texts)
+        cx.store_many("dev", [{"content": "a merged summary of caching"}, {"content": "a fresh note on queues"}])
+        assert provider.texts[before:] == ["a fresh note on queues"]  # the ahead one is not embedded again
+        assert cx.index_status("dev").vectors == 2
+        for query, content in (("merged summary caching", "a merged summary of caching"),
+                               ("fresh note queues", "a fresh note on queues")):
+            assert cx.search("dev", query, mode="semantic")[0].memory.content == content
