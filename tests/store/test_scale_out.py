@@ -185,7 +185,8 @@ def test_an_unlogged_write_landing_during_an_index_scan_is_indexed_by_the_next_l
 def test_a_server_never_prints_the_store_credentials(virtuoso_server, tmp_path):
     virtuoso_server.clear()
     project = make_project(tmp_path / "project", "coder")
-    server = start_server(project, state_dir=tmp_path / "state", CORTEX_STORE=virtuoso_server.url, timeout=120)  # a loaded 2-core machine
+    # 120 s: on a loaded 2-core machine (CI beside benchmarks) a server on Virtuoso took over 60 s to start
+    server = start_server(project, state_dir=tmp_path / "state", CORTEX_STORE=virtuoso_server.url, timeout=120)
     try:
         assert httpx.get(f"{server.url}/v1/info", headers={"Authorization": f"Bearer {server.token}"}).json()[
             "store"].startswith("sparql+http://127.0.0.1:")
