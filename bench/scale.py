@@ -5,6 +5,7 @@ Zipf-distributed vocabulary, embeddings off), beside the limits numpy reaches on
     python bench/scale.py --sizes 100000           # one size
     python bench/scale.py --quick                  # 2k and 10k, few queries: a smoke check
     python bench/scale.py --store virtuoso --sizes 100000 --skip vectors   # through a private Virtuoso server
+    python bench/scale.py --sizes 1000000 --profile   # + cProfile of each operation whose target is missed
     python bench/scale.py --store 'sparql+http://host:7878/query?update=/update'   # any endpoint (data wiped!)
     PYTHONPATH=<older checkout> python bench/scale.py --json old.json   # the same run on an older Cortex
 
@@ -22,7 +23,13 @@ Per size, each phase runs in a new process, so its peak RSS is its own:
 Ratios to the baselines are what carry from machine to machine. The summary table puts the issue's targets beside
 the figures, with the rows other benchmarks measure (bench/startup.py, bench/vectors.py, bench/concurrency.py,
 bench/install.py) taken from their JSON in bench/results/ when present: a file there may hold a ``targets`` list of
-``{"row": str, "now": str, "target": str, "met": bool | null}``, printed as given. Sections can be left out with
+``{"row": str, "now": str, "target": str, "met": bool | null, "by": str, "why": str}`` (``_common.target_row``), printed
+as given. Every missed target says by how much (``2.4x over``: the figure over its limit; ``3.1x under``: a rate
+under its floor) and why, one line: the known cause, and with --profile the top self-time functions of the
+operation run under cProfile in a new process (load: 2 more batches; recall, bm25: 30 queries per token count;
+cold: the open and first recall), whose top functions by cumulative and self time are printed and written under
+each size's ``profiles``. A run through a SPARQL server is judged against the same targets (set for the embedded
+store), its why naming the round trips. Sections can be left out with
 --skip (load, query, cold, baselines, vectors, external); without load, --keep DIR reuses stores of an earlier run.
 Prints the tables and writes bench/results/scale.json.
 """
@@ -225,6 +232,7 @@ def work_query(args: argparse.Namespace) -> dict[str, Any]:
 
 PROFILE_LOAD_BATCHES = 2  # batches --profile stores beyond the size's memories (they stay in the store)
 PROFILE_TOP = 15
+PROFILE_QUERIES = 30  # queries per token count --profile runs (a profile needs fewer than the timings)
 
 
 def _where(key: tuple[str, int, str]) -> str:
@@ -264,7 +272,7 @@ def summarize_profile(profile: Any, op: str, calls: int) -> dict[str, Any]:
 
 def work_profile(args: argparse.Namespace) -> dict[str, Any]:
     """One operation under cProfile, in this new process: ``load`` (PROFILE_LOAD_BATCHES more batches of new
-    memories into the store), ``recall`` or ``bm25`` (the queries of ``args.queries_file``, after one warm-up
+    memories into the store), ``recall`` or ``bm25`` (the first PROFILE_QUERIES queries of each token count, after one warm-up
     recall) or ``cold`` (open the store and the first recall; the imports are done before)."""
     import cProfile
 
@@ -295,7 +303,7 @@ def work_profile(args: argparse.Namespace) -> dict[str, Any]:
     queries = json.loads(Path(args.queries_file).read_text())
     cx.recall(AGENT, queries["1"][0])
     for qs in queries.values():
-        for q in qs:
+        for q in qs[:PROFILE_QUERIES]:
             profile.enable()
             if op == "recall":
                 cx.recall(AGENT, q)
@@ -633,12 +641,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                                                    "baselines, vectors, external")
     parser.add_argument("--keep", type=Path, default=None, help="keep the stores in this directory (reused "
                                                                 "with --skip load)")
-    # the worker processes' options
     parser.add_argument("--profile", nargs="?", const="missed", default=None,
                         help="run operations under cProfile and print their top functions: 'missed' (the default: "
                              "each operation whose target at a measured size is missed), 'all', or a list of load, "
-                             "recall, bm25, cold. Profiling load stores %d more batches in the store" %
-                             PROFILE_LOAD_BATCHES)
+                             f"recall, bm25, cold. Profiling load stores {PROFILE_LOAD_BATCHES} more batches in the "
+                             "store")
+    # the worker processes' options
     parser.add_argument("--worker", choices=("load", "query", "profile"), help=argparse.SUPPRESS)
     parser.add_argument("--op", help=argparse.SUPPRESS)
     parser.add_argument("--location", help=argparse.SUPPRESS)
