@@ -106,5 +106,5 @@ def target_row(row: str, now: float | None, limit: float, *, unit: str = "", spe
     if not met:
         factor = (limit / now if now else float("inf")) if at_least else (now / limit if limit else float("inf"))
         by = f"{factor:.1f}x {'under' if at_least else 'over'}"
-    return {"row": row, "now": label or f"{now:{spec}}{unit}", "target": f"{'>=' if at_least else '<='} {limit:{spec}}{unit}",
-            "met": met, "by": by, "why": "" if met else why, "value": now, "limit": limit}
+    return {"row": row, "now": label or f"{now:{spec}}{unit}",
+            "target": f"{'>=' if at_least else '<='} {limit:{spec}}{unit}", "met": met, "by": by, "why": "" if met else why, "value": now, "limit": limit}

@@ -235,7 +235,8 @@ def main() -> None:
     parser.add_argument("--idle-rounds", type=int, default=10)
     parser.add_argument("--settle", type=float, default=1.0, help="seconds between the import's start and the reads")
     parser.add_argument("--modes", default="server,no-server")
-    parser.add_argument("--json", type=Path, default=None, help="where to write the JSON (bench/results/concurrency.json)")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="where to write the JSON (bench/results/concurrency.json)")
     args = parser.parse_args()
     results: dict = {"memories": args.memories, "base": args.base, "embeddings": args.embeddings, "modes": {}}
     rows = []

@@ -97,8 +97,9 @@ TARGETS: list[tuple[str, int, tuple[str, ...], float, str, str, bool, str | None
 REMOTE_WHY = {"recall": "through a SPARQL server: round trips per call (change-log check, the hits' contents, "
                         "the touch)",
               "bm25": "through a SPARQL server: round trips per call (change-log check, the hits' contents)",
-              "cold": "through a SPARQL server: the open checks the store's change log and count over HTTP",
-              "load": "through a SPARQL server: every batch is sent as SPARQL updates over HTTP"}
+              "cold": "through a SPARQL server: the open re-reads over HTTP every memory of the log's last 64 "
+                      "changes (the snapshot does not record which of them it holds)",
+              "load": "through a SPARQL server: every batch is sent over HTTP (Graph Store Protocol)"}
 
 
 # -- the data --------------------------------------------------------------------------------------------------
@@ -272,8 +273,8 @@ def summarize_profile(profile: Any, op: str, calls: int) -> dict[str, Any]:
 
 def work_profile(args: argparse.Namespace) -> dict[str, Any]:
     """One operation under cProfile, in this new process: ``load`` (PROFILE_LOAD_BATCHES more batches of new
-    memories into the store), ``recall`` or ``bm25`` (the first PROFILE_QUERIES queries of each token count, after one warm-up
-    recall) or ``cold`` (open the store and the first recall; the imports are done before)."""
+    memories into the store), ``recall`` or ``bm25`` (the first PROFILE_QUERIES queries of each token count, after
+    one warm-up recall) or ``cold`` (open the store and the first recall; the imports are done before)."""
     import cProfile
 
     profile = cProfile.Profile()
@@ -658,6 +659,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         args.sizes, args.queries, args.vector_queries = "2000,10000", 50, 10
     args.skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    if args.profile not in (None, "missed", "all"):
+        unknown = {op.strip() for op in args.profile.split(",")} - {"load", "recall", "bm25", "cold", ""}
+        if unknown:
+            parser.error(f"--profile: unknown operation(s) {', '.join(sorted(unknown))} (load, recall, bm25, cold)")
     if args.state == "":
         args.state = None
     return args
@@ -674,8 +679,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     results: dict[str, Any] = {"cortex": str(Path(cortex.__file__).parent.parent), "store": args.store or "embedded",
                                "params": {k: (sorted(v) if isinstance(v, set) else str(v) if isinstance(v, Path) else v)
-                                          for k, v in vars(args).items() if k not in ("worker", "location", "state", "op",
-                                                                                      "n", "sample_file", "queries_file")},
+                                          for k, v in vars(args).items() if k not in (
+                                              "worker", "location", "state", "op", "n", "sample_file", "queries_file")},
                                "cpus": os.cpu_count(), "sizes": {}}
     temp = None if args.keep else tempfile.TemporaryDirectory(prefix="cortex-scale-")
     work = args.keep or Path(temp.name)  # type: ignore[union-attr]
