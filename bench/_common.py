@@ -90,3 +90,21 @@ def write_json(name: str, data: dict[str, Any], path: Path | None = None) -> Pat
             "system": platform.platform()}, **data}
     target.write_text(json.dumps(data, indent=2))
     return target
+
+
+def target_row(row: str, now: float | None, limit: float, *, unit: str = "", spec: str = ".2f",
+               at_least: bool = False, why: str = "", label: str | None = None) -> dict[str, Any]:
+    """One row of issue 31's targets summary, in the form bench/scale.py reads from every result file's ``targets``
+    list: the figure (``now``) beside its target (at most ``limit``, or at least with ``at_least``), whether it is met
+    and, when it is not, by how much as a factor (``"2.4x over"``, ``"3.1x under"``) and ``why`` (one line). ``now``
+    None: not measured (met None). ``label`` replaces the printed figure (e.g. two figures in one row)."""
+    if now is None:
+        return {"row": row, "now": label or "-", "target": f"{'>=' if at_least else '<='} {limit:{spec}}{unit}",
+                "met": None, "by": "", "why": why, "value": None, "limit": limit}
+    met = now >= limit if at_least else now <= limit
+    by = ""
+    if not met:
+        factor = (limit / now if now else float("inf")) if at_least else (now / limit if limit else float("inf"))
+        by = f"{factor:.1f}x {'under' if at_least else 'over'}"
+    return {"row": row, "now": label or f"{now:{spec}}{unit}",
+            "target": f"{'>=' if at_least else '<='} {limit:{spec}}{unit}", "met": met, "by": by, "why": "" if met else why, "value": now, "limit": limit}

@@ -17,11 +17,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import print_table, write_json  # noqa: E402
+from bench._common import print_table, target_row, write_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,6 +66,19 @@ def measure(tree: Path, extras: str, work: Path) -> dict[str, object]:
             "biggest": [{"name": name, "version": version, "mb": mb} for mb, name, version in sizes[:10]]}
 
 
+#: Issue 31's venv size targets (MB), by extra set.
+TARGETS_MB = {"": 250.0, "dev": 350.0}
+
+
+def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Issue 31's install rows, for bench/scale.py's summary: each measured extra set's venv against its target,
+    why naming its three biggest distributions."""
+    return [target_row(f"venv of pip install -e {'.[' + r['extras'] + ']' if r['extras'] else '.'} "
+                       f"(pip {r['pip_seconds']} s)", r["venv_mb"], TARGETS_MB[r["extras"]], unit=" MB", spec=".0f",
+                       why="biggest: " + ", ".join(f"{b['name']} {b['mb']:.0f} MB" for b in r["biggest"][:3]))
+            for r in results if r["extras"] in TARGETS_MB]
+
+
 def main() -> None:
     """Measure each extra set in its own fresh venv, print the table, write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -91,7 +105,8 @@ def main() -> None:
                             text=True).stdout.strip()
     pip = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True, text=True).stdout.split()
     path = write_json("install", {"tree": str(args.tree.resolve()), "commit": commit,
-                                  "pip": pip[1] if len(pip) > 1 else None, "results": results}, args.out)
+                                  "pip": pip[1] if len(pip) > 1 else None, "results": results,
+                                  "targets": targets(results)}, args.out)
     print(f"\nwritten: {path}")
 
 
