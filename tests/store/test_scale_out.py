@@ -182,6 +182,30 @@ def test_an_unlogged_write_landing_during_an_index_scan_is_indexed_by_the_next_l
         assert len(again.recall("coder", "kiwi")) == again.count("coder") == 4
 
 
+def test_a_snapshot_on_a_shared_store_knows_the_log_records_it_holds(remote_store_url, tmp_path, monkeypatch):
+    from cortex.store.remote.store import RemoteStore
+
+    state = tmp_path / "state"
+    with Cortex.open(remote_store_url, embeddings=None, state_dir=state) as first:
+        first.agents.register("coder")
+        first.store_many("coder", [{"content": f"heron fact {i}"} for i in range(2500)])  # 3 logged batches
+    read: list[str] = []
+    get_many = RemoteStore.get_many
+    monkeypatch.setattr(RemoteStore, "get_many", lambda self, scope, ids: read.extend(ids) or get_many(self, scope, ids))
+    with Cortex.open(remote_store_url, embeddings=None, state_dir=state) as again:
+        again.agents.register("coder")
+        assert len(again.recall("coder", "heron", limit=5000)) == 2500
+        assert again.index_status("coder").rebuilds == 0
+        assert read == []  # nothing the snapshot already holds is read again
+    for known in state.rglob("known.json"):  # a file from another snapshot is ignored: the window is read again
+        known.write_text(known.read_text().replace('"seq": ', '"seq": 1', 1))
+    read.clear()
+    with Cortex.open(remote_store_url, embeddings=None, state_dir=state) as third:
+        third.agents.register("coder")
+        assert len(third.recall("coder", "heron", limit=5000)) == 2500
+        assert len(read) >= 2500
+
+
 def test_a_server_never_prints_the_store_credentials(virtuoso_server, tmp_path):
     virtuoso_server.clear()
     project = make_project(tmp_path / "project", "coder")
