@@ -20,13 +20,13 @@ class _NoPluginLoader(types.ModuleType):
     its first validation schema (printing a model does), only to answer that no plugin is loaded. This answers
     the same without the import; with plugins enabled again, and for any other name, the real module answers."""
 
-    def get_plugins(self) -> Any:
+    def get_plugins(self, *args: Any, **kwargs: Any) -> Any:
         """No plugin while they are all disabled, else the real loader's plugins."""
         import os
 
         if os.environ.get(_PLUGINS_ENV) in _ALL_DISABLED:
             return ()
-        return self.__getattr__("get_plugins")()
+        return self.__getattr__("get_plugins")(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         import importlib
