@@ -303,7 +303,7 @@ def _modules_after(project: Path, *args: str, env: dict[str, str] | None = None)
               "sys.argv = ['cortex', *sys.argv[1:]]\nfrom cortex.__main__ import main\nmain()\n")
     full_env = {k: v for k, v in os.environ.items() if k not in ("CORTEX_STORE", "PYDANTIC_DISABLE_PLUGINS")}
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=project, capture_output=True, text=True,
-                          env=full_env | (env or {}), timeout=120)
+                          env=full_env | (env or {}), timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout, set(json.loads(done.stderr.rsplit("MODULES ", 1)[1]))
 
@@ -339,6 +339,7 @@ def test_the_plugin_stand_in_answers_as_pydantics_loader():
               "from pydantic.plugin import _loader as real\n"
               "print(type(real).__name__, 'importlib.metadata' in sys.modules, real.PYDANTIC_ENTRY_POINT_GROUP)\n")
     env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120,
+                          check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["module", "True", "pydantic"]
