@@ -3,7 +3,8 @@ client, or the store opened here).
 
 Data goes to stdout as JSON (or a block/table with ``--format``); diagnostics go to stderr. Exit codes: 0 on
 success, 1 on errors (one line on stderr), 2 on usage errors. Only click and the light base modules are
-imported up front: ``cortex --help`` must not pay for numpy, pydantic or the store.
+imported up front: ``cortex --help`` must not pay for numpy, pydantic or the store; and a command run often from a
+new process (a read, a write) imports only its own module's commands (:data:`_HOME`).
 
 The group :func:`cli` and its global options live here; the commands live in one module per domain of the facade
 (:mod:`cortex.cli.memories`, ... named after :data:`cortex.api.operations.DOMAINS`), named by the table of
@@ -12,22 +13,61 @@ operations, and the process commands (serve, mcp, server, token, hook, install) 
 
 from __future__ import annotations
 
+import importlib
 import os
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 import click
 
 from cortex import __version__, config
-from cortex.cli import admin, consolidation, generic, graph, memories, notes, reading, server, sessions
 from cortex.cli.state import _State, pass_state
 from cortex.errors import CortexError
 
 __all__ = ["cli", "main", "pass_state"]
 
 
+#: The domain modules whose ``COMMANDS`` are the group's commands, in the order they are added.
+_MODULES = ("memories", "reading", "admin", "sessions", "notes", "graph", "consolidation", "server")
+#: The module of each command that is run often from a new process: running it imports that module's commands
+#: only (the other modules' click declarations cost ~0.4x the interpreter's start). Any other name, a listing or
+#: ``--help`` adds every command (:func:`_add_commands`). tests/architecture checks it against the full group.
+_HOME = {name: module for module, names in (
+    ("reading", ("recall", "search", "list", "stats", "overview", "start")),
+    ("memories", ("store", "store-many", "get", "update", "history", "provenance", "supersede", "validate", "inject",
+                  "touch", "forget", "prune")),
+    ("sessions", ("end", "task-done", "capture", "used")),
+) for name in names}
+
+
 class _Group(click.Group):
-    """Turns every :class:`CortexError` into one line on stderr and exit status 1."""
+    """Turns every :class:`CortexError` into one line on stderr and exit status 1; adds its commands when they are
+    first asked for (:data:`_HOME`)."""
+
+    _complete = False
+
+    @property
+    def commands(self) -> MutableMapping[str, click.Command]:
+        """Every command (added now when they were not yet)."""
+        if not self._complete:
+            self._complete = True  # first: adding a command reads this mapping
+            _add_commands(self)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: MutableMapping[str, click.Command]) -> None:
+        self._commands = value
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``; one of :data:`_HOME` without adding the others."""
+        home = _HOME.get(cmd_name)
+        if home is None or self._complete:
+            return super().get_command(ctx, cmd_name)
+        if cmd_name not in self._commands:
+            for command in importlib.import_module(f"cortex.cli.{home}").COMMANDS:
+                self._commands[command.name or ""] = command
+        return self._commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         from cortex import notices
@@ -84,16 +124,17 @@ def cli(ctx: click.Context, store: str | None, state_dir: Path | None, agents_di
     ctx.call_on_close(state.close)
 
 
-def _add_commands() -> None:
-    """Every domain module's commands, and the process commands, into :func:`cli`."""
-    for module in (memories, reading, admin, sessions, notes, graph, consolidation, server):
+def _add_commands(group: click.Group) -> None:
+    """Every domain module's commands, and the process commands, into ``group`` (:func:`cli`)."""
+    modules = {name: importlib.import_module(f"cortex.cli.{name}") for name in _MODULES}
+    for module in modules.values():
         for command in module.COMMANDS:
-            cli.add_command(command)
-    admin.agents.add_command(server.agents_check)  # a process command: it reads the definitions, not the store
-    generic.add_commands(cli)  # an operation of the table no module has a command for: from its row and method
+            group.add_command(command)
+    # a process command: it reads the definitions, not the store
+    modules["admin"].agents.add_command(modules["server"].agents_check)
+    from cortex.cli import generic
 
-
-_add_commands()
+    generic.add_commands(group)  # an operation of the table no module has a command for: from its row and method
 
 
 def main() -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cortex import config
-from cortex.api.client import owner_client
 from cortex.errors import ServiceError, StoreLockedError
 from cortex.state import is_remote, state_dir_of
 
@@ -23,6 +22,19 @@ if TYPE_CHECKING:
 
 #: An auto-started server stops after this many seconds without a request.
 AUTO_SERVER_IDLE = 1800.0
+
+
+def owner_client(state_dir: Path | None) -> RemoteCortex | None:
+    """:func:`cortex.api.client.owner_client`, without importing the client and the table of operations when no
+    live process wrote the discovery file (the hook and the CLI without a server never need them)."""
+    from cortex import discovery
+
+    info = discovery.read(state_dir) if state_dir is not None else None
+    if info is None or not discovery.alive(info.pid):
+        return None  # what owner_client answers then, too
+    from cortex.api.client import owner_client as client_of
+
+    return client_of(state_dir)
 
 
 def connect(location: Location, *, embeddings: str = "auto", wait: float | None = None, read_only: bool = False,

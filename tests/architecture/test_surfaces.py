@@ -91,3 +91,22 @@ def test_every_tool_and_command_is_in_the_table(surfaces):
     commands, _, tools = surfaces
     assert tools == {row.tool for row in OPERATIONS.values() if row.tool is not None}
     assert commands == {row.command for row in OPERATIONS.values() if row.command is not None} | set(CLI_ONLY)
+
+
+def test_each_hot_command_is_found_in_its_own_module_as_the_full_group_has_it():
+    """A command of :data:`cortex.cli._HOME` run from a new process imports only its module's commands: the
+    module named there must define that very command, the one the full group holds; and in a fresh group only
+    that module's commands are added."""
+    import importlib
+
+    from cortex.cli import _HOME, _Group
+
+    for name, home in _HOME.items():
+        defined = {command.name: command for command in importlib.import_module(f"cortex.cli.{home}").COMMANDS}
+        assert defined.get(name) is cli.commands[name], (name, home)
+    fresh = _Group(name="fresh")
+    with click.Context(fresh) as ctx:
+        assert fresh.get_command(ctx, "search") is cli.commands["search"]
+        assert set(fresh._commands) == {"recall", "search", "list", "stats", "overview", "start"}
+        assert fresh.get_command(ctx, "review-all") is not None  # any other name: every command
+    assert set(fresh.commands) == set(cli.commands)

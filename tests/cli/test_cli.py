@@ -293,3 +293,53 @@ def test_store_many_index_status_and_info(project):
     status = ok(cortex(project, "index-status", "reviewer"))
     assert status["memories"] == status["stored"] == 3 and status["scope"] == "agent:reviewer"
     assert ok(cortex(project, "info"))["store"].endswith("store")
+
+
+def _modules_after(project: Path, *args: str, env: dict[str, str] | None = None) -> tuple[str, set[str]]:
+    """What ``cortex ARGS`` prints as a new process (the console script's entry point), and the modules it
+    imported (``sys.modules`` at exit: importlib.import_module's imports too)."""
+    script = ("import sys, atexit, json\n"
+              "atexit.register(lambda: print('\\nMODULES ' + json.dumps(sorted(sys.modules)), file=sys.stderr))\n"
+              "sys.argv = ['cortex', *sys.argv[1:]]\nfrom cortex.__main__ import main\nmain()\n")
+    full_env = {k: v for k, v in os.environ.items() if k not in ("CORTEX_STORE", "PYDANTIC_DISABLE_PLUGINS")}
+    done = subprocess.run([sys.executable, "-c", script, *args], cwd=project, capture_output=True, text=True,
+                          env=full_env | (env or {}), timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, set(json.loads(done.stderr.rsplit("MODULES ", 1)[1]))
+
+
+def test_a_read_command_imports_only_its_own_commands_and_no_plugin_scan(project):
+    ok(in_a_process(project, "store", "reviewer", "Always check for null pointers"))
+    out, modules = _modules_after(project, "search", "reviewer", "null pointers", env={"CORTEX_EMBEDDINGS": "none"})
+    assert json.loads(out)["hits"][0]["memory"]["content"] == "Always check for null pointers"  # a model dumped
+    assert "cortex.cli.reading" in modules
+    assert not {"cortex.cli.admin", "cortex.cli.consolidation", "cortex.cli.graph", "cortex.cli.server",
+                "cortex.cli.generic"} & modules
+    # pydantic's plugin loader would import importlib.metadata (and email, socket) to find no plugin
+    assert "pydantic" in modules and "importlib.metadata" not in modules and "email" not in modules
+    # a user who names the plugins to disable keeps pydantic's own loader, which scans the installed distributions
+    out, modules = _modules_after(project, "search", "reviewer", "null pointers",
+                                  env={"CORTEX_EMBEDDINGS": "none", "PYDANTIC_DISABLE_PLUGINS": "some_plugin"})
+    assert json.loads(out)["hits"] and "importlib.metadata" in modules
+    # a name outside the hot set, or a listing, still finds every command (and the generic ones)
+    out, modules = _modules_after(project, "--help")
+    assert {"consolidate", "review-all", "search", "store", "agents"} <= {line.split()[0] for line in
+                                                                        out.split("Commands:")[1].splitlines()
+                                                                        if line.strip()}
+    out, _ = _modules_after(project, "agents", "--help")
+    assert "check" in out  # the process command added to the admin module's group
+
+
+def test_the_plugin_stand_in_answers_as_pydantics_loader():
+    script = ("import os, sys\nfrom cortex.__main__ import skip_plugin_scan\nskip_plugin_scan()\n"
+              "from pydantic.plugin import _loader\n"
+              "assert list(_loader.get_plugins()) == [] and 'importlib.metadata' not in sys.modules\n"
+              "os.environ['PYDANTIC_DISABLE_PLUGINS'] = ''\n"  # enabled again: the real loader answers
+              "plugins = list(_loader.get_plugins())\n"
+              "from pydantic.plugin import _loader as real\n"
+              "print(type(real).__name__, 'importlib.metadata' in sys.modules, real.PYDANTIC_ENTRY_POINT_GROUP)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["module", "True", "pydantic"]

@@ -134,12 +134,15 @@ def test_hooks_use_the_server_when_it_runs(project):
     assert "via server" in stored(project)
 
 
-def _hook_modules(project: Path) -> tuple[str, list[str]]:
+HEAVY = ('mcp', 'fastapi', 'rdflib', 'uvicorn', 'torch', 'numpy', 'pyoxigraph', 'pydantic', 'httpx')
+
+
+def _hook_modules(project: Path, heavy: tuple[str, ...] = HEAVY) -> tuple[str, list[str]]:
     payload = json.dumps({"cwd": str(project), "agent_type": "reviewer"})
     script = ("import sys, io; sys.stdin = io.StringIO(sys.argv[1]); from cortex.__main__ import main\n"
               "sys.argv = ['cortex', 'hook', 'claude', 'SubagentStart']\n"
               "try:\n    main()\nexcept SystemExit:\n    pass\n"
-              "heavy = ('mcp', 'fastapi', 'rdflib', 'uvicorn', 'torch', 'numpy', 'pyoxigraph', 'pydantic', 'httpx')\n"
+              f"heavy = {heavy!r}\n"
               "print(sorted(m for m in heavy if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", script, payload], cwd=project, capture_output=True, text=True,
                             env=env(), timeout=60)
@@ -158,6 +161,14 @@ def test_the_hook_path_imports_neither_mcp_nor_fastapi_nor_rdflib(project):
         assert "Always check null pointers" in output and modules == []
     finally:
         server.stop()
+
+
+def test_the_hook_without_a_server_imports_no_client_nor_plugin_scan(project):
+    seed(project, "Always check null pointers")
+    output, modules = _hook_modules(project, ("cortex.api.client", "cortex.api.operations", "importlib.metadata",
+                                              "cortex.cli", "click", "cortex.core"))
+    assert "Always check null pointers" in output
+    assert modules == ["cortex.core"], modules  # the engine, opened here: and nothing a server's client needs
 
 
 def test_install_and_uninstall_claude_are_exact_and_idempotent(project):

@@ -91,16 +91,18 @@ class HookSession:
         (:func:`cortex.discovery.still_running`: nothing asked yet, and the local token is never sent to a process
         that took over a dead server's pid); else, and after that server did not answer, the server
         :func:`cortex.api.client.owner_client` finds (``/healthz``)."""
-        from cortex.api.client import TOKEN_ENV, RemoteCortex, owner_client
+        from cortex import discovery
 
         state_dir = self._state_dir()
         if self._found_dead:
-            return owner_client(state_dir)
-        from cortex import discovery
+            from cortex.api.client import owner_client
 
+            return owner_client(state_dir)
         info = discovery.read(state_dir) if state_dir is not None else None
         if info is None or not discovery.alive(info.pid):
-            return None
+            return None  # no server: the client module is not imported
+        from cortex.api.client import TOKEN_ENV, RemoteCortex, owner_client
+
         if not discovery.still_running(info):  # the pid may be another process's now: ask the server (/healthz)
             return owner_client(state_dir)
         return RemoteCortex(info.url, token=os.environ.get(TOKEN_ENV) or info.token)
