@@ -14,7 +14,7 @@ LoCoMo: one agent per conversation, each dialog turn one memory ``[{session date
 (normalised with ``D:?(\\d+):(\\d+)``). LongMemEval (S subset): one agent per question, the user turns of
 every haystack session as memories (session date as createdAt); ``_abs`` questions skipped; gold at session
 level (answer sessions) and turn level (``has_answer`` turns). Recall@k = share of gold items in the top k;
-NDCG@10 with binary gains. Reranking is off (the data is historical) unless ``--rerank``; with it, each
+NDCG@10 with binary gains; MRR@10 = reciprocal rank of the first gold item. Reranking is off (the data is historical) unless ``--rerank``; with it, each
 question is asked at its own moment (LongMemEval's question date, the last session of a LoCoMo conversation), so
 recency and the per-source decay see the ages an agent would see, and ``--no-decay`` measures the same run
 without the decay factor. Prints a table and writes bench/results/retrieval.json.
@@ -66,6 +66,11 @@ def ndcg_at(ranked: list[str], gold: set[str], k: int = 10) -> float:
     dcg = sum(1 / math.log2(i + 2) for i, item in enumerate(ranked[:k]) if item in gold)
     ideal = sum(1 / math.log2(i + 2) for i in range(min(len(gold), k)))
     return dcg / ideal if ideal else 0.0
+
+
+def mrr_at(ranked: list[str], gold: set[str], k: int = 10) -> float:
+    """Reciprocal rank of the first gold item in the top k (0 when none is there)."""
+    return next((1 / (i + 1) for i, item in enumerate(ranked[:k]) if item in gold), 0.0)
 
 
 def parse_fusion(spec: str) -> Fusion:
@@ -163,7 +168,7 @@ def run_locomo(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion | None
     results: dict = {"memories": memories, "questions": len(questions), "build_s": build,
                      "store_per_s": memories / build, "modes": {}}
     for label, mode, fusion in modes:
-        per_cat: dict[int, list[tuple[float, float, float]]] = defaultdict(list)
+        per_cat: dict[int, list[tuple[float, float, float, float]]] = defaultdict(list)
         latencies = []
         empty = hits = 0
         for agent, question, gold, cat in questions:
@@ -173,13 +178,15 @@ def run_locomo(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion | None
             ranked = [h.memory.id for h in result]
             empty += not ranked
             hits += len(ranked)
-            per_cat[cat].append((recall_at(ranked, gold, 5), recall_at(ranked, gold, 10), ndcg_at(ranked, gold)))
+            per_cat[cat].append((recall_at(ranked, gold, 5), recall_at(ranked, gold, 10), ndcg_at(ranked, gold),
+                                 mrr_at(ranked, gold)))
         rows = [r for rs in per_cat.values() for r in rs]
         agents = sorted({q[0] for q in questions})
         off_topic = [len(search(cx, fusion, agent, q, mode, 10, rerank).hits) for agent in agents for q in OFF_TOPIC]
         results["modes"][label] = {
             "R@5": sum(r[0] for r in rows) / len(rows), "R@10": sum(r[1] for r in rows) / len(rows),
-            "NDCG@10": sum(r[2] for r in rows) / len(rows), "empty_share": empty / len(rows),
+            "NDCG@10": sum(r[2] for r in rows) / len(rows),
+            "MRR@10": sum(r[3] for r in rows) / len(rows), "empty_share": empty / len(rows),
             "hits_per_question": hits / len(rows), "off_topic_hits": sum(off_topic) / len(off_topic),
             "latency": percentiles(latencies), "mode_used": result.mode, "note": result.note,
             "per_category": {str(c): {"n": len(rs), "R@10": sum(r[1] for r in rs) / len(rs),
@@ -238,9 +245,10 @@ def run_longmemeval(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion |
             ranked_sessions = list(dict.fromkeys(session_of[m] for m in ranked))
             if gold_turns:
                 turn_rows.append((recall_at(ranked, gold_turns, 5), recall_at(ranked, gold_turns, 10),
-                                  ndcg_at(ranked, gold_turns)))
+                                  ndcg_at(ranked, gold_turns), mrr_at(ranked, gold_turns)))
             session_rows.append((recall_at(ranked_sessions, gold_sessions, 5),
-                                 recall_at(ranked_sessions, gold_sessions, 10), ndcg_at(ranked_sessions, gold_sessions)))
+                                 recall_at(ranked_sessions, gold_sessions, 10), ndcg_at(ranked_sessions, gold_sessions),
+                                 mrr_at(ranked_sessions, gold_sessions)))
 
         def avg(rows: list, j: int) -> float:
             return sum(r[j] for r in rows) / len(rows) if rows else 0.0
@@ -248,9 +256,9 @@ def run_longmemeval(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion |
         results["modes"][label] = {
             "mode_used": result.mode,
             "turn": {"n": len(turn_rows), "R@5": avg(turn_rows, 0), "R@10": avg(turn_rows, 1),
-                     "NDCG@10": avg(turn_rows, 2)},
+                     "NDCG@10": avg(turn_rows, 2), "MRR@10": avg(turn_rows, 3)},
             "session": {"n": len(session_rows), "R@5": avg(session_rows, 0), "R@10": avg(session_rows, 1),
-                        "NDCG@10": avg(session_rows, 2)},
+                        "NDCG@10": avg(session_rows, 2), "MRR@10": avg(session_rows, 3)},
             "latency": percentiles(latencies),
         }
     return results
@@ -315,19 +323,19 @@ def main(argv: list[str] | None = None) -> dict:
     rows = []
     for mode, r in results["locomo"]["modes"].items():
         rows.append(("LoCoMo turns", mode, r["mode_used"], f"{r['R@5']:.3f}", f"{r['R@10']:.3f}",
-                     f"{r['NDCG@10']:.3f}", f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
+                     f"{r['NDCG@10']:.3f}", f"{r['MRR@10']:.3f}", f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
     for mode, r in results.get("longmemeval_s_subset", {}).get("modes", {}).items():
         for level in ("turn", "session"):
             x = r[level]
             rows.append((f"LongMemEval-S {level}", mode, r["mode_used"], f"{x['R@5']:.3f}", f"{x['R@10']:.3f}",
-                         f"{x['NDCG@10']:.3f}", f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
+                         f"{x['NDCG@10']:.3f}", f"{x['MRR@10']:.3f}", f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
     for mode, r in results.get("latency_10k", {}).get("modes", {}).items():
-        rows.append(("10k memories, limit 10", mode, r["mode_used"], "", "", "",
+        rows.append(("10k memories, limit 10", mode, r["mode_used"], "", "", "", "",
                      f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
     setting = ("on, decay " + ("off" if args.no_decay else f"on, floor {results['decay_floor']}")) \
         if args.rerank else "off"
     print_table(f"Retrieval (rerank {setting}, embeddings {results['model']})", rows,
-                ("data", "mode", "used", "R@5", "R@10", "NDCG@10", "p50 ms", "p95 ms"))
+                ("data", "mode", "used", "R@5", "R@10", "NDCG@10", "MRR@10", "p50 ms", "p95 ms"))
     for mode, r in results["locomo"]["modes"].items():
         cats = ", ".join(f"cat {c}: R@10 {v['R@10']:.3f}" for c, v in r["per_category"].items())
         print(f"LoCoMo {mode}: {cats}; empty results {r['empty_share']:.1%}; hits per question "
