@@ -331,9 +331,10 @@ class MemoryRepository:
         vectors: Vectors | None = None,
         *,
         embedded: Sequence[Memory] = (),
+        long: bool = False,
     ) -> None:
         """Carry out one write in the protocol's order (see the module's docstring). ``vectors`` are those of
-        the ``embedded`` memories' contents."""
+        the ``embedded`` memories' contents; ``long``: a write of a long writer (it may checkpoint the index)."""
         index = self._indexes.get(scope)
         ids = [m.id for m in embedded]
         if vectors is not None:
@@ -342,7 +343,7 @@ class MemoryRepository:
         apply(index)
         if vectors is not None:
             index.set_vectors(vectors[0], ids, vectors[1])
-        self._indexes.applied(scope, change, len(memory_ids))
+        self._indexes.applied(scope, change, len(memory_ids), long=long)
         if self.on_commit is not None:
             self.on_commit(scope, memory_ids)
 
@@ -379,20 +380,21 @@ class MemoryRepository:
                 self.lock.pause()  # a reader waiting since the last batch goes first
             vectors = self._embed_new(scope, chunk, progress, embedded, len(memories)) if chunk else None
             embedded += len(chunk)
-            self._add_batch(scope, chunk, extras[k], vectors)
+            self._add_batch(scope, chunk, extras[k], vectors, long=batch is not None)
             written += len(chunk)
             if progress is not None and memories:
                 progress("write", written, len(memories))
         return memories
 
     def _add_batch(self, scope: Scope, memories: list[Memory], extra: Sequence[Triple],
-                   vectors: Vectors | None) -> None:
-        """One atomic write of :meth:`add`, with its vectors (made before the lock was taken)."""
+                   vectors: Vectors | None, *, long: bool = False) -> None:
+        """One atomic write of :meth:`add`, with its vectors (made before the lock was taken); ``long``: one of a
+        long writer's."""
         with self.lock:
             vectors = self._still_current(scope, vectors)
             activity = provenance.current()
             self._commit(scope, [m.id for m in memories], lambda: self.store.add(scope, memories, activity, extra),
-                         lambda index: index.add_many(memories), vectors, embedded=memories)
+                         lambda index: index.add_many(memories), vectors, embedded=memories, long=long)
             if (journal := _journal.get()) is not None:
                 journal.note_created(scope, memories)
 
@@ -491,7 +493,7 @@ class MemoryRepository:
             if progress is not None:
                 progress("write", quads, quads)
             for scope, memories in judged.items():
-                self._indexes.applied(scope, changes[scope], len(memories))
+                self._indexes.applied(scope, changes[scope], len(memories), long=True)
         return {scope: len(memories) for scope, memories in judged.items()}
 
     def export(self, scope: Scope) -> Iterator[Quad]:

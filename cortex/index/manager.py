@@ -46,12 +46,17 @@ log = logging.getLogger("cortex.index")
 #: Memories changed since the snapshot beyond which it is rewritten at close, and while running.
 CHECKPOINT_CHANGES = 1000
 RUNNING_CHECKPOINT_CHANGES = 100_000
-#: While writing (an import), a scope with more than CHECKPOINT_CHANGES memories changed since its snapshot is also
-#: checkpointed once CHECKPOINT_SPACING times the last checkpoint's duration, and at least MIN_CHECKPOINT_INTERVAL
-#: seconds, have passed since it (so at most ~1/20 of the writer's time): a process that opens the store read-only
-#: meanwhile catches up from a recent snapshot, not from every change of the import.
+#: While a long writer (an import, a big ``store_many``) writes, a scope with more than CHECKPOINT_CHANGES memories
+#: changed since its snapshot is also checkpointed once CHECKPOINT_SPACING times the last checkpoint's duration, and
+#: at least MIN_CHECKPOINT_INTERVAL seconds, have passed since that checkpoint and since the long writing began (so
+#: at most ~1/20 of the writer's time): a process that opens the store read-only meanwhile catches up from a recent
+#: snapshot, not from every change of the import. A short write (a store, an update) never pays for one: the
+#: flush and the compaction it starts slowed those by ~1.4x; and a long write shorter than the interval (a
+#: ``store_many`` of 5,000) neither.
 CHECKPOINT_SPACING = 20.0
-MIN_CHECKPOINT_INTERVAL = 1.0
+MIN_CHECKPOINT_INTERVAL = 2.0
+#: Long writes further apart than this are separate long writings (the interval counts again from the later).
+LONG_WRITE_GAP = 1.0
 #: Without a state directory nothing is saved; the log is compacted after this many changed memories.
 COMPACT_IN_MEMORY = 10_000
 #: On a shared store: when something changed, the records read again below the index's number (a writer that
@@ -98,7 +103,8 @@ class IndexManager:
         self._checked: dict[Scope, float] = {}
         # when each scope's last checkpoint (in this process) ended and how long it took; first: the opening
         self._saved: dict[Scope, tuple[float, float]] = {}
-        self._opened = time.monotonic()
+        # when each scope's long writing (consecutive writes of long writers) began, and its latest write
+        self._long: dict[Scope, tuple[float, float]] = {}
         #: On a shared store, seconds during which a checked scope is not checked again (0: before every
         #: operation, so a write through another server is seen on the next request).
         self.sync_interval = config.sync_interval()
@@ -388,9 +394,10 @@ class IndexManager:
             self._checkpoint(scope, index)
         return index
 
-    def applied(self, scope: Scope, change: Change, changed: int) -> None:
+    def applied(self, scope: Scope, change: Change, changed: int, *, long: bool = False) -> None:
         """Record that the scope's index now reflects ``change`` (its own write of ``changed`` memories, just
-        applied)."""
+        applied); ``long``: a write of a long writer (an import, a batch of a big ``store_many``), which may
+        checkpoint the scope (see CHECKPOINT_SPACING)."""
         index = self._indexes[scope]
         if self.store.shared:  # another writer may have drawn the same number: known by token
             self._remember(scope, index, [change])
@@ -400,7 +407,11 @@ class IndexManager:
         # a shared log is read by every process at each check: it is kept short
         limit = SHARED_COMPACT_EVERY if self.store.shared else COMPACT_IN_MEMORY if self.root is None \
             else RUNNING_CHECKPOINT_CHANGES
-        if self._pending[scope] <= limit and not self._checkpoint_due(scope):
+        if long:
+            now = time.monotonic()
+            began, last = self._long.get(scope, (now, now))
+            self._long[scope] = (began if now - last <= LONG_WRITE_GAP else now, now)
+        if self._pending[scope] <= limit and not (long and self._checkpoint_due(scope)):
             return
         if self.root is None:
             self._compact(scope, index.seq)
@@ -409,12 +420,13 @@ class IndexManager:
             self._checkpoint(scope, index, build_graph=False)
 
     def _checkpoint_due(self, scope: Scope) -> bool:
-        """Whether a writer's scope is checkpointed now although under RUNNING_CHECKPOINT_CHANGES (see
+        """Whether a long writer's scope is checkpointed now although under RUNNING_CHECKPOINT_CHANGES (see
         CHECKPOINT_SPACING)."""
         if self.root is None or self.store.shared or self._pending[scope] <= CHECKPOINT_CHANGES:
             return False
-        ended, took = self._saved.get(scope, (self._opened, 0.0))
-        return time.monotonic() - ended >= max(MIN_CHECKPOINT_INTERVAL, CHECKPOINT_SPACING * took)
+        began = self._long[scope][0]
+        ended, took = self._saved.get(scope, (began, 0.0))
+        return time.monotonic() - max(ended, began) >= max(MIN_CHECKPOINT_INTERVAL, CHECKPOINT_SPACING * took)
 
     def _checkpoint(self, scope: Scope, index: MemoryIndex, *, build_graph: bool = True) -> None:
         """Save the index as a snapshot, then drop what it made redundant (the vector log, older log records).
