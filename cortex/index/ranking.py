@@ -168,7 +168,7 @@ class Ranking(IndexData):
         if not tokens:
             every = np.arange(len(self.ids))
             every = every[self.keep(every, filters)]
-            return [(self.ids[every[i]], 0.0) for i in self._rank(every, [], limit)]
+            return [(self._named(int(every[i])), 0.0) for i in self._rank(every, [], limit)]
         # rarest token first; a token far more frequent than the candidates left is checked on them alone
         matched = [self.raw.containing(token) for token in tokens]
         sizes = [self.raw.df_total(tids) for tids, _ in matched]
@@ -197,7 +197,7 @@ class Ranking(IndexData):
                 return []
         assert docs is not None and occ is not None
         counts = occ.astype(np.int64)  # whole numbers: ranked on an exact integer key
-        return [(self.ids[docs[i]], float(occ[i])) for i in self._rank(docs, [counts], limit)]
+        return [(self._named(int(docs[i])), float(occ[i])) for i in self._rank(docs, [counts], limit)]
 
     def _hits(self, token: str, matched: tuple[np.ndarray, np.ndarray]
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -304,7 +304,7 @@ class Ranking(IndexData):
         ``eligible`` (a mask over documents) is given, exactly those it selects."""
         docs = np.flatnonzero(eligible if eligible is not None else scores > 0)
         docs = docs[self.keep(docs, filters)]
-        return [(self.ids[docs[i]], float(scores[docs[i]])) for i in self._rank(docs, [scores[docs]], limit)]
+        return [(self._named(int(docs[i])), float(scores[docs[i]])) for i in self._rank(docs, [scores[docs]], limit)]
 
 
 def _top_k_prio(primary: list[np.ndarray], prio: np.ndarray, k: int, n: int) -> np.ndarray:
