@@ -140,6 +140,10 @@ class IndexData:
             self._hint = {}
         return self._doc_of
 
+    @doc_of.setter
+    def doc_of(self, value: dict[str, int]) -> None:
+        self._doc_of = value
+
     def _named(self, doc: int) -> str:
         """The id of document ``doc``, which a read returns (and :meth:`find_doc` then finds without the map)."""
         memory_id = self.ids[doc]
@@ -157,10 +161,6 @@ class IndexData:
             if doc is not None and doc < len(self.ids) and self.ids[doc] == memory_id and bool(self.alive.view[doc]):
                 return doc
         return self.doc_of.get(memory_id)
-
-    @doc_of.setter
-    def doc_of(self, value: dict[str, int]) -> None:
-        self._doc_of = value
 
     def col(self, name: str) -> np.ndarray:
         """The live view of a column (one value per document, dead ones included)."""

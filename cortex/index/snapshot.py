@@ -254,7 +254,7 @@ def _npy_header(member: memoryview) -> tuple[tuple[int, ...], np.dtype[Any], int
         length = int.from_bytes(member[8:10], "little")
         found = _NPY_HEADER.fullmatch(bytes(member[10:10 + length]))
         if found is not None:
-            shape = (int(found[2]),) if found[2] else ()
+            shape: tuple[int, ...] = (int(found[2]),) if found[2] else ()
             return shape, np.dtype(found[1].decode("ascii")), 10 + length
     header = io.BytesIO(member[:min(len(member), 65536)])
     version = np.lib.format.read_magic(header)
