@@ -153,6 +153,13 @@ class IndexData:
             self._hint[memory_id] = doc
         return memory_id
 
+    def doc(self, memory_id: str) -> int:
+        """The document of a live memory (``KeyError`` if none); see :meth:`find_doc`."""
+        found = self.find_doc(memory_id)
+        if found is None:
+            raise KeyError(memory_id)
+        return found
+
     def find_doc(self, memory_id: str) -> int | None:
         """The document of a live memory (None: not live), without building the map for the ids reads returned."""
         if self._doc_of is None:

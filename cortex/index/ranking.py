@@ -261,7 +261,7 @@ class Ranking(IndexData):
     def length_totals(self) -> tuple[float, int]:
         """The analysed length of the live documents, summed, and their number (cached between writes)."""
         if self._lengths is None:
-            self._lengths = (float(self.col("doc_len")[self.alive.view].sum()), len(self.doc_of))
+            self._lengths = (float(self.col("doc_len")[self.alive.view].sum()), len(self))
         return self._lengths
 
     def bm25_scores(self, terms: Sequence[str], *, k1: float = 1.2, b: float = 0.4,
@@ -278,7 +278,7 @@ class Ranking(IndexData):
         scores = np.zeros(len(self.ids), dtype=np.float64)
         unique = list(dict.fromkeys(terms))
         tids = self.terms.ids_of(unique)
-        if len(self.doc_of) == 0 or len(tids) == 0:
+        if len(self) == 0 or len(tids) == 0:
             return scores
         lengths = self.col("doc_len")
         if stats is None:  # this index alone is the collection
