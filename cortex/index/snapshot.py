@@ -167,7 +167,7 @@ class Snapshots(IndexData):
             return None
         index.raw, index.terms, index.tag_lists = raw, terms, tags
         extras = json.loads(arrays["extras"].tobytes().decode("utf-8"))
-        if not isinstance(extras, dict) or (extras and not set(extras) <= set(index.doc_of)):
+        if not isinstance(extras, dict) or (extras and not set(extras).issubset(index.ids)):
             return None
         index.extras = extras
         index._replaced = None
