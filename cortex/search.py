@@ -147,7 +147,7 @@ def _fuse(
     pool = list(dict.fromkeys([(position[p.scope], i) for p, i, _ in lex_top + sem_top]))
     if not pool:
         return []
-    docs = [parts[k].index.doc_of[i] for k, i in pool]
+    docs = [parts[k].index.doc(i) for k, i in pool]
     for k, d in zip(pool, docs):  # a lexical candidate the graph did not propose: its exact cosine
         if cosines[k[0]][d] == -np.inf:
             cosines[k[0]][d] = parts[k[0]].index.cosines_at(np.array([d]), query_vector)[0]

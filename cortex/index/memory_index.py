@@ -202,7 +202,7 @@ class MemoryIndex(Ranking, IndexVectors, Snapshots):
 
     def records(self, memory_ids: Sequence[str]) -> list[dict[str, Any] | None]:
         """:meth:`record` of each of ``memory_ids`` (None where not live), the columns read once for all."""
-        found = [self.doc_of.get(i) for i in memory_ids]
+        found = [self.find_doc(i) for i in memory_ids]
         docs = [d for d in found if d is not None]
         if not docs:
             return [None] * len(found)

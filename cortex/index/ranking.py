@@ -168,7 +168,7 @@ class Ranking(IndexData):
         if not tokens:
             every = np.arange(len(self.ids))
             every = every[self.keep(every, filters)]
-            return [(self.ids[every[i]], 0.0) for i in self._rank(every, [], limit)]
+            return [(self._named(int(every[i])), 0.0) for i in self._rank(every, [], limit)]
         # rarest token first; a token far more frequent than the candidates left is checked on them alone
         matched = [self.raw.containing(token) for token in tokens]
         sizes = [self.raw.df_total(tids) for tids, _ in matched]
@@ -197,7 +197,7 @@ class Ranking(IndexData):
                 return []
         assert docs is not None and occ is not None
         counts = occ.astype(np.int64)  # whole numbers: ranked on an exact integer key
-        return [(self.ids[docs[i]], float(occ[i])) for i in self._rank(docs, [counts], limit)]
+        return [(self._named(int(docs[i])), float(occ[i])) for i in self._rank(docs, [counts], limit)]
 
     def _hits(self, token: str, matched: tuple[np.ndarray, np.ndarray]
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -261,7 +261,7 @@ class Ranking(IndexData):
     def length_totals(self) -> tuple[float, int]:
         """The analysed length of the live documents, summed, and their number (cached between writes)."""
         if self._lengths is None:
-            self._lengths = (float(self.col("doc_len")[self.alive.view].sum()), len(self.doc_of))
+            self._lengths = (float(self.col("doc_len")[self.alive.view].sum()), len(self))
         return self._lengths
 
     def bm25_scores(self, terms: Sequence[str], *, k1: float = 1.2, b: float = 0.4,
@@ -278,7 +278,7 @@ class Ranking(IndexData):
         scores = np.zeros(len(self.ids), dtype=np.float64)
         unique = list(dict.fromkeys(terms))
         tids = self.terms.ids_of(unique)
-        if len(self.doc_of) == 0 or len(tids) == 0:
+        if len(self) == 0 or len(tids) == 0:
             return scores
         lengths = self.col("doc_len")
         if stats is None:  # this index alone is the collection
@@ -304,7 +304,7 @@ class Ranking(IndexData):
         ``eligible`` (a mask over documents) is given, exactly those it selects."""
         docs = np.flatnonzero(eligible if eligible is not None else scores > 0)
         docs = docs[self.keep(docs, filters)]
-        return [(self.ids[docs[i]], float(scores[docs[i]])) for i in self._rank(docs, [scores[docs]], limit)]
+        return [(self._named(int(docs[i])), float(scores[docs[i]])) for i in self._rank(docs, [scores[docs]], limit)]
 
 
 def _top_k_prio(primary: list[np.ndarray], prio: np.ndarray, k: int, n: int) -> np.ndarray:

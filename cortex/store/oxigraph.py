@@ -53,6 +53,10 @@ JOURNAL_CHUNK = 500_000
 #: An import at least this large (in quads) whose file holds exactly the quads to write loads the file's bytes
 #: with the engine's own bulk loader, in a thread, while the memories are checked (journaled).
 RAW_LOAD_MIN = 100_000
+#: Quads written through the bulk paths (SST files ingested as they are: many small, overlapping files) after
+#: which closing the store compacts it (``Store.optimize``): ~14% less disk at 100k memories, for ~10% of the
+#: load's time, paid once at the end of a bulk load instead of by every later write and read.
+OPTIMIZE_AFTER_QUADS = 1_000_000
 #: Subjects per line of a journal (one literal), so per update when a journaled load is undone.
 ROLLBACK_CHUNK = 2_000
 
@@ -253,6 +257,7 @@ class OxigraphStore:
         self._last: dict[Scope, Change | None] = {}  # this process is the only writer: the log's tail, cached
         #: (graph, subject) pairs of a journaled load the writer has not committed yet (read-only: hidden)
         self._hidden: set[tuple[Any, Any]] = set()
+        self._bulk_quads = 0  # written through the bulk paths since the last compaction (OPTIMIZE_AFTER_QUADS)
         self._store = _CountedStore(self._open(), _viewer(self._path) if self.read_only else None)
         if self.read_only:
             self._hidden = _unfinished(self._store, self.vocab.predicate("creates"), self.codec.log_graph)
@@ -318,6 +323,12 @@ class OxigraphStore:
         if store is None:
             return
         if flush and self._path is not None and not self.read_only:
+            if self._bulk_quads >= OPTIMIZE_AFTER_QUADS:
+                self._bulk_quads = 0
+                try:
+                    store.optimize()  # a RocksDB compaction: a crash during it leaves the store as it was
+                except OSError as exc:
+                    log.warning("compacting %s after a bulk load failed (%s)", self._path, exc)
             store.flush()
         if self._path is not None and not self.read_only:
             _forget_owner(self._path)
@@ -386,7 +397,9 @@ class OxigraphStore:
         atomic bulk batch when they fit in one, a journaled bulk load when they do not."""
         if not bulk:
             self._store.extend([*record, *data])
-        elif len(record) + len(data) <= BULK_IMPORT_MAX:
+            return
+        if len(record) + len(data) <= BULK_IMPORT_MAX:
+            self._bulk_quads += len(record) + len(data)
             self._store.bulk_extend([*record, *data])
         else:
             self._journaled_load(data, lambda: record)
@@ -403,6 +416,7 @@ class OxigraphStore:
         the bytes in a thread (its bulk loader releases the GIL) while ``records()`` runs, and the load is
         undone when that raises."""
         self._undo_unfinished_loads()  # one left by a failure whose undo failed too: never beside a new one
+        self._bulk_quads += len(data)
         g = self.codec.log_graph
         journal = NamedNode(f"{self.vocab.ns}:load:{os.urandom(8).hex()}")
         p_creates = self.vocab.predicate("creates")
