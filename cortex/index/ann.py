@@ -38,11 +38,11 @@ log = logging.getLogger("cortex.index")
 #: the ranking of small stores stays exactly that of exact search).
 MIN_VECTORS = 20_000
 #: HNSW parameters: links per node, candidate list while building and while searching. The build's cost is
-#: about proportional to EXPANSION_ADD (usearch's default, 128, built 100k vectors in ~75 s of CPU on this
-#: project's machine, 40 in ~20 s); since every search asks for twice the ranker's depth (ef >= 200) and
-#: rescores the candidates exactly, 40 loses no measurable recall@10 (bench/vectors.py).
+#: about proportional to EXPANSION_ADD (usearch's default, 128, took 35 s of CPU for 50k vectors on this
+#: project's machine, 64 half that); recall@10 of the rescored candidates depends on it, not on a wider search:
+#: at 200k vectors 0.96 with 40, 0.996 with 64, whatever EXPANSION_SEARCH (bench/vectors.py, /tmp/ub4.py).
 CONNECTIVITY = 16
-EXPANSION_ADD = 40
+EXPANSION_ADD = 64
 EXPANSION_SEARCH = 96
 #: Storage of the vectors inside the graph (navigation only: candidates are rescored from the float32 rows).
 DTYPE = "i8"
