@@ -147,3 +147,40 @@ def test_small_scopes_have_no_graph(tmp_path):
     path = tmp_path / "store"
     build(path)
     assert graphs(path) == []
+
+
+def test_the_shipped_graph_parameters_keep_recall_at_10(tmp_path, monkeypatch):
+    """The graph's build parameters (cheap ones make the build fast) still find exact search's top 10 for the
+    semantic ranker's depth, on clustered vectors like embeddings, after a save and a load."""
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from cortex.index.memory_index import MemoryIndex
+    from cortex.model import Filters, Memory, MemoryType
+
+    monkeypatch.setattr(ann, "MIN_VECTORS", 1000)
+    rng = np.random.default_rng(7)
+    n, dim = 12_000, 64
+    centres = rng.standard_normal((n // 100, dim)).astype(np.float32)
+
+    def draw(count: int) -> np.ndarray:
+        rows = centres[rng.integers(0, len(centres), count)] + rng.standard_normal((count, dim)).astype(np.float32)
+        return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+    rows, queries = draw(n), draw(40)
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    index = MemoryIndex()
+    index.add_many([Memory(id=f"m{i}", agent="a", content=f"memory {i}", type=MemoryType.INSIGHT, project="p",
+                           confidence=1.0, usage_count=0, created_at=now, last_used_at=now) for i in range(n)])
+    index.set_vectors("test", index.ids, rows)
+    index.save(tmp_path / "snapshot.npz")
+    loaded = MemoryIndex.load(tmp_path / "snapshot.npz")
+    assert loaded is not None and loaded.ann is not None and loaded.ann.usable()
+    filters, depth, recall = Filters(now=now), 100, []
+    for query in queries:
+        exact = set(np.argsort(-(rows @ query))[:10].tolist())
+        scores = loaded.cosine_scores(query, filters, depth)
+        assert np.count_nonzero(scores > -np.inf) < n // 10  # the graph's candidates, not a full scan
+        recall.append(len(exact & set(np.argsort(-scores)[:10].tolist())) / 10)
+    assert float(np.mean(recall)) >= 0.95, recall
