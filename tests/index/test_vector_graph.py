@@ -20,8 +20,11 @@ TOPICS = ["deploy", "vault", "billing", "search", "kernel", "garden", "ocean", "
 
 @pytest.fixture
 def small_threshold(monkeypatch):
-    """A graph from 500 vectors on (the shipped threshold is measured for much larger scopes)."""
+    """A graph from 500 vectors on (the shipped threshold is measured for much larger scopes), built on one
+    thread: a two-thread build inserts in a varying order, and on these near-duplicate test vectors about one
+    build in fifteen came out poorly linked (recall 0.7); one thread builds the same graph every time."""
     monkeypatch.setattr(ann, "MIN_VECTORS", 500)
+    monkeypatch.setattr(ann, "BUILD_THREADS", 1)
 
 
 def graphs(path: Path) -> list[Path]:
@@ -121,7 +124,8 @@ def test_a_damaged_graph_falls_back_to_exact_search_and_is_rebuilt(tmp_path, sma
     assert answers(path) == exact  # the damage is found at first use: every search is exact
     (rebuilt,) = graphs(path)  # the close after that built it again, under a new name
     assert rebuilt != graph and rebuilt.is_file()
-    assert all(quality(a, exact[k]) >= 0.9 for k, a in answers(path).items())
+    q = {k: quality(a, exact[k]) for k, a in answers(path).items()}
+    assert all(v >= 0.9 for v in q.values()), q
 
 
 def test_a_crash_between_graph_and_snapshot_leaves_the_old_pair(tmp_path, small_threshold):
