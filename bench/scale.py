@@ -635,7 +635,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--queries", type=int, default=200, help="queries per token count (1, 2, 3)")
     parser.add_argument("--vector-queries", type=int, default=30, help="queries of the exact vector baseline")
     parser.add_argument("--quick", action="store_true", help="sizes 2000,10000 and 50 queries per token count")
-    parser.add_argument("--json", type=Path, default=None, help="where to write the JSON (bench/results/scale.json)")
+    parser.add_argument("--json", type=Path, default=None, help="where to write the JSON (bench/results/scale.json; with --quick scale-quick.json)")
     parser.add_argument("--store", default=None, help="oxigraph, virtuoso (a private server started here) or a "
                                                       "sparql+http(s):// location (its data is wiped)")
     parser.add_argument("--skip", default="", help="comma-separated sections to leave out: load, query, cold, "
@@ -696,7 +696,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             server.stop()
         if temp is not None:
             temp.cleanup()
-    target = args.json or RESULTS / "scale.json"
+    # a smoke run never overwrites the full run's results (the docs quote them)
+    target = args.json or RESULTS / ("scale-quick.json" if args.quick else "scale.json")
     if "external" not in args.skip:
         results["external"] = external_results(RESULTS, target)
     print_table(f"Cortex at scale ({results['store']} store, embeddings off, {os.cpu_count()} CPUs)",
