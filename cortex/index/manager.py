@@ -507,7 +507,7 @@ class IndexManager:
                 return
             known = {str(t): int(n) for t, n in saved["known"].items()}
             seen = {str(t) for t in saved["seen"]}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return
         self._known[scope], self._seen_heads[scope] = known, seen
 

@@ -32,7 +32,7 @@ from pyoxigraph import Literal, NamedNode, Quad, QuerySolutions, Triple, Variabl
 
 from cortex.discovery import alive, process_label, process_started
 from cortex.errors import InvalidInputError, ReadOnlyStoreError, StoreError, StoreLockedError, VersionConflictError
-from cortex.files import private_dir, read_regular
+from cortex.files import atomic_write, private_dir, read_regular
 from cortex.model import Memory, Scope
 from cortex.provenance import Activity
 from cortex.store.base import Change
@@ -110,7 +110,7 @@ def holder(path: Path) -> tuple[int | None, str | None]:
     try:
         info = json.loads(read_regular(path / OWNER_FILE, 4096))
         named, label, started = int(info["pid"]), info.get("command"), info.get("started")
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return pid, None
     if pid is not None and named != pid:
         return pid, None  # the file of an earlier holder (killed): the kernel knows better
@@ -119,7 +119,8 @@ def holder(path: Path) -> tuple[int | None, str | None]:
     now_started = process_started(named)
     if isinstance(started, (int, float)) and now_started is not None and abs(now_started - started) > 2.0:
         return pid, None  # that pid is another process's now
-    return named, label if isinstance(label, str) else None
+    # printed in messages: a label with terminal escapes or newlines is not this process's to print
+    return named, label[:200] if isinstance(label, str) and label.isprintable() else None
 
 
 def _gone(exc: BaseException) -> bool:
@@ -162,7 +163,7 @@ def _forget_owner(path: Path) -> None:
     try:
         if int(json.loads(read_regular(owner, 4096))["pid"]) == os.getpid():
             owner.unlink()
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         pass
 
 
@@ -282,8 +283,9 @@ class OxigraphStore:
                 raise _locked_error(self._path, exc) from None
             raise StoreError(f"cannot open store {self._path}: {exc}") from exc
         try:
-            (self._path / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "command": process_label(),
-                                                             "started": process_started(os.getpid())}))
+            # replaced, never written through: a symlink or a FIFO left at that name is not followed
+            atomic_write(self._path / OWNER_FILE, json.dumps({"pid": os.getpid(), "command": process_label(),
+                                                              "started": process_started(os.getpid())}))
         except OSError as exc:  # only a waiting process's message loses its detail
             log.warning("cannot write %s: %s", self._path / OWNER_FILE, exc)
         _trim_old_logs(self._path)

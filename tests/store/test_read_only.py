@@ -307,3 +307,38 @@ def test_a_snapshot_saved_after_the_reader_opened_is_caught_up_not_rebuilt(store
             cx.close()
     finally:
         writer.communicate("\n", timeout=60)
+
+
+@pytest.mark.parametrize("planted", ["symlink", "fifo"])
+def test_a_planted_holder_file_is_replaced_not_written_through(store_path, tmp_path, planted):
+    """A store directory copied from elsewhere may carry a link or a FIFO at the holder file's name: the writer
+    replaces it (never overwriting the link's target, never blocking on the FIFO)."""
+    with Cortex.open(store_path, client=False, embeddings=None) as cx:
+        cx.agents.register("reviewer")
+        cx.store("reviewer", "kept through the planted file")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    if planted == "symlink":
+        (store_path / OWNER_FILE).symlink_to(victim)
+    else:
+        os.mkfifo(store_path / OWNER_FILE)
+    done = subprocess.run([sys.executable, "-c", "import sys; from cortex import Cortex; "
+                           "cx = Cortex.open(sys.argv[1], client=False, embeddings=None); "
+                           "cx.agents.register('reviewer'); print(len(cx.recall('reviewer', 'planted'))); cx.close()",
+                           str(store_path)], capture_output=True, text=True, cwd=ROOT, env=env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"
+    assert victim.read_text() == "precious"
+
+
+def test_a_holder_file_nested_too_deep_or_with_escapes_is_ignored(store_path):
+    writer = Writer(store_path, pause=-1, seed=1)
+    try:
+        (store_path / OWNER_FILE).write_text("[" * 3000)
+        assert holder(store_path) == (writer.process.pid, None)
+        (store_path / OWNER_FILE).write_text(json.dumps({"pid": writer.process.pid, "command": "x\x1b]0;pwned\x07"}))
+        assert holder(store_path) == (writer.process.pid, None)  # never printed with its escapes
+        with reader(store_path) as cx:
+            assert len(cx.recall("reviewer", "seeded")) == 1
+    finally:
+        writer.stop()

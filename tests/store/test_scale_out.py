@@ -204,6 +204,11 @@ def test_a_snapshot_on_a_shared_store_knows_the_log_records_it_holds(remote_stor
         third.agents.register("coder")
         assert len(third.recall("coder", "heron", limit=5000)) == 2500
         assert len(read) >= 2500
+    for known in state.rglob("known.json"):  # nested past the parser's depth: ignored too, never an error
+        known.write_text("[" * 100_000)
+    with Cortex.open(remote_store_url, embeddings=None, state_dir=state) as fourth:
+        fourth.agents.register("coder")
+        assert len(fourth.recall("coder", "heron", limit=5000)) == 2500
 
 
 def test_a_server_never_prints_the_store_credentials(virtuoso_server, tmp_path):
