@@ -186,15 +186,8 @@ class IndexData:
 
     def columns(self, memory_ids: Sequence[str], names: Sequence[str]) -> dict[str, np.ndarray]:
         """The values of the named columns for these (live) memories, in order."""
-        docs = np.fromiter((self._live_doc(i) for i in memory_ids), dtype=np.int64, count=len(memory_ids))
+        docs = np.fromiter((self.doc(i) for i in memory_ids), dtype=np.int64, count=len(memory_ids))
         return {name: self.cols[name].view[docs] for name in names}
-
-    def _live_doc(self, memory_id: str) -> int:
-        """:meth:`find_doc` of a memory that must be live (KeyError otherwise, as the map would raise)."""
-        doc = self.find_doc(memory_id)
-        if doc is None:
-            raise KeyError(memory_id)
-        return doc
 
     def select(self, mask: np.ndarray) -> list[str]:
         """Ids of the live documents where ``mask`` holds."""
