@@ -18,11 +18,12 @@ PACKAGE = ROOT / "cortex"
 
 #: Top to bottom; a module may import its own layer (without cycles) and the layers below it.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("surfaces", ["cortex.cli", "cortex.__main__", "cortex.service"]),
+    ("surfaces", ["cortex.cli", "cortex.__main__", "cortex.service", "cortex.integrations"]),
     ("facade", ["cortex.app", "cortex.core", "cortex.api", "cortex.client"]),
     ("engine", ["cortex.recall", "cortex.search", "cortex.rerank", "cortex.render", "cortex.capture",
                 "cortex.lifecycle", "cortex.scopes", "cortex.listing", "cortex.sparql",
-                "cortex.transfer", "cortex.shapes", "cortex.importers", "cortex.consolidation"]),
+                "cortex.transfer", "cortex.shapes", "cortex.importers", "cortex.consolidation",
+                "cortex.providers"]),
     ("repository", ["cortex.memories"]),
     ("derived", ["cortex.index", "cortex.embeddings", "cortex.llm"]),
     ("storage", ["cortex.store", "cortex.vocab"]),
