@@ -239,6 +239,23 @@ class ServiceError(CortexError):
     """The Cortex server could not be reached or answered something unexpected."""
 
 
+class ProviderError(CortexError):
+    """A memory provider failed or answered something unusable; ``provider`` names it."""
+
+    def __init__(self, provider: str, message: str) -> None:
+        self.provider = provider
+        super().__init__(f"memory provider {provider}: {message}")
+
+
+class EngineOffError(CortexError):
+    """The memory engine does not take this write (``CORTEX_ENGINE=none``, or ``external`` for a write only Cortex's
+    own store can do); ``engine`` names it."""
+
+    def __init__(self, engine: str, what: str) -> None:
+        self.engine = engine
+        super().__init__(f"the memory engine is {engine!r} (CORTEX_ENGINE): {what}")
+
+
 class LLMError(CortexError):
     """The language model could not be used: it refused the request (an HTTP 4xx other than 429: a wrong model
     name, key or URL) or answered something that is not a chat completion."""

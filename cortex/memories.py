@@ -175,6 +175,9 @@ class MemoryRepository:
         #: Told of each committed write (its scope and the ids it wrote), after it is applied: the facade's events
         #: (:mod:`cortex.events`) report what was committed, never what failed.
         self.on_commit: Callable[[Scope, Sequence[str]], None] | None = None
+        #: Asked before every write (add, write, delete); raises to refuse it (the facade's engine switch: no
+        #: write reaches the store when the engine is ``none`` or ``external``).
+        self.admit: Callable[[], None] | None = None
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -215,7 +218,7 @@ class MemoryRepository:
                         continue
                 author = record["author"] or scope.name
                 record.update(agent=scope.name if scope.kind == "agent" else author, author=author,
-                              scope=scope.relative, content=content)
+                              scope=scope.relative, content=content, origin="cortex")
                 memories.append(Memory.trusted(record))
             return memories
 
@@ -362,6 +365,8 @@ class MemoryRepository:
         subject is the memory's node) goes with that memory, the others with the first write, so a crash leaves
         the batches done, each whole and consistent. ``progress(stage, done, total)`` hears ``embed`` and
         ``write`` (memories)."""
+        if self.admit is not None:
+            self.admit()
         if not memories and not extra:
             return []
         memories = self._redacted(memories)
@@ -413,6 +418,8 @@ class MemoryRepository:
         memories removed in the same write), ``unlink`` (derived pairs removed again) and ``extra`` (quads of any
         graph) serve a consolidation run and its undo (:mod:`cortex.consolidation`); ``retract`` (quads of any graph
         removed) a secret scan's rewrite (:mod:`cortex.capture.scan`)."""
+        if self.admit is not None:
+            self.admit()
         if not adds and not replaces and not deletes and not extra and not retract:
             return []
         adds = self._redacted(adds)
@@ -538,6 +545,8 @@ class MemoryRepository:
         in the same update (the lifecycle makes it current again). With ``action`` (an automatic deletion:
         ``prune``), the same update records the activity that deleted them (``prov:invalidated``), with
         ``actor``, ``at`` and ``rule``."""
+        if self.admit is not None:
+            self.admit()
         with self.lock:
             index = self._indexes.get(scope)
             ids = [i for i in dict.fromkeys(memory_ids) if i in index]

@@ -91,6 +91,9 @@ class Memory(BaseModel):
     #: times the agent's later output drew on the memory after it was shown (cortex.capture.usage); unlike
     #: ``usage_count``, being shown does not count
     used_count: int = 0
+    #: where the memory lives: ``cortex`` (this store) or the name of the memory provider a read of the ``both`` or
+    #: ``external`` engine brought it from (cortex.providers; such a memory is not in the store)
+    origin: str = "cortex"
 
     @model_validator(mode="before")
     @classmethod
@@ -263,6 +266,9 @@ class SearchResult(BaseModel):
     requested_mode: str
     #: Set when the requested mode could not be used (e.g. no embedding provider) and what was done instead.
     note: str | None = None
+    #: With the ``both`` or ``external`` engine: each memory provider asked and how it answered (``ok``, or why not:
+    #: a time-out, an error, its breaker open).
+    providers: dict[str, str] | None = None
 
     def __len__(self) -> int:
         return len(self.hits)

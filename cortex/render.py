@@ -74,7 +74,9 @@ def render_line(memory: Memory) -> str:
     :func:`block_text`; further lines of the content are indented continuation lines, a list marker at the start
     of one escaped (``\\-``) so that no line of a memory reads as an item of its own."""
     first, *rest = block_text(memory.content).strip("\n").split("\n")
-    shared = f"({memory.scope}) " if memory.scope != "agent" else ""
+    # a shared memory names its scope, a memory provider's (cortex.providers) its provider
+    shared = (f"({memory.origin}) " if memory.origin != "cortex" else
+              f"({memory.scope}) " if memory.scope != "agent" else "")
     lines = [f"- [{memory.type.value}] {shared}{first}"]
     lines.extend("  " + _ITEM_LIKE.sub(_ESCAPED_ITEM, line) for line in rest)
     return "\n".join(lines)

@@ -354,6 +354,7 @@ class RemoteCortex:
     resolve_agent = remote(MemoryAPI.resolve_agent)
     stored_scopes = remote(MemoryAPI.stored_scopes)
     info = remote(MemoryAPI.info)
+    health = remote(MemoryAPI.health)
     record_task = remote(MemoryAPI.record_task)
     capture_transcript = remote(MemoryAPI.capture_transcript)
     undo_capture = remote(MemoryAPI.undo_capture)

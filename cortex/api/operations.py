@@ -162,6 +162,8 @@ _ROWS = (
         "index-status", "What an agent's derived index holds", client="hand"),
     _op("info", "admin", Route("GET", "/info", 200, "service"), "server_info", "info",
         "The store's location and the embedding model"),
+    _op("health", "admin", Route("GET", "/health", 200, "service"), "health", "health",
+        "The memory engine and each memory provider's state"),
     _op("scan_secrets", "admin", Route("POST", "/secrets/scan", 200, "service"), "scan_secrets", "secrets scan",
         "Scan the store for secrets (every version); redact them when asked", answer="SecretScan"),
     # -- sessions: what an agent's work leaves ----------------------------------------------------------

@@ -296,6 +296,12 @@ class AdminAPI(Protocol):
         """The store's location and the embedding model (None without one)."""
         ...
 
+    def health(self) -> dict[str, Any]:
+        """The memory engine (``builtin``, ``both``, ``external``, ``none``) and each memory provider's state
+        (``ok``, ``failing``, ``open``: skipped while its breaker cools down, ``unavailable``), its last error and
+        its breaker; the mirror's figures (writes sent, failed, dropped). Never an API key."""
+        ...
+
     def scan_secrets(self, agent: str | None = None, *, redact: bool = False) -> SecretScan:
         """Scan the store (or ``agent``'s own scope; ``team:NAME``, ``swarm``) for secrets in every version of
         every memory and the scope's other records; with ``redact``, replace them (one atomic write per scope,

@@ -27,6 +27,12 @@ class AdminOps(Kernel):
         return {"store": self._memories.store.location, "shared": self._memories.store.shared,
                 "embeddings": self.embeddings.model if self.embeddings is not None else None}
 
+    def health(self) -> dict[str, Any]:
+        """The memory engine and each memory provider's state, last error and breaker (:meth:`Engine.health
+        <cortex.providers.engine.Engine.health>`), and the store's location. Never an API key."""
+        self._check_open()
+        return {"store": self._memories.store.location, **self.engine.health()}
+
     def reindex(
         self,
         agent: str,

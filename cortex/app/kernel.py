@@ -25,6 +25,7 @@ from cortex.capture.redact import REDACT_STORE_ENV, Redactor
 from cortex.capture.scrub import automatic, scrub_memory
 from cortex.embeddings import EmbeddingProvider
 from cortex.errors import (
+    EngineOffError,
     CortexError,
     MemoryNotFoundError,
     VersionConflictError,
@@ -40,6 +41,7 @@ from cortex.model import (
     utcnow,
 )
 from cortex.provenance import current as current_activity
+from cortex.providers.engine import Engine, engine_settings, removed_pairs
 from cortex.recall import Part, parts_of
 from cortex.scopes import Member
 from cortex.search import Fusion
@@ -107,6 +109,10 @@ class Kernel:
         #: What is committed, as it is (:mod:`cortex.events`): the server streams it at ``GET /v1/events``.
         self.events = Bus()
         self._memories.on_commit = _committed
+        #: the engine switch and its memory providers (:mod:`cortex.providers.engine`), built on first use
+        self._engine: Engine | None = None
+        self._engine_lock = threading.Lock()
+        self._memories.admit = self._admit
 
     def close(self, *, flush: bool = True) -> None:
         """Checkpoint indexes, flush (unless ``flush=False``: committed writes survive a crash of the
@@ -116,6 +122,8 @@ class Kernel:
                 return
             self._closed = True
             self.events.close()
+            if self._engine is not None:
+                self._engine.close()
             if self._workers is not None:
                 self._workers.close()
             self._memories.close(flush=flush)
@@ -353,8 +361,52 @@ class Kernel:
                 self.events.publish(kind, agent=agent or (scope.name if scope.kind == "agent" else None),
                                     scope=scope.key, at=at, action=action, ids=ids[:MAX_EVENT_IDS], count=len(ids),
                                     **details)
+            self._mirror(kind, action, agent, committed)
         except Exception:  # noqa: BLE001 - the change is committed: its event never fails it
             log.exception("announcing %s %s failed", kind, action)
+
+    @property
+    def engine(self) -> Engine:
+        """The engine switch and its memory providers: which memories answer and receive writes (``builtin``,
+        ``both``, ``external``, ``none``), from ``CORTEX_ENGINE``, ``CORTEX_PROVIDERS`` ... or the ``[providers]``
+        table of ``.cortex/config.toml`` (:mod:`cortex.providers.engine`), read on first use. Assignable."""
+        if self._engine is None:
+            with self._engine_lock:
+                if self._engine is None:
+                    self._engine = Engine(engine_settings(self.project_root), redact=self._outbound)
+        return self._engine
+
+    @engine.setter
+    def engine(self, engine: Engine) -> None:
+        with self._engine_lock:
+            old, self._engine = self._engine, engine
+        if old is not None and old is not engine:
+            old.close()
+
+    def _outbound(self, text: str) -> str:
+        """``text`` as it may leave for a memory provider: every secret the redactor knows replaced."""
+        return self.redactor.redact(text).text if isinstance(text, str) else text
+
+    def _admit(self) -> None:
+        """The repository's check before a write (:attr:`MemoryRepository.admit`): the ``none`` engine stores
+        nothing, the ``external`` one leaves Cortex's store alone (its stores go to the providers)."""
+        engine = self.engine.settings.engine
+        if engine == "none":
+            raise EngineOffError("none", "nothing is stored (set CORTEX_ENGINE=builtin to store in Cortex)")
+        if engine == "external":
+            raise EngineOffError("external", "Cortex's own store is not written; store and store_many go to the "
+                                             "memory providers, other changes are not available")
+
+    def _mirror(self, kind: str, action: str, agent: str | None, committed: dict[Scope, dict[str, None]]) -> None:
+        """Queue a committed write for the providers (the ``both`` engine); never raises."""
+        engine = self._engine
+        if engine is None or engine.settings.engine != "both" or kind not in MIRRORED_KINDS or not engine.usable:
+            return
+        for scope, written in committed.items():
+            ids = list(written)
+            with self._memories.lock:
+                present = self._memories.load(scope, ids)
+            engine.mirror(action, agent, present, removed_pairs(scope.relative, ids, [m.id for m in present]))
 
     @property
     def llm(self) -> "LLMSettings | None":
@@ -437,6 +489,9 @@ def announced(kind: str, action: str, *, own: bool = False) -> Callable[[_Method
 
     return decorate
 
+
+#: The kinds of event whose writes the ``both`` engine mirrors to the memory providers.
+MIRRORED_KINDS = frozenset({"write", "capture", "consolidation"})
 
 #: How many times a change is read and decided again when another process changed the memory in between.
 WRITE_ATTEMPTS = 5

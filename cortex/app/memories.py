@@ -69,6 +69,9 @@ class MemoryOps(Kernel):
         entry = {"content": content, "type": type, "project": project, "confidence": confidence, "source": source,
                  "ttl": ttl, "tags": tags, "metadata": metadata, "scope": scope}
         target, memories = self._new_memories(agent, [entry], batch=False)
+        routed = self._to_providers(memories)
+        if routed is not None:
+            return routed[0]
         new = memories[0]
         with self._memories.lock:  # the check and the write as one step of this process
             same = self._memories.find_content(target, new.content, new.project, self._clock())
@@ -96,10 +99,24 @@ class MemoryOps(Kernel):
             self._agent(agent)
             raise InvalidInputError("entries", f"must be a list of mappings, not {type(entries).__name__}")
         target, memories = self._new_memories(agent, entries, batch=True)
+        routed = self._to_providers(memories)
+        if routed is not None:
+            return routed
         if memories:
             self._memories.add(target, memories, batch=WRITE_BATCH)
             self._warn_prunable(memories)
         return memories
+
+    def _to_providers(self, memories: list[Memory]) -> list[Memory] | None:
+        """With the ``external`` engine, ``memories`` sent to the memory providers (each labelled with the ones that
+        took it; ProviderError when none did); otherwise None, after refusing a write the engine does not take."""
+        if self.engine.settings.engine != "external":
+            self._admit()
+            return None
+        if not memories:
+            return []
+        accepted = self.engine.write(memories)
+        return [m.model_copy(update={"origin": ",".join(accepted)}) for m in memories]
 
     def _new_memories(self, agent: str, entries: Iterable[Any], *, batch: bool) -> tuple[Scope, list[Memory]]:
         """The validated memories of ``entries`` and the one scope they go to (errors of a batch name the

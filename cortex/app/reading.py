@@ -10,6 +10,7 @@ from typing import Any
 from cortex import config, lifecycle, listing
 from cortex.app.kernel import Kernel, announced
 from cortex.model import (
+    Hit,
     Memory,
     MemoryType,
     Page,
@@ -19,6 +20,8 @@ from cortex.model import (
     Source,
 )
 from cortex.provenance import current as current_activity
+from cortex.providers.engine import PendingSearch
+from cortex.providers.merge import merge
 from cortex.recall import recall_ids
 from cortex.render import RANKING as BLOCK_RANKING
 from cortex.render import compose, fit, general_ids, role_terms, task_text
@@ -58,8 +61,14 @@ class ReadingOps(Kernel):
         q = self._query(agent, query, type=type, project=project, limit=limit, tags=tags, scope=scope,
                         source=source, include_expired=include_expired, include_superseded=include_superseded,
                         as_of=as_of)
-        with self._memories.lock:
-            return self._as_of(self._memories.load_many(recall_ids(self._parts(q.scopes), q)), q)
+        pending = self._ask_providers(q, scope)
+        own: list[Memory] = []
+        if self.engine.settings.own:
+            with self._memories.lock:
+                own = self._as_of(self._memories.load_many(recall_ids(self._parts(q.scopes), q)), q)
+        if pending is None:
+            return own
+        return [m for m, _ in self._merged(agent, q, own, pending)[0]]
 
     def search(
         self,
@@ -93,12 +102,47 @@ class ReadingOps(Kernel):
                         include_superseded=include_superseded, as_of=as_of)
         requested = check_mode(mode)
         settings = rerank if isinstance(rerank, Reranking) else (Reranking() if rerank else NO_RERANKING)
-        result = run_search(self._memories, q.scopes, q, requested, reranking=settings, explain=explain,
-                            fusion=self.fusion, now=self._clock(), policy=self._policy(agent))
-        if q.filters.as_of is not None:
-            then = self._as_of([h.memory for h in result.hits], q)
-            result.hits = [h.model_copy(update={"memory": m}) for h, m in zip(result.hits, then)]
-        return result
+        pending = self._ask_providers(q, scope)
+        if not self.engine.settings.own:
+            result = SearchResult(hits=[], mode=str(requested), requested_mode=str(requested))
+        else:
+            result = run_search(self._memories, q.scopes, q, requested, reranking=settings, explain=explain,
+                                fusion=self.fusion, now=self._clock(), policy=self._policy(agent))
+            if q.filters.as_of is not None:
+                then = self._as_of([h.memory for h in result.hits], q)
+                result.hits = [h.model_copy(update={"memory": m}) for h, m in zip(result.hits, then)]
+        if pending is None:
+            return result
+        own = {h.memory.id: h for h in result.hits}
+        merged, status = self._merged(agent, q, [h.memory for h in result.hits], pending)
+        hits = []
+        for memory, score in merged:
+            details = None
+            if explain:
+                details = dict((own[memory.id].explain or {}) if memory.origin == "cortex" else {})
+                details["merged"] = score
+            hits.append(Hit(memory=memory, score=score, explain=details))
+        return result.model_copy(update={"hits": hits, "providers": status})
+
+    def _ask_providers(self, q: Query, scope: str | None) -> PendingSearch | None:
+        """The memory providers' search for ``q`` started, when the engine asks them and the read is one they can
+        answer: a text, over the scopes the agent reads, without filters (a provider's memories have no type,
+        project, tags, source or valid time)."""
+        engine = self.engine
+        f = q.filters
+        if (not engine.settings.external or not q.text or scope is not None or f.types is not None
+                or f.projects is not None or f.tags is not None or f.sources is not None or f.include_expired
+                or f.include_superseded or f.as_of is not None):
+            return None
+        return engine.search(q.agent, q.text, q.limit)
+
+    def _merged(self, agent: str, q: Query, own: list[Memory], pending: PendingSearch
+                ) -> tuple[list[tuple[Memory, float]], dict[str, str]]:
+        """``own`` and the providers' hits, merged (:func:`cortex.providers.merge.merge`), and each provider's
+        status."""
+        external, status = pending.collect()
+        return merge(own, external, agent=agent, limit=q.limit, now=self._clock(),
+                     weight=self.engine.settings.weight), status
 
     def _as_of(self, memories: list[Memory], q: Query) -> list[Memory]:
         """With ``as_of``, each memory as it was then (the version current at that moment; matching was on
@@ -215,21 +259,28 @@ class ReadingOps(Kernel):
                              settings.recall_max_chars or config.DEFAULT_START_MAX_CHARS, "max_chars", 10_000_000)
         project = project if project is not None else settings.project
         q = self._query(agent, None, limit=limit, tags=tags, scope=scope)
+        if not self.engine.settings.own and not self.engine.settings.external:
+            return ""  # the engine is none: no memory is shown
+        pending = (self.engine.search(agent, task, limit) if task and self.engine.settings.external
+                   and scope is None and tags is None else None)
         if project is not None:
             q = replace(q, filters=replace(q.filters, projects=frozenset([check_project(project),
                                                                            config.DEFAULT_PROJECT])))
         hits: list[Memory] = []
         text = task_text(task, role_terms(definition.name, definition.description)) if task else ""
-        if text.strip():  # hybrid falls back to bm25 without embeddings
+        if text.strip() and self.engine.settings.own:  # hybrid falls back to bm25 without embeddings
             result = run_search(self._memories, q.scopes, replace(q, text=text, limit=2 * limit), SearchMode.HYBRID,
                                 reranking=BLOCK_RANKING, explain=False, fusion=self.fusion, now=self._clock(),
                                 policy=self._policy(agent))
             hits = [h.memory for h in result]
+        if pending is not None:
+            hits = [m for m, _ in self._merged(agent, replace(q, limit=2 * limit), hits, pending)[0]]
         with self._memories.lock:
             # twice the limit: room for what the same content repeated takes out
-            general = self._memories.load_many(general_ids(self._parts(q.scopes), q.filters, 2 * limit))
+            general = (self._memories.load_many(general_ids(self._parts(q.scopes), q.filters, 2 * limit))
+                       if self.engine.settings.own else [])
             shown = fit(compose(hits, general, limit), budget)
-            grouped = _by_scope(shown, q.scopes)
+            grouped = _by_scope([m for m in shown if m.origin == "cortex"], q.scopes)
             # a store opened read-only while another process writes it: the block is shown, not counted as shown
             touch = touch and not self._memories.store.read_only
             if touch:

@@ -317,7 +317,8 @@ class MemoryCodec:
         # trusted: every field, each value from our own typed literals, converted right here
         return Memory.trusted(dict(
             id=memory_id, agent=scope.name if scope.kind == "agent" else (writer or ""), tags=tuple(sorted(tags)),
-            scope=scope.relative, author=writer if writer is not None else (scope.name or None), **values))
+            scope=scope.relative, author=writer if writer is not None else (scope.name or None), origin="cortex",
+            **values))
 
     # -- provenance (PROV-O) -----------------------------------------------------------------------
 

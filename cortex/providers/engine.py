@@ -1,0 +1,421 @@
+"""The engine switch: which memories answer and receive writes, Cortex's own store, external memory providers, both,
+or none (JiuwenSwarm's ``memory.engine``), and the providers themselves behind time-outs and breakers.
+
+Settings (the environment wins over the ``[providers]`` table of ``.cortex/config.toml``):
+
+- ``CORTEX_ENGINE`` / ``engine``: ``builtin`` (default: Cortex's store only), ``both`` (reads merge the store's
+  memories with the providers' hits, :mod:`cortex.providers.merge`; writes go to the store and are mirrored to the
+  providers in the background), ``external`` (only the providers answer and receive writes), ``none`` (reads are
+  empty and every write is refused).
+- ``CORTEX_PROVIDERS`` / ``providers``: the providers, a comma list (built in: ``mem0``, ``openviking``; others
+  are entry points of the group ``cortex.providers``, :mod:`cortex.providers.registry`).
+- ``CORTEX_PROVIDER_TIMEOUT`` / ``timeout``: seconds a provider may take per call (default 5).
+- ``CORTEX_PROVIDER_WEIGHT`` / ``weight``: a provider's weight in the merged ranking against Cortex's 1 (0.5).
+- a built-in provider's own settings (``CORTEX_MEM0_URL``, ``CORTEX_MEM0_API_KEY``, ... or ``[providers.mem0]``
+  ``url``, ``api_key``, ...); a plugin's ``[providers.NAME]`` table is passed to its ``initialize``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cortex import config
+from cortex.errors import InvalidInputError, ProviderError
+from cortex.model import Memory
+from cortex.providers import registry
+from cortex.providers.base import WRITE_ORIGIN, MemoryProvider, ProviderHit, split_context
+from cortex.providers.guard import Guarded
+from cortex.providers.merge import DEFAULT_WEIGHT
+
+log = logging.getLogger("cortex")
+
+ENGINES = ("builtin", "external", "both", "none")
+ENGINE_ENV = "CORTEX_ENGINE"
+PROVIDERS_ENV = "CORTEX_PROVIDERS"
+TIMEOUT_ENV = "CORTEX_PROVIDER_TIMEOUT"
+WEIGHT_ENV = "CORTEX_PROVIDER_WEIGHT"
+DEFAULT_TIMEOUT = 5.0
+MAX_TIMEOUT = 120.0
+#: consecutive failures that open a provider's breaker, and how long it then stays open (JiuwenSwarm's figures)
+BREAKER_FAILURES = 5
+BREAKER_COOLDOWN = 120.0
+#: The built-in providers' settings: option -> environment variable.
+OPTIONS: Mapping[str, Mapping[str, str]] = {
+    "mem0": {"url": "CORTEX_MEM0_URL", "api_key": "CORTEX_MEM0_API_KEY", "user_id": "CORTEX_MEM0_USER_ID"},
+    "openviking": {"url": "CORTEX_OPENVIKING_URL", "api_key": "CORTEX_OPENVIKING_API_KEY",
+                   "account": "CORTEX_OPENVIKING_ACCOUNT", "user": "CORTEX_OPENVIKING_USER"},
+}
+#: Words that make an option a secret: its value never appears in a message, a log line or a health answer.
+SECRET_WORDS = ("key", "token", "secret", "password")
+#: Writes waiting to be mirrored before new ones are dropped (and counted).
+MIRROR_QUEUE = 10_000
+#: Actions whose writes are not mirrored: they change what Cortex counts (uses, validations), not what is known.
+UNMIRRORED = frozenset({"use", "validate", "start"})
+_TABLE = "providers"
+_FIXED = {"engine": ENGINE_ENV, "providers": PROVIDERS_ENV, "timeout": TIMEOUT_ENV, "weight": WEIGHT_ENV}
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Which memories answer and receive writes (``engine``), through which ``providers``, with what time-out
+    and weight; ``options``: each provider's own settings."""
+
+    engine: str = "builtin"
+    providers: tuple[str, ...] = ()
+    timeout: float = DEFAULT_TIMEOUT
+    weight: float = DEFAULT_WEIGHT
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def own(self) -> bool:
+        """Whether Cortex's own store answers and is written (``builtin`` and ``both``)."""
+        return self.engine in ("builtin", "both")
+
+    @property
+    def external(self) -> bool:
+        """Whether providers answer and receive writes (``external`` and ``both``)."""
+        return self.engine in ("external", "both")
+
+
+def engine_settings(project_root: Path | None, environ: Mapping[str, str] | None = None) -> EngineSettings:
+    """The settings from the environment and the ``[providers]`` table of the project's ``.cortex/config.toml``;
+    InvalidInputError names a bad one (where it was set)."""
+    env = os.environ if environ is None else environ
+    table = _table(project_root / config.CONFIG_FILE) if project_root is not None else {}
+
+    def setting(key: str) -> tuple[Any, str] | None:
+        variable = _FIXED[key]
+        if env.get(variable):
+            return env[variable], variable
+        return table.get(key)
+
+    found = setting("engine")
+    engine = str(found[0]).strip().lower() if found else "builtin"
+    if engine not in ENGINES:
+        raise InvalidInputError(found[1] if found else ENGINE_ENV,
+                                f"must be one of {', '.join(ENGINES)}, not {found[0] if found else engine!r}")
+    found = setting("providers")
+    raw = found[0] if found else ()
+    names = [n.strip() for n in (raw.split(",") if isinstance(raw, str) else raw)] if raw else []
+    if not isinstance(raw, (str, list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise InvalidInputError(found[1] if found else PROVIDERS_ENV, "must be a comma list of provider names")
+    providers = tuple(dict.fromkeys(registry.check_name(n, found[1] if found else PROVIDERS_ENV)
+                                    for n in names if n))
+    if engine in ("external", "both") and not providers:
+        raise InvalidInputError(PROVIDERS_ENV, f"must name at least one provider when {ENGINE_ENV} is {engine} "
+                                               f"(built in: {', '.join(registry.BUILTIN)})")
+    timeout = _number(setting("timeout"), DEFAULT_TIMEOUT, 0.01, MAX_TIMEOUT, TIMEOUT_ENV)
+    weight = _number(setting("weight"), DEFAULT_WEIGHT, 0.0, 100.0, WEIGHT_ENV)
+    options: dict[str, dict[str, Any]] = {}
+    for name in providers:
+        given = table.get(name, ({}, ""))[0]
+        if not isinstance(given, dict):
+            raise InvalidInputError(table[name][1], f"must be a table ([{_TABLE}.{name}])")
+        chosen = dict(given)
+        for option, variable in OPTIONS.get(name, {}).items():
+            if env.get(variable):
+                chosen[option] = env[variable]
+        if name in OPTIONS:
+            unknown = sorted(set(chosen) - set(OPTIONS[name]) - {"timeout"})
+            if unknown:
+                raise InvalidInputError(f"[{_TABLE}.{name}]", f"{', '.join(unknown)} is not a setting of {name} "
+                                                              f"(known: {', '.join(OPTIONS[name])})")
+            chosen.setdefault("timeout", timeout)
+        options[name] = chosen
+    return EngineSettings(engine, providers, timeout, weight, options)
+
+
+def _table(path: Path) -> dict[str, tuple[Any, str]]:
+    """The ``[providers]`` table of the settings file, each value with where it was set."""
+    from cortex.llm.settings import config_table
+
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        document = {}  # config_table below reports what is wrong with the file, where
+    own = document.get(_TABLE)
+    subtables = [k for k, v in own.items() if isinstance(v, dict)] if isinstance(own, dict) else []
+    return config_table(path, _TABLE, known={**_FIXED, **{k: k for k in subtables}})
+
+
+def _number(found: tuple[Any, str] | None, default: float, low: float, high: float, variable: str) -> float:
+    if found is None:
+        return default
+    value, where = found
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(where, f"must be a number, not {value!r}") from None
+    if not low <= number <= high:
+        raise InvalidInputError(where, f"must be between {low:g} and {high:g}, not {number:g}")
+    return number
+
+
+def is_secret(option: str) -> bool:
+    """Whether a provider option holds a secret (an API key, a token)."""
+    return any(word in option.lower() for word in SECRET_WORDS)
+
+
+class Engine:
+    """The providers of one :class:`EngineSettings`, loaded and initialized, each behind a :class:`Guarded`; what
+    reads and writes ask of them. ``redact`` is applied to everything sent to a provider."""
+
+    def __init__(self, settings: EngineSettings, *, redact: Callable[[str], str] = lambda text: text,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self._redact = redact
+        self.providers: list[Guarded] = []
+        for name in settings.providers if settings.external else ():
+            self.providers.append(self._start(name, clock))
+        self._mirror = _Mirror(self)
+
+    def _start(self, name: str, clock: Callable[[], float]) -> Guarded:
+        options = dict(self.settings.options.get(name, {}))
+        secrets = [str(v) for k, v in options.items() if is_secret(k) and v]
+        try:
+            provider = registry.load(name, options if name in registry.BUILTIN else {})
+        except Exception as exc:  # noqa: BLE001 - a provider that cannot be loaded is unavailable, not fatal
+            guarded = Guarded(MemoryProvider(), timeout=self.settings.timeout, secrets=secrets, name=name,
+                              clock=clock)
+            guarded.available = False
+            guarded.last_error = guarded.scrub(f"could not be loaded: {exc}")
+            log.warning("memory provider %s %s", name, guarded.last_error)
+            return guarded
+        guarded = Guarded(provider, timeout=self.settings.timeout, threshold=BREAKER_FAILURES,
+                          cooldown=BREAKER_COOLDOWN, secrets=secrets, name=name, clock=clock)
+        try:
+            guarded.available = bool(guarded.call("is_available", provider.is_available))
+            if not guarded.available:
+                guarded.last_error = "not available: is it configured (its URL, its key)?"
+                log.warning("memory provider %s is %s", name, guarded.last_error)
+            else:
+                plugin_options = {} if name in registry.BUILTIN else options
+                guarded.call("initialize", provider.initialize, f"cortex-{os.getpid()}", platform="cortex",
+                             hermes_home="", agent_context="primary", **plugin_options)
+        except ProviderError:
+            pass  # counted and kept as the provider's last error; reads skip it while its breaker is open
+        return guarded
+
+    @property
+    def usable(self) -> list[Guarded]:
+        """The providers that are loaded and configured."""
+        return [g for g in self.providers if g.available]
+
+    # -- reads ----------------------------------------------------------------------------------------------------
+    def search(self, agent: str, query: str, limit: int) -> "PendingSearch":
+        """Ask every usable provider for ``agent``'s hits for ``query`` (redacted), each in a thread of its own;
+        the answer is collected with :meth:`PendingSearch.collect` (which waits at most the time-out)."""
+        return PendingSearch(self, agent, self._redact(query), limit)
+
+    # -- writes -------------------------------------------------------------------------------------------------
+    def mirror(self, action: str, agent: str | None, written: Sequence[Memory], removed: Sequence[tuple[str, str]]
+               ) -> None:
+        """Queue the mirroring of a committed write: each of ``written`` added or replaced, each ``(scope, id)`` of
+        ``removed`` removed, at every usable provider, in the background and in order."""
+        if action in UNMIRRORED or not self.usable or not (written or removed):
+            return
+        self._mirror.put((action, agent, list(written), list(removed)))
+
+    def write(self, memories: Sequence[Memory]) -> list[str]:
+        """Send ``memories`` to every usable provider now (the ``external`` engine's store); the names of the
+        providers that took them all. ProviderError when none did."""
+        accepted: list[str] = []
+        failures: list[str] = []
+        for guarded in self.usable:
+            try:
+                for memory in memories:
+                    self.send(guarded, "add", memory.agent, memory)
+                accepted.append(guarded.name)
+            except ProviderError as exc:
+                failures.append(str(exc))
+        if not accepted:
+            names = ", ".join(g.name for g in self.providers)
+            raise ProviderError(names, "the write reached no provider, nothing was stored: "
+                                       + ("; ".join(failures) or "none is available"))
+        return accepted
+
+    def send(self, guarded: Guarded, action: str, agent: str | None, memory: Memory | None,
+             removed: tuple[str, str] | None = None) -> None:
+        """One ``on_memory_write`` to one provider (redacted content; the memory's fields in ``metadata``)."""
+        if memory is not None:
+            content = self._redact(memory.content)
+            metadata: dict[str, Any] = {"write_origin": WRITE_ORIGIN, "agent": memory.agent,
+                                        "memory_id": memory.id, "scope": memory.scope, "type": memory.type.value,
+                                        "project": memory.project, "tags": list(memory.tags),
+                                        "source": memory.source.value}
+        else:
+            assert removed is not None
+            content = ""
+            metadata = {"write_origin": WRITE_ORIGIN, "agent": agent, "memory_id": removed[1], "scope": removed[0]}
+        guarded.call(f"on_memory_write {action}", guarded.provider.on_memory_write, action, "memory", content,
+                     metadata)
+
+    # -- state ------------------------------------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        """The engine, each provider's state (:meth:`Guarded.health`) and the mirror's figures."""
+        return {"engine": self.settings.engine, "timeout_s": self.settings.timeout,
+                "providers": [g.health() for g in self.providers], "mirror": self._mirror.figures()}
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until every queued mirror write was sent (or failed); False when ``timeout`` passed first."""
+        return self._mirror.drain(timeout)
+
+    def close(self) -> None:
+        """Send what is queued (within the time-out), then shut the providers down. Idempotent."""
+        self._mirror.close(self.settings.timeout)
+        for guarded in self.usable:
+            try:
+                guarded.call("shutdown", guarded.provider.shutdown, timeout=min(self.settings.timeout, 2.0))
+            except ProviderError:
+                pass
+        self.providers = []
+
+
+class PendingSearch:
+    """Providers' searches running in the background; :meth:`collect` gathers them."""
+
+    def __init__(self, engine: Engine, agent: str, query: str, limit: int) -> None:
+        self._deadline = time.monotonic() + engine.settings.timeout + 0.25
+        self._results: dict[str, list[ProviderHit]] = {}
+        self.status: dict[str, str] = {}
+        self._threads: list[threading.Thread] = []
+        for guarded in engine.providers:
+            if not guarded.available:
+                self.status[guarded.name] = "unavailable"
+                continue
+            thread = threading.Thread(target=self._ask, args=(guarded, agent, query, limit), daemon=True,
+                                      name=f"cortex-search-{guarded.name}")
+            self.status[guarded.name] = "timed out"
+            self._threads.append(thread)
+            thread.start()
+
+    def _ask(self, guarded: Guarded, agent: str, query: str, limit: int) -> None:
+        provider = guarded.provider
+        try:
+            if callable(getattr(provider, "search", None)):
+                answer = guarded.call("search", provider.search, query, agent=agent, limit=limit)
+            else:  # a Hermes provider as it is: its prefetch's text
+                text = guarded.call("prefetch", provider.prefetch, query, session_id=agent)
+                answer = [ProviderHit(id=str(i), content=part) for i, part in enumerate(split_context(text))]
+            hits = _hits(answer, limit)
+            if hits is None:
+                raise guarded.failed(f"search answered {type(answer).__name__}, not a list of hits")
+            self._results[guarded.name] = hits
+            self.status[guarded.name] = "ok"
+        except ProviderError as exc:
+            self.status[guarded.name] = str(exc).removeprefix(f"memory provider {guarded.name}: ")
+
+    def collect(self) -> tuple[dict[str, list[ProviderHit]], dict[str, str]]:
+        """Each provider's hits that came in time (by provider, in configuration order) and each one's status."""
+        for thread in self._threads:
+            thread.join(max(0.0, self._deadline - time.monotonic()))
+        return dict(self._results), dict(self.status)
+
+
+def _hits(answer: object, limit: int) -> list[ProviderHit] | None:
+    """A provider's answer as hits (ProviderHit, or mappings with ``content``/``memory``/``text`` and ``id``);
+    None when it is not a list of such."""
+    if not isinstance(answer, (list, tuple)):
+        return None
+    out: list[ProviderHit] = []
+    for i, item in enumerate(answer):
+        if isinstance(item, Mapping):
+            text = item.get("content", item.get("memory", item.get("text")))
+            score = item.get("score")
+            item = ProviderHit(id=str(item.get("id", i)), content=text if isinstance(text, str) else "",
+                               score=score if isinstance(score, (int, float)) and not isinstance(score, bool) else None)
+        if not isinstance(item, ProviderHit) or not isinstance(item.content, str) or not isinstance(item.id, str):
+            return None
+        if item.content.strip():
+            out.append(item)
+        if len(out) >= limit:
+            break
+    return out
+
+
+class _Mirror:
+    """The background sender of mirrored writes: one thread, one bounded queue, in order."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._queue: queue.Queue[tuple[str, str | None, list[Memory], list[tuple[str, str]]] | None] = \
+            queue.Queue(MIRROR_QUEUE)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.sent = self.failed = self.dropped = 0
+
+    def put(self, job: tuple[str, str | None, list[Memory], list[tuple[str, str]]]) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="cortex-mirror", daemon=True)
+                self._thread.start()
+        try:
+            self._queue.put_nowait(job)
+        except queue.Full:
+            self.dropped += 1
+            log.warning("memory providers: %d writes waiting to be mirrored; one more was dropped", MIRROR_QUEUE)
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            try:
+                if job is None:
+                    return
+                action, agent, written, removed = job
+                for guarded in self._engine.usable:
+                    for memory in written:
+                        self._one(guarded, _write_action(action, memory), agent, memory, None)
+                    for pair in removed:
+                        self._one(guarded, "remove", agent, None, pair)
+            finally:
+                self._queue.task_done()
+
+    def _one(self, guarded: Guarded, action: str, agent: str | None, memory: Memory | None,
+             removed: tuple[str, str] | None) -> None:
+        try:
+            self._engine.send(guarded, action, agent, memory, removed)
+            self.sent += 1
+        except ProviderError:
+            self.failed += 1
+
+    def figures(self) -> dict[str, int]:
+        return {"queued": self._queue.qsize(), "sent": self.sent, "failed": self.failed, "dropped": self.dropped}
+
+    def drain(self, timeout: float | None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._queue.unfinished_tasks:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def close(self, timeout: float) -> None:
+        if self._thread is not None:
+            self.drain(timeout)
+            try:
+                self._queue.put_nowait(None)
+            except queue.Full:
+                pass
+
+
+def _write_action(action: str, memory: Memory) -> str:
+    """``add`` for a memory this write created, ``remove`` for one it ended (superseded, expired), else ``replace``."""
+    if memory.superseded_by is not None or memory.valid_until is not None:
+        return "remove"
+    return "add" if memory.version == 1 and action not in ("update",) else "replace"
+
+
+def removed_pairs(scope: str, ids: Iterable[str], present: Iterable[str]) -> list[tuple[str, str]]:
+    """``(scope, id)`` of the ``ids`` a write committed that are no longer in the store (deleted)."""
+    kept = set(present)
+    return [(scope, i) for i in ids if i not in kept]
+
