@@ -274,6 +274,7 @@ class Kernel:
         store says the memory changed between the read and the write (another process of a shared store got
         there first), read it again and decide again, up to :data:`WRITE_ATTEMPTS` times. So a change applies
         to the memory as it is when it is written, and a refusal (``_Refused``) is decided on a current read."""
+        self._admit()  # before the memory is looked for: the engine may not write Cortex's store at all
         for remaining in reversed(range(WRITE_ATTEMPTS)):
             try:
                 with self._memories.lock:

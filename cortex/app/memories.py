@@ -316,6 +316,8 @@ class MemoryOps(Kernel):
                                                                      memory.id))
             return gone
 
+        if self.engine.settings.engine == "external":  # the memory is the providers': they remove it
+            return self.engine.remove(agent, str(memory_id))
         return self._changing(attempt)
 
     def purge_expired(self, agent: str | None = None) -> int:

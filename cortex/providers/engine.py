@@ -193,13 +193,13 @@ class Engine:
         guarded = Guarded(provider, timeout=self.settings.timeout, threshold=BREAKER_FAILURES,
                           cooldown=BREAKER_COOLDOWN, secrets=secrets, name=name, clock=clock)
         try:
-            guarded.available = bool(guarded.call("is_available", provider.is_available))
+            guarded.available = bool(guarded.call("is_available", _method(provider, "is_available", True)))
             if not guarded.available:
                 guarded.last_error = "not available: is it configured (its URL, its key)?"
                 log.warning("memory provider %s is %s", name, guarded.last_error)
             else:
                 plugin_options = {} if name in registry.BUILTIN else options
-                guarded.call("initialize", provider.initialize, f"cortex-{os.getpid()}", platform="cortex",
+                guarded.call("initialize", _method(provider, "initialize"), f"cortex-{os.getpid()}", platform="cortex",
                              hermes_home="", agent_context="primary", **plugin_options)
         except ProviderError:
             pass  # counted and kept as the provider's last error; reads skip it while its breaker is open
@@ -243,6 +243,18 @@ class Engine:
                                        + ("; ".join(failures) or "none is available"))
         return accepted
 
+    def remove(self, agent: str, memory_id: str) -> bool:
+        """Ask every usable provider to remove the memory Cortex stored there as ``memory_id`` (the ``external``
+        engine's forget); whether one of them took the request."""
+        done = False
+        for guarded in self.usable:
+            try:
+                self.send(guarded, "remove", agent, None, ("agent", memory_id))
+                done = True
+            except ProviderError:
+                pass
+        return done
+
     def send(self, guarded: Guarded, action: str, agent: str | None, memory: Memory | None,
              removed: tuple[str, str] | None = None) -> None:
         """One ``on_memory_write`` to one provider (redacted content; the memory's fields in ``metadata``)."""
@@ -256,8 +268,8 @@ class Engine:
             assert removed is not None
             content = ""
             metadata = {"write_origin": WRITE_ORIGIN, "agent": agent, "memory_id": removed[1], "scope": removed[0]}
-        guarded.call(f"on_memory_write {action}", guarded.provider.on_memory_write, action, "memory", content,
-                     metadata)
+        guarded.call(f"on_memory_write {action}", _method(guarded.provider, "on_memory_write"), action, "memory",
+                     content, metadata)
 
     # -- state ------------------------------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
@@ -274,10 +286,17 @@ class Engine:
         self._mirror.close(self.settings.timeout)
         for guarded in self.usable:
             try:
-                guarded.call("shutdown", guarded.provider.shutdown, timeout=min(self.settings.timeout, 2.0))
+                guarded.call("shutdown", _method(guarded.provider, "shutdown"), timeout=min(self.settings.timeout, 2.0))
             except ProviderError:
                 pass
         self.providers = []
+
+
+def _method(provider: object, name: str, default: object = None) -> Callable[..., Any]:
+    """The provider's method ``name``, or one that returns ``default`` (a Hermes provider need not have the
+    optional ones)."""
+    method = getattr(provider, name, None)
+    return method if callable(method) else (lambda *args, **kwargs: default)
 
 
 class PendingSearch:
@@ -300,16 +319,24 @@ class PendingSearch:
 
     def _ask(self, guarded: Guarded, agent: str, query: str, limit: int) -> None:
         provider = guarded.provider
+
+        def hits(answer: object) -> list[ProviderHit]:
+            found = _hits(answer, limit)
+            if found is None:
+                raise ValueError(f"{type(answer).__name__}, not a list of hits")
+            return found
+
+        def text_hits(text: object) -> list[ProviderHit]:
+            if not isinstance(text, str):
+                raise ValueError(f"{type(text).__name__}, not text")
+            return [ProviderHit(id=str(i), content=part) for i, part in enumerate(split_context(text)[:limit])]
+
         try:
             if callable(getattr(provider, "search", None)):
-                answer = guarded.call("search", provider.search, query, agent=agent, limit=limit)
+                found = guarded.call("search", provider.search, query, agent=agent, limit=limit, check=hits)
             else:  # a Hermes provider as it is: its prefetch's text
-                text = guarded.call("prefetch", provider.prefetch, query, session_id=agent)
-                answer = [ProviderHit(id=str(i), content=part) for i, part in enumerate(split_context(text))]
-            hits = _hits(answer, limit)
-            if hits is None:
-                raise guarded.failed(f"search answered {type(answer).__name__}, not a list of hits")
-            self._results[guarded.name] = hits
+                found = guarded.call("prefetch", provider.prefetch, query, session_id=agent, check=text_hits)
+            self._results[guarded.name] = found
             self.status[guarded.name] = "ok"
         except ProviderError as exc:
             self.status[guarded.name] = str(exc).removeprefix(f"memory provider {guarded.name}: ")

@@ -60,9 +60,11 @@ class Guarded:
         self._in_flight = 0
         self.available = True
 
-    def call(self, what: str, fn: Callable[..., _T], *args: Any, timeout: float | None = None, **kwargs: Any) -> _T:
+    def call(self, what: str, fn: Callable[..., Any], *args: Any, timeout: float | None = None,
+             check: Callable[[Any], _T] | None = None, **kwargs: Any) -> _T:
         """``fn(*args, **kwargs)`` (a method of the provider), or :class:`ProviderError` when the breaker is open,
-        the provider is still stuck in earlier calls, the call raises, or it takes longer than the time-out."""
+        the provider is still stuck in earlier calls, the call raises, or it takes longer than the time-out.
+        ``check`` turns the answer into what the caller needs, raising ValueError (a failure too) when it cannot."""
         with self._lock:
             now = self._clock()
             if self.open_until is not None and now < self.open_until:
@@ -94,24 +96,21 @@ class Guarded:
         elif outcome.error is not None:
             message = f"{what} failed: {type(outcome.error).__name__}: {outcome.error}"
         else:
-            with self._lock:
-                self.failures = 0
-                self.open_until = None
-                self.last_ok = self._clock()
-            return outcome.value  # type: ignore[no-any-return]
+            try:
+                value = check(outcome.value) if check is not None else outcome.value
+            except ValueError as exc:
+                message = f"{what} answered {exc}"
+            else:
+                with self._lock:
+                    self.failures = 0
+                    self.open_until = None
+                    self.last_ok = self._clock()
+                return value
         message = self.scrub(message)
         with self._lock:
             self._failed(message)
         log.warning("memory provider %s: %s", self.name, message)
         raise ProviderError(self.name, message)
-
-    def failed(self, message: str) -> ProviderError:
-        """Count a failure found by the caller (an answer of the wrong shape) and return its error to raise."""
-        message = self.scrub(message)
-        with self._lock:
-            self._failed(message)
-        log.warning("memory provider %s: %s", self.name, message)
-        return ProviderError(self.name, message)
 
     def _failed(self, message: str) -> None:
         self.errors += 1
