@@ -159,7 +159,7 @@ def _memory_table(memories: Sequence[Memory], *, lifecycle: bool = False) -> str
     """Memories as a table for a terminal; ``lifecycle`` adds scope, source, version, tags and state."""
     rows: list[tuple[str, ...]]
     if not lifecycle:
-        rows = [(m.id, m.type.value, m.project, f"{m.confidence:.2f}", str(m.usage_count), _short(m.content))
+        rows = [(m.id, m.type.value, m.project, f"{m.confidence:.2f}", str(m.usage_count), _short(_labelled(m)))
                 for m in memories]
         return _table(rows, ["id", "type", "project", "conf", "uses", "content"])
     from cortex.model import utcnow
@@ -167,8 +167,13 @@ def _memory_table(memories: Sequence[Memory], *, lifecycle: bool = False) -> str
     now = utcnow()
     rows = [(m.id, m.created_at.strftime("%Y-%m-%d %H:%M"), m.scope, m.type.value, m.source.value, str(m.version),
              ",".join(m.tags), "superseded" if m.superseded else "expired" if m.expired(now) else "current",
-             _short(m.content, 50)) for m in memories]
+             _short(_labelled(m), 50)) for m in memories]
     return _table(rows, ["id", "created", "scope", "type", "source", "v", "tags", "state", "content"])
+
+
+def _labelled(memory: Memory) -> str:
+    """The content, after ``(provider)`` for a memory a memory provider answered (CORTEX_ENGINE both/external)."""
+    return memory.content if memory.origin == "cortex" else f"({memory.origin}) {memory.content}"
 
 
 
