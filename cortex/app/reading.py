@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -21,7 +22,7 @@ from cortex.model import (
 )
 from cortex.provenance import current as current_activity
 from cortex.providers.engine import PendingSearch
-from cortex.providers.merge import merge
+from cortex.providers.merge import lexical_relevance, merge, semantic_relevance
 from cortex.recall import recall_ids
 from cortex.render import RANKING as BLOCK_RANKING
 from cortex.render import compose, fit, general_ids, role_terms, task_text
@@ -34,6 +35,8 @@ from cortex.validation import (
     check_project,
     check_query_text,
 )
+
+log = logging.getLogger("cortex")
 
 
 class ReadingOps(Kernel):
@@ -141,8 +144,19 @@ class ReadingOps(Kernel):
         """``own`` and the providers' hits, merged (:func:`cortex.providers.merge.merge`), and each provider's
         status."""
         external, status = pending.collect()
-        return merge(own, external, agent=agent, limit=q.limit, now=self._clock(),
-                     weight=self.engine.settings.weight), status
+        return merge(own, external, agent=agent, limit=q.limit, now=self._clock(), query=q.text or "",
+                     relevance=self._relevance, weight=self.engine.settings.weight), status
+
+    def _relevance(self, query: str, texts: Sequence[str]) -> Sequence[float]:
+        """How relevant each text is to ``query`` on one scale for Cortex's memories and the providers': the cosine
+        of the store's embedding model when it is ready, else BM25 over the texts themselves."""
+        embeddings = self.embeddings
+        if embeddings is not None and getattr(embeddings, "ready", True):
+            try:
+                return semantic_relevance(embeddings.embed)(query, texts)
+            except Exception:  # noqa: BLE001 - a model that fails here fails the lexical way, not the read
+                log.warning("embedding the merge's candidates failed: ranked lexically", exc_info=True)
+        return lexical_relevance(query, texts)
 
     def _as_of(self, memories: list[Memory], q: Query) -> list[Memory]:
         """With ``as_of``, each memory as it was then (the version current at that moment; matching was on
@@ -274,7 +288,7 @@ class ReadingOps(Kernel):
                                 policy=self._policy(agent))
             hits = [h.memory for h in result]
         if pending is not None:
-            hits = [m for m, _ in self._merged(agent, replace(q, limit=2 * limit), hits, pending)[0]]
+            hits = [m for m, _ in self._merged(agent, replace(q, text=task, limit=2 * limit), hits, pending)[0]]
         with self._memories.lock:
             # twice the limit: room for what the same content repeated takes out
             general = (self._memories.load_many(general_ids(self._parts(q.scopes), q.filters, 2 * limit))

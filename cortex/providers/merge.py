@@ -1,31 +1,37 @@
 """Merging Cortex's own ranked memories with the hits of memory providers: one list, deduplicated, each memory
 labelled with where it lives (``Memory.origin``).
 
-The rankings are fused by weighted reciprocal rank (each source's rank r adds ``weight / (K + r)``; Cortex's own
-weight is 1, a provider's :data:`DEFAULT_WEIGHT`): scores of different systems are not comparable (BM25 against a
-mem0 cosine against an OpenViking rerank), ranks are. With K = 1 and a provider weight of 0.5, a provider's first
-hit ranks just after Cortex's third and its second after Cortex's fifth, so the providers always show in a list of
-ten, and Cortex's own relevant hits are not pushed out of the top (``bench/providers.py`` measures that on
-LongMemEval). The same content found by several sources (a memory Cortex mirrored to mem0 and mem0 returns) is
-one memory, Cortex's copy when it has one, with the fused scores added up.
+Scores of different systems are not comparable (Cortex's fused BM25 and cosine, a mem0 similarity, an OpenViking
+rerank), so every candidate is scored again on one scale (:data:`Relevance`): the cosine of the store's own
+embedding model when it has one, else BM25 over the candidates themselves. Each source keeps its own order (Cortex's
+ranking has recency, use and confidence in it; a provider's has what it knows), and the lists are merged by their
+heads, a head weighing as much as the best candidate it holds back; a provider's relevance counts ``weight`` times
+(:data:`DEFAULT_WEIGHT`, ``CORTEX_PROVIDER_WEIGHT``) against Cortex's, and Cortex wins ties. ``bench/providers.py``
+measures on LongMemEval that this keeps Cortex's own relevant hits in the top results when the providers answer
+plausible but irrelevant memories. The same content found by several sources (a memory Cortex mirrored to mem0,
+which mem0 returns) is one memory, Cortex's copy.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from cortex import config
 from cortex.model import DEFAULT_TYPE, Memory, Source
+from cortex.index.analyzer import analyze, analyze_many
 from cortex.providers.base import ProviderHit
 
-#: K of the reciprocal rank: small, so that the first ranks weigh much more than the tail.
-K = 1.0
-#: A provider's weight against Cortex's own (1).
+#: How much a provider's relevance counts against Cortex's own (1): its memory ranks above one of Cortex's only when it
+#: is twice as relevant.
 DEFAULT_WEIGHT = 0.5
 #: The longest content of a provider's memory that is kept (the rest is cut, with an ellipsis).
 MAX_CONTENT = 4000
@@ -57,31 +63,82 @@ def as_memory(provider: str, agent: str, hit: ProviderHit, now: datetime) -> Mem
         superseded_reason=None, scope="agent", author=None, used_count=0, origin=provider)
 
 
+#: How relevant each text is to a query, on one scale for every source (higher is better).
+Relevance = Callable[[str, Sequence[str]], Sequence[float]]
+
+
+def lexical_relevance(query: str, texts: Sequence[str]) -> list[float]:
+    """BM25 of ``query`` over ``texts`` as their own corpus (Cortex's analyzer: stems, CJK grams)."""
+    docs = [Counter(tokens) for tokens in analyze_many(list(texts))]
+    terms = set(analyze(query))
+    if not docs or not terms:
+        return [0.0] * len(docs)
+    lengths = [sum(d.values()) for d in docs]
+    average = sum(lengths) / len(docs) or 1.0
+    out = []
+    for doc, length in zip(docs, lengths):
+        score = 0.0
+        for term in terms:
+            f = doc.get(term, 0)
+            if f:
+                df = sum(1 for d in docs if term in d)
+                idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+                score += idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * length / average))
+        out.append(score)
+    return out
+
+
+def semantic_relevance(embed: Callable[[Sequence[str]], np.ndarray]) -> Relevance:
+    """The cosine of each text with the query, from ``embed`` (unit-length rows: the store's embedding model)."""
+
+    def relevance(query: str, texts: Sequence[str]) -> list[float]:
+        rows = embed([query, *texts])
+        return [float(x) for x in rows[1:] @ rows[0]]
+
+    return relevance
+
+
 def merge(own: Sequence[Memory], external: Mapping[str, Sequence[ProviderHit]], *, agent: str, limit: int,
-          now: datetime, weight: float = DEFAULT_WEIGHT) -> list[tuple[Memory, float]]:
-    """``own`` (Cortex's ranking, best first) and each provider's hits fused into at most ``limit`` memories, best
-    first, with their fused scores (see the module's docstring)."""
-    scores: dict[str, float] = {}
-    chosen: dict[str, Memory] = {}
-    order: list[str] = []
-
-    def add(memory: Memory, rank: int, w: float) -> None:
-        key = content_key(memory.content)
-        if not key:
-            return
-        if key not in chosen:
-            chosen[key] = memory
-            order.append(key)
-            scores[key] = 0.0
-        elif chosen[key].origin != "cortex" and memory.origin == "cortex":
-            chosen[key] = memory
-        scores[key] += w / (K + rank)
-
-    for rank, memory in enumerate(own, 1):
-        add(memory, rank, 1.0)
+          now: datetime, query: str, relevance: Relevance = lexical_relevance, weight: float = DEFAULT_WEIGHT
+          ) -> list[tuple[Memory, float]]:
+    """``own`` (Cortex's ranking, best first) and each provider's hits merged into at most ``limit`` memories,
+    best first, each with its relevance (see the module's docstring)."""
+    seen = {content_key(m.content) for m in own}
+    lists: list[list[Memory]] = [list(own)]
+    weights = [1.0]
     for provider, hits in external.items():
-        for rank, hit in enumerate(hits, 1):
-            add(as_memory(provider, agent, hit, now), rank, weight)
-    # a stable sort: ties keep Cortex's (then the providers') order
-    ranked = sorted(order, key=lambda key: -scores[key])[:limit]
-    return [(chosen[key], scores[key]) for key in ranked]
+        mine = []
+        for hit in hits:
+            memory = as_memory(provider, agent, hit, now)
+            key = content_key(memory.content)
+            if key and key not in seen:
+                seen.add(key)
+                mine.append(memory)
+        lists.append(mine)
+        weights.append(weight)
+    texts = [m.content for candidates in lists for m in candidates]
+    scores = iter(relevance(query, texts) if texts else [])
+    scored = [[(m, next(scores)) for m in candidates] for candidates in lists]
+    # each list keeps its order, so a head weighs as much as the best memory it holds back (a suffix maximum)
+    keys = []
+    for candidates in scored:
+        top, suffix = -math.inf, []
+        for _, score in reversed(candidates):
+            top = max(top, score)
+            suffix.append(top)
+        keys.append(suffix[::-1])
+    heads = [0] * len(scored)
+    out: list[tuple[Memory, float]] = []
+    while len(out) < limit:
+        best: tuple[int, float] | None = None
+        for i, candidates in enumerate(scored):  # Cortex's list first: it wins ties
+            if heads[i] < len(candidates):
+                value = keys[i][heads[i]] * weights[i]
+                if best is None or value > best[1]:
+                    best = (i, value)
+        if best is None:
+            break
+        memory, score = scored[best[0]][heads[best[0]]]
+        heads[best[0]] += 1
+        out.append((memory, score))
+    return out

@@ -68,7 +68,7 @@ def test_both_merges_labelled_hits_of_the_store_and_a_plugin(cx: Cortex, monkeyp
     cx.store("reviewer", "Parsers must reject nested input past 64 levels")
     result = cx.search("reviewer", "parsers", explain=True)
     origins = [h.memory.origin for h in result.hits]
-    assert origins[:2] == ["cortex", "cortex"] and "echo" in origins
+    assert origins.count("cortex") == 2 and origins.count("echo") == 2 and result.hits[0].memory.origin == "cortex"
     echoed = next(h.memory for h in result.hits if h.memory.origin == "echo")
     assert echoed.content == "echo remembers parsers" and echoed.metadata["provider_id"] == "e1"
     assert echoed.id.startswith("echo-") and result.providers == {"echo": "ok"}
