@@ -26,6 +26,7 @@ Any failure raises :class:`~cortex.errors.ProviderError`; the API key is never p
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import re
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from cortex import jsonsafe
-from cortex.errors import ProviderError
+from cortex.errors import CortexError, ProviderError
 from cortex.names import check_agent_name, is_memory_id
 from cortex.providers.base import MemoryProvider, ProviderHit
 
@@ -116,7 +117,7 @@ class OpenVikingProvider(MemoryProvider):
                 try:
                     self.agent = check_agent_name(value)
                     return
-                except Exception:  # noqa: BLE001 - not a Cortex agent name: the next candidate
+                except CortexError:  # not a Cortex agent name (a Hermes profile may be any text): the next one
                     continue
 
     def shutdown(self) -> None:
@@ -270,8 +271,9 @@ class OpenVikingProvider(MemoryProvider):
 
     def _fail(self, message: str) -> ProviderError:
         """A :class:`ProviderError` whose message cannot carry the key, even if the server echoed it."""
-        if self._key:
-            message = message.replace(self._key, "***")
+        if self._key:  # as sent, and as a repr or a JSON string would show it
+            for shown in {self._key, repr(self._key)[1:-1], json.dumps(self._key)[1:-1]}:
+                message = message.replace(shown, "***")
         return ProviderError(self.name, message)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 def main() -> None:
     args = json.loads(sys.argv[1])
-    import openviking
+    import openviking  # type: ignore[import-not-found]  # in its own virtualenv
     from openviking import SyncHTTPClient
 
     out: dict[str, Any] = {"version": openviking.__version__, "client": f"{SyncHTTPClient.__module__}."

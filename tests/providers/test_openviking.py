@@ -19,7 +19,7 @@ from cortex.providers.base import MemoryProvider, ProviderHit
 from cortex.providers.openviking import OpenVikingProvider, agent_prefix, memory_uri, session_key
 from tests.providers.openviking_standin import serve
 
-KEY = "ov-secret-Zq8#\"key"
+KEY = "ov-secret-Zq8#\"key'\\x"  # a quote, an apostrophe and a backslash: escaped differently by repr and JSON
 DRIVER = Path(__file__).with_name("openviking_client_driver.py")
 #: Read when the module is imported: the hermetic fixtures drop every CORTEX_* variable before a test runs.
 CLIENT_PYTHON = os.environ.get("CORTEX_OPENVIKING_PYTHON", "")
