@@ -1,0 +1,350 @@
+"""OpenViking as a memory provider, over the HTTP API that the ``openviking`` 0.5.2 client speaks (its HTTP client
+is the ``openviking-sdk`` package's ``AsyncHTTPClient``; the server's routers are ``openviking/server/routers``).
+
+Cortex never imports ``openviking`` (it needs ``mcp<2``): it sends what the client sends, with httpx.
+
+- Auth: ``X-API-Key: <key>``, plus ``X-OpenViking-Account`` / ``X-OpenViking-User`` when configured (as the client
+  does), and ``X-OpenViking-Actor-Peer: <agent>`` on an agent's requests.
+- Every answer is an envelope ``{"status": "ok"|"error", "result": ..., "error": {"code", "message"}}``.
+- Where an agent's memories live: ``viking://~/peers/<agent>/memories/``. ``~`` is 0.5.2's home alias (the
+  current user's space); the older uid-less ``viking://user/memories/...`` no longer expands there in 0.5.2 (the
+  server refuses it, or reads it as a user named ``memories``). ``peers/<peer>`` is OpenViking's own per-agent
+  namespace: the server classifies ``user/<uid>/peers/<peer>/memories/`` as memory, hides other peers from an
+  actor peer's view, and files what it extracts from a session about an assistant whose messages carry
+  ``peer_id`` there. Cortex's memory ``m`` of agent ``a`` is mirrored at
+  ``viking://~/peers/a/memories/cortex/m.md``.
+- Search: ``POST /api/v1/search/find`` with that prefix as ``target_uri`` (and ``read_content`` for the verbatim
+  text); hits outside the agent's prefix are dropped here too, whatever the server returns.
+- Turns: ``POST /api/v1/sessions/{id}/messages`` (the server creates the session on the first message), then
+  ``POST /api/v1/sessions/{id}/commit``, which archives them and lets OpenViking extract memories.
+- Writes: ``POST /api/v1/content/write`` (mode ``replace``: creates or overwrites); a removal is
+  ``DELETE /api/v1/fs?uri=`` (the client's ``rm``).
+
+Any failure raises :class:`~cortex.errors.ProviderError`; the API key is never part of a message or repr.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import threading
+import time
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from cortex import jsonsafe
+from cortex.errors import CortexError, ProviderError
+from cortex.names import check_agent_name, is_memory_id
+from cortex.providers.base import MemoryProvider, ProviderHit
+
+if TYPE_CHECKING:
+    import httpx
+
+URL_ENV = "CORTEX_OPENVIKING_URL"
+API_KEY_ENV = "CORTEX_OPENVIKING_API_KEY"
+ACCOUNT_ENV = "CORTEX_OPENVIKING_ACCOUNT"
+USER_ENV = "CORTEX_OPENVIKING_USER"
+
+#: The most bytes of one answer read (a page of hits is far smaller; more is a broken or hostile server).
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+#: The agent a Hermes-style call (no agent given) is made for, unless :meth:`OpenVikingProvider.initialize`
+#: names one.
+DEFAULT_AGENT = "default"
+_CATEGORIES = ("memories", "resources", "skills")
+_SESSION_UNSAFE = re.compile(r"[^A-Za-z0-9_.@-]")
+
+
+def agent_prefix(agent: str) -> str:
+    """The ``viking://`` prefix under which ``agent``'s memories live (see the module's docstring)."""
+    return f"viking://~/peers/{check_agent_name(agent)}/memories/"
+
+
+def memory_uri(agent: str, memory_id: str) -> str:
+    """Where Cortex mirrors its memory ``memory_id`` of ``agent``."""
+    if not is_memory_id(memory_id):
+        raise ProviderError("openviking", f"not a memory id: {memory_id!r:.80}")
+    return f"{agent_prefix(agent)}cortex/{memory_id}.md"
+
+
+def _owned_by(uri: str, agent: str) -> bool:
+    """Whether ``uri`` (as the server answers it: canonical ``viking://user/<uid>/...`` or the ``~`` alias) is
+    inside ``agent``'s prefix."""
+    return re.match(rf"viking://(?:~|user/[^/]+)/peers/{re.escape(agent)}/memories/", uri) is not None
+
+
+class OpenVikingProvider(MemoryProvider):
+    """An OpenViking server as a memory provider (see the module's docstring for the mapping).
+
+    ``url``, ``api_key``, ``account`` and ``user`` default to ``CORTEX_OPENVIKING_URL``,
+    ``CORTEX_OPENVIKING_API_KEY``, ``CORTEX_OPENVIKING_ACCOUNT`` and ``CORTEX_OPENVIKING_USER``; ``timeout`` bounds
+    each request (connecting, each read, and the whole answer)."""
+
+    name = "openviking"
+
+    def __init__(self, url: str | None = None, api_key: str | None = None, *, account: str | None = None,
+                 user: str | None = None, timeout: float = 5.0) -> None:
+        raw = (url if url is not None else os.environ.get(URL_ENV, "")).strip().rstrip("/")
+        self.url = raw
+        self._key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
+        self.account = account if account is not None else os.environ.get(ACCOUNT_ENV) or None
+        self.user = user if user is not None else os.environ.get(USER_ENV) or None
+        self.timeout = float(timeout)
+        self.agent = DEFAULT_AGENT
+        self._http: httpx.Client | None = None
+        self._lock = threading.Lock()
+        self._status: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return (f"OpenVikingProvider(url={_shown(self.url)!r}, api_key={'set' if self._key else 'none'}, "
+                f"timeout={self.timeout:g})")
+
+    # -- lifecycle --------------------------------------------------------------------------------------------
+    def is_available(self) -> bool:
+        """True when a ``http(s)://`` URL is configured (no network)."""
+        parts = urlsplit(self.url)
+        return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        """Remember the agent Hermes-style calls are made for: ``agent`` (Cortex) or ``agent_identity`` (Hermes's
+        profile) when it is a valid agent name, else :data:`DEFAULT_AGENT`."""
+        for key in ("agent", "agent_identity"):
+            value = kwargs.get(key)
+            if isinstance(value, str) and value:
+                try:
+                    self.agent = check_agent_name(value)
+                    return
+                except CortexError:  # not a Cortex agent name (a Hermes profile may be any text): the next one
+                    continue
+
+    def shutdown(self) -> None:
+        """Close the connection pool."""
+        with self._lock:
+            client, self._http = self._http, None
+        if client is not None:
+            client.close()
+
+    # -- recall -----------------------------------------------------------------------------------------------
+    def search(self, query: str, *, agent: str, limit: int = 10) -> list[ProviderHit]:
+        """``agent``'s hits for ``query`` from ``POST /api/v1/search/find``, best first: the URI is the id, the
+        verbatim content (else the abstract) the content, the server's score the score."""
+        agent = check_agent_name(agent)
+        limit = max(1, int(limit))
+        started = time.monotonic()
+        self._status = {"query": query, "agent": agent, "count": 0, "state": "running"}
+        try:
+            result = self._call("POST", "/api/v1/search/find", agent=agent, body={
+                "query": query, "target_uri": agent_prefix(agent), "limit": limit, "read_content": True})
+            hits, skipped = _hits(result, agent)
+        except Exception as exc:
+            self._status.update(state="failed", error=str(exc), seconds=round(time.monotonic() - started, 3))
+            raise
+        hits = hits[:limit]
+        self._status.update(state="ok", count=len(hits), skipped=skipped, ids=[h.id for h in hits],
+                            seconds=round(time.monotonic() - started, 3),
+                            at=datetime.now(timezone.utc).isoformat())
+        return hits
+
+    def prefetch(self, query: str, *, session_id: str = "", agent: str | None = None) -> str:
+        """The hits of :meth:`search` for ``agent`` (default: the initialized agent) as a Markdown list, one
+        memory a line ("" for none)."""
+        hits = self.search(query, agent=agent or self.agent, limit=10)
+        return "\n".join(f"- {' '.join(hit.content.split())}" for hit in hits if hit.content.strip())
+
+    def recall_status(self) -> dict[str, Any]:
+        """The last search: ``query``, ``agent``, ``count``, ``state`` (ok / failed), ``ids``, ``skipped``
+        (malformed hits dropped), ``seconds``, and ``error`` when it failed."""
+        return dict(self._status)
+
+    # -- writes -----------------------------------------------------------------------------------------------
+    def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
+                  messages: list[dict[str, Any]] | None = None, agent: str | None = None) -> None:
+        """Add the turn to the OpenViking session of (``agent``, ``session_id``) (``POST .../messages``, the
+        assistant's message with the agent as ``peer_id``), then commit it (``POST .../commit``)."""
+        agent = check_agent_name(agent or self.agent)
+        path = f"/api/v1/sessions/{quote(session_key(agent, session_id), safe='')}"
+        if user_content:
+            self._call("POST", f"{path}/messages", agent=agent, body={"role": "user", "content": user_content})
+        if assistant_content:
+            self._call("POST", f"{path}/messages", agent=agent,
+                       body={"role": "assistant", "content": assistant_content, "peer_id": agent})
+        if user_content or assistant_content:
+            self._call("POST", f"{path}/commit", agent=agent, body={"keep_recent_count": 0})
+
+    def on_memory_write(self, action: str, target: str, content: str,
+                        metadata: dict[str, Any] | None = None) -> None:
+        """Mirror a write: ``add`` / ``replace`` write ``content`` verbatim at :func:`memory_uri` (of
+        ``metadata``'s ``agent`` and ``memory_id``; without an id, one made from the content), ``remove`` deletes
+        that file (a file already gone is fine)."""
+        meta = metadata or {}
+        agent = check_agent_name(meta.get("agent") or self.agent)
+        memory_id = meta.get("memory_id")
+        if action in ("add", "replace"):
+            if not memory_id:
+                memory_id = "h" + hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+            self._call("POST", "/api/v1/content/write", agent=agent, body={
+                "uri": memory_uri(agent, str(memory_id)), "content": content, "mode": "replace", "wait": False})
+        elif action == "remove":
+            if not memory_id:
+                raise ProviderError(self.name, "a remove needs metadata['memory_id']")
+            try:
+                self._call("DELETE", "/api/v1/fs", agent=agent,
+                           params={"uri": memory_uri(agent, str(memory_id)), "recursive": "false",
+                                   "wait": "false"})
+            except _NotFound:
+                pass
+        else:
+            raise ProviderError(self.name, f"unknown memory write action {action!r:.40}")
+
+    # -- HTTP -------------------------------------------------------------------------------------------------
+    def _headers(self, agent: str | None) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if self._key:
+            headers["X-API-Key"] = self._key
+        if self.account:
+            headers["X-OpenViking-Account"] = self.account
+        if self.user:
+            headers["X-OpenViking-User"] = self.user
+        if agent:
+            headers["X-OpenViking-Actor-Peer"] = agent
+        return headers
+
+    def _client(self) -> httpx.Client:
+        import httpx
+
+        with self._lock:
+            if self._http is None:
+                self._http = httpx.Client(base_url=self.url, timeout=self.timeout, follow_redirects=False)
+            return self._http
+
+    def _call(self, method: str, path: str, *, agent: str | None = None, body: dict[str, Any] | None = None,
+              params: dict[str, str] | None = None) -> Any:
+        """Send one request and return the envelope's ``result``; :class:`ProviderError` for anything else."""
+        import httpx
+
+        if not self.is_available():
+            raise ProviderError(self.name, f"no server URL configured ({URL_ENV})")
+        where = f"{method} {path}"
+        deadline = time.monotonic() + self.timeout
+        try:
+            with self._client().stream(method, path, json=body, params=params,
+                                       headers=self._headers(agent)) as answer:
+                data = bytearray()
+                for chunk in answer.iter_bytes():
+                    data += chunk
+                    if len(data) > MAX_ANSWER_BYTES:
+                        raise self._fail(f"{where} answered more than {MAX_ANSWER_BYTES} bytes: not read")
+                    if time.monotonic() > deadline:
+                        raise self._fail(f"{where} did not finish answering within {self.timeout:g} s")
+                status = answer.status_code
+        except httpx.TimeoutException:
+            raise self._fail(f"{where} did not answer within {self.timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            raise self._fail(f"{_shown(self.url)} cannot be reached ({where}): "
+                             f"{type(exc).__name__}: {exc}") from None
+        text = data.decode("utf-8", errors="replace")
+        try:
+            envelope = jsonsafe.loads(text)
+        except jsonsafe.JSONLimitError as exc:
+            raise self._fail(f"{where} answered HTTP {status}: {exc}") from None
+        except ValueError:
+            raise self._fail(f"{where} answered HTTP {status} with something that is not JSON: "
+                             f"{_head(text)!r}") from None
+        if not isinstance(envelope, dict):
+            raise self._fail(f"{where} answered HTTP {status} with a JSON {type(envelope).__name__}, "
+                             "not the {status, result} envelope")
+        if envelope.get("status") == "error" or status >= 400:
+            error = envelope.get("error")
+            code = error.get("code") if isinstance(error, dict) else None
+            message = error.get("message") if isinstance(error, dict) else envelope.get("detail")
+            if code == "NOT_FOUND" or (status == 404 and code is None and method == "DELETE"):
+                raise _NotFound(self.name, f"{where}: not found")
+            hint = " (check CORTEX_OPENVIKING_API_KEY)" if status == 401 or code == "UNAUTHENTICATED" else ""
+            raise self._fail(f"{where} failed: HTTP {status} {_head(str(code or 'error'), 40)}: "
+                             f"{_head(str(message or ''))}{hint}")
+        if envelope.get("status") != "ok":
+            raise self._fail(f"{where} answered HTTP {status} without status 'ok': {_head(text)!r}")
+        return envelope.get("result")
+
+    def _fail(self, message: str) -> ProviderError:
+        """A :class:`ProviderError` whose message cannot carry the key, even if the server echoed it."""
+        if self._key:  # as sent, and as a repr or a JSON string would show it
+            for shown in {self._key, repr(self._key)[1:-1], json.dumps(self._key)[1:-1]}:
+                message = message.replace(shown, "***")
+        return ProviderError(self.name, message)
+
+
+class _NotFound(ProviderError):
+    """The server answered NOT_FOUND (a removal of a file already gone is not a failure)."""
+
+
+def session_key(agent: str, session_id: str) -> str:
+    """The OpenViking session id of Cortex's ``session_id`` for ``agent``: ``cortex-<agent>[-<session>]``, with
+    characters OpenViking's ids do not allow replaced (and a digest of the original when any were)."""
+    if not session_id:
+        return f"cortex-{agent}"
+    safe = _SESSION_UNSAFE.sub("_", session_id)[:96]
+    if safe != session_id:
+        safe += "-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"cortex-{agent}-{safe}"
+
+
+def _hits(result: Any, agent: str) -> tuple[list[ProviderHit], int]:
+    """The hits of a find result (``{memories, resources, skills, total}``) inside ``agent``'s prefix, best
+    first, and how many malformed ones were dropped."""
+    if not isinstance(result, dict) or not any(isinstance(result.get(c), list) for c in _CATEGORIES):
+        raise ProviderError("openviking", f"find answered a {type(result).__name__} without memories/resources/"
+                                          "skills lists")
+    hits: dict[str, ProviderHit] = {}
+    skipped = 0
+    for category in _CATEGORIES:
+        items = result.get(category)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise ProviderError("openviking", f"find answered {category} as a {type(items).__name__}")
+        for item in items:
+            uri = item.get("uri") if isinstance(item, dict) else None
+            if not isinstance(uri, str) or not uri.startswith("viking://") or len(uri) > 2048:
+                skipped += 1
+                continue
+            if not _owned_by(uri, agent) or uri in hits:
+                continue
+            content = next((item[k] for k in ("content", "abstract", "overview")
+                            if isinstance(item.get(k), str) and item[k].strip()), "")
+            if not content:
+                skipped += 1
+                continue
+            score = item.get("score")
+            number = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+            metadata: dict[str, Any] = {"uri": uri, "category": category}
+            for key in ("context_type", "level", "abstract"):
+                if isinstance(item.get(key), (str, int)) and not isinstance(item.get(key), bool):
+                    metadata[key] = item[key]
+            tags = item.get("tags")
+            if isinstance(tags, list):
+                metadata["tags"] = [t for t in tags if isinstance(t, str)]
+            mirrored = re.search(r"/memories/cortex/([A-Za-z0-9_-]{1,128})\.md$", uri)
+            if mirrored:
+                metadata["memory_id"] = mirrored.group(1)
+            hits[uri] = ProviderHit(id=uri, content=content,
+                                    score=number if number is not None and math.isfinite(number) else None,
+                                    metadata=metadata)
+    ranked = sorted(hits.values(), key=lambda h: -(h.score if h.score is not None else -math.inf))
+    return ranked, skipped
+
+
+def _shown(url: str) -> str:
+    """``url`` without credentials in it (``user:password@`` is dropped)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def _head(text: str, size: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= size else flat[:size] + "..."
