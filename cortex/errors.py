@@ -269,11 +269,3 @@ class LLMUnavailableError(LLMError):
 class LLMOutputError(LLMError):
     """The language model answered, but not with the JSON asked for, even after being told what was wrong
     once."""
-
-
-class ProviderError(CortexError):
-    """A memory provider failed or answered something unusable; ``provider`` names it."""
-
-    def __init__(self, provider: str, message: str) -> None:
-        self.provider = provider
-        super().__init__(f"memory provider {provider}: {message}")
