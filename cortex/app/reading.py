@@ -108,16 +108,17 @@ class ReadingOps(Kernel):
         pending = self._ask_providers(q, scope)
         if not self.engine.settings.own:
             result = SearchResult(hits=[], mode=str(requested), requested_mode=str(requested))
-        else:
-            result = run_search(self._memories, q.scopes, q, requested, reranking=settings, explain=explain,
-                                fusion=self.fusion, now=self._clock(), policy=self._policy(agent))
+        else:  # merging needs each hit's cosine, which the explanation holds
+            result = run_search(self._memories, q.scopes, q, requested, reranking=settings,
+                                explain=explain or pending is not None, fusion=self.fusion, now=self._clock(),
+                                policy=self._policy(agent))
             if q.filters.as_of is not None:
                 then = self._as_of([h.memory for h in result.hits], q)
                 result.hits = [h.model_copy(update={"memory": m}) for h, m in zip(result.hits, then)]
         if pending is None:
             return result
         own = {h.memory.id: h for h in result.hits}
-        merged, status = self._merged(agent, q, [h.memory for h in result.hits], pending)
+        merged, status = self._merged(agent, q, [h.memory for h in result.hits], pending, _cosines(result))
         hits = []
         for memory, score in merged:
             details = None
@@ -139,13 +140,16 @@ class ReadingOps(Kernel):
             return None
         return engine.search(q.agent, q.text, q.limit)
 
-    def _merged(self, agent: str, q: Query, own: list[Memory], pending: PendingSearch
-                ) -> tuple[list[tuple[Memory, float]], dict[str, str]]:
+    def _merged(self, agent: str, q: Query, own: list[Memory], pending: PendingSearch,
+                cosines: list[float] | None = None) -> tuple[list[tuple[Memory, float]], dict[str, str]]:
         """``own`` and the providers' hits, merged (:func:`cortex.providers.merge.merge`), and each provider's
-        status."""
+        status. ``cosines``: ``own``'s, when the search computed them (the merge then embeds only the providers'
+        hits)."""
         external, status = pending.collect()
+        semantic = self.embeddings is not None and getattr(self.embeddings, "ready", True)
         return merge(own, external, agent=agent, limit=q.limit, now=self._clock(), query=q.text or "",
-                     relevance=self._relevance, weight=self.engine.settings.weight), status
+                     relevance=self._relevance, weight=self.engine.settings.weight,
+                     own_relevance=cosines if semantic else None), status
 
     def _relevance(self, query: str, texts: Sequence[str]) -> Sequence[float]:
         """How relevant each text is to ``query`` on one scale for Cortex's memories and the providers': the cosine
@@ -281,14 +285,17 @@ class ReadingOps(Kernel):
             q = replace(q, filters=replace(q.filters, projects=frozenset([check_project(project),
                                                                            config.DEFAULT_PROJECT])))
         hits: list[Memory] = []
+        cosines: list[float] | None = None
         text = task_text(task, role_terms(definition.name, definition.description)) if task else ""
         if text.strip() and self.engine.settings.own:  # hybrid falls back to bm25 without embeddings
             result = run_search(self._memories, q.scopes, replace(q, text=text, limit=2 * limit), SearchMode.HYBRID,
-                                reranking=BLOCK_RANKING, explain=False, fusion=self.fusion, now=self._clock(),
-                                policy=self._policy(agent))
+                                reranking=BLOCK_RANKING, explain=pending is not None, fusion=self.fusion,
+                                now=self._clock(), policy=self._policy(agent))
             hits = [h.memory for h in result]
+            cosines = _cosines(result)
         if pending is not None:
-            hits = [m for m, _ in self._merged(agent, replace(q, text=task, limit=2 * limit), hits, pending)[0]]
+            hits = [m for m, _ in self._merged(agent, replace(q, text=task, limit=2 * limit), hits, pending,
+                                               cosines)[0]]
         with self._memories.lock:
             # twice the limit: room for what the same content repeated takes out
             general = (self._memories.load_many(general_ids(self._parts(q.scopes), q.filters, 2 * limit))
@@ -320,6 +327,14 @@ class ReadingOps(Kernel):
             cursor = page.next_cursor
             if cursor is None:
                 return out
+
+
+def _cosines(result: SearchResult) -> list[float] | None:
+    """Each hit's cosine with the query, from its explanation, when the search computed them all."""
+    found = [h.explain.get("semantic") if h.explain else None for h in result.hits]
+    if result.mode not in ("hybrid", "semantic") or any(c is None for c in found):
+        return None
+    return [float(c) for c in found if c is not None]
 
 
 def _by_scope(memories: Sequence[Memory], scopes: Sequence[Scope]) -> dict[Scope, list[str]]:

@@ -35,6 +35,8 @@ from cortex.providers.base import ProviderHit
 DEFAULT_WEIGHT = 0.5
 #: The longest content of a provider's memory that is kept (the rest is cut, with an ellipsis).
 MAX_CONTENT = 4000
+#: The characters of a text the merge embeds (MiniLM reads 256 word pieces: about this many characters).
+MAX_EMBEDDED = 1000
 #: The longest provider id kept in a memory's metadata.
 MAX_PROVIDER_ID = 512
 
@@ -92,17 +94,18 @@ def semantic_relevance(embed: Callable[[Sequence[str]], np.ndarray]) -> Relevanc
     """The cosine of each text with the query, from ``embed`` (unit-length rows: the store's embedding model)."""
 
     def relevance(query: str, texts: Sequence[str]) -> list[float]:
-        rows = embed([query, *texts])
+        rows = embed([query, *(text[:MAX_EMBEDDED] for text in texts)])
         return [float(x) for x in rows[1:] @ rows[0]]
 
     return relevance
 
 
 def merge(own: Sequence[Memory], external: Mapping[str, Sequence[ProviderHit]], *, agent: str, limit: int,
-          now: datetime, query: str, relevance: Relevance = lexical_relevance, weight: float = DEFAULT_WEIGHT
-          ) -> list[tuple[Memory, float]]:
+          now: datetime, query: str, relevance: Relevance = lexical_relevance, weight: float = DEFAULT_WEIGHT,
+          own_relevance: Sequence[float] | None = None) -> list[tuple[Memory, float]]:
     """``own`` (Cortex's ranking, best first) and each provider's hits merged into at most ``limit`` memories,
-    best first, each with its relevance (see the module's docstring)."""
+    best first, each with its relevance (see the module's docstring). ``own_relevance``: the relevance of ``own``
+    already known (the cosines Cortex's search computed), so only the providers' hits are scored."""
     seen = {content_key(m.content) for m in own}
     lists: list[list[Memory]] = [list(own)]
     weights = [1.0]
@@ -116,8 +119,10 @@ def merge(own: Sequence[Memory], external: Mapping[str, Sequence[ProviderHit]], 
                 mine.append(memory)
         lists.append(mine)
         weights.append(weight)
-    texts = [m.content for candidates in lists for m in candidates]
-    scores = iter(relevance(query, texts) if texts else [])
+    known = own_relevance is not None and len(own_relevance) == len(own)
+    texts = [m.content for candidates in (lists[1:] if known else lists) for m in candidates]
+    scores = iter([*(own_relevance if known and own_relevance is not None else ()),
+                   *(relevance(query, texts) if texts else [])])
     scored = [[(m, next(scores)) for m in candidates] for candidates in lists]
     # each list keeps its order, so a head weighs as much as the best memory it holds back (a suffix maximum)
     keys = []
