@@ -9,10 +9,10 @@ agents or a team their own memory, open one store for each. Each memory holds:
 
 - ``content``: the item's text, what Cortex ranks and what an ``<agent-memory>`` block shows: the texts at the
   put's ``index`` paths, else ``value["content"]``, else ``value["text"]``, else the value as JSON;
-- ``metadata["langgraph"]`` (:data:`META_KEY`): ``namespace``, ``key`` and ``value`` exactly as given (JSON,
-  nested values, Unicode and numbers as they were), and the order the item and its namespace were first written
-  in. When that does not fit Cortex's 8 KiB of metadata, the three go into ``content`` as one JSON object instead
-  (up to 64 KiB; that JSON is then also the searchable text);
+- ``metadata["langgraph"]`` (:data:`META_KEY`): ``item``, the namespace, key and value as one JSON text, exactly as
+  given (nested values, key order, Unicode and numbers as they were), and the order the item and its namespace
+  were first written in. When that does not fit Cortex's 8 KiB of metadata, the JSON text is the ``content``
+  instead (up to 64 KiB; it is then also the searchable text);
 - tags: a marker (:data:`ITEM_TAG`), a digest of (namespace, key), one of the exact namespace and one of each
   namespace prefix, so a ``get``, a namespace's items and ``search`` under a prefix are tag lookups in Cortex's
   index (never a text search).
@@ -58,7 +58,7 @@ from langgraph.store.base import (
 
 from cortex import config
 from cortex.errors import InvalidInputError
-from cortex.validation import MAX_CONTENT_BYTES, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, json_depth
+from cortex.validation import MAX_CONTENT_BYTES, MAX_METADATA_BYTES
 
 if TYPE_CHECKING:
     from cortex.api.protocol import MemoryAPI
@@ -183,7 +183,7 @@ def _read(memory: Memory) -> _Stored | None:
     """The item a memory holds, or None for a memory that does not hold one (tagged by hand, edited)."""
     try:
         meta = (memory.metadata or {})[META_KEY]
-        envelope = json.loads(memory.content) if meta.get("in") == "content" else meta
+        envelope = json.loads(memory.content if meta.get("in") == "content" else meta["item"])
         namespace, key, value = envelope["namespace"], envelope["key"], envelope["value"]
         seq, nsseq = int(meta["seq"]), int(meta["nsseq"])
         if not (isinstance(namespace, list) and all(isinstance(n, str) for n in namespace) and isinstance(key, str)
@@ -394,24 +394,19 @@ class CortexStore(BaseStore):
         """Apply a batch's last put or delete of each key: deletes forget the memory, puts of an existing key update
         it in place, new keys are stored in one write. Every value is checked before anything is written."""
         existing = {k: self._find(*k) for k in puts}
-        # the order a namespace was first written in, as the store was before the batch (a namespace that keeps an
-        # item keeps its place, as in InMemoryStore)
-        first: dict[tuple[str, ...], int | None] = {}
-        for (namespace, _), op in puts.items():
-            if op.value is not None and namespace not in first:
+        # where each namespace goes in a search's order: a namespace holding items before the batch keeps its place;
+        # a new one is placed when the batch first touches it, by a put or a delete (as InMemoryStore places it)
+        first: dict[tuple[str, ...], int] = {}
+        for namespace, _ in puts:
+            if namespace not in first:
                 held = next(self._items(_exact_tag(namespace)), None)
-                first[namespace] = held.nsseq if held is not None else None
+                first[namespace] = held.nsseq if held is not None else _next_seq()
         planned: list[tuple[tuple[tuple[str, ...], str], PutOp, str, dict[str, Any]]] = []
         for (namespace, key), op in puts.items():
             if op.value is None:
                 continue
             found = existing[(namespace, key)]
-            if found:
-                seq, nsseq = found[0].seq, found[0].nsseq
-            else:
-                seq = _next_seq()
-                nsseq = first[namespace] if first[namespace] is not None else seq
-                first[namespace] = nsseq
+            seq, nsseq = (found[0].seq, found[0].nsseq) if found else (_next_seq(), first[namespace])
             content, metadata = _payload(namespace, key, op.value, op.index, seq, nsseq)
             planned.append(((namespace, key), op, content, metadata))
         for k, op in puts.items():
@@ -447,17 +442,16 @@ def _payload(namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
     _check_json(key, "key")
     _check_json(list(namespace), "namespace")
     _check_json(dict(value), "value")
-    envelope = {"namespace": list(namespace), "key": key, "value": json.loads(_json(dict(value)))}
-    metadata = {META_KEY: {**envelope, "seq": seq, "nsseq": nsseq}}
-    if (len(_json(metadata).encode("utf-8")) <= MAX_METADATA_BYTES
-            and json_depth(metadata, MAX_METADATA_DEPTH) <= MAX_METADATA_DEPTH):
-        return _text_of(envelope["value"], key, index), metadata
-    content = _json(envelope)
-    size = len(content.encode("utf-8"))
+    # the item as JSON text: Cortex may store a metadata object in another key order, text it keeps as it is
+    item = _json({"namespace": list(namespace), "key": key, "value": dict(value)})
+    metadata = {META_KEY: {"item": item, "seq": seq, "nsseq": nsseq}}
+    if len(_json(metadata).encode("utf-8")) <= MAX_METADATA_BYTES:
+        return _text_of(json.loads(item)["value"], key, index), metadata
+    size = len(item.encode("utf-8"))
     if size > MAX_CONTENT_BYTES:
         raise InvalidInputError("value", f"is {size} bytes as JSON with its namespace and key; CortexStore keeps "
                                          f"items up to {MAX_CONTENT_BYTES} bytes (64 KiB)")
-    return content, {META_KEY: {"in": "content", "seq": seq, "nsseq": nsseq}}
+    return item, {META_KEY: {"in": "content", "seq": seq, "nsseq": nsseq}}
 
 
 def _search_item(stored: _Stored, score: float | None) -> SearchItem:
