@@ -310,18 +310,19 @@ class CortexStore(BaseStore):
 
     # -- reads ---------------------------------------------------------------------------------------------------
 
-    def _tagged(self, tag: str) -> Iterator[Memory]:
+    def _tagged(self, tag: str, page_size: int = _PAGE) -> Iterator[Memory]:
         """Every current memory of the store's scope with ``tag``, page by page."""
         cursor = None
         while True:
-            page = self.cortex.list_memories(self.agent, scope=self.scope, tags=[tag], cursor=cursor, limit=_PAGE)
+            page = self.cortex.list_memories(self.agent, scope=self.scope, tags=[tag], cursor=cursor,
+                                             limit=page_size)
             yield from page.items
             cursor = page.next_cursor
             if cursor is None:
                 return
 
-    def _items(self, tag: str) -> Iterator[_Stored]:
-        for memory in self._tagged(tag):
+    def _items(self, tag: str, page_size: int = _PAGE) -> Iterator[_Stored]:
+        for memory in self._tagged(tag, page_size):
             stored = _read(memory)
             if stored is not None:
                 yield stored
@@ -329,7 +330,7 @@ class CortexStore(BaseStore):
     def _find(self, namespace: tuple[str, ...], key: str) -> list[_Stored]:
         """The memories holding (namespace, key), the latest written first (more than one only after two processes
         wrote the same new key at once)."""
-        found = [s for s in self._items(_key_tag(namespace, key))
+        found = [s for s in self._items(_key_tag(namespace, key), 10)
                  if s.item.namespace == namespace and s.item.key == key]
         return sorted(found, key=lambda s: (s.item.updated_at, s.seq), reverse=True)
 
@@ -399,7 +400,7 @@ class CortexStore(BaseStore):
         first: dict[tuple[str, ...], int] = {}
         for namespace, _ in puts:
             if namespace not in first:
-                held = next(self._items(_exact_tag(namespace)), None)
+                held = next(self._items(_exact_tag(namespace), 1), None)
                 first[namespace] = held.nsseq if held is not None else _next_seq()
         planned: list[tuple[tuple[tuple[str, ...], str], PutOp, str, dict[str, Any]]] = []
         for (namespace, key), op in puts.items():
