@@ -432,11 +432,12 @@ def test_abatch_does_not_block_the_event_loop(cx):
     store = CortexStore(cx)
     store.put(("ns",), "k", {"v": 1})
     entered, release = threading.Event(), threading.Event()
+    released: list[bool] = []
     real = cx.list_memories
 
     def slow(*args: Any, **kwargs: Any) -> Any:
         entered.set()
-        release.wait(10)
+        released.append(release.wait(5))  # False: the loop never ran to release it (it was blocked)
         return real(*args, **kwargs)
 
     async def main() -> tuple[Any, int]:
@@ -455,7 +456,7 @@ def test_abatch_does_not_block_the_event_loop(cx):
         item, ticks = asyncio.run(asyncio.wait_for(main(), 20))
     finally:
         del cx.list_memories
-    assert item.value == {"v": 1} and ticks == 20
+    assert item.value == {"v": 1} and ticks == 20 and released == [True]
 
 
 def test_a_team_scope_is_shared_by_its_members(tmp_path):
@@ -541,3 +542,62 @@ def test_a_langgraph_graph_remembers_through_the_store(cx):
         return await graph.ainvoke({"user": "alice", "message": "third", "reply": ""})
 
     assert asyncio.run(async_run())["reply"] == "I like alpha | and bravo"
+
+
+def test_concurrent_puts_of_a_new_key_keep_one_memory(cx):
+    """aputs of the same new key at once (threads under the event loop), each looking the key up slowly: the batches'
+    writes take turns, so the second finds what the first stored and updates it."""
+    store = CortexStore(cx)
+    real = cx.list_memories
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.02)  # a wide window between looking the key up and storing it
+        return real(*args, **kwargs)
+
+    async def main() -> None:
+        await asyncio.gather(*(store.aput(("ns",), f"k{i % 3}", {"i": i}) for i in range(9)))
+
+    cx.list_memories = slow  # type: ignore[method-assign]
+    try:
+        asyncio.run(main())
+    finally:
+        del cx.list_memories
+    memories = cx.list_memories(AGENT, tags=[ITEM_TAG], limit=100).items
+    assert sorted(json.loads(m.metadata["langgraph"]["item"])["key"] for m in memories) == ["k0", "k1", "k2"]
+    assert sorted(m.version for m in memories) == [3, 3, 3]
+
+
+def test_two_memories_of_one_key_answer_as_one(cx):
+    """Two processes that put the same new key at once leave two memories of it: a get answers the latest, and the
+    next put keeps one."""
+    first, second = CortexStore(cx), CortexStore(cx)
+    first.put(("ns",), "k", {"v": "first"})
+    [memory] = cx.list_memories(AGENT, tags=[ITEM_TAG]).items
+    cx.store_many(AGENT, [{"content": "copy", "tags": list(memory.tags), "ttl": "never",
+                           "metadata": {"langgraph": {**memory.metadata["langgraph"],
+                                                      "item": memory.metadata["langgraph"]["item"].replace(
+                                                          "first", "second")}}}])
+    assert len(cx.list_memories(AGENT, tags=[ITEM_TAG]).items) == 2
+    assert second.get(("ns",), "k").value == {"v": "second"}
+    assert [i.value for i in second.search(("ns",))] in ([{"v": "first"}, {"v": "second"}],
+                                                        [{"v": "second"}, {"v": "first"}])
+    second.put(("ns",), "k", {"v": "third"})
+    assert [m.content for m in cx.list_memories(AGENT, tags=[ITEM_TAG]).items] == ['{"v":"third"}']
+    assert first.get(("ns",), "k").value == {"v": "third"} and len(first.search(("ns",))) == 1
+
+
+def test_a_query_with_embeddings_stays_in_its_prefix_and_filter(tmp_path, hashing):
+    """Hybrid search with vectors (the hashing provider): semantic hits come from anywhere in the scope, and the
+    store still answers only items under the prefix that pass the filter."""
+    cx = Cortex.open(tmp_path / "store", embeddings=hashing, client=False)
+    cx.agents.register(AGENT)
+    try:
+        store = CortexStore(cx)
+        for i in range(12):
+            store.put(("docs", "a" if i % 2 else "b"), f"d{i}", {"text": f"deploy the service step {i}", "n": i})
+        store.put(("other",), "x", {"text": "deploy the service step 1", "n": 1})
+        hits = store.search(("docs", "a"), query="deploy the service step 1", filter={"n": {"$lte": 7}}, limit=10)
+        assert {h.key for h in hits} <= {"d1", "d3", "d5", "d7"} and hits[0].key == "d1"
+        assert all(h.namespace == ("docs", "a") and h.score is not None for h in hits)
+    finally:
+        cx.close()
