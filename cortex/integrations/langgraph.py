@@ -36,6 +36,7 @@ import hashlib
 import itertools
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -119,7 +120,7 @@ def _check_json(value: Any, where: str, depth: int = 0) -> None:
     if value is None or isinstance(value, (bool, int)):
         return
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             raise InvalidInputError("value", f"holds {value} at {where}, which JSON cannot keep")
         return
     if isinstance(value, str):
@@ -173,7 +174,7 @@ def _text_of(value: Mapping[str, Any], key: str, index: Literal[False] | list[st
 class _Stored:
     """An item as read back from its memory, with the order it was written in."""
 
-    __slots__ = ("item", "memory", "seq", "nsseq")
+    __slots__ = ("item", "memory", "nsseq", "seq")
 
     def __init__(self, item: Item, memory: Memory, seq: int, nsseq: int) -> None:
         self.item, self.memory, self.seq, self.nsseq = item, memory, seq, nsseq
@@ -461,4 +462,4 @@ def _search_item(stored: _Stored, score: float | None) -> SearchItem:
                       updated_at=item.updated_at, score=score)
 
 
-__all__ = ["CortexStore", "ITEM_TAG", "META_KEY"]
+__all__ = ["ITEM_TAG", "META_KEY", "CortexStore"]
