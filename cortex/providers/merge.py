@@ -35,8 +35,9 @@ from cortex.providers.base import ProviderHit
 DEFAULT_WEIGHT = 0.5
 #: The longest content of a provider's memory that is kept (the rest is cut, with an ellipsis).
 MAX_CONTENT = 4000
-#: The characters of a text the merge embeds (MiniLM reads 256 word pieces: about this many characters).
-MAX_EMBEDDED = 1000
+#: The characters of a provider's memory the merge embeds: its start says what it is about, and embedding costs
+#: grow with the length (a mem0 memory is one sentence; a long one is cut here).
+MAX_EMBEDDED = 400
 #: The longest provider id kept in a memory's metadata.
 MAX_PROVIDER_ID = 512
 

@@ -23,7 +23,7 @@ from tests.service_helpers import env, make_project, start_server
 
 TOOLS = ["add_memory", "agent_end", "agent_overview", "agent_start", "capture_runs", "capture_transcript", "consolidate", "consolidation_runs",
          "delete_memory", "export_beads",
-         "export_memories", "export_notes", "get_memory", "get_session",
+         "export_memories", "export_notes", "get_memory", "get_session", "health",
          "import_memories", "import_memories_from", "index_status", "inject_learning", "list_agents", "list_memories", "list_sessions", "memory_history",
          "memory_provenance", "memory_stats", "promote_notes", "prune_memories", "purge_expired", "recall", "record_task",
          "record_use", "reindex", "resolve_contradiction", "review_all", "review_contradictions",
