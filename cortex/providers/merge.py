@@ -38,6 +38,9 @@ MAX_CONTENT = 4000
 #: The characters of a provider's memory the merge embeds: its start says what it is about, and embedding costs
 #: grow with the length (a mem0 memory is one sentence; a long one is cut here).
 MAX_EMBEDDED = 400
+#: How many of one provider's hits are scored and may be merged: half the limit, at least this many (its relevance
+#: counts half of Cortex's, so its tail rarely ranks; each one scored costs an embedding).
+MIN_SCORED = 3
 #: The longest provider id kept in a memory's metadata.
 MAX_PROVIDER_ID = 512
 
@@ -112,7 +115,7 @@ def merge(own: Sequence[Memory], external: Mapping[str, Sequence[ProviderHit]], 
     weights = [1.0]
     for provider, hits in external.items():
         mine = []
-        for hit in hits:
+        for hit in hits[:max(MIN_SCORED, limit // 2)]:
             memory = as_memory(provider, agent, hit, now)
             key = content_key(memory.content)
             if key and key not in seen:
