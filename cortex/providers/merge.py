@@ -58,8 +58,8 @@ def as_memory(provider: str, agent: str, hit: ProviderHit, now: datetime) -> Mem
     digest = hashlib.sha256(hit.id.encode("utf-8", "surrogatepass")).hexdigest()[:20]
     content = hit.content if len(hit.content) <= MAX_CONTENT else hit.content[:MAX_CONTENT - 1] + "…"
     metadata: dict[str, Any] = {"provider": provider, "provider_id": hit.id[:MAX_PROVIDER_ID]}
-    if hit.score is not None:
-        metadata["provider_score"] = hit.score
+    if isinstance(hit.score, (int, float)) and not isinstance(hit.score, bool) and math.isfinite(hit.score):
+        metadata["provider_score"] = float(hit.score)
     created = hit.created_at if hit.created_at is not None and hit.created_at.tzinfo is not None else now
     return Memory.model_construct(
         id=f"{provider}-{digest}", agent=agent, content=content, type=DEFAULT_TYPE,
