@@ -179,7 +179,7 @@ def hook(args: tuple[str, ...]) -> None:
     hook_main(list(args))
 
 
-HARNESSES = ["claude", "codex", "cursor", "gemini"]
+HARNESSES = ["claude", "codex", "cursor", "gemini", "hermes"]
 
 
 @command("install")
@@ -194,7 +194,8 @@ def install(target: str, agent: str | None, force: bool) -> None:
     .claude/settings.json, .mcp.json, and this machine's cortex as env CORTEX_BIN in .claude/settings.local.json
     (not committed), so the hooks also work outside the virtualenv; codex: .codex/hooks.json and
     [mcp_servers.cortex] in .codex/config.toml (trust the hooks in Codex's /hooks); cursor: .cursor/hooks.json and
-    .cursor/mcp.json; gemini: hooks and mcpServers in .gemini/settings.json."""
+    .cursor/mcp.json; gemini: hooks and mcpServers in .gemini/settings.json; hermes: Cortex as Hermes Agent's
+    memory provider ($HERMES_HOME/plugins/cortex/ and memory.provider: cortex in $HERMES_HOME/config.yaml)."""
     from cortex.service.install import install_harness
 
     changes = install_harness(config.find_project_root(), target, agent, force=force)

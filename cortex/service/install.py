@@ -1,6 +1,7 @@
 """``cortex install claude`` / ``cortex uninstall claude``: the hook entries in ``.claude/settings.json``, the
 MCP server entry in ``.mcp.json`` and this machine's ``CORTEX_BIN`` in ``.claude/settings.local.json``, merged
-into what is there and removed exactly (``cortex install codex|cursor|gemini``: :func:`install_harness`, below).
+into what is there and removed exactly (``cortex install codex|cursor|gemini``: :func:`install_harness`, below;
+``cortex install hermes``: :mod:`cortex.service.install_hermes`).
 
 ``.claude/settings.json`` and ``.mcp.json`` are committed and shared by a team, so they hold no path of this
 machine: the commands are ``"${CORTEX_BIN:-cortex}" hook claude EVENT`` and ``"${CORTEX_BIN:-cortex}" mcp``, the
@@ -361,6 +362,10 @@ def install_harness(root: Path, harness: str, agent: str | None = None, *, force
     entry; a line per change (empty when everything was there), then what the user must know (trust)."""
     if harness == "claude":
         return install(root, agent, force=force)
+    if harness == "hermes":
+        from cortex.service import install_hermes
+
+        return install_hermes.install(root, agent)
     target = TARGETS[harness]
     if agent is not None:
         check_agent_name(agent)
@@ -416,6 +421,10 @@ def uninstall_harness(root: Path, harness: str) -> list[str]:
     """Remove exactly what :func:`install_harness` adds (for any agent); a line per change."""
     if harness == "claude":
         return uninstall(root)
+    if harness == "hermes":
+        from cortex.service import install_hermes
+
+        return install_hermes.uninstall(root)
     target = TARGETS[harness]
     hooks_path, mcp_path = root / target.hooks_file, root / target.mcp_file
     settings = _read(hooks_path, "hooks", flat=target.flat)
