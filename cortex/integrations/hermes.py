@@ -73,8 +73,18 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
 
 
 def _memory_json(memory: Any) -> dict[str, Any]:
+    """A memory as the tools answer it (a :class:`~cortex.model.Memory`, or its JSON from a server's client in
+    the hooks' JSON mode)."""
+    if isinstance(memory, dict):
+        return {"id": memory["id"], "content": memory["content"], "type": memory["type"],
+                "tags": sorted(memory.get("tags") or []), "created_at": memory.get("created_at")}
     return {"id": memory.id, "content": memory.content, "type": getattr(memory.type, "value", str(memory.type)),
             "tags": sorted(memory.tags), "created_at": memory.created_at.isoformat()}
+
+
+def _hit_memories(result: Any) -> list[Any]:
+    hits = result["hits"] if isinstance(result, dict) else result.hits
+    return [hit["memory"] if isinstance(hit, dict) else hit.memory for hit in hits]
 
 
 class CortexMemoryProvider(MemoryProvider):
@@ -317,7 +327,7 @@ class CortexMemoryProvider(MemoryProvider):
                 raise ValueError("query must be a non-empty string")
             result = self._call(lambda cx, agent: cx.search(agent, query, limit=limit),
                                 read_only=True)
-            found = [hit.memory for hit in result.hits]
+            found = _hit_memories(result)
         memories = [_memory_json(m) for m in found]
         with self._lock:
             self._status = {"query": query, "count": len(memories), "ids": [m["id"] for m in memories],
