@@ -18,6 +18,7 @@ server reads).
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import threading
@@ -282,7 +283,7 @@ class CortexMemoryProvider(MemoryProvider):
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """``cortex_store``, ``cortex_recall``, ``cortex_search``, ``cortex_forget`` (OpenAI function schemas;
         not named like Hermes's core tools, which Hermes would drop)."""
-        return json.loads(json.dumps(TOOL_SCHEMAS))
+        return copy.deepcopy(TOOL_SCHEMAS)
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run a tool; a JSON string always, ``{"error": ...}`` for a failure."""

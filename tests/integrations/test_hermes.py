@@ -118,7 +118,6 @@ def test_sync_turn_captures_markers_that_a_later_session_prefetches(project: Pat
     assert block.startswith("<agent-memory>") and "AWS_PROFILE=staging" in block
     assert SECRET not in block and "inside a fence" not in block
     assert later.recall_status()["query"] == "deploy script" and later.recall_status()["count"] == 1
-    assert later.prefetch("nothing matches quasar zebra") in ("", block) or "<agent-memory>" in block
 
 
 def test_only_the_primary_context_writes(project: Path) -> None:
