@@ -265,7 +265,30 @@ class CortexMemoryProvider(MemoryProvider):
             deliver(session, "hermes sync_turn", self.agent, found)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        """Nothing left to capture: every turn's marker lines went through :meth:`sync_turn`."""
+        """With a language model configured for the project, have the session's learnings and summary extracted
+        as Cortex's ``SessionEnd`` hook does (:func:`cortex.service.hooks.later.extract`: the owning server's
+        queue, else a detached ``cortex capture``) from the messages, kept as an OpenAI-style transcript in the
+        project's private ``.cortex/hermes/``; the marker lines went through :meth:`sync_turn` already. Never
+        raises."""
+        if not self._writes or self._remote is not None or not isinstance(messages, list) or not messages:
+            return
+        try:
+            self._extract(messages)
+        except Exception as exc:
+            self._note(exc)
+
+    def _extract(self, messages: list[dict[str, Any]]) -> None:
+        from cortex.files import atomic_write, private_dir
+        from cortex.service.hooks import later
+
+        root = self.root if self.root is not None else self.project_root()
+        if not later.llm_configured(root):
+            return
+        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.session_id)[:100] or "session"
+        path = private_dir(root / ".cortex" / "hermes") / f"{name}.json"
+        atomic_write(path, json.dumps({"messages": messages}, ensure_ascii=False, default=str))
+        with self._session(read_only=False) as session:
+            later.extract(session, self.agent, str(path))
 
     def on_memory_write(self, action: str, target: str, content: str,
                         metadata: dict[str, Any] | None = None) -> None:

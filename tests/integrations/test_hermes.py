@@ -120,6 +120,28 @@ def test_sync_turn_captures_markers_that_a_later_session_prefetches(project: Pat
     assert later.recall_status()["query"] == "deploy script" and later.recall_status()["count"] == 1
 
 
+def test_session_end_hands_the_transcript_to_the_capture_pipeline(project: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a language model nothing is written; with one, the session's messages are kept as an OpenAI-style
+    transcript (private) that Cortex's capture reads, and a ``cortex capture`` of it is started (the hooks' way)."""
+    messages = [{"role": "user", "content": HOSTILE}, {"role": "assistant", "content": "ok"}]
+    provider(project).on_session_end(messages)
+    assert not (project / ".cortex" / "hermes").exists()
+    monkeypatch.setenv("CORTEX_LLM_URL", "http://127.0.0.1:9/v1")  # nothing listens: the capture fails later
+    monkeypatch.setenv("CORTEX_LLM_MODEL", "none")
+    monkeypatch.setenv("CORTEX_LLM_TIMEOUT", "1")
+    p = CortexMemoryProvider(project=str(project))
+    p.initialize("s/../1 \"x\"", platform="cli", hermes_home="h")
+    p.on_session_end(messages)
+    [kept] = (project / ".cortex" / "hermes").iterdir()
+    assert kept.name == "s____1__x_.json" and (kept.parent.stat().st_mode & 0o077) == 0
+    assert json.loads(kept.read_text()) == {"messages": messages}
+    from cortex.capture.transcripts import read
+
+    assert [m.text for m in read(kept).messages][:1] == [HOSTILE]
+    assert (project / ".cortex" / "logs" / "capture.log").exists()
+
+
 def test_only_the_primary_context_writes(project: Path) -> None:
     for context in ("subagent", "cron", "flush"):
         p = provider(project, agent_context=context)
