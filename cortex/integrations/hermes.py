@@ -45,6 +45,10 @@ PREFETCH_BUDGET = 6.0
 MAX_QUERY_CHARS = 8000
 MAX_LIMIT = 50
 
+#: One call at a time opens the project's store in this process (Hermes calls from its worker thread, a prefetch
+#: thread and its main thread): each call opens and closes the store, so they take turns rather than overlap.
+_STORE_LOCK = threading.RLock()
+
 TOOL_NAMES = ("cortex_store", "cortex_recall", "cortex_search", "cortex_forget")
 
 
@@ -161,7 +165,7 @@ class CortexMemoryProvider(MemoryProvider):
         from cortex.service.hooks.session import HookSession
 
         root = self.root if self.root is not None else self.project_root()
-        with HookSession(root, read_only=read_only) as session:
+        with _STORE_LOCK, HookSession(root, read_only=read_only) as session:
             self._declare(session)
             return session.ask(lambda cx: act(cx, self.agent))
 
@@ -261,7 +265,7 @@ class CortexMemoryProvider(MemoryProvider):
             return
         from cortex.service.hooks.delivery import deliver
 
-        with self._session(read_only=False) as session:
+        with _STORE_LOCK, self._session(read_only=False) as session:
             deliver(session, "hermes sync_turn", self.agent, found)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
@@ -287,7 +291,7 @@ class CortexMemoryProvider(MemoryProvider):
         name = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.session_id)[:100] or "session"
         path = private_dir(root / ".cortex" / "hermes") / f"{name}.json"
         atomic_write(path, json.dumps({"messages": messages}, ensure_ascii=False, default=str))
-        with self._session(read_only=False) as session:
+        with _STORE_LOCK, self._session(read_only=False) as session:
             later.extract(session, self.agent, str(path))
 
     def on_memory_write(self, action: str, target: str, content: str,

@@ -142,6 +142,26 @@ def test_session_end_hands_the_transcript_to_the_capture_pipeline(project: Path,
     assert (project / ".cortex" / "logs" / "capture.log").exists()
 
 
+def test_calls_from_several_threads_share_the_store(project: Path) -> None:
+    """Hermes calls from its worker thread, a prefetch thread and the main one: none waits for the store its own
+    process holds."""
+    import threading
+    import time
+
+    p = provider(project)
+    answers: list[dict[str, Any]] = []
+    started = time.monotonic()
+    threads = [threading.Thread(target=lambda i=i: answers.append(call(p, "cortex_store", {"content": f"note {i}"})))
+               for i in range(6)]
+    threads += [threading.Thread(target=p.queue_prefetch, args=("note",)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert time.monotonic() - started < 8 and all(a.get("stored") for a in answers) and len(answers) == 6
+    assert call(p, "cortex_recall", {"query": "note"})["count"] == 6
+
+
 def test_only_the_primary_context_writes(project: Path) -> None:
     for context in ("subagent", "cron", "flush"):
         p = provider(project, agent_context=context)
