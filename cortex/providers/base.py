@@ -2,7 +2,7 @@
 
 Hermes Agent 0.19.0 (``agent/memory_provider.py``) made this the field's plugin contract: Honcho, mem0, OpenViking,
 Hindsight and others ship providers for it. Cortex hosts providers through the same interface (the engine switch,
-:mod:`cortex.providers.engine`) and publishes itself through it (``cortex.integrations.hermes``), so a provider
+:mod:`cortex.providers.engine`) and publishes itself through it (:mod:`cortex.integrations.hermes`), so a provider
 written for one runs in the other with at most a thin adapter. Hermes's signatures are followed as they are
 (synchronous, ``session_id`` keywords, a JSON string from ``handle_tool_call``); nothing here imports Hermes.
 
