@@ -26,31 +26,24 @@ Any failure raises :class:`~cortex.errors.ProviderError`; the API key is never p
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import re
-import threading
 import time
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from typing import Any
+from urllib.parse import quote
 
-from cortex import jsonsafe
 from cortex.errors import CortexError, ProviderError
 from cortex.names import check_agent_name, is_memory_id
-from cortex.providers.base import MemoryProvider, ProviderHit
-
-if TYPE_CHECKING:
-    import httpx
+from cortex.providers.base import ProviderHit
+from cortex.providers.http import HTTPProvider, head
 
 URL_ENV = "CORTEX_OPENVIKING_URL"
 API_KEY_ENV = "CORTEX_OPENVIKING_API_KEY"
 ACCOUNT_ENV = "CORTEX_OPENVIKING_ACCOUNT"
 USER_ENV = "CORTEX_OPENVIKING_USER"
 
-#: The most bytes of one answer read (a page of hits is far smaller; more is a broken or hostile server).
-MAX_ANSWER_BYTES = 8 * 1024 * 1024
 #: The agent a Hermes-style call (no agent given) is made for, unless :meth:`OpenVikingProvider.initialize`
 #: names one.
 DEFAULT_AGENT = "default"
@@ -76,7 +69,7 @@ def _owned_by(uri: str, agent: str) -> bool:
     return re.match(rf"viking://(?:~|user/[^/]+)/peers/{re.escape(agent)}/memories/", uri) is not None
 
 
-class OpenVikingProvider(MemoryProvider):
+class OpenVikingProvider(HTTPProvider):
     """An OpenViking server as a memory provider (see the module's docstring for the mapping).
 
     ``url``, ``api_key``, ``account`` and ``user`` default to ``CORTEX_OPENVIKING_URL``,
@@ -87,27 +80,14 @@ class OpenVikingProvider(MemoryProvider):
 
     def __init__(self, url: str | None = None, api_key: str | None = None, *, account: str | None = None,
                  user: str | None = None, timeout: float = 5.0) -> None:
-        raw = (url if url is not None else os.environ.get(URL_ENV, "")).strip().rstrip("/")
-        self.url = raw
-        self._key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
+        self._setup(url if url is not None else os.environ.get(URL_ENV, ""),
+                    api_key if api_key is not None else os.environ.get(API_KEY_ENV), timeout)
         self.account = account if account is not None else os.environ.get(ACCOUNT_ENV) or None
         self.user = user if user is not None else os.environ.get(USER_ENV) or None
-        self.timeout = float(timeout)
         self.agent = DEFAULT_AGENT
-        self._http: httpx.Client | None = None
-        self._lock = threading.Lock()
         self._status: dict[str, Any] = {}
 
-    def __repr__(self) -> str:
-        return (f"OpenVikingProvider(url={_shown(self.url)!r}, api_key={'set' if self._key else 'none'}, "
-                f"timeout={self.timeout:g})")
-
     # -- lifecycle --------------------------------------------------------------------------------------------
-    def is_available(self) -> bool:
-        """True when a ``http(s)://`` URL is configured (no network)."""
-        parts = urlsplit(self.url)
-        return parts.scheme in ("http", "https") and bool(parts.netloc)
-
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         """Remember the agent Hermes-style calls are made for: ``agent`` (Cortex) or ``agent_identity`` (Hermes's
         profile) when it is a valid agent name, else :data:`DEFAULT_AGENT`."""
@@ -119,13 +99,6 @@ class OpenVikingProvider(MemoryProvider):
                     return
                 except CortexError:  # not a Cortex agent name (a Hermes profile may be any text): the next one
                     continue
-
-    def shutdown(self) -> None:
-        """Close the connection pool."""
-        with self._lock:
-            client, self._http = self._http, None
-        if client is not None:
-            client.close()
 
     # -- recall -----------------------------------------------------------------------------------------------
     def search(self, query: str, *, agent: str, limit: int = 10) -> list[ProviderHit]:
@@ -200,7 +173,7 @@ class OpenVikingProvider(MemoryProvider):
             raise ProviderError(self.name, f"unknown memory write action {action!r:.40}")
 
     # -- HTTP -------------------------------------------------------------------------------------------------
-    def _headers(self, agent: str | None) -> dict[str, str]:
+    def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json"}
         if self._key:
             headers["X-API-Key"] = self._key
@@ -208,51 +181,18 @@ class OpenVikingProvider(MemoryProvider):
             headers["X-OpenViking-Account"] = self.account
         if self.user:
             headers["X-OpenViking-User"] = self.user
-        if agent:
-            headers["X-OpenViking-Actor-Peer"] = agent
         return headers
-
-    def _client(self) -> httpx.Client:
-        import httpx
-
-        with self._lock:
-            if self._http is None:
-                self._http = httpx.Client(base_url=self.url, timeout=self.timeout, follow_redirects=False)
-            return self._http
 
     def _call(self, method: str, path: str, *, agent: str | None = None, body: dict[str, Any] | None = None,
               params: dict[str, str] | None = None) -> Any:
         """Send one request and return the envelope's ``result``; :class:`ProviderError` for anything else."""
-        import httpx
-
         if not self.is_available():
             raise ProviderError(self.name, f"no server URL configured ({URL_ENV})")
         where = f"{method} {path}"
-        deadline = time.monotonic() + self.timeout
-        try:
-            with self._client().stream(method, path, json=body, params=params,
-                                       headers=self._headers(agent)) as answer:
-                data = bytearray()
-                for chunk in answer.iter_bytes():
-                    data += chunk
-                    if len(data) > MAX_ANSWER_BYTES:
-                        raise self._fail(f"{where} answered more than {MAX_ANSWER_BYTES} bytes: not read")
-                    if time.monotonic() > deadline:
-                        raise self._fail(f"{where} did not finish answering within {self.timeout:g} s")
-                status = answer.status_code
-        except httpx.TimeoutException:
-            raise self._fail(f"{where} did not answer within {self.timeout:g} s") from None
-        except httpx.HTTPError as exc:
-            raise self._fail(f"{_shown(self.url)} cannot be reached ({where}): "
-                             f"{type(exc).__name__}: {exc}") from None
-        text = data.decode("utf-8", errors="replace")
-        try:
-            envelope = jsonsafe.loads(text)
-        except jsonsafe.JSONLimitError as exc:
-            raise self._fail(f"{where} answered HTTP {status}: {exc}") from None
-        except ValueError:
-            raise self._fail(f"{where} answered HTTP {status} with something that is not JSON: "
-                             f"{_head(text)!r}") from None
+        status, envelope, text = self._request(method, path, body=body, params=params,
+                                               headers={"X-OpenViking-Actor-Peer": agent} if agent else None)
+        if envelope is None:
+            raise self._fail(f"{where} answered HTTP {status} with something that is not JSON: {head(text)!r}")
         if not isinstance(envelope, dict):
             raise self._fail(f"{where} answered HTTP {status} with a JSON {type(envelope).__name__}, "
                              "not the {status, result} envelope")
@@ -263,18 +203,11 @@ class OpenVikingProvider(MemoryProvider):
             if code == "NOT_FOUND" or (status == 404 and code is None and method == "DELETE"):
                 raise _NotFound(self.name, f"{where}: not found")
             hint = " (check CORTEX_OPENVIKING_API_KEY)" if status == 401 or code == "UNAUTHENTICATED" else ""
-            raise self._fail(f"{where} failed: HTTP {status} {_head(str(code or 'error'), 40)}: "
-                             f"{_head(str(message or ''))}{hint}")
+            raise self._fail(f"{where} failed: HTTP {status} {head(str(code or 'error'), 40)}: "
+                             f"{head(str(message or ''))}{hint}")
         if envelope.get("status") != "ok":
-            raise self._fail(f"{where} answered HTTP {status} without status 'ok': {_head(text)!r}")
+            raise self._fail(f"{where} answered HTTP {status} without status 'ok': {head(text)!r}")
         return envelope.get("result")
-
-    def _fail(self, message: str) -> ProviderError:
-        """A :class:`ProviderError` whose message cannot carry the key, even if the server echoed it."""
-        if self._key:  # as sent, and as a repr or a JSON string would show it
-            for shown in {self._key, repr(self._key)[1:-1], json.dumps(self._key)[1:-1]}:
-                message = message.replace(shown, "***")
-        return ProviderError(self.name, message)
 
 
 class _NotFound(ProviderError):
@@ -335,16 +268,3 @@ def _hits(result: Any, agent: str) -> tuple[list[ProviderHit], int]:
                                     metadata=metadata)
     ranked = sorted(hits.values(), key=lambda h: -(h.score if h.score is not None else -math.inf))
     return ranked, skipped
-
-
-def _shown(url: str) -> str:
-    """``url`` without credentials in it (``user:password@`` is dropped)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
-
-
-def _head(text: str, size: int = 200) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= size else flat[:size] + "..."
