@@ -149,7 +149,7 @@ class ReadingOps(Kernel):
         semantic = self.embeddings is not None and getattr(self.embeddings, "ready", True)
         return merge(own, external, agent=agent, limit=q.limit, now=self._clock(), query=q.text or "",
                      relevance=self._relevance, weight=self.engine.settings.weight,
-                     own_relevance=cosines if semantic else None), status
+                     own_relevance=cosines if semantic else None, redact=self._outbound), status
 
     def _relevance(self, query: str, texts: Sequence[str]) -> Sequence[float]:
         """How relevant each text is to ``query`` on one scale for Cortex's memories and the providers': the cosine

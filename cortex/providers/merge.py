@@ -106,18 +106,20 @@ def semantic_relevance(embed: Callable[[Sequence[str]], np.ndarray]) -> Relevanc
 
 def merge(own: Sequence[Memory], external: Mapping[str, Sequence[ProviderHit]], *, agent: str, limit: int,
           now: datetime, query: str, relevance: Relevance = lexical_relevance, weight: float = DEFAULT_WEIGHT,
-          own_relevance: Sequence[float] | None = None) -> list[tuple[Memory, float]]:
+          own_relevance: Sequence[float] | None = None, redact: Callable[[str], str] = lambda text: text
+          ) -> list[tuple[Memory, float]]:
     """``own`` (Cortex's ranking, best first) and each provider's hits merged into at most ``limit`` memories,
     best first, each with its relevance (see the module's docstring). ``own_relevance``: the relevance of ``own``
-    already known (the cosines Cortex's search computed), so only the providers' hits are scored."""
-    seen = {content_key(m.content) for m in own}
+    already known (the cosines Cortex's search computed), so only the providers' hits are scored. ``redact``: what
+    Cortex did to what it sent (a mirrored memory comes back redacted), so that both sides compare alike."""
+    seen = {content_key(redact(m.content)) for m in own}
     lists: list[list[Memory]] = [list(own)]
     weights = [1.0]
     for provider, hits in external.items():
         mine = []
         for hit in hits[:max(MIN_SCORED, limit // 2)]:
             memory = as_memory(provider, agent, hit, now)
-            key = content_key(memory.content)
+            key = content_key(redact(memory.content))
             if key and key not in seen:
                 seen.add(key)
                 mine.append(memory)
