@@ -10,12 +10,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from cortex import jsonsafe
-from cortex.errors import ProviderError
+from cortex.errors import CortexError, ProviderError
+from cortex.names import check_agent_name
 from cortex.providers.base import MemoryProvider
 
 if TYPE_CHECKING:
     import httpx
 
+#: The agent a Hermes-style call (no agent given) is made for, unless :meth:`HTTPProvider.initialize` names one.
+DEFAULT_AGENT = "default"
 #: The most bytes of one answer read (a page of hits is far smaller; more is a broken or hostile server).
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
@@ -34,6 +37,8 @@ class HTTPProvider(MemoryProvider):
         self.timeout = float(timeout)
         self._http: httpx.Client | None = None
         self._lock = threading.Lock()
+        self.agent = DEFAULT_AGENT
+        self._status: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(url={shown(self.url)!r}, api_key={'set' if self._key else 'none'}, "
@@ -43,6 +48,29 @@ class HTTPProvider(MemoryProvider):
         """True when a ``http(s)://`` URL is configured (no network)."""
         parts = urlsplit(self.url)
         return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        """Remember the agent Hermes-style calls are made for: ``agent`` (Cortex) or ``agent_identity`` (Hermes's
+        profile) when it is a valid agent name, else :data:`DEFAULT_AGENT`."""
+        for key in ("agent", "agent_identity"):
+            value = kwargs.get(key)
+            if isinstance(value, str) and value:
+                try:
+                    self.agent = check_agent_name(value)
+                    return
+                except CortexError:  # not a Cortex agent name (a Hermes profile may be any text): the next one
+                    continue
+
+    def prefetch(self, query: str, *, session_id: str = "", agent: str | None = None) -> str:
+        """The hits of :meth:`search` for ``agent`` (default: the initialized agent) as a Markdown list, one
+        memory a line ("" for none)."""
+        hits = self.search(query, agent=agent or self.agent, limit=10)
+        return "\n".join(f"- {' '.join(hit.content.split())}" for hit in hits if hit.content.strip())
+
+    def recall_status(self) -> dict[str, Any]:
+        """The last search: ``query``, ``agent``, ``count``, ``state`` (ok / failed), ``ids``, ``seconds``, and
+        ``error`` when it failed."""
+        return dict(self._status)
 
     def shutdown(self) -> None:
         """Close the connection pool."""

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote
 
-from cortex.errors import CortexError, ProviderError
+from cortex.errors import ProviderError
 from cortex.names import check_agent_name
 from cortex.providers.base import ProviderHit
 from cortex.providers.http import HTTPProvider, head
@@ -37,8 +37,6 @@ URL_ENV = "CORTEX_MEM0_URL"
 API_KEY_ENV = "CORTEX_MEM0_API_KEY"
 USER_ID_ENV = "CORTEX_MEM0_USER_ID"
 DEFAULT_USER_ID = "cortex"
-#: The agent a Hermes-style call (no agent given) is made for, unless :meth:`Mem0Provider.initialize` names one.
-DEFAULT_AGENT = "default"
 #: The longest query sent (mem0's client trims and bounds queries too).
 MAX_QUERY = 2000
 
@@ -56,24 +54,10 @@ class Mem0Provider(HTTPProvider):
         self._setup(url if url is not None else os.environ.get(URL_ENV, ""),
                     api_key if api_key is not None else os.environ.get(API_KEY_ENV), timeout)
         self.user_id = user_id or os.environ.get(USER_ID_ENV) or DEFAULT_USER_ID
-        self.agent = DEFAULT_AGENT
-        self._status: dict[str, Any] = {}
 
     def is_available(self) -> bool:
         """True when a ``http(s)://`` URL and a key are configured (no network)."""
         return super().is_available() and bool(self._key)
-
-    def initialize(self, session_id: str, **kwargs: Any) -> None:
-        """Remember the agent Hermes-style calls are made for (``agent`` or ``agent_identity`` when it is a valid
-        agent name)."""
-        for key in ("agent", "agent_identity"):
-            value = kwargs.get(key)
-            if isinstance(value, str) and value:
-                try:
-                    self.agent = check_agent_name(value)
-                    return
-                except CortexError:
-                    continue
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json"}
@@ -103,16 +87,6 @@ class Mem0Provider(HTTPProvider):
         self._status.update(state="ok", count=len(hits), ids=[h.id for h in hits],
                             seconds=round(time.monotonic() - started, 3))
         return hits
-
-    def prefetch(self, query: str, *, session_id: str = "", agent: str | None = None) -> str:
-        """The hits of :meth:`search` as a Markdown list, one memory a line ("" for none)."""
-        hits = self.search(query, agent=agent or self.agent, limit=10)
-        return "\n".join(f"- {' '.join(hit.content.split())}" for hit in hits if hit.content.strip())
-
-    def recall_status(self) -> dict[str, Any]:
-        """The last search: ``query``, ``agent``, ``count``, ``state``, ``ids``, ``seconds`` (``error`` when it
-        failed)."""
-        return dict(self._status)
 
     # -- writes -----------------------------------------------------------------------------------------------
     def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",

@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote
 
-from cortex.errors import CortexError, ProviderError
+from cortex.errors import ProviderError
 from cortex.names import check_agent_name, is_memory_id
 from cortex.providers.base import ProviderHit
 from cortex.providers.http import HTTPProvider, head
@@ -44,9 +44,6 @@ API_KEY_ENV = "CORTEX_OPENVIKING_API_KEY"
 ACCOUNT_ENV = "CORTEX_OPENVIKING_ACCOUNT"
 USER_ENV = "CORTEX_OPENVIKING_USER"
 
-#: The agent a Hermes-style call (no agent given) is made for, unless :meth:`OpenVikingProvider.initialize`
-#: names one.
-DEFAULT_AGENT = "default"
 _CATEGORIES = ("memories", "resources", "skills")
 _SESSION_UNSAFE = re.compile(r"[^A-Za-z0-9_.@-]")
 
@@ -84,22 +81,8 @@ class OpenVikingProvider(HTTPProvider):
                     api_key if api_key is not None else os.environ.get(API_KEY_ENV), timeout)
         self.account = account if account is not None else os.environ.get(ACCOUNT_ENV) or None
         self.user = user if user is not None else os.environ.get(USER_ENV) or None
-        self.agent = DEFAULT_AGENT
-        self._status: dict[str, Any] = {}
 
     # -- lifecycle --------------------------------------------------------------------------------------------
-    def initialize(self, session_id: str, **kwargs: Any) -> None:
-        """Remember the agent Hermes-style calls are made for: ``agent`` (Cortex) or ``agent_identity`` (Hermes's
-        profile) when it is a valid agent name, else :data:`DEFAULT_AGENT`."""
-        for key in ("agent", "agent_identity"):
-            value = kwargs.get(key)
-            if isinstance(value, str) and value:
-                try:
-                    self.agent = check_agent_name(value)
-                    return
-                except CortexError:  # not a Cortex agent name (a Hermes profile may be any text): the next one
-                    continue
-
     # -- recall -----------------------------------------------------------------------------------------------
     def search(self, query: str, *, agent: str, limit: int = 10) -> list[ProviderHit]:
         """``agent``'s hits for ``query`` from ``POST /api/v1/search/find``, best first: the URI is the id, the
@@ -120,17 +103,6 @@ class OpenVikingProvider(HTTPProvider):
                             seconds=round(time.monotonic() - started, 3),
                             at=datetime.now(timezone.utc).isoformat())
         return hits
-
-    def prefetch(self, query: str, *, session_id: str = "", agent: str | None = None) -> str:
-        """The hits of :meth:`search` for ``agent`` (default: the initialized agent) as a Markdown list, one
-        memory a line ("" for none)."""
-        hits = self.search(query, agent=agent or self.agent, limit=10)
-        return "\n".join(f"- {' '.join(hit.content.split())}" for hit in hits if hit.content.strip())
-
-    def recall_status(self) -> dict[str, Any]:
-        """The last search: ``query``, ``agent``, ``count``, ``state`` (ok / failed), ``ids``, ``skipped``
-        (malformed hits dropped), ``seconds``, and ``error`` when it failed."""
-        return dict(self._status)
 
     # -- writes -----------------------------------------------------------------------------------------------
     def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
