@@ -21,7 +21,6 @@ filters without an identity, as the platform does. Every route needs ``Authoriza
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import uuid
@@ -29,23 +28,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote
+
+from tests.providers.standin import Handler, Request, run
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 IDENTITIES = ("user_id", "agent_id", "run_id", "app_id")
-
-
-@dataclass
-class Request:
-    """One request the stand-in received."""
-
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]
-    body: Any = None
 
 
 @dataclass
@@ -90,51 +79,10 @@ def _has_identity(filters: Any) -> bool:
         isinstance(filters.get(k), list) and any(_has_identity(f) for f in filters[k]) for k in ("AND", "OR"))
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._handle("GET")
-
-    def do_POST(self) -> None:
-        self._handle("POST")
-
-    def do_PUT(self) -> None:
-        self._handle("PUT")
-
-    def do_DELETE(self) -> None:
-        self._handle("DELETE")
-
-    def _send(self, status: int, payload: Any, *, raw: bytes | None = None, kind: str = "application/json") -> None:
-        data = raw if raw is not None else json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        try:
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
+class _Handler(Handler):
     def _handle(self, method: str) -> None:
         m0 = self.server.standin
-        split = urlsplit(self.path)
-        path = split.path
-        query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(min(length, 64 * 1024 * 1024)) if length else b""
-        body: Any = None
-        if raw:
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = raw.decode("utf-8", errors="replace")
-        with m0.lock:
-            m0.requests.append(Request(method, path, query, dict(self.headers.items()), body))
+        path, query, body = self._receive(method)
         if self.headers.get("Authorization") != f"Token {m0.api_key}":
             self._send(401, {"detail": "Invalid API key"})
             return
@@ -235,27 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(405, {"detail": "method not allowed"})
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    standin: StandIn
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up mid-answer is not an error here."""
-
-
 @contextmanager
 def serve(api_key: str = "test-mem0-key", *, hang: bool = False, garbage: bool = False) -> Iterator[StandIn]:
     """Run the stand-in on 127.0.0.1 (an ephemeral port) for the ``with`` block (see the module's docstring)."""
-    standin = StandIn(api_key=api_key, hang=hang, garbage=garbage)
-    server = _Server(("127.0.0.1", 0), _Handler)
-    server.standin = standin
-    standin.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, name="mem0-standin", daemon=True)
-    thread.start()
-    try:
+    with run(StandIn(api_key=api_key, hang=hang, garbage=garbage), _Handler, "mem0-standin") as standin:
         yield standin
-    finally:
-        standin.stopping.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(10)

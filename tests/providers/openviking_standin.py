@@ -28,16 +28,16 @@ A commit archives the session's messages; memory extraction (an LLM on the real 
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote
+
+from tests.providers.standin import Handler, Request, run
 
 #: Fields of the server's request models (pydantic, ``extra="forbid"`` for find and write).
 FIND_FIELDS = {"query", "image_url", "target_uri", "context_type", "limit", "node_limit", "score_threshold",
@@ -53,17 +53,6 @@ _CREATE_EXTENSIONS = {".md", ".txt", ".json", ".yaml", ".yml", ".csv", ".html", 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 HTTP_STATUS = {"INVALID_ARGUMENT": 400, "INVALID_URI": 400, "NOT_FOUND": 404, "ALREADY_EXISTS": 409,
                "UNAUTHENTICATED": 401}
-
-
-@dataclass
-class Request:
-    """One request the stand-in received."""
-
-    method: str
-    path: str
-    query: dict[str, str]
-    headers: dict[str, str]
-    body: Any = None
 
 
 class _Refused(Exception):
@@ -130,34 +119,7 @@ def _tokens(text: str) -> set[str]:
     return {t.lower() for t in _TOKEN.findall(text)}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._handle("GET")
-
-    def do_POST(self) -> None:
-        self._handle("POST")
-
-    def do_DELETE(self) -> None:
-        self._handle("DELETE")
-
-    # -- plumbing ---------------------------------------------------------------------------------------------
-    def _send(self, status: int, payload: Any, *, raw: bytes | None = None, kind: str = "application/json") -> None:
-        data = raw if raw is not None else json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        try:
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
+class _Handler(Handler):
     def _error(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
         # the server's OpenVikingError handler: Response(...).model_dump(), every field present
         self._send(HTTP_STATUS.get(code, 500), {"status": "error", "result": None, "error": {
@@ -182,19 +144,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         ov = self.server.standin
-        split = urlsplit(self.path)
-        path = split.path
-        query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(min(length, 64 * 1024 * 1024)) if length else b""
-        body: Any = None
-        if raw:
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = raw.decode("utf-8", errors="replace")
-        with ov.lock:
-            ov.requests.append(Request(method, path, query, dict(self.headers.items()), body))
+        path, query, body = self._receive(method)
         if path == "/health":
             self._send(200, {"status": "ok", "healthy": True, "version": "0.5.2", "auth_mode": "api_key"})
             return
@@ -383,28 +333,9 @@ def _json_object(body: Any, *, empty_ok: bool = False) -> dict[str, Any]:
     return body
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    standin: StandIn
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up mid-answer (one that stops reading a huge body) is not an error here."""
-
-
 @contextmanager
 def serve(api_key: str = "test-openviking-key", *, hang: bool = False,
           garbage: bool | str = False) -> Iterator[StandIn]:
     """Run the stand-in on 127.0.0.1 (an ephemeral port) for the ``with`` block (see the module's docstring)."""
-    standin = StandIn(api_key=api_key, hang=hang, garbage=garbage)
-    server = _Server(("127.0.0.1", 0), _Handler)
-    server.standin = standin
-    standin.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, name="openviking-standin", daemon=True)
-    thread.start()
-    try:
+    with run(StandIn(api_key=api_key, hang=hang, garbage=garbage), _Handler, "openviking-standin") as standin:
         yield standin
-    finally:
-        standin.stopping.set()  # releases a hanging find
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
