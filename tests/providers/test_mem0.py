@@ -123,3 +123,20 @@ def test_answers_of_the_wrong_shape_are_refused() -> None:
         m0.memories["x"] = {"id": "x", "memory": ["not", "text"], "agent_id": "ada", "user_id": "cortex"}
         m0.memories["y"] = {"id": "y", "memory": "someone else's", "agent_id": "bob", "user_id": "cortex"}
         assert mem0.search("text someone", agent="ada") == []
+
+
+def test_hostile_content_round_trips_through_search() -> None:
+    with serve(KEY) as m0:
+        mem0 = Mem0Provider(m0.url, KEY)
+        mem0.on_memory_write("add", "memory", HOSTILE, {"agent": "ada", "memory_id": "h1"})
+        [hit] = mem0.search("wheel colour", agent="ada")
+        assert hit.content == HOSTILE and hit.metadata["memory_id"] == "h1"
+        assert mem0.search("wheel colour", agent="bob") == []
+
+
+def test_an_oversized_answer_is_not_read() -> None:
+    with serve(KEY) as m0:
+        mem0 = Mem0Provider(m0.url, KEY, timeout=20)
+        m0.memories["big"] = {"id": "big", "memory": "wheel " * 1_500_000, "agent_id": "ada", "user_id": "cortex"}
+        with pytest.raises(ProviderError, match="answered more than"):
+            mem0.search("wheel", agent="ada")
