@@ -43,8 +43,8 @@ def test_the_real_client_speaks_to_the_standin(tmp_path: Path) -> None:
         args = {"url": m0.url, "key": KEY, "agent": "ada", "user": "cortex", "text": HOSTILE, "cortex_id": "m-7"}
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MEM0_", "PYTHONPATH"))}
         env.update(HOME=str(tmp_path), MEM0_TELEMETRY="false", MEM0_DIR=str(tmp_path / "mem0"))
-        ran = subprocess.run([python, str(DRIVER), json.dumps(args)], capture_output=True, text=True, env=env,
-                             timeout=120, cwd=tmp_path)
+        ran = subprocess.run([python, str(DRIVER), json.dumps(args)], check=False, capture_output=True, text=True,
+                             env=env, timeout=120, cwd=tmp_path)
         assert ran.returncode == 0, ran.stderr[-3000:]
         out = json.loads(ran.stdout.strip().splitlines()[-1])
         paths = [(r.method, r.path) for r in m0.requests]
@@ -140,3 +140,72 @@ def test_an_oversized_answer_is_not_read() -> None:
         m0.memories["big"] = {"id": "big", "memory": "wheel " * 1_500_000, "agent_id": "ada", "user_id": "cortex"}
         with pytest.raises(ProviderError, match="answered more than"):
             mem0.search("wheel", agent="ada")
+
+
+def test_settings_come_from_the_environment_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No URL or key: unavailable (and a call says which settings are missing); from the environment: available,
+    without a request (nothing listens on port 9)."""
+    assert Mem0Provider().is_available() is False
+    with pytest.raises(ProviderError, match="CORTEX_MEM0_URL.*CORTEX_MEM0_API_KEY"):
+        Mem0Provider().search("x", agent="ada")
+    monkeypatch.setenv("CORTEX_MEM0_URL", "http://127.0.0.1:9/")
+    monkeypatch.setenv("CORTEX_MEM0_API_KEY", KEY)
+    monkeypatch.setenv("CORTEX_MEM0_USER_ID", "team-b")
+    mem0 = Mem0Provider()
+    assert mem0.is_available() and mem0.url == "http://127.0.0.1:9" and mem0.user_id == "team-b"
+    assert KEY not in repr(mem0) and "api_key=set" in repr(mem0)
+    with pytest.raises(ProviderError, match="cannot be reached") as caught:
+        mem0.search("x", agent="ada")
+    assert KEY not in str(caught.value)
+
+
+def test_hostile_content_round_trips_through_search_and_the_real_filters() -> None:
+    """What Cortex mirrors comes back byte for byte in a search; the stand-in's OR filter and metadata filter are
+    the ones the provider relies on, and another user id under the same agent name stays apart."""
+    with serve(KEY) as m0:
+        mem0 = Mem0Provider(m0.url, KEY)
+        other_team = Mem0Provider(m0.url, KEY, user_id="team-z")
+        mem0.on_memory_write("add", "memory", HOSTILE, {"agent": "ada", "memory_id": "h1"})
+        other_team.on_memory_write("add", "memory", "team-z wheel colour is red", {"agent": "ada", "memory_id": "z"})
+        [hit] = mem0.search("wheel colour", agent="ada")
+        assert hit.content == HOSTILE and hit.metadata["memory_id"] == "h1"
+        assert [h.content for h in other_team.search("wheel colour", agent="ada")] == ["team-z wheel colour is red"]
+        assert mem0.search("wheel", agent="bob") == []
+        both = {"OR": [{"user_id": "cortex"}, {"user_id": "team-z"}]}
+        assert len(_post(m0.url, "/v3/memories/search/", {"query": "wheel", "filters": both})["results"]) == 2
+        mine = {"AND": [{"user_id": "team-z"}, {"metadata": {"cortex_id": "z"}}]}
+        assert [m["memory"] for m in _post(m0.url, "/v3/memories/", {"filters": mine})["results"]] == \
+            ["team-z wheel colour is red"]
+        assert "filters must name" in _post(m0.url, "/v3/memories/search/", {"query": "wheel"})["detail"]
+
+
+def _post(url: str, path: str, body: dict[str, object]) -> dict[str, object]:
+    import httpx
+
+    answer: dict[str, object] = httpx.post(url + path, json=body, headers={"Authorization": f"Token {KEY}"}).json()
+    return answer
+
+
+@pytest.mark.parametrize("answer", [{"results": "not a list"}, "a bare string", {"memories": []}, [1, 2]])
+def test_answers_without_a_results_list_raise(answer: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    with serve(KEY) as m0:
+        mem0 = Mem0Provider(m0.url, KEY)
+        monkeypatch.setattr(mem0, "_request", lambda *a, **k: (200, answer, json.dumps(answer)))
+        if isinstance(answer, list):  # a bare list is what older servers answer: its malformed items are skipped
+            assert mem0.search("x", agent="ada") == []
+            return
+        with pytest.raises(ProviderError, match="without a results list"):
+            mem0.search("x", agent="ada")
+        with pytest.raises(ProviderError, match="without a results list"):
+            mem0.on_memory_write("remove", "memory", "", {"agent": "ada", "memory_id": "m1"})
+
+
+def test_a_huge_answer_is_not_read() -> None:
+    """An answer over the provider's bound (8 MiB) is cut off with a ProviderError, not parsed."""
+    with serve(KEY) as m0:
+        mem0 = Mem0Provider(m0.url, KEY, timeout=20)
+        m0.memories["big"] = {"id": "big", "memory": "huge " + "x" * (9 * 1024 * 1024), "user_id": "cortex",
+                              "agent_id": "ada"}
+        with pytest.raises(ProviderError, match="more than 8388608 bytes") as caught:
+            mem0.search("huge", agent="ada")
+        assert KEY not in str(caught.value)
