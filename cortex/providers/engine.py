@@ -60,6 +60,8 @@ SECRET_WORDS = ("key", "token", "secret", "password")
 MIRROR_QUEUE = 10_000
 #: Actions whose writes are not mirrored: they change what Cortex counts (uses, validations), not what is known.
 UNMIRRORED = frozenset({"use", "validate", "start"})
+#: The agent a health probe searches as (a valid agent name that holds nothing).
+PROBE_AGENT = "cortex-health"
 _TABLE = "providers"
 _FIXED = {"engine": ENGINE_ENV, "providers": PROVIDERS_ENV, "timeout": TIMEOUT_ENV, "weight": WEIGHT_ENV}
 
@@ -272,10 +274,20 @@ class Engine:
                      content, metadata)
 
     # -- state ------------------------------------------------------------------------------------------------------
-    def health(self) -> dict[str, Any]:
-        """The engine, each provider's state (:meth:`Guarded.health`) and the mirror's figures."""
-        return {"engine": self.settings.engine, "timeout_s": self.settings.timeout,
-                "providers": [g.health() for g in self.providers], "mirror": self._mirror.figures()}
+    def health(self, probe: bool = True) -> dict[str, Any]:
+        """The engine, each provider's state (:meth:`Guarded.health`) and the mirror's figures. With ``probe``,
+        each provider whose breaker is closed is asked a one-hit search first (in parallel, within the time-out),
+        so that the state says how it answers now, not only how it answered this process's earlier calls; the
+        probe's outcome is its ``probe``."""
+        probed = self.search(PROBE_AGENT, "cortex health check", 1).collect()[1] if probe and self.usable else {}
+        providers = []
+        for guarded in self.providers:
+            state = guarded.health()
+            if guarded.name in probed and guarded.available:
+                state["probe"] = probed[guarded.name]
+            providers.append(state)
+        return {"engine": self.settings.engine, "timeout_s": self.settings.timeout, "providers": providers,
+                "mirror": self._mirror.figures()}
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until every queued mirror write was sent (or failed); False when ``timeout`` passed first."""

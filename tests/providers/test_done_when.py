@@ -107,3 +107,15 @@ def test_the_cli_shows_the_three_sources(tmp_path: Path, standins) -> None:
     assert {p["name"]: p["state"] for p in json.loads(health.stdout)["providers"]} == {"mem0": "ok",
                                                                                         "openviking": "ok"}
     assert MEM0_KEY not in health.stdout + health.stderr + ran.stdout + ran.stderr
+
+
+def test_health_probes_so_a_wrong_key_shows_in_a_fresh_process(tmp_path: Path, standins) -> None:
+    m0, ov = standins
+    project = make_project(tmp_path / "project", "reviewer")
+    wrong = "m0-WRONG-" + MEM0_KEY
+    ran = cortex(project, "health", **{**settings(m0, ov), "CORTEX_MEM0_API_KEY": wrong})
+    assert ran.returncode == 0, ran.stderr
+    states = {p["name"]: p for p in json.loads(ran.stdout)["providers"]}
+    assert states["mem0"]["state"] == "failing" and "HTTP 401" in states["mem0"]["probe"]
+    assert "check CORTEX_MEM0_API_KEY" in states["mem0"]["last_error"] and states["openviking"]["probe"] == "ok"
+    assert wrong not in ran.stdout + ran.stderr and MEM0_KEY not in ran.stdout + ran.stderr
