@@ -1,0 +1,83 @@
+"""Hostile answers of a memory provider that must not fail a read: hits whose parts raise when read, and text no
+UTF-8 answer can carry (unpaired surrogates) or that a terminal would obey (control characters)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from cortex import Cortex
+from cortex.providers import registry
+from cortex.providers.base import ProviderHit
+from tests.conftest import open_agents
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+
+class _Answering:
+    """A provider (Hermes's shape plus ``search``) that answers ``answer`` to every search."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def is_available(self) -> bool:
+        return True
+
+    def prefetch(self, query: str, **kwargs: Any) -> str:
+        return ""
+
+    def search(self, query: str, *, agent: str, limit: int = 10) -> Any:
+        return self.answer
+
+
+@pytest.fixture
+def cx(store_path: Path) -> Iterator[Cortex]:
+    cortex = open_agents(store_path, "reviewer", client=False)
+    yield cortex
+    cortex.close()
+
+
+def _answering(cx: Cortex, monkeypatch: pytest.MonkeyPatch, answer: Any) -> None:
+    monkeypatch.setenv("CORTEX_ENGINE", "both")
+    monkeypatch.setenv("CORTEX_PROVIDERS", "hostile")
+    monkeypatch.setenv("CORTEX_PROVIDER_TIMEOUT", "2")
+    monkeypatch.setattr(registry, "load", lambda name, options: _Answering(answer))
+    cx.store("reviewer", "Parsers must reject nesting past 64 levels")  # the engine is read on first use
+
+
+def test_hits_whose_parts_raise_are_a_counted_failure_not_a_dead_thread(
+        cx: Cortex, monkeypatch: pytest.MonkeyPatch) -> None:
+    _answering(cx, monkeypatch, [{"id": _Unprintable(), "content": "parsers nest"}])
+    crashed: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: crashed.append(args.exc_value))
+    result = cx.search("reviewer", "parsers")
+    assert [h.memory.origin for h in result.hits] == ["cortex"]
+    assert "cannot be read: RuntimeError: no text for you" in result.providers["hostile"], result.providers
+    assert crashed == []
+    provider = cx.health()["providers"][0]
+    assert provider["errors"] == 1 and "no text for you" in provider["last_error"]
+
+
+def test_a_hit_with_unpaired_surrogates_and_controls_reaches_http_clean(
+        cx: Cortex, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cortex.service.http import create_app
+
+    _answering(cx, monkeypatch, [ProviderHit(id="id-\udc80", content="parsers \ud800 nest\x00 deep\x1b[2J\nok\tyes")])
+    result = cx.search("reviewer", "parsers")
+    hit = next(h.memory for h in result.hits if h.memory.origin == "hostile")
+    assert hit.content == "parsers \ufffd nest deep[2J\nok\tyes"
+    assert hit.metadata["provider_id"] == "id-\ufffd"
+    json.dumps(result.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")  # what every surface does
+    answer = TestClient(create_app(cx, mcp=False, web=False)).get("/v1/agents/reviewer/search",
+                                                                  params={"query": "parsers"})
+    assert answer.status_code == 200, answer.text
+    assert {h["memory"]["origin"] for h in answer.json()["hits"]} == {"cortex", "hostile"}
