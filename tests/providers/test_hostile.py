@@ -81,3 +81,28 @@ def test_a_hit_with_unpaired_surrogates_and_controls_reaches_http_clean(
                                                                   params={"query": "parsers"})
     assert answer.status_code == 200, answer.text
     assert {h["memory"]["origin"] for h in answer.json()["hits"]} == {"cortex", "hostile"}
+
+
+@pytest.mark.parametrize("kind", ["none", "external"])
+def test_import_and_touch_do_not_write_the_store_when_the_engine_keeps_out_of_it(tmp_path: Path, kind: str) -> None:
+    from tests.service_helpers import cortex as run, make_project
+
+    project = make_project(tmp_path / "project", "reviewer")
+    off = {"CORTEX_ENGINE": kind, "CORTEX_PROVIDERS": "mem0", "CORTEX_EMBEDDINGS": "none"}
+    builtin = {"CORTEX_ENGINE": "builtin", "CORTEX_EMBEDDINGS": "none"}
+    stored = run(project, "store", "reviewer", "Parsers must reject nesting past 64 levels", **builtin)
+    assert stored.returncode == 0, stored.stderr
+    memory_id = json.loads(stored.stdout)["id"]
+    assert run(project, "export", "--agent", "reviewer", "-o", str(tmp_path / "out.trig"), **builtin).returncode == 0
+    assert run(project, "forget", "reviewer", memory_id, **builtin).returncode == 0
+    before = run(project, "list", "reviewer", **builtin).stdout
+
+    imported = run(project, "import", str(tmp_path / "out.trig"), **off)
+    assert imported.returncode != 0 and f"the memory engine is '{kind}'" in imported.stderr, imported.stderr
+    assert run(project, "list", "reviewer", **builtin).stdout == before
+
+    assert run(project, "import", str(tmp_path / "out.trig"), **builtin).returncode == 0
+    before = run(project, "list", "reviewer", **builtin).stdout
+    touched = run(project, "touch", "reviewer", memory_id, **off)
+    assert touched.returncode != 0 and f"the memory engine is '{kind}'" in touched.stderr, touched.stderr
+    assert run(project, "list", "reviewer", **builtin).stdout == before
