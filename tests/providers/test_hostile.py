@@ -106,3 +106,28 @@ def test_import_and_touch_do_not_write_the_store_when_the_engine_keeps_out_of_it
     touched = run(project, "touch", "reviewer", memory_id, **off)
     assert touched.returncode != 0 and f"the memory engine is '{kind}'" in touched.stderr, touched.stderr
     assert run(project, "list", "reviewer", **builtin).stdout == before
+
+
+class _Treacherous(str):
+    def __len__(self) -> int:
+        raise ZeroDivisionError("a str that cannot be measured")
+
+
+@pytest.mark.parametrize("hit", [
+    ProviderHit(id="1", content="parsers nest", created_at="yesterday"),  # type: ignore[arg-type]
+    ProviderHit(id="1", content="parsers nest", score=10 ** 400),
+    ProviderHit(id="1", content="parsers nest", score=float("nan"), metadata="not a dict"),  # type: ignore[arg-type]
+    ProviderHit(id=_Treacherous("1"), content=_Treacherous("parsers nest")),
+], ids=["created-at-text", "score-too-big", "nan-and-bad-metadata", "str-subclass"])
+def test_a_hit_with_strange_fields_is_read_plainly_and_fails_no_surface(
+        cx: Cortex, monkeypatch: pytest.MonkeyPatch, hit: ProviderHit) -> None:
+    from cortex.service.http import create_app
+
+    _answering(cx, monkeypatch, [hit])
+    result = cx.search("reviewer", "parsers")
+    assert {h.memory.origin for h in result.hits} == {"cortex", "hostile"}, result.providers
+    assert "parsers nest" in cx.agent_start("reviewer", "parsers")
+    assert len(cx.recall("reviewer", "parsers")) == 2
+    answer = TestClient(create_app(cx, mcp=False, web=False)).get("/v1/agents/reviewer/search",
+                                                                  params={"query": "parsers"})
+    assert answer.status_code == 200, answer.text
