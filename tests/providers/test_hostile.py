@@ -131,3 +131,32 @@ def test_a_hit_with_strange_fields_is_read_plainly_and_fails_no_surface(
     answer = TestClient(create_app(cx, mcp=False, web=False)).get("/v1/agents/reviewer/search",
                                                                   params={"query": "parsers"})
     assert answer.status_code == 200, answer.text
+
+
+@pytest.mark.parametrize("kind", ["none", "external"])
+def test_a_hook_capture_with_an_engine_that_stores_nothing_is_not_kept_on_disk(tmp_path: Path, kind: str) -> None:
+    from cortex.service.hooks.session import spool_dir
+    from tests.service_helpers import cortex as run, make_project
+
+    project = make_project(tmp_path / "project", "reviewer")
+    builtin = {"CORTEX_ENGINE": "builtin", "CORTEX_EMBEDDINGS": "none"}
+    assert run(project, "store", "reviewer", "Parsers must reject nesting past 64 levels", **builtin).returncode == 0
+    def contents() -> list[str]:
+        return sorted(m["content"] for m in json.loads(run(project, "list", "reviewer", **builtin).stdout)["items"])
+
+    before = contents()
+    transcript = project / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}}) + "\n" + json.dumps(
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": "LEARNED: the private token lives in the vault\nDECISION: we use uv"}]}}) + "\n")
+    payload = json.dumps({"session_id": "s1", "transcript_path": str(transcript), "cwd": str(project),
+                          "hook_event_name": "Stop"})
+    hooked = run(project, "hook", "claude", "Stop", "--agent", "reviewer", stdin=payload,
+                 CORTEX_ENGINE=kind, CORTEX_PROVIDERS="mem0", CORTEX_EMBEDDINGS="none")
+    assert hooked.returncode == 0, hooked.stderr
+    spooled = spool_dir(project)
+    assert not spooled.exists() or not any(spooled.iterdir()), [p.read_text() for p in spooled.iterdir()]
+    # and nothing waits to be replayed into the store once the engine is builtin again
+    assert run(project, "hook", "claude", "SessionStart", "--agent", "reviewer", stdin=json.dumps(
+        {"session_id": "s2", "cwd": str(project), "hook_event_name": "SessionStart"}), **builtin).returncode == 0
+    assert contents() == before == ["Parsers must reject nesting past 64 levels"]
