@@ -41,6 +41,9 @@ MAX_EMBEDDED = 400
 #: How many of one provider's hits are scored and may be merged: half the limit, at least this many (its relevance
 #: counts half of Cortex's, so its tail rarely ranks; each one scored costs an embedding).
 MIN_SCORED = 3
+#: The most of one provider's hits scored whatever the limit (a search may ask for 10,000 memories: scoring that many
+#: hits of each provider would embed them all, after the providers' time-out, on the request's time).
+MAX_SCORED = 50
 #: The longest provider id kept in a memory's metadata.
 MAX_PROVIDER_ID = 512
 
@@ -127,7 +130,7 @@ def merge(own: Sequence[Memory], external: Mapping[str, Sequence[ProviderHit]], 
     weights = [1.0]
     for provider, hits in external.items():
         mine = []
-        for hit in hits[:max(MIN_SCORED, limit // 2)]:
+        for hit in hits[:min(MAX_SCORED, max(MIN_SCORED, limit // 2))]:
             memory = as_memory(provider, agent, hit, now)
             key = content_key(memory.content)
             if key and key not in seen:

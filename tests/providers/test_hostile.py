@@ -160,3 +160,16 @@ def test_a_hook_capture_with_an_engine_that_stores_nothing_is_not_kept_on_disk(t
     assert run(project, "hook", "claude", "SessionStart", "--agent", "reviewer", stdin=json.dumps(
         {"session_id": "s2", "cwd": str(project), "hook_event_name": "SessionStart"}), **builtin).returncode == 0
     assert contents() == before == ["Parsers must reject nesting past 64 levels"]
+
+
+def test_a_large_limit_scores_a_bounded_number_of_a_providers_hits(cx: Cortex, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cortex.providers import merge
+
+    _answering(cx, monkeypatch, [{"id": str(i), "content": f"parsers nest {i}"} for i in range(5000)])
+    scored: list[int] = []
+    original = merge.lexical_relevance
+    monkeypatch.setattr(cx, "_relevance", lambda query, texts: scored.append(len(texts)) or original(query, texts))
+    result = cx.search("reviewer", "parsers", limit=5000)
+    assert result.providers["hostile"] == "ok"
+    assert scored and max(scored) <= 1 + 50, scored
+    assert sum(h.memory.origin == "hostile" for h in result.hits) == 50
