@@ -85,7 +85,8 @@ def test_a_hit_with_unpaired_surrogates_and_controls_reaches_http_clean(
 
 @pytest.mark.parametrize("kind", ["none", "external"])
 def test_import_and_touch_do_not_write_the_store_when_the_engine_keeps_out_of_it(tmp_path: Path, kind: str) -> None:
-    from tests.service_helpers import cortex as run, make_project
+    from tests.service_helpers import cortex as run
+    from tests.service_helpers import make_project
 
     project = make_project(tmp_path / "project", "reviewer")
     off = {"CORTEX_ENGINE": kind, "CORTEX_PROVIDERS": "mem0", "CORTEX_EMBEDDINGS": "none"}
@@ -136,7 +137,8 @@ def test_a_hit_with_strange_fields_is_read_plainly_and_fails_no_surface(
 @pytest.mark.parametrize("kind", ["none", "external"])
 def test_a_hook_capture_with_an_engine_that_stores_nothing_is_not_kept_on_disk(tmp_path: Path, kind: str) -> None:
     from cortex.service.hooks.session import spool_dir
-    from tests.service_helpers import cortex as run, make_project
+    from tests.service_helpers import cortex as run
+    from tests.service_helpers import make_project
 
     project = make_project(tmp_path / "project", "reviewer")
     builtin = {"CORTEX_ENGINE": "builtin", "CORTEX_EMBEDDINGS": "none"}
