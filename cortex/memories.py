@@ -467,6 +467,8 @@ class MemoryRepository:
         ``data``. Vectors are computed later (``reindex``, or a server's background embedding): an import of
         100k memories must not wait for a model. ``progress(stage, done, total)``: ``index`` (memories), then
         ``write`` (quads; what is left of it). Returns the memories imported per scope."""
+        if self.admit is not None:
+            self.admit()
         quads = sum(len(q) for q in data.values())
         judged: dict[Scope, Sequence[Memory]] = {}
 
@@ -515,6 +517,8 @@ class MemoryRepository:
             ids = [i for i in dict.fromkeys(memory_ids) if i in index]
             if not ids:
                 return []
+            if self.admit is not None:  # a use is a write too (a provider's memory is not in the index: no-op)
+                self.admit()
             touched: list[Memory] = []
 
             def apply(index: MemoryIndex) -> None:

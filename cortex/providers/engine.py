@@ -18,6 +18,7 @@ Settings (the environment wins over the ``[providers]`` table of ``.cortex/confi
 from __future__ import annotations
 
 import logging
+import math
 import os
 import queue
 import threading
@@ -25,6 +26,7 @@ import time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -369,16 +371,40 @@ def _hits(answer: object, limit: int) -> list[ProviderHit] | None:
     for i, item in enumerate(answer):
         if isinstance(item, Mapping):
             text = item.get("content", item.get("memory", item.get("text")))
-            score = item.get("score")
             item = ProviderHit(id=str(item.get("id", i)), content=text if isinstance(text, str) else "",
-                               score=score if isinstance(score, (int, float)) and not isinstance(score, bool) else None)
+                               score=item.get("score"))
         if not isinstance(item, ProviderHit) or not isinstance(item.content, str) or not isinstance(item.id, str):
             return None
-        if item.content.strip():
-            out.append(item)
+        # plain values only: what the request's thread does with a hit (merge, render, JSON) must not raise
+        hit = ProviderHit(id=str.__str__(item.id), content=str.__str__(item.content), score=_score(item.score),
+                          created_at=_moment(item.created_at),
+                          metadata=dict(item.metadata) if isinstance(item.metadata, dict) else {})
+        if hit.content.strip():
+            out.append(hit)
         if len(out) >= limit:
             break
     return out
+
+
+def _score(value: object) -> float | None:
+    """A provider's score as a finite float, else None (a bool, a text, NaN, an int too big for a float)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        score = float(value)
+    except (OverflowError, ValueError):
+        return None
+    return score if math.isfinite(score) else None
+
+
+def _moment(value: object) -> datetime | None:
+    """A provider's creation time when it is an aware datetime, else None."""
+    if not isinstance(value, datetime):
+        return None
+    try:
+        return value if value.utcoffset() is not None else None
+    except Exception:  # noqa: BLE001 - a tzinfo of a plugin may raise
+        return None
 
 
 class _Mirror:

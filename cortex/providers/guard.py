@@ -100,6 +100,8 @@ class Guarded:
                 value = check(outcome.value) if check is not None else outcome.value
             except ValueError as exc:
                 message = f"{what} answered {exc}"
+            except Exception as exc:  # noqa: BLE001 - an answer whose parts raise when read is garbage too
+                message = f"{what} answered something that cannot be read: {type(exc).__name__}: {exc}"
             else:
                 with self._lock:
                     self.failures = 0

@@ -41,6 +41,9 @@ MAX_EMBEDDED = 400
 #: How many of one provider's hits are scored and may be merged: half the limit, at least this many (its relevance
 #: counts half of Cortex's, so its tail rarely ranks; each one scored costs an embedding).
 MIN_SCORED = 3
+#: The most of one provider's hits scored whatever the limit (a search may ask for 10,000 memories: scoring that many
+#: hits of each provider would embed them all, after the providers' time-out, on the request's time).
+MAX_SCORED = 50
 #: The longest provider id kept in a memory's metadata.
 MAX_PROVIDER_ID = 512
 
@@ -56,8 +59,9 @@ def as_memory(provider: str, agent: str, hit: ProviderHit, now: datetime) -> Mem
     """A provider's hit as a :class:`Memory` of ``agent`` labelled ``origin=provider``: its id ``provider-<digest
     of the provider's id>`` (URL-safe, stable), the provider's id and score in ``metadata``."""
     digest = hashlib.sha256(hit.id.encode("utf-8", "surrogatepass")).hexdigest()[:20]
-    content = hit.content if len(hit.content) <= MAX_CONTENT else hit.content[:MAX_CONTENT - 1] + "…"
-    metadata: dict[str, Any] = {"provider": provider, "provider_id": hit.id[:MAX_PROVIDER_ID]}
+    content = clean_text(hit.content[:MAX_CONTENT])
+    content = content if len(hit.content) <= MAX_CONTENT else content[:MAX_CONTENT - 1] + "…"
+    metadata: dict[str, Any] = {"provider": provider, "provider_id": clean_text(hit.id[:MAX_PROVIDER_ID])}
     if isinstance(hit.score, (int, float)) and not isinstance(hit.score, bool) and math.isfinite(hit.score):
         metadata["provider_score"] = float(hit.score)
     created = hit.created_at if hit.created_at is not None and hit.created_at.tzinfo is not None else now
@@ -67,6 +71,17 @@ def as_memory(provider: str, agent: str, hit: ProviderHit, now: datetime) -> Mem
         last_used_at=created, source=Source.IMPORT, expires_at=None, tags=(), metadata=metadata, version=1,
         updated_at=created, validated_at=None, valid_from=created, valid_until=None, superseded_by=None,
         superseded_reason=None, scope="agent", author=None, used_count=0, origin=provider)
+
+
+def clean_text(text: str) -> str:
+    """A provider's ``text`` as valid Unicode a surface can send: each unpaired surrogate (which no UTF-8 answer
+    can carry: it failed the whole HTTP response) a replacement character, control characters other than newline
+    and tab and carriage return (NUL, terminal escapes) dropped."""
+    return _CONTROL.sub("", _SURROGATE.sub("\ufffd", text))
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 #: How relevant each text is to a query, on one scale for every source (higher is better).
@@ -117,7 +132,7 @@ def merge(own: Sequence[Memory], external: Mapping[str, Sequence[ProviderHit]], 
     weights = [1.0]
     for provider, hits in external.items():
         mine = []
-        for hit in hits[:max(MIN_SCORED, limit // 2)]:
+        for hit in hits[:min(MAX_SCORED, max(MIN_SCORED, limit // 2))]:
             memory = as_memory(provider, agent, hit, now)
             key = content_key(redact(memory.content))
             if key and key not in seen:

@@ -226,12 +226,13 @@ class HookSession:
 
     def transient(self, exc: BaseException) -> bool:
         """Whether a failed delivery may succeed later (then the capture is spooled rather than dropped)."""
-        from cortex.errors import BrokenAgentError, InvalidInputError, MemoryDisabledError
+        from cortex.errors import BrokenAgentError, EngineOffError, InvalidInputError, MemoryDisabledError
 
         # a broken definition is fixed by editing the file: the capture waits for it (the error names the file)
         if isinstance(exc, BrokenAgentError):
             return True
-        if isinstance(exc, (InvalidInputError, MemoryDisabledError, Unknown)):
+        # an engine that stores nothing (none, external) must not keep the capture on disk to store it later
+        if isinstance(exc, (InvalidInputError, MemoryDisabledError, EngineOffError, Unknown)):
             return False
         return not (self.remote and isinstance(exc, _refused()))
 
