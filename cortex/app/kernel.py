@@ -41,7 +41,7 @@ from cortex.model import (
     utcnow,
 )
 from cortex.provenance import current as current_activity
-from cortex.providers.engine import Engine, engine_settings, removed_pairs
+from cortex.providers.settings import EngineSettings, engine_settings
 from cortex.recall import Part, parts_of
 from cortex.scopes import Member
 from cortex.search import Fusion
@@ -51,6 +51,7 @@ from cortex.validation import is_memory_id
 from cortex.validation import query as make_query
 
 if TYPE_CHECKING:
+    from cortex.providers.engine import Engine
     from cortex.llm import LLMSettings
     from cortex.sparql.workers import QueryWorkers
 
@@ -111,6 +112,7 @@ class Kernel:
         self._memories.on_commit = _committed
         #: the engine switch and its memory providers (:mod:`cortex.providers.engine`), built on first use
         self._engine: Engine | None = None
+        self._engine_settings: EngineSettings | None = None
         self._engine_lock = threading.Lock()
         self._memories.admit = self._admit
 
@@ -367,14 +369,28 @@ class Kernel:
             log.exception("announcing %s %s failed", kind, action)
 
     @property
+    def engine_settings(self) -> EngineSettings:
+        """Which memories answer and receive writes (``builtin``, ``both``, ``external``, ``none``) and through which
+        providers: from ``CORTEX_ENGINE``, ``CORTEX_PROVIDERS`` ... or the ``[providers]`` table of
+        ``.cortex/config.toml`` (:mod:`cortex.providers.settings`), read on first use; those of :attr:`engine` once
+        it is built or assigned."""
+        if self._engine is not None:
+            return self._engine.settings
+        if self._engine_settings is None:
+            self._engine_settings = engine_settings(self.project_root)
+        return self._engine_settings
+
+    @property
     def engine(self) -> Engine:
-        """The engine switch and its memory providers: which memories answer and receive writes (``builtin``,
-        ``both``, ``external``, ``none``), from ``CORTEX_ENGINE``, ``CORTEX_PROVIDERS`` ... or the ``[providers]``
-        table of ``.cortex/config.toml`` (:mod:`cortex.providers.engine`), read on first use. Assignable."""
+        """The engine switch and its memory providers (:class:`cortex.providers.engine.Engine`), built from
+        :attr:`engine_settings` on first use (its providers loaded and initialized then). Assignable."""
         if self._engine is None:
+            from cortex.providers.engine import Engine
+
+            settings = self.engine_settings
             with self._engine_lock:
                 if self._engine is None:
-                    self._engine = Engine(engine_settings(self.project_root), redact=self._outbound)
+                    self._engine = Engine(settings, redact=self._outbound)
         return self._engine
 
     @engine.setter
@@ -391,7 +407,7 @@ class Kernel:
     def _admit(self) -> None:
         """The repository's check before a write (:attr:`MemoryRepository.admit`): the ``none`` engine stores
         nothing, the ``external`` one leaves Cortex's store alone (its stores go to the providers)."""
-        engine = self.engine.settings.engine
+        engine = self.engine_settings.engine
         if engine == "none":
             raise EngineOffError("none", "nothing is stored (set CORTEX_ENGINE=builtin to store in Cortex)")
         if engine == "external":
@@ -400,9 +416,13 @@ class Kernel:
 
     def _mirror(self, kind: str, action: str, agent: str | None, committed: dict[Scope, dict[str, None]]) -> None:
         """Queue a committed write for the providers (the ``both`` engine); never raises."""
-        engine = self._engine
-        if engine is None or engine.settings.engine != "both" or kind not in MIRRORED_KINDS or not engine.usable:
+        if self.engine_settings.engine != "both" or kind not in MIRRORED_KINDS:
             return
+        engine = self.engine
+        if not engine.usable:
+            return
+        from cortex.providers.engine import removed_pairs
+
         for scope, written in committed.items():
             ids = list(written)
             with self._memories.lock:

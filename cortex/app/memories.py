@@ -110,7 +110,7 @@ class MemoryOps(Kernel):
     def _to_providers(self, memories: list[Memory]) -> list[Memory] | None:
         """With the ``external`` engine, ``memories`` sent to the memory providers (each labelled with the ones that
         took it; ProviderError when none did); otherwise None, after refusing a write the engine does not take."""
-        if self.engine.settings.engine != "external":
+        if self.engine_settings.engine != "external":
             self._admit()
             return None
         if not memories:
@@ -316,7 +316,7 @@ class MemoryOps(Kernel):
                                                                      memory.id))
             return gone
 
-        if self.engine.settings.engine == "external":  # the memory is the providers': they remove it
+        if self.engine_settings.engine == "external":  # the memory is the providers': they remove it
             return self.engine.remove(agent, str(memory_id))
         return self._changing(attempt)
 

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cortex import config, lifecycle, listing
 from cortex.app.kernel import Kernel, announced
@@ -21,8 +21,6 @@ from cortex.model import (
     Source,
 )
 from cortex.provenance import current as current_activity
-from cortex.providers.engine import PendingSearch
-from cortex.providers.merge import lexical_relevance, merge, semantic_relevance
 from cortex.recall import recall_ids
 from cortex.render import RANKING as BLOCK_RANKING
 from cortex.render import compose, fit, general_ids, role_terms, task_text
@@ -35,6 +33,9 @@ from cortex.validation import (
     check_project,
     check_query_text,
 )
+
+if TYPE_CHECKING:
+    from cortex.providers.engine import PendingSearch
 
 log = logging.getLogger("cortex")
 
@@ -66,7 +67,7 @@ class ReadingOps(Kernel):
                         as_of=as_of)
         pending = self._ask_providers(q, scope)
         own: list[Memory] = []
-        if self.engine.settings.own:
+        if self.engine_settings.own:
             with self._memories.lock:
                 own = self._as_of(self._memories.load_many(recall_ids(self._parts(q.scopes), q)), q)
         if pending is None:
@@ -106,7 +107,7 @@ class ReadingOps(Kernel):
         requested = check_mode(mode)
         settings = rerank if isinstance(rerank, Reranking) else (Reranking() if rerank else NO_RERANKING)
         pending = self._ask_providers(q, scope)
-        if not self.engine.settings.own:
+        if not self.engine_settings.own:
             result = SearchResult(hits=[], mode=str(requested), requested_mode=str(requested))
         else:  # merging needs each hit's cosine, which the explanation holds
             result = run_search(self._memories, q.scopes, q, requested, reranking=settings,
@@ -132,28 +133,31 @@ class ReadingOps(Kernel):
         """The memory providers' search for ``q`` started, when the engine asks them and the read is one they can
         answer: a text, over the scopes the agent reads, without filters (a provider's memories have no type,
         project, tags, source or valid time)."""
-        engine = self.engine
         f = q.filters
-        if (not engine.settings.external or not q.text or scope is not None or f.types is not None
+        if (not self.engine_settings.external or not q.text or scope is not None or f.types is not None
                 or f.projects is not None or f.tags is not None or f.sources is not None or f.include_expired
                 or f.include_superseded or f.as_of is not None):
             return None
-        return engine.search(q.agent, q.text, q.limit)
+        return self.engine.search(q.agent, q.text, q.limit)
 
     def _merged(self, agent: str, q: Query, own: list[Memory], pending: PendingSearch,
                 cosines: list[float] | None = None) -> tuple[list[tuple[Memory, float]], dict[str, str]]:
         """``own`` and the providers' hits, merged (:func:`cortex.providers.merge.merge`), and each provider's
         status. ``cosines``: ``own``'s, when the search computed them (the merge then embeds only the providers'
         hits)."""
+        from cortex.providers.merge import merge
+
         external, status = pending.collect()
         semantic = self.embeddings is not None and getattr(self.embeddings, "ready", True)
         return merge(own, external, agent=agent, limit=q.limit, now=self._clock(), query=q.text or "",
-                     relevance=self._relevance, weight=self.engine.settings.weight,
+                     relevance=self._relevance, weight=self.engine_settings.weight,
                      own_relevance=cosines if semantic else None, redact=self._outbound), status
 
     def _relevance(self, query: str, texts: Sequence[str]) -> Sequence[float]:
         """How relevant each text is to ``query`` on one scale for Cortex's memories and the providers': the cosine
         of the store's embedding model when it is ready, else BM25 over the texts themselves."""
+        from cortex.providers.merge import lexical_relevance, semantic_relevance
+
         embeddings = self.embeddings
         if embeddings is not None and getattr(embeddings, "ready", True):
             try:
@@ -277,9 +281,9 @@ class ReadingOps(Kernel):
                              settings.recall_max_chars or config.DEFAULT_START_MAX_CHARS, "max_chars", 10_000_000)
         project = project if project is not None else settings.project
         q = self._query(agent, None, limit=limit, tags=tags, scope=scope)
-        if not self.engine.settings.own and not self.engine.settings.external:
+        if not self.engine_settings.own and not self.engine_settings.external:
             return ""  # the engine is none: no memory is shown
-        pending = (self.engine.search(agent, task, limit) if task and self.engine.settings.external
+        pending = (self.engine.search(agent, task, limit) if task and self.engine_settings.external
                    and scope is None and tags is None else None)
         if project is not None:
             q = replace(q, filters=replace(q.filters, projects=frozenset([check_project(project),
@@ -287,7 +291,7 @@ class ReadingOps(Kernel):
         hits: list[Memory] = []
         cosines: list[float] | None = None
         text = task_text(task, role_terms(definition.name, definition.description)) if task else ""
-        if text.strip() and self.engine.settings.own:  # hybrid falls back to bm25 without embeddings
+        if text.strip() and self.engine_settings.own:  # hybrid falls back to bm25 without embeddings
             result = run_search(self._memories, q.scopes, replace(q, text=text, limit=2 * limit), SearchMode.HYBRID,
                                 reranking=BLOCK_RANKING, explain=pending is not None, fusion=self.fusion,
                                 now=self._clock(), policy=self._policy(agent))
@@ -299,7 +303,7 @@ class ReadingOps(Kernel):
         with self._memories.lock:
             # twice the limit: room for what the same content repeated takes out
             general = (self._memories.load_many(general_ids(self._parts(q.scopes), q.filters, 2 * limit))
-                       if self.engine.settings.own else [])
+                       if self.engine_settings.own else [])
             shown = fit(compose(hits, general, limit), budget)
             grouped = _by_scope([m for m in shown if m.origin == "cortex"], q.scopes)
             # a store opened read-only while another process writes it: the block is shown, not counted as shown

@@ -63,8 +63,9 @@ def test_hits_whose_parts_raise_are_a_counted_failure_not_a_dead_thread(
     assert [h.memory.origin for h in result.hits] == ["cortex"]
     assert "cannot be read: RuntimeError: no text for you" in result.providers["hostile"], result.providers
     assert crashed == []
-    provider = cx.health()["providers"][0]
-    assert provider["errors"] == 1 and "no text for you" in provider["last_error"]
+    provider = cx.health()["providers"][0]  # health's probe asks it again: a second failure
+    assert provider["errors"] == 2 and "no text for you" in provider["last_error"]
+    assert "no text for you" in provider["probe"]
 
 
 def test_a_hit_with_unpaired_surrogates_and_controls_reaches_http_clean(
