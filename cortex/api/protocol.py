@@ -298,8 +298,9 @@ class AdminAPI(Protocol):
 
     def health(self) -> dict[str, Any]:
         """The memory engine (``builtin``, ``both``, ``external``, ``none``) and each memory provider's state
-        (``ok``, ``failing``, ``open``: skipped while its breaker cools down, ``unavailable``), its last error and
-        its breaker; the mirror's figures (writes sent, failed, dropped). Never an API key."""
+        (``ok``, ``failing``, ``open``: skipped while its breaker cools down, ``unavailable``), how it answered a
+        one-hit probe just now, its last error and its breaker; the mirror's figures (writes sent, failed,
+        dropped). Never an API key."""
         ...
 
     def scan_secrets(self, agent: str | None = None, *, redact: bool = False) -> SecretScan:
