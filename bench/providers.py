@@ -34,7 +34,6 @@ from cortex import Cortex  # noqa: E402
 from cortex.providers.base import MemoryProvider, ProviderHit  # noqa: E402
 from cortex.providers.engine import Engine, EngineSettings  # noqa: E402
 from cortex.providers.guard import Guarded  # noqa: E402
-from cortex.providers.merge import lexical_relevance, semantic_relevance  # noqa: E402
 
 _WORD = re.compile(r"[a-z0-9]+")
 TIMEOUT = 0.5
@@ -97,8 +96,6 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--questions", type=int, default=30)
     parser.add_argument("--embeddings", default="local")
     parser.add_argument("--mode", default="hybrid")
-    parser.add_argument("--relevance", choices=("default", "lexical", "semantic"), default="default",
-                        help="the merge's common scale: the facade's choice, BM25 over the candidates, or the model")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     path = args.data / "longmemeval_s_subset101.json"
@@ -108,10 +105,6 @@ def main(argv: list[str] | None = None) -> dict:
         subset.write_text(json.dumps(data))
         with Cortex.open(Path(tmp) / "store", embeddings=args.embeddings, client=False) as cx:
             questions, build = load_longmemeval(cx, subset)
-            if args.relevance == "lexical":
-                cx._relevance = lexical_relevance  # type: ignore[method-assign]
-            elif args.relevance == "semantic" and cx.embeddings is not None:
-                cx._relevance = semantic_relevance(cx.embeddings.embed)  # type: ignore[method-assign]
             texts_of = {agent: [m.content for m in cx.list_memories(agent, limit=1000).items]
                         for agent, *_ in questions}
             builtin = engine_of("builtin", [])
@@ -148,8 +141,7 @@ def main(argv: list[str] | None = None) -> dict:
     kept5 = avg("both", 0) / avg("builtin", 0) if avg("builtin", 0) else 1.0
     kept10 = avg("both", 1) / avg("builtin", 1) if avg("builtin", 1) else 1.0
     lat = {k: percentiles(v) for k, v in latency.items()}
-    print_table(f"Merge on LongMemEval ({n} questions, mode {args.mode}, embeddings {args.embeddings}, "
-                f"relevance {args.relevance})",
+    print_table(f"Merge on LongMemEval ({n} questions, mode {args.mode}, embeddings {args.embeddings})",
                 [(label, f"{avg(label, 0):.3f}", f"{avg(label, 1):.3f}", f"{avg(label, 2):.0%}",
                   f"{lat[label]['p50_ms']:.1f}", f"{lat[label]['p95_ms']:.1f}") for label in ("builtin", "both")]
                 + [("both, one provider hangs", "", "", "", f"{lat['both, one provider hangs']['p50_ms']:.1f}",
@@ -166,8 +158,7 @@ def main(argv: list[str] | None = None) -> dict:
     ]
     print_table("Targets", [(t["row"], t["now"], t["target"], "yes" if t["met"] else "NO", t["by"]) for t in targets],
                 ("target", "now", "limit", "met", "by"))
-    out = {"questions": n, "mode": args.mode, "embeddings": args.embeddings, "relevance": args.relevance,
-           "build_s": build,
+    out = {"questions": n, "mode": args.mode, "embeddings": args.embeddings, "build_s": build,
            "recall": {label: {"R@5": avg(label, 0), "R@10": avg(label, 1), "provider_share_top10": avg(label, 2)}
                       for label in rows},
            "kept": {"R@5": kept5, "R@10": kept10}, "latency": lat, "targets": targets}

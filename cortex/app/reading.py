@@ -143,15 +143,23 @@ class ReadingOps(Kernel):
     def _merged(self, agent: str, q: Query, own: list[Memory], pending: PendingSearch,
                 cosines: list[float] | None = None) -> tuple[list[tuple[Memory, float]], dict[str, str]]:
         """``own`` and the providers' hits, merged (:func:`cortex.providers.merge.merge`), and each provider's
-        status. ``cosines``: ``own``'s, when the search computed them (the merge then embeds only the providers'
-        hits)."""
-        from cortex.providers.merge import merge
+        status. ``cosines``: ``own``'s, when the search computed them (with the model, the merge then embeds only
+        the providers' hits). Every candidate is scored on one scale: when embedding fails, all of them are scored
+        lexically, never Cortex's by cosine and the providers' by BM25."""
+        from cortex.providers.merge import lexical_relevance, merge
 
         external, status = pending.collect()
         semantic = self.embeddings is not None and getattr(self.embeddings, "ready", True)
-        return merge(own, external, agent=agent, limit=q.limit, now=self._clock(), query=q.text or "",
-                     relevance=self._relevance, weight=self.engine_settings.weight,
-                     own_relevance=cosines if semantic else None, redact=self._outbound), status
+        common: dict[str, Any] = {"agent": agent, "limit": q.limit, "now": self._clock(), "query": q.text or "",
+                                  "weight": self.engine_settings.weight, "redact": self._outbound}
+        try:
+            return merge(own, external, relevance=self._relevance, own_relevance=cosines if semantic else None,
+                         **common), status
+        except Exception:  # noqa: BLE001 - a model that fails here fails the lexical way, not the read
+            if not semantic:
+                raise
+            log.warning("embedding the merge's candidates failed: ranked lexically", exc_info=True)
+            return merge(own, external, relevance=lexical_relevance, **common), status
 
     def _relevance(self, query: str, texts: Sequence[str]) -> Sequence[float]:
         """How relevant each text is to ``query`` on one scale for Cortex's memories and the providers': the cosine
@@ -160,10 +168,7 @@ class ReadingOps(Kernel):
 
         embeddings = self.embeddings
         if embeddings is not None and getattr(embeddings, "ready", True):
-            try:
-                return semantic_relevance(embeddings.embed)(query, texts)
-            except Exception:  # noqa: BLE001 - a model that fails here fails the lexical way, not the read
-                log.warning("embedding the merge's candidates failed: ranked lexically", exc_info=True)
+            return semantic_relevance(embeddings.embed)(query, texts)
         return lexical_relevance(query, texts)
 
     def _as_of(self, memories: list[Memory], q: Query) -> list[Memory]:

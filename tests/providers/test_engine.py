@@ -281,3 +281,31 @@ def test_settings_come_from_the_project_file_and_the_environment_wins(tmp_path: 
     with pytest.raises(InvalidInputError, match="is not a setting") as caught:
         engine_settings(tmp_path, {})
     assert "config.toml:3 [providers] provider" in caught.value.field
+
+
+def test_when_embedding_the_providers_hits_fails_every_candidate_is_ranked_lexically(
+        store_path: Path, plugin_site: Path, log_file: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Cortex's hits come with their cosines; if the model then fails on the providers' hits, the merge must not
+    rank Cortex's by cosine and the providers' by BM25: it ranks them all by BM25."""
+    from cortex.embeddings import HashEmbeddings
+    from cortex.providers.merge import lexical_relevance
+
+    class FailingOnProviders(HashEmbeddings):
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            if any("echo" in t for t in texts):
+                raise RuntimeError("the model went away")
+            return super().embed(texts)
+
+    engine(monkeypatch, "both", "echo")
+    with open_agents(store_path, "reviewer", client=False, embeddings=FailingOnProviders()) as cortex_:
+        cortex_.store("reviewer", "Always check null pointers in parsers")
+        cortex_.store("reviewer", "Parsers must reject nested input past 64 levels")
+        caplog.set_level(logging.WARNING, logger="cortex")
+        result = cortex_.search("reviewer", "parsers", mode="hybrid")
+    assert "ranked lexically" in caplog.text
+    texts = [h.memory.content for h in result.hits]
+    expected = dict(zip(texts, lexical_relevance("parsers", texts)))
+    assert {h.memory.origin for h in result.hits} == {"cortex", "echo"}
+    for hit in result.hits:  # one scale: each score is the BM25 over the candidates (a provider's before its weight)
+        assert hit.score == pytest.approx(expected[hit.memory.content])
