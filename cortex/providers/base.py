@@ -19,6 +19,7 @@ Writes reach a provider through Hermes's own mirror hook, :meth:`MemoryProvider.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -121,6 +122,17 @@ class MemoryProvider:
     def recall_status(self) -> dict[str, Any]:
         """What the last recall did: at least ``query`` and ``count`` (Hermes 0.19.0 has no such method)."""
         return {}
+
+
+def finite_score(value: object) -> float | None:
+    """A provider's score as a finite float, else None (a bool, a text, NaN, an int too big for a float)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        score = float(value)
+    except (OverflowError, ValueError):
+        return None
+    return score if math.isfinite(score) else None
 
 
 _ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")

@@ -18,7 +18,6 @@ Settings (the environment wins over the ``[providers]`` table of ``.cortex/confi
 from __future__ import annotations
 
 import logging
-import math
 import os
 import queue
 import threading
@@ -30,7 +29,7 @@ from typing import Any
 from cortex.errors import ProviderError
 from cortex.model import Memory
 from cortex.providers import registry
-from cortex.providers.base import WRITE_ORIGIN, MemoryProvider, ProviderHit, split_context
+from cortex.providers.base import WRITE_ORIGIN, MemoryProvider, ProviderHit, finite_score, split_context
 from cortex.providers.guard import Guarded
 from cortex.providers.settings import (  # noqa: F401 - the settings' names, where they were first defined
     ENGINE_ENV,
@@ -264,7 +263,8 @@ def _hits(answer: object, limit: int) -> list[ProviderHit] | None:
         if not isinstance(item, ProviderHit) or not isinstance(item.content, str) or not isinstance(item.id, str):
             return None
         # plain values only: what the request's thread does with a hit (merge, render, JSON) must not raise
-        hit = ProviderHit(id=str.__str__(item.id), content=str.__str__(item.content), score=_score(item.score),
+        hit = ProviderHit(id=str.__str__(item.id), content=str.__str__(item.content),
+                          score=finite_score(item.score),
                           created_at=_moment(item.created_at),
                           metadata=dict(item.metadata) if isinstance(item.metadata, dict) else {})
         if hit.content.strip():
@@ -272,17 +272,6 @@ def _hits(answer: object, limit: int) -> list[ProviderHit] | None:
         if len(out) >= limit:
             break
     return out
-
-
-def _score(value: object) -> float | None:
-    """A provider's score as a finite float, else None (a bool, a text, NaN, an int too big for a float)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return None
-    try:
-        score = float(value)
-    except (OverflowError, ValueError):
-        return None
-    return score if math.isfinite(score) else None
 
 
 def _moment(value: object) -> datetime | None:

@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 from cortex.errors import ProviderError
 from cortex.names import check_agent_name
-from cortex.providers.base import ProviderHit
+from cortex.providers.base import ProviderHit, finite_score
 from cortex.providers.http import HTTPProvider, head
 
 URL_ENV = "CORTEX_MEM0_URL"
@@ -167,7 +167,6 @@ def _hits(results: list[Any], agent: str) -> list[ProviderHit]:
         if not isinstance(text, str) or not text.strip() or (owner is not None and owner != agent):
             continue
         score = item.get("score")
-        number = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
         metadata: dict[str, Any] = {}
         if isinstance(item.get("metadata"), dict) and isinstance(item["metadata"].get("cortex_id"), str):
             metadata["memory_id"] = item["metadata"]["cortex_id"]
@@ -175,7 +174,7 @@ def _hits(results: list[Any], agent: str) -> list[ProviderHit]:
             if isinstance(item.get(key), (str, list)):
                 metadata[key] = item[key]
         hits.append(ProviderHit(id=str(item["id"]), content=text,
-                                score=number if number is not None and math.isfinite(number) else None,
+                                score=finite_score(score),
                                 created_at=_moment(item.get("created_at")), metadata=metadata))
     return sorted(hits, key=lambda h: -(h.score if h.score is not None else -math.inf))
 

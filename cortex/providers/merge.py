@@ -28,7 +28,7 @@ import numpy as np
 from cortex import config
 from cortex.model import DEFAULT_TYPE, Memory, Source
 from cortex.index.analyzer import analyze, analyze_many
-from cortex.providers.base import ProviderHit
+from cortex.providers.base import ProviderHit, finite_score
 
 #: How much a provider's relevance counts against Cortex's own (1): its memory ranks above one of Cortex's only when it
 #: is twice as relevant.
@@ -62,8 +62,9 @@ def as_memory(provider: str, agent: str, hit: ProviderHit, now: datetime) -> Mem
     content = clean_text(hit.content[:MAX_CONTENT])
     content = content if len(hit.content) <= MAX_CONTENT else content[:MAX_CONTENT - 1] + "…"
     metadata: dict[str, Any] = {"provider": provider, "provider_id": clean_text(hit.id[:MAX_PROVIDER_ID])}
-    if isinstance(hit.score, (int, float)) and not isinstance(hit.score, bool) and math.isfinite(hit.score):
-        metadata["provider_score"] = float(hit.score)
+    score = finite_score(hit.score)
+    if score is not None:
+        metadata["provider_score"] = score
     created = hit.created_at if hit.created_at is not None and hit.created_at.tzinfo is not None else now
     return Memory.model_construct(
         id=f"{provider}-{digest}", agent=agent, content=content, type=DEFAULT_TYPE,

@@ -36,7 +36,7 @@ from urllib.parse import quote
 
 from cortex.errors import ProviderError
 from cortex.names import check_agent_name, is_memory_id
-from cortex.providers.base import ProviderHit
+from cortex.providers.base import ProviderHit, finite_score
 from cortex.providers.http import HTTPProvider, head
 
 URL_ENV = "CORTEX_OPENVIKING_URL"
@@ -224,7 +224,6 @@ def _hits(result: Any, agent: str) -> tuple[list[ProviderHit], int]:
                 skipped += 1
                 continue
             score = item.get("score")
-            number = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
             metadata: dict[str, Any] = {"uri": uri, "category": category}
             for key in ("context_type", "level", "abstract"):
                 if isinstance(item.get(key), (str, int)) and not isinstance(item.get(key), bool):
@@ -236,7 +235,7 @@ def _hits(result: Any, agent: str) -> tuple[list[ProviderHit], int]:
             if mirrored:
                 metadata["memory_id"] = mirrored.group(1)
             hits[uri] = ProviderHit(id=uri, content=content,
-                                    score=number if number is not None and math.isfinite(number) else None,
+                                    score=finite_score(score),
                                     metadata=metadata)
     ranked = sorted(hits.values(), key=lambda h: -(h.score if h.score is not None else -math.inf))
     return ranked, skipped
