@@ -32,6 +32,8 @@ OPTIONS: Mapping[str, Mapping[str, str]] = {
 #: Words that make an option a secret: its value never appears in a message, a log line or a health answer.
 SECRET_WORDS = ("key", "token", "secret", "password")
 _TABLE = "providers"
+REQUEST_SLACK = 1.0
+"""Seconds a built-in provider's HTTP request may run past the engine's time-out."""
 _FIXED = {"engine": ENGINE_ENV, "providers": PROVIDERS_ENV, "timeout": TIMEOUT_ENV, "weight": WEIGHT_ENV}
 
 
@@ -104,7 +106,9 @@ def engine_settings(project_root: Path | None, environ: Mapping[str, str] | None
             if unknown:
                 raise InvalidInputError(f"[{_TABLE}.{name}]", f"{', '.join(unknown)} is not a setting of {name} "
                                                               f"(known: {', '.join(OPTIONS[name])})")
-            chosen.setdefault("timeout", timeout)
+            # a second past the engine's own time-out, so the engine's "took longer than" is what a slow
+            # provider reports, while the request still ends soon after instead of holding its thread
+            chosen.setdefault("timeout", timeout + REQUEST_SLACK)
         options[name] = chosen
     return EngineSettings(engine, providers, timeout, weight, options)
 

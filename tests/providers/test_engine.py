@@ -274,7 +274,8 @@ def test_settings_come_from_the_project_file_and_the_environment_wins(tmp_path: 
         '[providers.mem0]\nurl = "http://127.0.0.1:1"\napi_key = "file-key"\n\n[providers.echo]\ncolour = "blue"\n')
     settings = engine_settings(tmp_path, {"CORTEX_MEM0_API_KEY": "env-key"})
     assert settings.engine == "both" and settings.providers == ("mem0", "echo") and settings.timeout == 2
-    assert settings.options["mem0"] == {"url": "http://127.0.0.1:1", "api_key": "env-key", "timeout": 2}
+    # a built-in's own request time-out is the engine's (2 s) plus one second, so the engine's is the one seen
+    assert settings.options["mem0"] == {"url": "http://127.0.0.1:1", "api_key": "env-key", "timeout": 3}
     assert settings.options["echo"] == {"colour": "blue"}
     assert engine_settings(tmp_path, {"CORTEX_ENGINE": "builtin"}).engine == "builtin"
     (tmp_path / ".cortex" / "config.toml").write_text('[providers]\nengine = "both"\nprovider = "mem0"\n')
