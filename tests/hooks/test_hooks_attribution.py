@@ -124,7 +124,7 @@ def test_session_start_touches_its_memories_once_per_session(project):
     with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
         cx.agents.register("architect")
         cx.store("architect", "Services talk through the queue")
-    sources = ["startup"] + ["resume", "compact", "clear"] * 4  # 13 runs of one session
+    sources = ["startup"] + ["resume", "compact", "clear", "fork"] * 3  # 13 runs of one session
     for source in sources:
         result = hook(project, "SessionStart", {"source": source}, CORTEX_HOOK_AGENT="architect")
         context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -24,8 +24,9 @@ from cortex import jsonsafe
 from cortex.service.harnesses.base import SESSION_END, START, STOP, SUBAGENT_START, SUBAGENT_STOP, TOOL, Call, \
     Harness, Offset, Reading, home_dir, log, text
 
-#: SessionStart ``source`` values of a session that already started (its memories were touched then).
-REPEATED_STARTS = ("resume", "compact", "clear")
+#: SessionStart ``source`` values of a session that already started (its memories were touched then); "fork" (a
+#: conversation branched from another, Claude Code 2.1) is one too.
+REPEATED_STARTS = ("resume", "compact", "clear", "fork")
 #: How much of the end of a parent transcript is read to find the subagent's task.
 TASK_SCAN_BYTES = 4 * 1024 * 1024
 #: The tool Claude Code starts subagents with (``Task`` in older versions).
