@@ -274,3 +274,44 @@ def test_install_refuses_an_undeclared_agent_unless_forced(project):
     assert forced.returncode == 0 and "--agent reveiwer" in (project / ".claude" / "settings.json").read_text()
     (project / "agent_defs" / "ops.md").write_text(AGENT.format(name="ops"))
     assert cortex(project, "install", "claude", "--agent", "ops").returncode == 0
+
+
+def test_a_subagent_start_finds_its_own_task_in_the_parent_transcript(project, tmp_path):
+    """Claude Code's SubagentStart carries no prompt (recorded shape: the base fields, agent_id and agent_type):
+    the task is the parent transcript's Agent call, the very one the subagent's meta file names when two of the
+    same type run at once, else the latest for its type."""
+    payload = json.loads((Path(__file__).parent.parent / "fixtures" / "harnesses" / "claude" /
+                          "SubagentStart.json").read_text())
+    assert "prompt" not in payload and "description" not in payload
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register("reviewer")
+        cx.store_many("reviewer", [{"content": c} for c in [*TASKS.values(), *ROLE_NOISE]])
+    session = payload["session_id"]
+    parent = tmp_path / "home" / ".claude" / "projects" / "-proj" / f"{session}.jsonl"
+    parent.parent.mkdir(parents=True)
+    tasks = list(TASKS)
+    # two reviewers launched in one message (in the background), the SQL one written last
+    append(parent, {**line("assistant", ""), "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": f"toolu_{n}", "name": "Agent",
+         "input": {"description": tasks[n][:30], "prompt": tasks[n], "subagent_type": "reviewer",
+                   "run_in_background": True}} for n in (0, 1)]}})
+    subagents = parent.with_suffix("") / "subagents"
+    subagents.mkdir(parents=True)
+    (subagents / "agent-a0.meta.json").write_text(json.dumps(
+        {"agentType": "reviewer", "description": tasks[0][:30], "toolUseId": "toolu_0", "spawnDepth": 1}))
+
+    def start(agent_id: str) -> str:
+        data = {**payload, "agent_id": agent_id, "cwd": str(project), "transcript_path": str(parent)}
+        result = hook(project, "SubagentStart", data, CLAUDE_CONFIG_DIR=str(tmp_path / "home" / ".claude"))
+        assert result.returncode == 0 and result.stderr == ""
+        return str(json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"])
+
+    # the first reviewer's meta file names its call: its block is ranked for the retry task, not the latest
+    assert TASKS[tasks[0]] in start("a0").splitlines()[1]
+    # no meta file (an older Claude Code, or not written yet): the latest call for the type
+    assert TASKS[tasks[1]] in start("a1").splitlines()[1]
+    # a meta file naming a call that is not in the transcript, or a hostile id: the latest, nothing read elsewhere
+    (subagents / "agent-a2.meta.json").write_text(json.dumps({"toolUseId": "toolu_gone"}))
+    assert TASKS[tasks[1]] in start("a2").splitlines()[1]
+    assert TASKS[tasks[1]] in start("../../../../etc/passwd").splitlines()[1]
+    assert "Traceback" not in "\n".join(log_lines(project))

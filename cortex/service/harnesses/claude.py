@@ -9,13 +9,15 @@ transcripts as Claude Code 2.1.47 writes them.
 * Output: ``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}`` on the start events; nothing else.
 * Transcripts: JSONL under ``$CLAUDE_CONFIG_DIR`` (else ``~/.claude``), a subagent's lines marked
   ``"isSidechain": true`` in its parent's; a subagent's own file is ``agent_transcript_path``. A subagent's task is
-  the latest ``Agent``/``Task`` tool call for its type in the parent transcript (the payload does not carry it).
+  its ``Agent``/``Task`` tool call in the parent transcript (no payload carries it): the call whose id Claude Code's
+  ``<session>/subagents/agent-<agent_id>.meta.json`` names (``toolUseId``), else the latest for its type.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,8 @@ TASK_SCAN_BYTES = 4 * 1024 * 1024
 SUBAGENT_TOOLS = ("Agent", "Task")
 #: The most of a transcript one Stop hook reads (the rest is read by the next one).
 MAX_TRANSCRIPT_READ = 64 * 1024 * 1024
+#: A subagent's id as Claude Code writes it (``a`` and hex digits; any safe file name is read).
+AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: Tools whose ``file_path`` is a file they wrote.
 WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
@@ -100,23 +104,46 @@ def parts(entries: list[Any]) -> list[tuple[str, str]]:
     return out
 
 
-def subagent_task(transcript: str, agent_type: str) -> str | None:
-    """The task of the latest ``Agent``/``Task`` tool call for ``agent_type`` in the parent transcript: what the
-    subagent was asked to do (its description and prompt), or None."""
+def subagent_meta(transcript: str, agent_id: Any) -> dict[str, Any]:
+    """What Claude Code wrote beside a subagent's own transcript (``<session>/subagents/agent-<id>.meta.json``:
+    ``agentType``, ``description``, ``toolUseId``...), or {} when it has not (yet) or the id is not one."""
+    if not isinstance(agent_id, str) or not AGENT_ID.fullmatch(agent_id) or not transcript.endswith(".jsonl"):
+        return {}
+    from cortex.files import read_regular
+
+    try:
+        data = jsonsafe.loads(read_regular(Path(transcript[:-len(".jsonl")]) / "subagents"
+                                           / f"agent-{agent_id}.meta.json", 64 * 1024))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def subagent_task(transcript: str, agent_type: str, tool_use_id: str | None = None) -> str | None:
+    """What a subagent was asked to do (its description and prompt): the ``Agent``/``Task`` tool call
+    ``tool_use_id`` in the parent transcript when it is given and found, else the latest call for ``agent_type``;
+    None when there is none."""
     try:
         size = os.path.getsize(transcript)
         entries, _ = transcript_lines(transcript, max(0, size - TASK_SCAN_BYTES))
     except OSError:
         return None
+    latest: str | None = None
     for entry in reversed(entries):
         for part in reversed(content(entry, "assistant")):
             if not isinstance(part, dict) or part.get("type") != "tool_use" or part.get("name") not in SUBAGENT_TOOLS:
                 continue
             call = part.get("input")
-            if isinstance(call, dict) and call.get("subagent_type") == agent_type:
-                found = "\n".join(str(call[k]) for k in ("description", "prompt") if isinstance(call.get(k), str))
+            if not isinstance(call, dict):
+                continue
+            found = "\n".join(str(call[k]) for k in ("description", "prompt") if isinstance(call.get(k), str))
+            if tool_use_id is not None and part.get("id") == tool_use_id:
                 return found or None
-    return None
+            if latest is None and call.get("subagent_type", "general-purpose") == agent_type:
+                latest = found or None
+                if tool_use_id is None:
+                    return latest
+    return latest
 
 
 class Claude(Harness):
@@ -175,8 +202,14 @@ class Claude(Harness):
         return parent, f"{parent}#sidechain", keep
 
     def subagent_task(self, root: Path, call: Call, agent_type: str) -> str | None:
+        # SubagentStart carries no task (its input is the base fields, agent_id and agent_type): the parent
+        # transcript's Agent call is the task, the very call when Claude Code's meta file beside the subagent's
+        # transcript names it, else the latest for the agent's type
         parent = self.readable(root, call.payload.get("transcript_path"))
-        return subagent_task(parent, agent_type) if parent else None
+        if not parent:
+            return None
+        tool_use = subagent_meta(parent, call.payload.get("agent_id")).get("toolUseId")
+        return subagent_task(parent, agent_type, tool_use if isinstance(tool_use, str) and tool_use else None)
 
     def answer(self, event: str, context: str | None) -> str:
         if not context:

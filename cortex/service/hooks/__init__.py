@@ -6,7 +6,7 @@ has each tool's).
 * ``SessionStart`` / ``SubagentStart``: answer ``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}``
   with the ``<agent-memory>`` block (under 10,000 characters) of the agent: ``agent_type`` for a subagent, the
   ``--agent`` of the hook command (or ``$CORTEX_HOOK_AGENT``) for the main session. A subagent's block is ranked
-  for its task, read from the parent transcript's latest ``Agent``/``Task`` tool call for that agent type. The
+  for its task, read from the parent transcript's ``Agent``/``Task`` tool call (the payload carries no task). The
   memories shown are touched once per session: a ``SessionStart`` whose ``source`` is ``resume``, ``compact`` or
   ``clear`` injects the block again without touching them.
 * ``Stop`` / ``SubagentStop``: capture marker lines with ``agent_end`` from ``last_assistant_message`` and the
@@ -167,9 +167,8 @@ def _handle(session: HookSession, adapter: Harness, event: str, call: Call, agen
     if call.action in ENDS:
         _end(session, adapter, where, call, agent_type)
         return nothing
-    task = call.task
-    if not task and call.action == SUBAGENT_START:
-        task = adapter.subagent_task(root, call, agent_type)
+    # a subagent's task is the adapter's to find (Claude Code's and Codex's payloads carry none)
+    task = adapter.subagent_task(root, call, agent_type) if call.action == SUBAGENT_START else call.task
     if isinstance(task, str):
         task = task[:MAX_TASK_CHARS]  # enough to rank by; the rest only costs time
     # a session resumed, compacted or cleared gets its block again; it was touched at its start (a tool that
