@@ -72,6 +72,9 @@ class TranscriptCapture:
     behind: Transcript
     mine: list[Message]
     report: CaptureReport
+    #: set by :meth:`read`: the open transcript it read (None: by its path), and where ``new`` starts
+    handle: BinaryIO | None
+    start: int
 
     def __init__(self, port: CapturePort, agent: str, transcript: str, project: str, checkpoints: Checkpoints, *,
                  redactor: Redactor, clock: Callable[[], datetime],
@@ -95,7 +98,8 @@ class TranscriptCapture:
         agent, real = self.agent, self.transcript
         self.settings = settings
         self.offsets = offsets = self.checkpoints.get(agent, real)
-        self.new = new = read(real, offsets["markers"] if markers else offsets["llm"], format=format, handle=handle)
+        self.handle, self.start = handle, offsets["markers"] if markers else offsets["llm"]
+        self.new = new = read(real, self.start, format=format, handle=handle)
         # the model's part has its own checkpoint: behind the markers' after a failed call, ahead of it after a
         # capture that left the markers to the hooks
         self.behind = behind = read(real, offsets["llm"], format=format, handle=handle) \
@@ -145,8 +149,17 @@ class TranscriptCapture:
         undeclared agents have no memory: skipped)."""
         origin = {"channel": "task", "session": self.report.session, "file": os.path.basename(self.transcript),
                   "tool": "Task"}
+        calls = self.new.subagent_tasks
+        start = self.start
+        if start > 0 and any(not c.agent_type for c in calls):
+            # a background subagent's result arrived after the part its call was read in: find that call
+            try:
+                earlier = read(self.transcript, 0, format=self.new.format, max_bytes=start, handle=self.handle)
+                calls = captured.matched(calls, earlier.subagent_tasks)
+            except (CortexError, OSError) as exc:
+                self.report.problems.append(f"the calls of earlier subagent results were not read: {exc}")
         with provenance_activity(channel="task"):
-            self.report.tasks = record_outcomes(self.port, self.new.subagent_tasks, self.report, capturer=self.agent,
+            self.report.tasks = record_outcomes(self.port, calls, self.report, capturer=self.agent,
                                                 origin=origin, held=self.report.held)
 
     def model(self, *, summary: bool = True, prepared: MutableMapping[PartKey, Any] | None = None,

@@ -80,6 +80,21 @@ def subagent_outcomes(calls: Sequence[SubagentCall]) -> list[tuple[str, str, str
     return found
 
 
+def matched(calls: Sequence[SubagentCall], earlier: Sequence[SubagentCall]) -> list[SubagentCall]:
+    """``calls`` with each notified outcome whose call was read in an earlier part (an empty agent type) given the
+    call of ``earlier`` it names (by tool use id, else by the agent id of its background launch); one that names
+    none stays as it is (and records nothing)."""
+    from dataclasses import replace
+
+    by_tool = {c.tool_use_id: c for c in earlier if c.agent_type and c.tool_use_id}
+    by_task = {c.task_id: c for c in earlier if c.agent_type and c.task_id}
+    out = []
+    for call in calls:
+        found = None if call.agent_type else by_tool.get(call.tool_use_id) or by_task.get(call.task_id or "")
+        out.append(replace(found, result_text=call.result_text, is_error=call.is_error) if found else call)
+    return out
+
+
 @dataclass
 class Extraction:
     """What the model made of a session: learnings (content, type, confidence, tags), a summary, and what failed

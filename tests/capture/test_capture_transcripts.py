@@ -209,6 +209,26 @@ def test_claude_main_transcript_keeps_subagent_lines_out_and_records_their_outco
     assert set(outcomes) <= {"agent:db-expert", "agent:reviewer"} and outcomes and report.tasks == []
 
 
+def test_a_background_subagents_outcome_is_its_notification_never_its_launch(cx, tmp_path):
+    """The launch of a background subagent is no outcome (nor its ids and paths anything to store or redact); the
+    <task-notification> that comes in a later part of the transcript is, under the call it names."""
+    cx.llm = None
+    lines = (FIXTURES / "claude_async_agent.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "main.jsonl"
+    path.write_bytes(b"".join(lines[:4]))  # the turn ends (Stop) before the subagent does
+    first = cx.capture_transcript("lead", path)
+    assert first.tasks == [] and first.held == [] and first.problems == []
+    with open(path, "ab") as fh:
+        fh.write(b"".join(lines[4:]))
+    second = cx.capture_transcript("lead", path)
+    [held] = second.held  # the reviewer's outcome, from the lead's transcript: held for review
+    assert held.scope == "agent:reviewer"
+    assert "Review refund rounding" in held.keep_content and "round half up in shop/refunds.py:41" in held.keep_content
+    assert "Async agent launched" not in held.keep_content and "a4c8e1f09b2d37e65" not in held.keep_content
+    assert not second.redacted and second.problems == []
+    assert cx.capture_transcript("lead", path).held == []  # read once
+
+
 def test_a_growing_transcript_is_read_from_its_checkpoint(cx, tmp_path):
     cx.llm = None
     path = tmp_path / "t.jsonl"

@@ -100,6 +100,43 @@ def test_an_agent_call_whose_result_is_not_written_yet_has_none(tmp_path: Path):
     assert db.result_text is not None and reviewer.result_text is None and not reviewer.is_error
 
 
+def test_a_background_agent_call_takes_its_result_from_the_task_notification(tmp_path: Path):
+    """Claude Code 2.1 launches subagents in the background: the call's tool_result only says so (with ids and a
+    temporary file's path), the result arrives later as a <task-notification> (queued, attached, then a user line)."""
+    path = FIXTURES / "claude_async_agent.jsonl"
+    found = read(path)
+    [call] = found.subagent_tasks
+    assert (call.agent_type, call.description, call.is_error) == ("reviewer", "Review refund rounding", False)
+    assert call.result_text == "Refunds round half up in shop/refunds.py:41, like orders; no float arithmetic left."
+    assert call.task_id == "a4c8e1f09b2d37e65"
+    text = "\n".join(m.text for m in found.messages)
+    # none of the launch's metadata, nor the notification's markup, is a message
+    assert "a4c8e1f09b2d37e65" not in text and ".output" not in text and "Async agent launched" not in text
+    assert "<task-notification>" not in text and "total_tokens" not in text
+    results = [m for m in found.messages if m.kind == "tool_result"]
+    assert [m.tool for m in results] == ["Agent", "Agent"]
+    assert results[1].text == call.result_text and results[0].text.startswith("[subagent launched")
+    assert not any(m.role == "user" and "refunds round" in m.text.lower() for m in found.messages)
+
+    # read in two parts: the launch first (no outcome yet), the notification in the next part names its call
+    lines = path.read_bytes().splitlines(keepends=True)
+    split = sum(len(x) for x in lines[:4])
+    first, second = read(path, 0, max_bytes=split), read(path, split)
+    assert [c.result_text for c in first.subagent_tasks] == [None]
+    [orphan] = second.subagent_tasks
+    assert (orphan.agent_type, orphan.tool_use_id, orphan.task_id) == ("", "toolu_01Rv7Kd2Qm9xWb4Tn6Ys3Lp8",
+                                                                      "a4c8e1f09b2d37e65")
+    # a failed one, known only by its agent id (an older notification without <tool-use-id>), on its queue line only
+    failed = tmp_path / "failed.jsonl"
+    failed.write_bytes(b"".join(lines[:4]) + json.dumps({
+        "type": "queue-operation", "operation": "enqueue", "sessionId": "s", "content":
+        "<task-notification>\n<task-id>a4c8e1f09b2d37e65</task-id>\n<status>failed</status>\n<summary>Agent "
+        "\"Review refund rounding\" failed: API Error: 529 overloaded</summary>\n</task-notification>"}).encode()
+        + b"\n")
+    [call] = read(failed).subagent_tasks
+    assert call.is_error and call.result_text.endswith("529 overloaded") and call.agent_type == "reviewer"
+
+
 def test_a_subagent_transcript_is_read_like_a_main_one():
     t = read(FIXTURES / "claude_subagent.jsonl")
     assert t.format == "claude" and t.problems == [] and t.subagent_tasks == []

@@ -41,7 +41,11 @@ class SubagentCall:
     """A Claude Code ``Agent``/``Task`` tool call: the subagent it started and what came back.
 
     ``result_text`` is the flattened text of the matching ``tool_result`` (None when the result is not in what
-    was read); ``is_error`` is the result's ``is_error``."""
+    was read); ``is_error`` is the result's ``is_error``. A call launched in the background (Claude Code 2.1's
+    default) gets its result from the ``<task-notification>`` that arrives later; ``task_id`` is the id that
+    notification names it by (the agent's id). A notification whose call was read in an earlier part of the
+    transcript is a call with an empty ``agent_type`` (the reader of that part can match it by ``tool_use_id`` or
+    ``task_id``)."""
 
     tool_use_id: str
     agent_type: str
@@ -49,6 +53,7 @@ class SubagentCall:
     prompt: str
     result_text: str | None = None
     is_error: bool = False
+    task_id: str | None = None
 
 
 @dataclass
