@@ -163,6 +163,62 @@ def test_codex_captures_for_the_agent_that_wrote_it(project):
     assert home.is_dir()
 
 
+def codex_line(kind: str, payload: dict) -> str:
+    return json.dumps({"timestamp": "2026-09-02T09:14:40.000Z", "type": kind, "payload": payload})
+
+
+def test_a_codex_subagent_block_is_ranked_for_the_task_in_its_parents_rollout(project):
+    """Codex's SubagentStart gives the child's own rollout as transcript_path: its first line names the parent
+    thread, whose rollout (found beside it, or in another day's directory) holds the spawn_agent call."""
+    seed(project, "reviewer", "Reviews flag float arithmetic on money", "SQL migrations must be reversible",
+         "Login forms rate-limit by IP", "HTTP client retries back off exponentially")
+    start = recorded("codex", "SubagentStart", project)
+    child = Path(start["transcript_path"])
+    parent_id, child_id = "01a06165-9f48-7d7a-8158-43d939b1d300", start["agent_id"]
+    assert child.name.endswith(f"-{child_id}.jsonl") and start["session_id"] != parent_id
+    child.parent.mkdir(parents=True)
+    child.write_text("\n".join([  # as Codex writes a spawned thread: its meta, then the parent's, inherited
+        codex_line("session_meta", {"id": child_id, "cwd": str(project), "source": {"subagent": {"thread_spawn": {
+            "parent_thread_id": parent_id, "depth": 1, "agent_nickname": "Darwin", "agent_role": "reviewer"}}},
+            "thread_source": "subagent"}),
+        codex_line("session_meta", {"id": parent_id, "cwd": str(project), "source": "cli"})]) + "\n")
+    # the parent's rollout, a day earlier (a session that ran past midnight): two reviewers spawned, the first
+    # one linked to this child by its activity event
+    parent = child.parent.parent / "01" / f"rollout-2026-09-01T23-50-00-{parent_id}.jsonl"
+    parent.parent.mkdir(parents=True)
+
+    def spawn(call: str, task: str) -> str:
+        return codex_line("response_item", {"type": "function_call", "name": "spawn_agent", "call_id": call,
+                                            "arguments": json.dumps({"agent_type": "reviewer", "message": task})})
+
+    parent.write_text("\n".join([
+        codex_line("session_meta", {"id": parent_id, "cwd": str(project), "source": "cli"}),
+        spawn("call_1", "Check the SQL migration that adds the orders index"),
+        codex_line("event_msg", {"type": "sub_agent_activity", "event_id": "call_1", "agent_thread_id": child_id,
+                                 "kind": "started"}),
+        spawn("call_2", "Check the login form")]) + "\n")
+
+    def block(payload: dict) -> str:
+        result = hook(project, "codex", "SubagentStart", payload)
+        assert result.returncode == 0 and result.stderr == ""
+        return str(json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"])
+
+    assert "SQL migrations must be reversible" in block(start).splitlines()[1]
+    # another child, not linked by any event yet: the latest spawn for its type
+    other = child.with_name(child.name.replace(child_id, "01a06166-0000-7000-8000-000000000002"))
+    other.write_text(child.read_text().replace(child_id, "01a06166-0000-7000-8000-000000000002"))
+    later = {**start, "agent_id": "01a06166-0000-7000-8000-000000000002", "transcript_path": str(other)}
+    assert "Login forms rate-limit by IP" in block(later).splitlines()[1]
+    # the parent's rollout gone: the block is the agent's, unranked, and the log says why
+    parent.unlink()
+    assert "Reviews flag float" in block(start)
+    assert any("parent thread" in x and parent_id in x for x in log_lines(project))
+    # an older Codex that gave the parent's rollout itself still finds the call there
+    parent.write_text(codex_line("session_meta", {"id": parent_id, "source": "cli"}) + "\n"
+                      + spawn("call_3", "Check the SQL migration that adds the orders index") + "\n")
+    assert "SQL migrations must be reversible" in block({**start, "transcript_path": str(parent)}).splitlines()[1]
+
+
 def test_cursor_and_gemini_capture_the_payloads_text(project):
     assert hook(project, "cursor", "afterAgentResponse", recorded("cursor", "afterAgentResponse", project),
                 "--agent", "developer").stdout.strip() == "{}"

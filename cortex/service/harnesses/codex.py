@@ -2,7 +2,7 @@
 with ``SessionEnd``; tests/fixtures/harnesses/README.md section 1, and the recorded payloads beside it).
 
 * Events: ``SessionStart`` (``source`` ``startup|resume|clear|compact``), ``SubagentStart`` (``agent_id``,
-  ``agent_type``; no task), ``Stop`` (``last_assistant_message``, ``stop_hook_active``), ``SubagentStop`` (the same,
+  ``agent_type``; no task; its ``transcript_path`` is the child's own rollout), ``Stop`` (``last_assistant_message``, ``stop_hook_active``), ``SubagentStop`` (the same,
   and ``agent_transcript_path``: the child's rollout; ``transcript_path`` is the parent's), ``SessionEnd`` and
   ``PostToolUse`` (``tool_name`` ``Bash`` with ``tool_input.command``, or ``apply_patch``). ``SessionStart``,
   ``SessionEnd`` and ``Stop`` fire for the root thread only; a spawned subagent gets ``SubagentStart``/``Stop``,
@@ -13,14 +13,18 @@ with ``SessionEnd``; tests/fixtures/harnesses/README.md section 1, and the recor
   turn: a hook exits 0.
 * Transcripts: the rollout files of ``$CODEX_HOME/sessions`` (``~/.codex``), read by
   :mod:`cortex.capture.transcripts.codex`; each thread has its own, so every line of one is its agent's. A
-  subagent's task is the latest ``spawn_agent`` call for its type in the parent's rollout, when it names one (the
-  argument names are not documented: ``message``, ``prompt``, ``task`` and ``description`` are read).
+  subagent's task is its ``spawn_agent`` call in the parent's rollout (found from the child's: its first line's
+  ``session_meta`` ``source.subagent.thread_spawn.parent_thread_id``, then ``rollout-*-<parent>.jsonl`` beside it or
+  in the day directories of ``sessions/``): the call an event links to the child's thread
+  (``sub_agent_activity``), else the latest for its type (``SpawnAgentArgs``: ``message``, ``items``, ``agent_type``;
+  ``prompt``, ``task`` and ``description`` are read too; an encrypted message is not a task).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +41,12 @@ SHELL_TOOLS = ("Bash", "shell", "local_shell", "exec_command")
 #: The tool that starts a subagent, and the arguments that say what it is asked.
 SPAWN_TOOL = "spawn_agent"
 TASK_ARGUMENTS = ("description", "message", "prompt", "task")
+#: A thread id as rollout file names carry it (a UUID; any safe name is read).
+THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+#: An encrypted payload (Fernet), which multi-agent v2 may write for a spawn's message: not a task.
+ENCRYPTED = re.compile(r"gAAAAA[A-Za-z0-9_=-]*")
+#: The most day directories searched for a parent thread's rollout.
+MAX_DAYS = 62
 
 
 def _command(tool_input: dict[str, Any]) -> str | None:
@@ -46,6 +56,122 @@ def _command(tool_input: dict[str, Any]) -> str | None:
 
         return " ".join(shlex.quote(w) for w in command) if command[:2] != ["bash", "-lc"] else " ".join(command[2:])
     return command if isinstance(command, str) and command else None
+
+
+def _first_line(path: str) -> Any:
+    """The JSON value of a file's first line (at most 1 MiB of it), or None."""
+    from cortex.files import open_regular
+
+    try:
+        with open_regular(path) as fh:
+            return jsonsafe.loads(fh.readline(1024 * 1024).decode("utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None
+
+
+def spawned_by(rollout: str) -> str | None:
+    """The parent thread of a subagent's rollout, from its first line's ``session_meta`` (``source.subagent
+    .thread_spawn.parent_thread_id``, else ``parent_thread_id``); None for a thread no agent spawned."""
+    first = _first_line(rollout)
+    meta = first.get("payload") if isinstance(first, dict) and first.get("type") == "session_meta" else None
+    if not isinstance(meta, dict):
+        return None
+    source = meta.get("source")
+    spawn = source.get("subagent") if isinstance(source, dict) else None
+    spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+    for value in (spawn.get("parent_thread_id") if isinstance(spawn, dict) else None, meta.get("parent_thread_id")):
+        if isinstance(value, str) and THREAD_ID.fullmatch(value) and value != meta.get("id"):
+            return value
+    return None
+
+
+def find_rollout(near: Path, thread: str, homes: list[Path]) -> str | None:
+    """The rollout file of ``thread`` (``rollout-<time>-<thread>.jsonl``): in the directory of ``near`` (a
+    child's rollout, written the same day as its parent's, mostly), else in the day directories of
+    ``<home>/sessions``, the latest first (:func:`_days`); None when there is none."""
+    if not THREAD_ID.fullmatch(thread):
+        return None
+    pattern = f"rollout-*-{thread}.jsonl"
+    for directory in [near.parent, *(day for home in homes for day in _days(home / "sessions"))]:
+        found = sorted(directory.glob(pattern)) if directory.is_dir() else []
+        if found:
+            return str(found[-1])
+    return None
+
+
+def _days(sessions: Path) -> list[Path]:
+    """The ``YYYY/MM/DD`` directories of a Codex sessions directory, the latest first (at most
+    :data:`MAX_DAYS`)."""
+
+    def numbered(directory: Path) -> list[Path]:
+        try:
+            return sorted((p for p in directory.iterdir() if p.name.isdigit() and p.is_dir()), reverse=True)
+        except OSError:
+            return []
+
+    out: list[Path] = []
+    for year in numbered(sessions):
+        for month in numbered(year):
+            out.extend(numbered(month))
+            if len(out) >= MAX_DAYS:
+                return out[:MAX_DAYS]
+    return out
+
+
+def _task_text(arguments: dict[str, Any]) -> str:
+    """What a ``spawn_agent`` call asks, from its arguments (an encrypted message, as multi-agent v2 may write,
+    is not text)."""
+    parts = [arguments[k] for k in TASK_ARGUMENTS if isinstance(arguments.get(k), str)]
+    items = arguments.get("items")
+    if isinstance(items, list):
+        parts.extend(i["text"] for i in items if isinstance(i, dict) and isinstance(i.get("text"), str))
+    parts = [p for p in parts if p.strip() and not ENCRYPTED.fullmatch(p.strip())]
+    if not parts and isinstance(arguments.get("task_name"), str):
+        parts = [arguments["task_name"].replace("_", " ")]
+    return "\n".join(parts)
+
+
+def spawn_task(parent: str, agent_type: str, agent_id: Any) -> str | None:
+    """The task of a subagent in its parent's rollout: the ``spawn_agent`` call the rollout links to ``agent_id``
+    (an event naming the call and the spawned thread), else the latest call for ``agent_type``."""
+    from cortex.files import open_regular
+
+    try:
+        with open_regular(parent) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - TASK_SCAN_BYTES))
+            data = fh.read(TASK_SCAN_BYTES)
+    except OSError:
+        return None
+    calls: list[tuple[str, dict[str, Any]]] = []
+    linked: set[str] = set()
+    for raw in data.split(b"\n"):
+        if SPAWN_TOOL.encode() not in raw and b"thread" not in raw:
+            continue
+        try:
+            line = jsonsafe.loads(raw.decode("utf-8", errors="replace"))
+        except ValueError:
+            continue
+        item = line.get("payload") if isinstance(line, dict) else None
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call" and item.get("name") == SPAWN_TOOL:
+            try:
+                arguments = jsonsafe.loads(item.get("arguments") or "")
+            except (TypeError, ValueError):
+                continue
+            if isinstance(arguments, dict):
+                calls.append((str(item.get("call_id") or ""), arguments))
+        elif isinstance(agent_id, str) and agent_id and agent_id in (item.get("agent_thread_id"),
+                                                                      item.get("new_thread_id")):
+            linked.update(str(item[k]) for k in ("call_id", "event_id") if isinstance(item.get(k), str))
+    for call_id, arguments in reversed(calls):
+        if call_id and call_id in linked:
+            return _task_text(arguments) or None
+    for _, arguments in reversed(calls):
+        if arguments.get("agent_type", "default") == agent_type:
+            return _task_text(arguments) or None
+    return None
 
 
 class Codex(Harness):
@@ -93,27 +219,20 @@ class Codex(Harness):
         return Reading(parts, key=rollout, end=found.end, file=rollout)
 
     def subagent_task(self, root: Path, call: Call, agent_type: str) -> str | None:
-        parent = self.readable(root, call.payload.get("transcript_path"))
-        if not parent:
+        # SubagentStart's transcript_path is the child's rollout (SubagentStop's the parent's): the child's
+        # session_meta names its parent thread, whose rollout holds the spawn_agent call
+        given = self.readable(root, call.payload.get("transcript_path"))
+        if not given:
             return None
-        from cortex.capture.transcripts import read
-        from cortex.errors import CortexError
-
-        try:
-            found = read(parent, max(0, os.path.getsize(parent) - TASK_SCAN_BYTES), format="codex")
-        except (CortexError, OSError):
-            return None
-        for message in reversed(found.messages):
-            if message.kind != "tool_use" or message.tool != SPAWN_TOOL:
-                continue
-            try:
-                arguments = jsonsafe.loads(message.text)
-            except ValueError:
-                continue
-            if isinstance(arguments, dict) and arguments.get("agent_type", "default") == agent_type:
-                task = "\n".join(arguments[k] for k in TASK_ARGUMENTS if isinstance(arguments.get(k), str))
-                return task or None
-        return None
+        parent = given
+        parent_id = spawned_by(given)
+        if parent_id is not None:
+            parent = self.readable(root, find_rollout(Path(given), parent_id, self.transcript_dirs())) or ""
+            if not parent:
+                log(root, f"{self.name}: the rollout of {agent_type!r}'s parent thread {parent_id!r} was not found: "
+                          "its block is not ranked for its task")
+                return None
+        return spawn_task(parent, agent_type, call.payload.get("agent_id"))
 
     def answer(self, event: str, context: str | None) -> str:
         if not context or self.events.get(event) not in (START, SUBAGENT_START):
