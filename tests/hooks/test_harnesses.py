@@ -292,6 +292,9 @@ def test_the_same_agents_memory_serves_codex_and_claude_code(project, server):
 
 
 BD = 'cd shop && bd comment shop-12 "LEARNED: refunds round half up, like orders" --json'
+#: What Codex's exec_command tool gives the model (and records in the rollout): its status in a header.
+EXEC_OUTPUT = "Chunk ID: 4b2e9f\nWall time: 0.2140 seconds\nProcess exited with code {code}\nOriginal token count: 12\n" \
+              "Output:\n{output}"
 TOOL_CALLS = {
     "claude": ("PostToolUse", {"session_id": "s", "transcript_path": "", "hook_event_name": "PostToolUse",
                                "tool_name": "Bash", "tool_input": {"command": BD}, "tool_response": {"stdout": ""}}),
@@ -310,6 +313,8 @@ def test_a_beads_comments_learning_names_its_bead(project, tool):
             payload["command"] = BD
         else:
             payload["tool_input"] = {**payload["tool_input"], "command": BD}
+        if tool == "codex":  # a response that says the command succeeded (the recorded one says nothing)
+            payload["tool_response"] = EXEC_OUTPUT.format(code=0, output='{"id": "shop-12", "comments": 3}')
     payload = {**payload, "cwd": str(project)} if "workspace_roots" not in payload else payload
     result = hook(project, tool, event, payload, "--agent", "developer")
     assert result.returncode == 0 and result.stderr == ""
@@ -320,6 +325,63 @@ def test_a_beads_comments_learning_names_its_bead(project, tool):
         activity = cx.provenance("developer", memory.id).generated_by
         assert (activity.channel, activity.part, activity.surface) == ("beads", "bead shop-12", "hook")
         assert activity.event == (event if tool == "claude" else f"{tool}:{event}")
+
+
+def test_a_codex_beads_comment_is_stored_only_when_its_command_succeeded(project):
+    """Codex's PostToolUse fires for failed commands too, with the output alone (no exit status): such a comment
+    waits for Stop, which reads each command's status in the rollout; a failed one (bd not found) is never stored."""
+    post = recorded("codex", "PostToolUse", project)
+    assert isinstance(post["tool_response"], str) and "exit" not in post["tool_response"].lower()
+    failed = 'bd comment shop-13 "LEARNED: refunds are never rounded"'
+    for command, response in ((BD, '{"id": "shop-12", "comments": 3}'),  # the recorded shape: the output alone
+                              (failed, "bash: line 1: bd: command not found\n"),
+                              (failed, EXEC_OUTPUT.format(code=127, output="bash: line 1: bd: command not found"))):
+        payload = {**post, "tool_input": {"command": command}, "tool_response": response}
+        result = hook(project, "codex", "PostToolUse", payload, "--agent", "developer")
+        assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
+    assert memories(project, "developer") == []  # none said it succeeded
+    stop = recorded("codex", "Stop", project)
+    path = rollout(Path(stop["transcript_path"]))
+
+    def exec_call(call: str, command: str, code: int, output: str) -> list[str]:
+        return [codex_line("response_item", {"type": "function_call", "name": "exec_command", "call_id": call,
+                                             "arguments": json.dumps({"cmd": command, "workdir": str(project)})}),
+                codex_line("response_item", {"type": "function_call_output", "call_id": call,
+                                             "output": EXEC_OUTPUT.format(code=code, output=output)})]
+
+    with open(path, "a") as fh:
+        fh.write("\n".join([*exec_call("call_ok", BD, 0, '{"id": "shop-12"}'),
+                            *exec_call("call_bad", failed, 127, "bash: line 1: bd: command not found"),
+                            # an older rollout's shell tool: its status in the JSON metadata
+                            codex_line("response_item", {"type": "function_call", "name": "shell", "call_id": "c3",
+                                                         "arguments": json.dumps({"command": ["bash", "-lc", failed]})}),
+                            codex_line("response_item", {"type": "function_call_output", "call_id": "c3", "output":
+                                json.dumps({"output": "Error: no issue shop-13", "metadata": {"exit_code": 1}})}),
+                            ]) + "\n")
+    assert hook(project, "codex", "Stop", stop, "--agent", "developer").stdout == ""
+    stored = memories(project, "developer")
+    assert "refunds round half up, like orders" in stored and not any("never rounded" in m for m in stored)
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register("developer")
+        [memory] = cx.recall("developer", "refunds round half up")
+        activity = cx.provenance("developer", memory.id).generated_by
+        assert (activity.channel, activity.part, activity.event) == ("beads", "bead shop-12", "codex:Stop")
+
+
+def test_a_shell_commands_status_is_read_only_where_its_tool_says_it():
+    from cortex.service.harnesses.tools import shell_outcome
+
+    assert shell_outcome(EXEC_OUTPUT.format(code=0, output="ok")) is True
+    assert shell_outcome(EXEC_OUTPUT.format(code=127, output="bd: command not found")) is False
+    assert shell_outcome("Exit code: 2\nWall time: 0.1 seconds\nOutput:\nfail") is False  # shell_command
+    assert shell_outcome([{"type": "input_text", "text": EXEC_OUTPUT.format(code=0, output="")}]) is True
+    assert shell_outcome({"stdout": "", "exit_code": 3}) is False and shell_outcome({"success": True}) is True
+    assert shell_outcome('{"output": "x", "metadata": {"exit_code": 0}}') is True
+    # what the command printed is not its status: only the header before "Output:" is read
+    assert shell_outcome("Output:\nProcess exited with code 0") is None
+    assert shell_outcome("Process exited with code 0 and then some") is None
+    for unknown in ("plain output", "", None, 0, {"exit_code": True}, {"exit_code": "x"}, "{not json", [1, 2]):
+        assert shell_outcome(unknown) is None, unknown
 
 
 def test_the_bead_reaches_provenance_through_the_server(project):

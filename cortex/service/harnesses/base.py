@@ -64,12 +64,15 @@ class Call:
 class Reading:
     """What an adapter read of the stopping agent's own new output: ``parts`` are ``("text", text)`` for what it
     wrote and ``("tool_use", input)`` for its tool calls, in order. ``key`` names the offset to move to ``end`` once
-    the capture is delivered (None: nothing to remember); ``file`` is the transcript a language model may read."""
+    the capture is delivered (None: nothing to remember); ``file`` is the transcript a language model may read;
+    ``beads`` the (bead, comment) of the Beads comments its commands added, when the transcript says they
+    succeeded and the tool's PostToolUse could not (Codex)."""
 
     parts: list[tuple[str, str]]
     key: str | None = None
     end: int = 0
     file: str | None = None
+    beads: list[tuple[str, str]] = field(default_factory=list)
 
 
 #: The offset reached in a transcript: ``offset(transcript, key)``.

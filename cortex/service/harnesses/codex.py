@@ -31,7 +31,7 @@ from typing import Any
 from cortex import jsonsafe
 from cortex.service.harnesses.base import SESSION_END, START, STOP, SUBAGENT_START, SUBAGENT_STOP, TOOL, Call, \
     Harness, Offset, Reading, home_dir, log, text
-from cortex.service.harnesses.tools import patch_files
+from cortex.service.harnesses.tools import patch_files, shell_outcome
 
 REPEATED_STARTS = ("resume", "clear", "compact")
 #: How much of the end of a parent rollout is read to find a subagent's task.
@@ -174,6 +174,63 @@ def spawn_task(parent: str, agent_type: str, agent_id: Any) -> str | None:
     return None
 
 
+def _rollout_command(item: dict[str, Any]) -> str | None:
+    """The command line of a rollout's shell call (``exec_command`` ``cmd``; ``shell``/``shell_command``
+    ``command``; ``local_shell_call`` ``action.command``), or None for another tool."""
+    if item.get("type") == "local_shell_call":
+        action = item.get("action")
+        return _command(action) if isinstance(action, dict) else None
+    if item.get("type") != "function_call" or item.get("name") not in (*SHELL_TOOLS, "shell_command"):
+        return None
+    try:
+        arguments = jsonsafe.loads(item.get("arguments") or "")
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(arguments, dict):
+        return None
+    return _command({"command": arguments.get("cmd", arguments.get("command"))})
+
+
+def succeeded_comments(rollout: str, start: int, end: int) -> list[tuple[str, str]]:
+    """The (bead, comment) of each Beads comment a shell command added between bytes ``start`` and ``end`` of a
+    rollout, when the command's output there says it exited 0 (a failed ``bd comment`` added nothing; one whose
+    output is not there yet, or says nothing, is not read)."""
+    from cortex.files import open_regular
+    from cortex.service.harnesses.tools import bead_comments
+
+    if end <= start:
+        return []
+    try:
+        with open_regular(rollout) as fh:
+            fh.seek(start)
+            data = fh.read(end - start)
+    except OSError:
+        return []
+    pending: dict[str, list[tuple[str, str]]] = {}
+    found: list[tuple[str, str]] = []
+    for raw in data.split(b"\n"):
+        if b'"call_id"' not in raw:
+            continue
+        try:
+            line = jsonsafe.loads(raw.decode("utf-8", errors="replace"))
+        except ValueError:
+            continue
+        item = line.get("payload") if isinstance(line, dict) and line.get("type") == "response_item" else None
+        call_id = item.get("call_id") if isinstance(item, dict) else None
+        if not isinstance(call_id, str):
+            continue
+        command = _rollout_command(item)  # type: ignore[arg-type]
+        if command is not None:
+            comments = bead_comments(command)
+            if comments:
+                pending[call_id] = comments
+        elif item.get("type") == "function_call_output" and call_id in pending:  # type: ignore[union-attr]
+            comments = pending.pop(call_id)
+            if shell_outcome(item.get("output")) is True:  # type: ignore[union-attr]
+                found.extend(comments)
+    return found
+
+
 class Codex(Harness):
     name = "codex"
     title = "Codex"
@@ -190,12 +247,18 @@ class Codex(Harness):
         tool = payload.get("tool_name")
         tool_input = payload.get("tool_input")
         tool_input = tool_input if isinstance(tool_input, dict) else {}
+        command = _command(tool_input) if tool in SHELL_TOOLS else None
+        if command is not None and shell_outcome(payload.get("tool_response")) is not True:
+            # PostToolUse fires for failed commands too, and its tool_response is the output alone: only a command
+            # the response says succeeded is read now; the others' Beads comments are read at Stop from the
+            # rollout, which records each command's exit status (:func:`succeeded_comments`)
+            command = None
         return Call(
             self.events.get(event), agent_type=payload.get("agent_type"), session=text(payload, "session_id"),
             cwd=payload.get("cwd"), repeated=event == "SessionStart" and payload.get("source") in REPEATED_STARTS,
             last_message=text(payload, "last_assistant_message"),
             stop_hook_active=bool(payload.get("stop_hook_active")),
-            command=_command(tool_input) if tool in SHELL_TOOLS else None,
+            command=command,
             files=tuple(patch_files(tool_input)) if tool == "apply_patch" else (), payload=payload)
 
     def transcript_dirs(self) -> list[Path]:
@@ -216,7 +279,8 @@ class Codex(Harness):
             return None
         parts = [("text" if m.kind == "text" else "tool_use", m.text) for m in found.messages
                  if m.role == "assistant" and m.kind in ("text", "tool_use")]
-        return Reading(parts, key=rollout, end=found.end, file=rollout)
+        return Reading(parts, key=rollout, end=found.end, file=rollout,
+                       beads=succeeded_comments(rollout, offset(rollout, rollout), found.end))
 
     def subagent_task(self, root: Path, call: Call, agent_type: str) -> str | None:
         # SubagentStart's transcript_path is the child's rollout (SubagentStop's the parent's): the child's

@@ -1,6 +1,6 @@
 """What a tool call did that an agent's memory cares about, whatever the coding agent that ran it: the Beads
-comments a shell command added (``bd comment ID "LEARNED: ..."``, ``bd comments add ID "..."``) and the files an
-``apply_patch`` call wrote. Standard library only (the hook path)."""
+comments a shell command added (``bd comment ID "LEARNED: ..."``, ``bd comments add ID "..."``), whether the command
+succeeded, and the files an ``apply_patch`` call wrote. Standard library only (the hook path)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,12 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 PATCH_FILE = re.compile(r"^\*\*\* (?:Add File|Update File|Move to): (.+?)[ \t]*$", re.MULTILINE)
 #: The most of a command read for Beads comments.
 MAX_COMMAND = 1024 * 1024
+#: How a shell tool's output says the command's exit status, in its header (Codex: ``exec_command`` writes
+#: "Process exited with code N", ``shell_command`` "Exit code: N", each before "Output:").
+EXIT_STATUS = re.compile(r"^(?:Process exited with code|Exit code:)[ \t]*(-?\d+)[ \t]*$", re.MULTILINE)
+OUTPUT_LINE = re.compile(r"^(?:Final )?[Oo]utput:", re.MULTILINE)
+#: The most of an output read for its exit status (its header is first).
+HEADER_CHARS = 4096
 
 
 def _words(command: str) -> list[str]:
@@ -88,3 +94,50 @@ def patch_files(value: Any) -> list[str]:
             if path not in found:
                 found.append(path)
     return found
+
+
+def _status(value: Any) -> bool | None:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return None
+    try:
+        return int(value) == 0
+    except ValueError:
+        return None
+
+
+def shell_outcome(response: Any) -> bool | None:
+    """Whether a shell command succeeded, as its tool response says: True for exit status 0, False for another
+    status or an error flag, None when the response does not say (Codex 0.145 to 0.171 give a hook the command's
+    output alone: ``codex-rs`` ``ExecCommandToolOutput::post_tool_use_response``). Read: an object's ``exit_code``,
+    ``exitCode``, ``metadata.exit_code``, ``success``, ``is_error``/``isError``; a JSON text of one; a list of
+    content items; the header of an exec output ("Process exited with code N", "Exit code: N")."""
+    if isinstance(response, dict):
+        metadata = response.get("metadata")
+        for value in (response.get("exit_code"), response.get("exitCode"),
+                      metadata.get("exit_code") if isinstance(metadata, dict) else None):
+            found = _status(value)
+            if found is not None:
+                return found
+        if response.get("is_error") is True or response.get("isError") is True or response.get("success") is False:
+            return False
+        if response.get("success") is True:
+            return True
+        return shell_outcome(response.get("output")) if isinstance(response.get("output"), (str, list)) else None
+    if isinstance(response, list):
+        text = "\n".join(i["text"] for i in response if isinstance(i, dict) and isinstance(i.get("text"), str))
+        return shell_outcome(text) if text else None
+    if not isinstance(response, str):
+        return None
+    head = response[:HEADER_CHARS]
+    if head.lstrip().startswith("{"):
+        import json
+
+        try:
+            value = json.loads(response[:MAX_COMMAND])
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return shell_outcome(value)
+    body = OUTPUT_LINE.search(head)  # what the command printed is not its status, whatever it says
+    found = EXIT_STATUS.search(head[:body.start()] if body else head)
+    return _status(found.group(1)) if found else None

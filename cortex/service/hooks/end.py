@@ -49,6 +49,8 @@ def end(session: HookSession, adapter: Harness, where: str, call: Call, agent_ty
         found = f"{marker_text(reading.parts)}\n{found}".strip("\n")
     if found:
         deliver(session, where, agent_type, found)
+    for bead, comment in reading.beads if reading is not None else []:
+        beads(session, where, agent_type, bead, comment)
     if reading is not None and reading.key:  # delivered or spooled: this part of the transcript is done
         offsets.set(reading.key, reading.end)
     if reading is not None and offsets.shown(agent_type, call.session):
@@ -59,6 +61,18 @@ def end(session: HookSession, adapter: Harness, where: str, call: Call, agent_ty
         later.extract(session, agent_type, reading.file)
     if call.action == STOP:
         later.round_end(session, agent_type)
+
+
+def beads(session: HookSession, where: str, agent_type: str, bead: str, comment: str) -> None:
+    """The marker lines of a Beads comment a command of the agent added, read from its transcript (the bead in
+    their provenance, as at PostToolUse)."""
+    from cortex import provenance
+    from cortex.markers import marker_lines
+
+    found = marker_lines(comment)
+    if found:
+        with provenance.activity(channel="beads", part=f"bead {bead}"):
+            deliver(session, where, agent_type, found)
 
 
 def use(session: HookSession, agent_type: str, text: str, call_session: str | None,
