@@ -180,7 +180,8 @@ def cx(tmp_path):
 
 
 @pytest.mark.parametrize("fixture, fmt", [("claude_main.jsonl", "claude"), ("codex_rollout.jsonl", "codex"),
-                                          ("messages.json", "messages"), ("plain.txt", "text")])
+                                          ("messages.json", "messages"), ("plain.txt", "text"),
+                                          ("gemini_session.json", "gemini"), ("claude_export.json", "claude")])
 def test_every_format_is_captured_without_a_model_and_only_once(cx, tmp_path, fixture, fmt):
     cx.llm = None
     path = tmp_path / fixture
@@ -227,6 +228,18 @@ def test_a_background_subagents_outcome_is_its_notification_never_its_launch(cx,
     assert "Async agent launched" not in held.keep_content and "a4c8e1f09b2d37e65" not in held.keep_content
     assert not second.redacted and second.problems == []
     assert cx.capture_transcript("lead", path).held == []  # read once
+
+
+@pytest.mark.parametrize("fixture, learned", [
+    ("gemini_session.json", "refunds must use Decimal.quantize(CENT, ROUND_HALF_UP), never round(float)"),
+    ("claude_export.json", "money helpers live in shop/money.py")])
+def test_a_session_saved_as_one_json_object_yields_its_agents_learnings(cx, tmp_path, fixture, learned):
+    cx.llm = None
+    path = tmp_path / fixture
+    path.write_bytes((FIXTURES / fixture).read_bytes())
+    report = cx.capture_transcript("coder", path)
+    assert [m.content for m in report.stored] == [learned] and report.problems == []
+    assert report.messages >= 5  # a conversation, not one message of JSON text
 
 
 def test_a_growing_transcript_is_read_from_its_checkpoint(cx, tmp_path):

@@ -271,11 +271,36 @@ def test_text_without_speaker_prefixes_is_one_assistant_message(tmp_path: Path):
 
 @pytest.mark.parametrize(("name", "expected"), [("claude_main.jsonl", "claude"), ("claude_subagent.jsonl", "claude"),
                                                 ("codex_rollout.jsonl", "codex"), ("messages.json", "messages"),
-                                                ("plain.txt", "text")])
+                                                ("plain.txt", "text"), ("gemini_session.json", "gemini"),
+                                                ("claude_export.json", "claude")])
 def test_the_format_is_found_from_the_content(tmp_path: Path, name: str, expected: str):
     copy = tmp_path / "transcript"  # no telling extension
     shutil.copy(FIXTURES / name, copy)
     assert read(copy).format == expected
+
+
+@pytest.mark.parametrize("layout", ["pretty", "one line", "named"])
+def test_a_session_saved_as_one_json_object_is_read_as_a_conversation(tmp_path: Path, layout: str):
+    """Gemini CLI before 0.39 saved a session as one JSON object (session-*.json, a ConversationRecord); the
+    claude-code-transcripts project exports one with the Claude Code lines under "loglines". Neither is plain text."""
+    for name, fmt, session in (("gemini_session.json", "gemini", "3f2b9c1e-7a44-4d0e-9b61-5c8e2a1d4f70"),
+                               ("claude_export.json", "claude", None)):
+        document = json.loads((FIXTURES / name).read_text())
+        path = tmp_path / f"{layout}-{name}"
+        path.write_text(json.dumps(document) + "\n" if layout == "one line" else json.dumps(document, indent=2))
+        found = read(path, format=fmt if layout == "named" else None)
+        assert (found.format, found.session_id, found.problems) == (fmt, session, [])
+        said = [(m.role, m.kind, m.tool) for m in found.messages]
+        assert said[:4] == [("user", "text", None), ("assistant", "text", None),
+                            ("assistant", "tool_use", "read_file" if fmt == "gemini" else "Write"),
+                            ("tool", "tool_result", "read_file" if fmt == "gemini" else "Write")]
+        texts = [m.text for m in found.messages]
+        assert any(t.endswith("never round(float)") or t.endswith("live in shop/money.py") for t in texts)
+        # neither the record's bookkeeping (tokens, thoughts, an info line, a compact summary) nor its JSON
+        joined = "\n".join(texts)
+        assert "Request cancelled" not in joined and "continuation summary" not in joined
+        assert "projectHash" not in joined and "loglines" not in joined and "Quantize once" not in joined
+        assert read(path, found.end).messages == []  # read once
 
 
 def test_detection_looks_past_lines_that_do_not_tell(tmp_path: Path):

@@ -3,13 +3,14 @@
 One module per format: :mod:`~cortex.capture.transcripts.claude` (Claude Code JSONL, subagent transcripts
 included), :mod:`~cortex.capture.transcripts.codex` (Codex CLI rollout JSONL),
 :mod:`~cortex.capture.transcripts.cursor` (Cursor agent transcripts), :mod:`~cortex.capture.transcripts.gemini`
-(Gemini CLI chat JSONL) and :mod:`~cortex.capture.transcripts.messages` (a JSON list of chat messages, and plain
-text). :func:`read` finds the format and returns a :class:`Transcript`; :func:`render` writes messages as plain
+(Gemini CLI chat JSONL, and its session JSON before 0.39) and :mod:`~cortex.capture.transcripts.messages` (a JSON
+list of chat messages, and plain text); a Claude Code session exported as one JSON object (``loglines``) is read as
+Claude Code's. :func:`read` finds the format and returns a :class:`Transcript`; :func:`render` writes messages as plain
 text for a model, within a token budget.
 
 JSON-lines formats are streamed line by line, at most ``max_bytes`` a read; a last line without its newline is
 not consumed (the agent may still be writing it), so ``Transcript.end`` is where the next read starts. The
-whole-document formats (``messages``, ``text``) are read whole. Content never raises: a malformed line is
+whole-document formats (``messages``, ``text``, and a session exported as one JSON object) are read whole. Content never raises: a malformed line is
 skipped and named in ``Transcript.problems``.
 """
 
@@ -97,7 +98,53 @@ def _read_open(fh: BinaryIO, name: str, start: int, format: str | None, max_byte
             "read it again from 0"])
     if format in ("messages", "text"):
         return _read_document(fh, name, format, document, start, size, max_bytes)
+    if document is None and format in ("claude", "gemini"):
+        document = _whole(fh, size, max_bytes)
+    if document is not None:  # a whole session as one JSON object: a pre-0.39 Gemini CLI one, a Claude Code export
+        return _read_export(fh, name, format, document, start, size)
     return _read_lines(fh, format, start, max_bytes)
+
+
+def _whole(fh: BinaryIO, size: int, max_bytes: int) -> str | None:
+    """The file's text when it is one JSON object that spans lines (a session exported whole), else None."""
+    fh.seek(0)
+    first = fh.readline(65536).strip().lstrip(b"\xef\xbb\xbf")
+    if first != b"{" or size > max_bytes:  # a JSONL line is a whole object; a pretty-printed document opens alone
+        return None
+    fh.seek(0)
+    text = fh.read(max_bytes).decode("utf-8", errors="replace")
+    try:
+        document = jsonsafe.loads(text.lstrip("\ufeff"))
+    except ValueError:
+        return None
+    return text if gemini.is_record(document) or claude.is_export(document) else None
+
+
+def _read_export(fh: BinaryIO, name: str, format: str, text: str, start: int, size: int) -> Transcript:
+    """A session exported as one JSON object (``format`` names whose lines it holds), read whole: a record of
+    Gemini CLI before 0.39, or Claude Code lines under ``loglines``."""
+    problems = Problems()
+    if start == size and start > 0:
+        return Transcript(format, [], size)
+    try:
+        document = jsonsafe.loads(text.lstrip("\ufeff"))
+    except ValueError as exc:
+        return Transcript(format, [], size, problems=[f"{name}: not JSON: {exc}"])
+    parser: LineParser
+    if format == "gemini" and gemini.is_record(document):
+        parser = gemini.Parser(problems)
+        parser.feed(document, "the session")
+    elif format == "claude" and claude.is_export(document):
+        parser = claude.Parser(problems)
+        for number, entry in enumerate(document["loglines"], 1):
+            try:
+                parser.feed(entry, f"logline {number}")
+            except (TypeError, ValueError, AttributeError, KeyError) as exc:
+                problems.add(f"logline {number}: skipped ({type(exc).__name__}: {exc})")
+    else:
+        return Transcript(format, [], size, problems=[f"{name}: one JSON object, not a {format} session"])
+    parser.finish()
+    return Transcript(format, parser.messages, size, parser.session_id, problems.result(), parser.subagent_calls())
 
 
 def _read_document(fh: BinaryIO, name: str, format: str, document: str | None, start: int, size: int,
@@ -253,6 +300,10 @@ def _detect(fh: BinaryIO, size: int, max_bytes: int) -> tuple[str | None, str | 
             if first == b"{" and b"\n" not in raw:  # one JSON line, not complete yet: a transcript being written
                 return _sniff(raw[:65536]), None
             return "text", text
+        if gemini.is_record(document):
+            return "gemini", text
+        if claude.is_export(document):
+            return "claude", text
         return ("messages" if message_list(document) is not None else "text"), text
     return "text", None
 

@@ -5,7 +5,8 @@ a list of blocks: ``text``, ``thinking`` (skipped), ``tool_use`` ``{id, name, in
 ``{tool_use_id, content: str | [{type: text, text}], is_error}``. ``isSidechain`` marks a subagent's line,
 ``agentId`` names the subagent, ``sessionId`` and ``timestamp`` are on every line. Other line types (``summary``,
 ``system``, ``file-history-snapshot``, ...) are not conversation and are ignored. A subagent's own transcript
-(``<session>/subagents/agent-<id>.jsonl``) has the same format, every line a sidechain one.
+(``<session>/subagents/agent-<id>.jsonl``) has the same format, every line a sidechain one. A session exported
+whole as one JSON object with these lines under ``loglines`` (:func:`is_export`) is read whole.
 
 ``Agent`` (``Task`` before Claude Code 2.1) tool calls start subagents; each is collected as a
 :class:`SubagentCall` and paired with its result by ``tool_use_id``. Claude Code 2.1 runs them in the background by
@@ -92,6 +93,14 @@ def _launch(entry: dict[str, Any], text: str) -> dict[str, Any] | None:
     return None
 
 
+def is_export(document: Any) -> bool:
+    """Whether a JSON document is a whole session exported as one object, its transcript lines under ``loglines``
+    (the ``claude-code-transcripts`` project's session JSON)."""
+    lines = document.get("loglines") if isinstance(document, dict) else None
+    return isinstance(lines, list) and any(looks_like(e) or isinstance(e, dict) and e.get("type") in MESSAGE_TYPES
+                                           for e in lines[:32])
+
+
 def looks_like(entry: Any) -> bool:
     """Whether one JSON line is a Claude Code transcript line."""
     if not isinstance(entry, dict):
@@ -125,6 +134,10 @@ class Parser(LineParser):
     def feed(self, entry: Any, where: str) -> None:
         if not isinstance(entry, dict):
             self.problems.add(f"{where}: not a JSON object")
+            return
+        if isinstance(entry.get("loglines"), list) and "type" not in entry:  # an export on one line (is_export)
+            for number, line in enumerate(entry["loglines"], 1):
+                self.feed(line, f"{where}, logline {number}")
             return
         if self.session_id is None:
             self.session_id = string(entry.get("sessionId"))

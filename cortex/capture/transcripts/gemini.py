@@ -13,6 +13,11 @@ is written again when it changes (its tool calls arrive): the last line of an id
 
 Read from an offset, a message written again after it (or a rewind of one read before) cannot change what an
 earlier read gave: capture confirms a line it stored before rather than storing it twice.
+
+Before 0.39 a session was one JSON document, ``session-<time>-<id>.json``: the ``ConversationRecord``
+``{sessionId, projectHash, startTime, lastUpdated, summary?, kind?, directories?, messages: [message...]}``, its
+messages the lines above (Gemini CLI migrates one to JSONL when it resumes it). :func:`is_record` tells one; it is
+read whole (:func:`cortex.capture.transcripts.read`), and a record on one line is read as its messages too.
 """
 
 from __future__ import annotations
@@ -32,6 +37,12 @@ def looks_like(entry: Any) -> bool:
     if "sessionId" in entry and "projectHash" in entry:
         return True
     return entry.get("type") in LINE_TYPES and "id" in entry and "content" in entry and "message" not in entry
+
+
+def is_record(document: Any) -> bool:
+    """Whether a JSON document is a pre-0.39 Gemini CLI session (a ``ConversationRecord``)."""
+    return isinstance(document, dict) and isinstance(document.get("sessionId"), str) \
+        and "projectHash" in document and isinstance(document.get("messages"), list)
 
 
 def _result_text(result: Any) -> str:
@@ -59,6 +70,9 @@ class Parser(LineParser):
             return
         if "sessionId" in entry and "projectHash" in entry:
             self.session_id = self.session_id or string(entry.get("sessionId"))
+            messages = entry.get("messages")
+            for number, message in enumerate(messages if isinstance(messages, list) else [], 1):
+                self.feed(message, f"{where}, message {number}")  # a whole pre-0.39 record
             return
         if "$rewindTo" in entry:
             target = entry["$rewindTo"]
