@@ -380,7 +380,8 @@ def test_a_shell_commands_status_is_read_only_where_its_tool_says_it():
     # what the command printed is not its status: only the header before "Output:" is read
     assert shell_outcome("Output:\nProcess exited with code 0") is None
     assert shell_outcome("Process exited with code 0 and then some") is None
-    for unknown in ("plain output", "", None, 0, {"exit_code": True}, {"exit_code": "x"}, "{not json", [1, 2]):
+    for unknown in ("plain output", "", None, 0, {"exit_code": True}, {"exit_code": "x"}, "{not json", [1, 2],
+                    "{" + '"a": [' * 100_000):
         assert shell_outcome(unknown) is None, unknown
 
 

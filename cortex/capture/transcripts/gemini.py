@@ -70,8 +70,8 @@ class Parser(LineParser):
             return
         if "sessionId" in entry and "projectHash" in entry:
             self.session_id = self.session_id or string(entry.get("sessionId"))
-            messages = entry.get("messages")
-            for number, message in enumerate(messages if isinstance(messages, list) else [], 1):
+            record = entry.get("messages")
+            for number, message in enumerate(record if isinstance(record, list) else [], 1):
                 self.feed(message, f"{where}, message {number}")  # a whole pre-0.39 record
             return
         if "$rewindTo" in entry:

@@ -130,14 +130,14 @@ def shell_outcome(response: Any) -> bool | None:
         return None
     head = response[:HEADER_CHARS]
     if head.lstrip().startswith("{"):
-        import json
+        from cortex import jsonsafe
 
         try:
-            value = json.loads(response[:MAX_COMMAND])
-        except ValueError:
+            value = jsonsafe.loads(response[:MAX_COMMAND])
+        except ValueError:  # jsonsafe's limits (depth, size) are ValueErrors too
             value = None
         if isinstance(value, dict):
             return shell_outcome(value)
     body = OUTPUT_LINE.search(head)  # what the command printed is not its status, whatever it says
-    found = EXIT_STATUS.search(head[:body.start()] if body else head)
-    return _status(found.group(1)) if found else None
+    status = EXIT_STATUS.search(head[:body.start()] if body else head)
+    return _status(status.group(1)) if status else None
