@@ -4,7 +4,8 @@ with ``SessionEnd``; tests/fixtures/harnesses/README.md section 1, and the recor
 * Events: ``SessionStart`` (``source`` ``startup|resume|clear|compact``), ``SubagentStart`` (``agent_id``,
   ``agent_type``; no task; its ``transcript_path`` is the child's own rollout), ``Stop`` (``last_assistant_message``, ``stop_hook_active``), ``SubagentStop`` (the same,
   and ``agent_transcript_path``: the child's rollout; ``transcript_path`` is the parent's), ``SessionEnd`` and
-  ``PostToolUse`` (``tool_name`` ``Bash`` with ``tool_input.command``, or ``apply_patch``). ``SessionStart``,
+  ``PostToolUse`` (``tool_name`` ``Bash`` with ``tool_input.command``, or ``apply_patch``; it fires for failed
+  commands too, its ``tool_response`` the output alone: a command's exit status is read in the rollout). ``SessionStart``,
   ``SessionEnd`` and ``Stop`` fire for the root thread only; a spawned subagent gets ``SubagentStart``/``Stop``,
   and its tool events carry its ``agent_type``.
 * Output: Codex checks stdout against each event's schema and refuses an unknown key (the hook then fails and
