@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cortex.capture.notes import chunks
-from cortex.importers.common import Document, Item, Parsed, digest
+from cortex.importers.common import Document, Item, Parsed, digest, markdown_like
 
 LABEL = "a Claude Code memory file (CLAUDE.md, MEMORY.md or a topic file of its memory directory)"
 FILES = "*.md"
@@ -32,8 +32,8 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 
 
 def looks_like(text: str) -> bool:
-    """Markdown: text that is not JSON."""
-    return not text.lstrip().startswith(("{", "["))
+    """Markdown: text whose first line is not JSON (an object, an array, an encoded string)."""
+    return markdown_like(text)
 
 
 def files_in(directory: Path) -> list[Path]:

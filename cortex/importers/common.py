@@ -177,9 +177,12 @@ def text_of(document: Document) -> str:
         raise InvalidInputError("file", f"{document.name}:{line}: not UTF-8 text (byte {exc.start})") from None
 
 
-def json_lines(document: Document, text: str, parsed: Parsed) -> Iterator[tuple[int, dict[str, Any]]]:
+def json_lines(document: Document, text: str, parsed: Parsed, *,
+               encoded: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each JSON object of a JSONL text with its line number; a line that is not one (bad JSON, a line cut short
-    at the end of the file, another value) goes to ``parsed.failed`` naming the file and line."""
+    at the end of the file, another value) goes to ``parsed.failed`` naming the file and line. ``encoded``: a
+    line that is a JSON string holding an object's JSON (written twice encoded: ``"{\\"key\\": ...}"``) is that
+    object."""
     lines = text.split("\n")
     last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
     for number, line in enumerate(lines, 1):
@@ -196,26 +199,56 @@ def json_lines(document: Document, text: str, parsed: Parsed) -> Iterator[tuple[
                         "truncated: the file ends inside this line's JSON (cut short while it was written?)"
                         if cut else f"not JSON: {getattr(exc, 'msg', exc)} (column {getattr(exc, 'colno', '?')})")
             continue
+        if encoded and isinstance(value, str):
+            value = _decoded(value)
         if not isinstance(value, dict):
             parsed.fail(where, f"a JSON {type(value).__name__}, not an object")
             continue
         yield number, value
 
 
-def first_objects(text: str, lines: int = 20) -> list[Any]:
-    """The JSON values of the first non-empty lines of a text that parse (for telling formats apart)."""
+def _decoded(value: str) -> Any:
+    """The JSON object a JSON string holds (``value`` itself when it holds none)."""
+    if not value.lstrip().startswith("{"):
+        return value
+    try:
+        inner = jsonsafe.loads(value)
+    except ValueError:
+        return value
+    return inner if isinstance(inner, dict) else value
+
+
+def first_objects(text: str, lines: int = 20, *, encoded: bool = False) -> list[Any]:
+    """The JSON values of the first non-empty lines of a text that parse (for telling formats apart); ``encoded``:
+    a JSON string holding an object is that object (:func:`json_lines`)."""
     found = []
     for line in text.split("\n"):
         if not line.strip():
             continue
         lines -= 1
         try:
-            found.append(jsonsafe.loads(line))
+            value = jsonsafe.loads(line)
         except ValueError:
-            pass
+            value = None
+        else:
+            found.append(_decoded(value) if encoded and isinstance(value, str) else value)
         if lines <= 0:
             break
     return found
+
+
+def markdown_like(text: str) -> bool:
+    """Whether a text reads as Markdown rather than JSON: its first non-empty line is neither an object or array
+    nor a JSON string (a JSONL file of encoded objects)."""
+    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
+    if first.startswith(("{", "[")):
+        return False
+    if first.startswith('"') and first.endswith('"') and len(first) > 1:
+        try:
+            return not isinstance(jsonsafe.loads(first), str)
+        except ValueError:
+            return True
+    return True
 
 
 def whole_json(text: str) -> Any:
@@ -625,5 +658,5 @@ def entity_name(value: Any) -> str | None:
 
 
 __all__ = ["Batch", "Document", "Item", "MAX_FILE_BYTES", "Parsed", "Relation", "Run", "Supersession", "check_format",
-           "clean_name", "digest", "documents", "entity_name", "first_objects", "json_lines", "moment", "slug",
-           "tags_of", "text_of", "text_field", "whole_json"]
+           "clean_name", "digest", "documents", "entity_name", "first_objects", "json_lines", "markdown_like", "moment",
+           "slug", "tags_of", "text_of", "text_field", "whole_json"]
