@@ -78,6 +78,8 @@ class Item:
     #: the entity it is about (an observation of the MCP memory server)
     about: str | None = None
     expires_at: datetime | None = None
+    #: the directory it applies to (a Codex task group's cwd): imported only for a project at or above it
+    applies_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,9 @@ def documents(system: str, source: str | os.PathLike[str] | bytes | IO[bytes],
         found = importer.files_in(path)
         if not found:
             raise InvalidInputError("path", f"{path} holds no file {system} keeps there ({importer.FILES})")
-        return [_read(p, p.name, within=path) for p in found]  # a link out of the directory is not read
+        # named by their path in the directory (skills/x/SKILL.md); a link out of the directory is not read
+        return [_read(p, "/".join(clean_name(part) for part in p.relative_to(path).parts), within=path)
+                for p in found]
     if not path.exists():
         raise InvalidInputError("path", f"{path}: no such file or directory")
     return [_read(path, name or path.name)]
@@ -156,7 +160,7 @@ def _read(path: Path, name: str, within: Path | None = None) -> Document:
         raise InvalidInputError("path", f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > MAX_FILE_BYTES:
         raise InvalidInputError("path", f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
-    return Document(clean_name(name), data)
+    return Document(name if within is not None else clean_name(name), data)
 
 
 def clean_name(name: str) -> str:
@@ -379,11 +383,13 @@ class Run:
     def __init__(self, system: str, agent: str, *, scope: Scope, vocab: Vocabulary,
                  scrub: Callable[[str, Counter[str]], str], now: datetime, expiry: Expiry, project: str, dry_run: bool,
                  progress: Callable[[str, int, int | None], None] | None = None,
-                 find: Callable[[str], list[tuple[int, int, str]]] | None = None) -> None:
+                 find: Callable[[str], list[tuple[int, int, str]]] | None = None,
+                 root: str | os.PathLike[str] | None = None) -> None:
         self.system, self.agent, self.scope, self.vocab = system, agent, scope, vocab
         self.importer = module(system)
         self._scrub, self._now, self._expiry, self._project = scrub, now, expiry, project
         self._find = find
+        self._root = _posix(os.path.abspath(os.fspath(root))) if root is not None else None
         self.report = ImportReport(system=system, agent=agent, dry_run=dry_run)
         self._progress = progress
         self._known: dict[str, _Known] = {}
@@ -456,7 +462,7 @@ class Run:
         report.skipped.extend(parsed.skipped)
         report.failed.extend(parsed.failed)
         latest: dict[str, Item] = {}
-        for item in parsed.items:  # the same key twice in a file: the newest version (the later line on a tie)
+        for item in self._here(parsed.items):  # the same key twice in a file: the newest (the later line on a tie)
             before = latest.get(item.key)
             if before is not None and before.order is not None and item.order is not None and item.order < before.order:
                 report.skipped.append(ImportItem(where=item.where, key=item.key, reason=f"{before.where} has the "
@@ -475,6 +481,17 @@ class Run:
         self._graph(parsed, batch, about)
         report.redacted = dict(self._redacted)
         return batch
+
+    def _here(self, items: Sequence[Item]) -> Iterator[Item]:
+        """The items that apply to the project the import runs for: those naming no directory, or one inside the
+        project's root (the others skipped, naming theirs)."""
+        for item in items:
+            if item.applies_to is None or self._root is None or _inside(_posix(item.applies_to), self._root):
+                yield item
+                continue
+            self.report.skipped.append(ImportItem(where=item.where, key=item.key, reason=f"applies to "
+                                                  f"{item.applies_to[:200]}, not to this project ({self._root})"))
+            self._tick()
 
     def _clean(self, parsed: Parsed) -> Parsed:
         """``parsed`` with the secrets of every text replaced at the entry boundary, before anything is derived
@@ -621,6 +638,18 @@ class Run:
         """Tell the progress bar the run is done."""
         if self._progress is not None:
             self._progress("import", self._total, self._total)
+
+
+def _posix(path: str) -> str:
+    """A directory as a comparable string: ``~`` expanded, ``\\`` as ``/``, no trailing ``/``."""
+    return os.path.expanduser(path.strip()).replace("\\", "/").rstrip("/") or "/"
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or under it (a Windows path compared without case)."""
+    if re.match(r"[A-Za-z]:/", path):
+        path, root = path.lower(), root.lower()
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _scrub_key(key: str, scrub: Callable[[str, Counter[str]], str], counts: Counter[str]) -> str:
