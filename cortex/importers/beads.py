@@ -106,7 +106,7 @@ _PREFIX = re.compile(r"^\s*(LEARNED|DECISION|FACT|PATTERN|INVESTIGATION):\s*(\S[
 
 def _issue_comments(parsed: Parsed, where: str, line: Mapping[str, Any]) -> None:
     """An issue line: its knowledge comments (``LEARNED: ...``) as the plugin would have logged them."""
-    comments = line.get("comments") if isinstance(line.get("comments"), list) else []
+    comments: list[Any] = line["comments"] if isinstance(line.get("comments"), list) else []
     found = 0
     for index, comment in enumerate(comments):
         text = comment.get("text") if isinstance(comment, dict) else None

@@ -2,7 +2,8 @@
 
 * ``CLAUDE.md`` (and any Markdown file without frontmatter): one memory per section (its heading path; a long
   section per group of paragraphs, as notes are split), type ``convention`` for a ``CLAUDE.md``;
-* the auto-memory directory ``~/.claude/projects/<project>/memory/`` (:func:`memory_dir`): each topic file (YAML
+* the auto-memory directory ``~/.claude/projects/<project>/memory/`` (:func:`memory_dir`, from
+  :mod:`cortex.importers.places`): each topic file (YAML
   frontmatter ``name``, ``description``, ``type: user|feedback|project|reference``, or, as Claude Code writes them
   since, ``metadata: {type, originSessionId, modified}``; then the text) one memory per section of its text, and
   ``MEMORY.md``, the index Claude Code loads each session: its entries that point to a topic file are that
@@ -18,14 +19,17 @@ key is its heading and a digest of the line.
 from __future__ import annotations
 
 import json
-import os
 import re
+from datetime import date, datetime
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cortex.capture.notes import chunks
+from cortex.capture.notes import chunks, kind_of, split_frontmatter
 from cortex.importers.common import Document, Item, Parsed, digest, markdown_like, moment
+from cortex.importers.places import claude_config_dir as config_dir
+from cortex.importers.places import claude_memory_dir as memory_dir
+from cortex.importers.places import project_dir_name
 
 LABEL = "a Claude Code memory file (CLAUDE.md, MEMORY.md or a topic file of its memory directory)"
 FILES = "*.md"
@@ -81,68 +85,11 @@ def _frontmatter(parsed: Parsed, document: Document, text: str) -> tuple[dict[st
     return front, body, offset
 
 
-def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str, int]:
-    """A Markdown text's YAML frontmatter, its body and the number of lines before the body: ``(None, text, 0)``
-    without frontmatter, ``(None, "", -1)`` when it is never closed. Frontmatter that is not a valid YAML mapping
-    is read line by line (:func:`loose_frontmatter`)."""
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
-        return None, text, 0
-    end = next((i for i in range(1, min(len(lines), 200)) if lines[i].strip() in ("---", "...")), None)
-    if end is None:
-        return None, "", -1
-    import yaml
-
-    raw = "\n".join(lines[1:end])
-    try:
-        front = yaml.safe_load(raw)
-    except yaml.YAMLError:
-        front = None
-    if not isinstance(front, dict):
-        front = loose_frontmatter(raw)
-    return front, "\n".join(lines[end + 1:]), end + 1
-
-
-_LOOSE = re.compile(r"^([ \t]*)([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
-
-
-def loose_frontmatter(raw: str) -> dict[str, Any]:
-    """Frontmatter that YAML refuses, read as Claude Code means it: ``key: value`` lines (the value everything
-    after the first colon, quotes that enclose it dropped), indented lines a mapping of the key above them."""
-    out: dict[str, Any] = {}
-    parent: dict[str, Any] | None = None
-    for line in raw.split("\n"):
-        found = _LOOSE.match(line)
-        if found is None:
-            continue
-        indent, key, value = found.groups()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        if indent and parent is not None:
-            parent[key] = value
-        elif not indent:
-            if value:
-                out[key] = value
-                parent = None
-            else:
-                parent = out.setdefault(key, {}) if isinstance(out.get(key, {}), dict) else None
-    return out
-
-
-def kind_of(front: Mapping[str, Any]) -> str | None:
-    """A topic file's memory type: ``type``, or ``metadata.type`` as Claude Code writes it now."""
-    meta = front.get("metadata")
-    for value in (front.get("type"), meta.get("type") if isinstance(meta, Mapping) else None):
-        if isinstance(value, str) and value.strip():
-            return value.strip().lower()
-    return None
-
-
-def modified_of(front: Mapping[str, Any]) -> Any:
+def modified_of(front: Mapping[str, Any]) -> datetime | None:
     """When a topic file was last written (``modified``, or ``metadata.modified``): a datetime or None."""
     meta = front.get("metadata")
     for value in (front.get("modified"), meta.get("modified") if isinstance(meta, Mapping) else None):
-        when = moment(value.isoformat() if hasattr(value, "isoformat") else value)
+        when = moment(value.isoformat() if isinstance(value, (datetime, date)) else value)
         if when is not None:
             return when
     return None
@@ -217,35 +164,4 @@ def _line(parsed: Parsed, document: Document, heading: str, text: str, first: in
                              fields={"file": document.name, "heading": heading, "lines": [first, last]}))
 
 
-def project_dir_name(root: str | os.PathLike[str]) -> str:
-    """The directory Claude Code keeps a project's state in under ``~/.claude/projects/``: its path with every
-    character that is not a letter or digit turned into ``-`` (``/home/u/shop`` is ``-home-u-shop``)."""
-    return re.sub(r"[^A-Za-z0-9]", "-", os.fspath(root))
-
-
-def config_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Claude Code's configuration directory: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
-    env = os.environ if environ is None else environ
-    given = env.get("CLAUDE_CONFIG_DIR")
-    return Path(given).expanduser() if given else Path(os.path.expanduser("~")) / ".claude"
-
-
-def memory_dir(root: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> Path:
-    """The auto-memory directory of the project at ``root``: the user's ``autoMemoryDirectory`` setting
-    (``settings.json`` of :func:`config_dir`) when there is one, else ``<config>/projects/<project>/memory``
-    (:func:`project_dir_name`; a name Claude Code cut for length is found by its start). It may not exist."""
-    base = config_dir(environ)
-    try:
-        settings = json.loads((base / "settings.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        settings = None
-    custom = settings.get("autoMemoryDirectory") if isinstance(settings, dict) else None
-    if isinstance(custom, str) and custom.strip():
-        return Path(os.path.expanduser(custom.strip()))
-    name = project_dir_name(Path(os.path.abspath(os.fspath(root))))
-    target = base / "projects" / name / "memory"
-    if len(name) > 200 and not target.parent.is_dir():  # Claude Code cuts a long name and appends a hash
-        found = sorted(p for p in (base / "projects").glob(f"{name[:200]}*") if p.is_dir())
-        if found:
-            return found[0] / "memory"
-    return target
+__all__ = ["FILES", "LABEL", "TYPES", "config_dir", "files_in", "looks_like", "memory_dir", "parse", "project_dir_name"]

@@ -1,5 +1,5 @@
 """Codex's own memories (docs/capture.md, "Importers"): the folder its memory pipeline writes, ``memories/`` of
-``$CODEX_HOME`` (``~/.codex/memories``, :func:`memory_dir`; openai/codex ``codex-rs/core/src/memories`` and its
+``$CODEX_HOME`` (``~/.codex/memories``, :func:`memory_dir`, from :mod:`cortex.importers.places`; openai/codex ``codex-rs/core/src/memories`` and its
 ``templates/memories/consolidation.md``):
 
 * ``MEMORY.md``, the handbook, one block per task group: ``# Task Group: <name>``, its ``scope:`` and
@@ -21,15 +21,15 @@ rewrote supersedes its memory.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from cortex.capture.notes import chunks
-from cortex.importers.claude import loose_frontmatter, split_frontmatter
+from cortex.capture.notes import chunks, loose_frontmatter, split_frontmatter
 from cortex.importers.common import Document, Item, Parsed, markdown_like
+from cortex.importers.places import codex_memory_dir as memory_dir
 
 LABEL = "a Codex memory file (MEMORY.md, memory_summary.md or a skill's SKILL.md of ~/.codex/memories)"
 FILES = "MEMORY.md, memory_summary.md, skills/*/SKILL.md"
@@ -47,13 +47,6 @@ _CWD = re.compile(r"\bcwd=([^,;)\n]+)")
 def looks_like(text: str) -> bool:
     """Markdown: text whose first line is not JSON."""
     return markdown_like(text)
-
-
-def memory_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Codex's memory folder: ``$CODEX_HOME/memories``, ``~/.codex/memories`` by default. It may not exist."""
-    env = os.environ if environ is None else environ
-    home = env.get("CODEX_HOME")
-    return (Path(home).expanduser() if home else Path(os.path.expanduser("~")) / ".codex") / "memories"
 
 
 def files_in(directory: Path) -> list[Path]:
@@ -115,7 +108,7 @@ def _groups(text: str) -> list[tuple[int, str]]:
         elif not fence and number and _GROUP.match(line):
             starts.append(number)
     starts.append(len(lines))
-    return [(a, "\n".join(lines[a:b])) for a, b in zip(starts, starts[1:]) if "\n".join(lines[a:b]).strip()]
+    return [(a, "\n".join(lines[a:b])) for a, b in pairwise(starts) if "\n".join(lines[a:b]).strip()]
 
 
 def _applies(group: str) -> str | None:
@@ -168,3 +161,6 @@ def _skill(parsed: Parsed, document: Document, text: str) -> None:
         return
     _sections(parsed, document, f"# Skill: {name}\n{body}", offset - 1, applies_to=None, default="pattern",
               fields=fields)
+
+
+__all__ = ["FILES", "LABEL", "files_in", "looks_like", "memory_dir", "parse"]
