@@ -257,3 +257,66 @@ def test_cli_imports_encoded_beads_and_issues_in_a_subprocess(tmp_path):
     wrong = cortex(project, "import", "claude", str(BEADS / "knowledge.encoded.jsonl"), "--agent", "dev",
                    CORTEX_EMBEDDINGS="hash")
     assert wrong.returncode == 1 and "it looks like a Beads knowledge file" in wrong.stderr
+
+
+# -- cortex notes: Claude Code's auto memory kept in sync ---------------------------------------------------
+
+
+def _notes_project(tmp_path: Path) -> Path:
+    project = make_project(tmp_path / "shop", "dev")
+    (project / "agent_defs" / "dev.md").write_text(
+        "---\nname: dev\ndescription: a developer\nmemory: true\ncortex:\n  notes: [claude-memory]\n---\nDev.\n")
+    return project
+
+
+def test_notes_keep_claude_codes_auto_memory_in_sync(tmp_path, monkeypatch):
+    project = _notes_project(tmp_path)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+    directory = claude.memory_dir(project)
+    shutil.copytree(CLAUDE, directory)
+    with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"], embeddings=None) as cx:
+        assert str(directory) in cx.notes_dirs("dev")
+        first = cx.sync_notes("dev")[0]
+        assert first.files == 4 and first.skipped == []
+        by_file = {(m.metadata["file"], m.metadata["heading"]): m for m in cx.list_memories("dev", limit=100).items}
+        money = by_file[("memory/feedback_money_decimal.md", "")]
+        assert money.type.value == "convention" and {"notes", "auto-memory", "feedback"} <= set(money.tags)
+        assert money.content.startswith("Money amounts are `Decimal`") and "originSessionId" not in money.content
+        assert money.metadata["lines"] == [11, 14] and money.metadata["name"] == "money-is-decimal"
+        assert by_file[("memory/feedback_agency.md", "")].type.value == "convention"  # YAML refuses it: read
+        environment = by_file[("memory/project_ci_flake.md", "Environment")]
+        assert environment.type.value == "insight" and GPU_PATH in environment.content
+        assert TOKEN not in environment.content and "[REDACTED:github-token]" in environment.content
+        # Claude Code rewrites a topic file: its memory is superseded; deletes one: it leaves recall
+        topic = directory / "feedback_money_decimal.md"
+        topic.write_text(topic.read_text().replace("not per line.", "not per line; invoices too."))
+        (directory / "feedback_agency.md").unlink()
+        again = cx.sync_notes("dev")[0]
+        assert len(again.updated) == 1 and len(again.removed) == 1 and again.added == []
+        assert cx.get("dev", money.id).superseded and "invoices too" in cx.get("dev", again.updated[0]).content
+
+
+def test_a_write_of_claude_code_to_its_memory_syncs_it_through_the_hook(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.service_helpers import env
+
+    project = _notes_project(tmp_path)
+    config = tmp_path / "claude-config"
+    directory = claude.memory_dir(project, {"CLAUDE_CONFIG_DIR": str(config)})
+    directory.mkdir(parents=True)
+    written = directory / "feedback_tests.md"
+    written.write_text("---\nname: tests\ndescription: how to test\nmetadata:\n  type: feedback\n---\n\n"
+                       "Run `pytest -q -x` before saying \"done\" > never skip it.\n")
+    payload = {"session_id": "s1", "cwd": str(project), "hook_event_name": "PostToolUse", "tool_name": "Write",
+               "tool_input": {"file_path": str(written), "content": "..."},
+               "tool_response": {"filePath": str(written), "success": True}}
+    done = subprocess.run([sys.executable, "-m", "cortex", "hook", "claude", "PostToolUse"], input=json.dumps(payload),
+                          capture_output=True, text=True, cwd="/", timeout=120,
+                          env=env(CORTEX_EMBEDDINGS="none", CLAUDE_CONFIG_DIR=str(config)))
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"], embeddings=None) as cx:
+        [memory] = cx.list_memories("dev").items
+        assert memory.content == 'Run `pytest -q -x` before saying "done" > never skip it.'
+        assert memory.type.value == "convention" and memory.source.value == "file_index"
