@@ -34,6 +34,9 @@ MAX_CHUNK_CHARS = 2000
 #: The most files one directory yields (a mistaken notes directory of a whole disk stops there).
 MAX_FILES = 20_000
 
+#: What a Codex memory folder holds that is not memory: its phase-1 inputs and rollout evidence.
+CODEX_EVIDENCE = frozenset({"raw_memories.md", "rollout_summaries", "raw_memories", "memories_extensions"})
+
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _COMMENTS = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -97,15 +100,18 @@ def inside(path: Path, directory: Path) -> str | None:
 
 def files(directory: Path, problems: list[str]) -> Iterator[NotesFile]:
     """Every ``*.md`` file under ``directory`` (hidden entries skipped; links out of it refused, named in
-    ``problems``), in name order."""
+    ``problems``; in Codex's memory folder, its :data:`CODEX_EVIDENCE`), in name order."""
     if not directory.is_dir():
         return
     count = 0
+    # Codex's memory folder (it holds memory_summary.md): its phase-1 inputs and evidence are not memories
+    codex = (directory / "memory_summary.md").is_file()
     for current, dirs, names in os.walk(directory, onerror=lambda e: problems.append(f"{e.filename}: cannot be "
                                                                                      f"read ({e.strerror})")):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                         and not (codex and current == str(directory) and d in CODEX_EVIDENCE))
         for name in sorted(names):
-            if name.startswith(".") or not name.lower().endswith(".md"):
+            if name.startswith(".") or not name.lower().endswith(".md") or (codex and name in CODEX_EVIDENCE):
                 continue
             path = Path(current) / name
             relative = inside(path, directory)

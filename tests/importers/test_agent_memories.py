@@ -320,3 +320,18 @@ def test_a_write_of_claude_code_to_its_memory_syncs_it_through_the_hook(tmp_path
         [memory] = cx.list_memories("dev").items
         assert memory.content == 'Run `pytest -q -x` before saying "done" > never skip it.'
         assert memory.type.value == "convention" and memory.source.value == "file_index"
+
+
+def test_notes_of_codex_memory_folder_leave_its_evidence_out(tmp_path, monkeypatch):
+    project = make_project(tmp_path / "shop", "dev")
+    (project / "agent_defs" / "dev.md").write_text(
+        "---\nname: dev\ndescription: a developer\nmemory: true\ncortex:\n  notes: [codex-memory]\n---\nDev.\n")
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    shutil.copytree(CODEX, tmp_path / "codex-home" / "memories")
+    with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"], embeddings=None) as cx:
+        report = cx.sync_notes("dev")[0]
+        files = {m.metadata["file"] for m in cx.list_memories("dev", limit=100).items}
+        assert report.files == 3 and files == {"memories/MEMORY.md", "memories/memory_summary.md",
+                                               "memories/skills/money-rounding/SKILL.md"}
+        skill = next(m for m in cx.list_memories("dev", limit=100).items if m.metadata["file"].endswith("SKILL.md"))
+        assert skill.metadata["name"] == "money-rounding" and "name:" not in skill.content
