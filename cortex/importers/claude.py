@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, datetime
 from collections.abc import Mapping
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 

@@ -1,6 +1,6 @@
 """Codex's own memories (docs/capture.md, "Importers"): the folder its memory pipeline writes, ``memories/`` of
-``$CODEX_HOME`` (``~/.codex/memories``, :func:`memory_dir`, from :mod:`cortex.importers.places`; openai/codex ``codex-rs/core/src/memories`` and its
-``templates/memories/consolidation.md``):
+``$CODEX_HOME`` (``~/.codex/memories``, :func:`memory_dir`, from :mod:`cortex.importers.places`; openai/codex
+``codex-rs/core/src/memories`` and its ``templates/memories/consolidation.md``):
 
 * ``MEMORY.md``, the handbook, one block per task group: ``# Task Group: <name>``, its ``scope:`` and
   ``applies_to: cwd=<directory>; reuse_rule=...`` lines, then ``## Task N: <title>`` (with ``### rollout_summary_files``

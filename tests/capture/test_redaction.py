@@ -217,7 +217,8 @@ PATH_LOOKALIKES = [
 #: Secrets that look like paths, or hide in one (the text, the secret): still redacted.
 PATH_SECRETS = [
     # a key as a directory of a path
-    ("LD_LIBRARY_PATH=/home/jdoe/venvs/aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A/lib", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"),
+    ("LD_LIBRARY_PATH=/home/jdoe/venvs/aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A/lib",
+     "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"),
     # base64 keys with slashes, one starting with one, assigned and bare
     ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ3k8Lm2Np9", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ3k8Lm2Np9"),
     ("the blob /Kx7Qm2Pz9Lw4Rt8Vy3Nb6Hd1Gf5Js0Ac+Ue2Io9Pk4 was signed", "Kx7Qm2Pz9Lw4Rt8Vy3Nb6Hd1Gf5Js0Ac"),
