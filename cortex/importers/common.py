@@ -129,7 +129,7 @@ def documents(system: str, source: str | os.PathLike[str] | bytes | IO[bytes],
     (``name``: its file name)."""
     importer = module(system)
     if isinstance(source, (bytes, bytearray)):
-        return [Document(clean_name(name or "upload"), bytes(source))]
+        return [Document(relative_name(name or "upload"), bytes(source))]
     if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
         data = source.read()
         given = name or getattr(source, "name", None)
@@ -161,6 +161,16 @@ def _read(path: Path, name: str, within: Path | None = None) -> Document:
     if len(data) > MAX_FILE_BYTES:
         raise InvalidInputError("path", f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
     return Document(name if within is not None else clean_name(name), data)
+
+
+def relative_name(name: str) -> str:
+    """A file's name as a client sends it for a file of a directory (``skills/x/SKILL.md``): a relative path's
+    parts (``..`` and ``.`` dropped), each :func:`clean_name`; an absolute path is its last part."""
+    text = str(name).replace("\\", "/")
+    if text.startswith("/") or re.match(r"[A-Za-z]:/", text):
+        return clean_name(text)
+    parts = [clean_name(p) for p in text.split("/") if p not in ("", ".", "..")]
+    return "/".join(parts)[-200:].lstrip("/") or "upload"
 
 
 def clean_name(name: str) -> str:

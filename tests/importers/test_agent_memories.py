@@ -22,7 +22,7 @@ from cortex.notices import CortexWarning
 
 from tests.conftest import Clock
 from tests.paths import TESTS
-from tests.service_helpers import cortex, make_project
+from tests.service_helpers import cortex, make_project, start_server
 
 FIXTURES = TESTS / "fixtures" / "importers"
 CLAUDE, CODEX, BEADS = FIXTURES / "claude-auto-memory-2026", FIXTURES / "codex-memories", FIXTURES / "beads"
@@ -335,3 +335,22 @@ def test_notes_of_codex_memory_folder_leave_its_evidence_out(tmp_path, monkeypat
                                                "memories/skills/money-rounding/SKILL.md"}
         skill = next(m for m in cx.list_memories("dev", limit=100).items if m.metadata["file"].endswith("SKILL.md"))
         assert skill.metadata["name"] == "money-rounding" and "name:" not in skill.content
+
+
+def test_a_servers_client_sends_codexs_folder_a_file_a_request(tmp_path):
+    from cortex.client import RemoteCortex
+
+    project = make_project(tmp_path / "shop", "dev")
+    folder = tmp_path / "memories"
+    shutil.copytree(CODEX, folder)
+    (folder / "MEMORY.md").write_text((folder / "MEMORY.md").read_text().replace("cwd=/work/shop", f"cwd={project}"))
+    server = start_server(project, CORTEX_EMBEDDINGS="none")
+    try:
+        with RemoteCortex(server.url, server.token) as client:
+            report = client.import_from("codex", folder, agent="dev")
+            # the skill keeps its path in the folder; the server, not the client, decides the project
+            assert report.files == ["memory_summary.md", "MEMORY.md", "skills/money-rounding/SKILL.md"]
+            assert len(report.imported) == 11 and report.failed == []
+            assert client.import_from("codex", folder, agent="dev").imported == []
+    finally:
+        server.stop()
