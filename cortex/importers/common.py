@@ -255,13 +255,14 @@ def markdown_like(text: str) -> bool:
     """Whether a text reads as Markdown rather than JSON: its first non-empty line is neither an object or array
     nor a JSON string (a JSONL file of encoded objects)."""
     first = next((line.strip() for line in text.split("\n") if line.strip()), "")
-    if first.startswith(("{", "[")):
+    if first.startswith("{") or first == "[":
         return False
-    if first.startswith('"') and first.endswith('"') and len(first) > 1:
+    if first.startswith(("[", '"')):  # a JSON line, or Markdown: a link or a badge (`[![CI](...)](...)`), a quote
         try:
-            return not isinstance(jsonsafe.loads(first), str)
+            jsonsafe.loads(first)
         except ValueError:
-            return True
+            return first.startswith('"') or whole_json(text) is None
+        return False
     return True
 
 

@@ -354,3 +354,16 @@ def test_a_servers_client_sends_codexs_folder_a_file_a_request(tmp_path):
             assert client.import_from("codex", folder, agent="dev").imported == []
     finally:
         server.stop()
+
+
+def test_a_claude_md_with_a_library_path_and_a_badge_imports_unredacted_through_the_cli(tmp_path):
+    project = make_project(tmp_path / "shop", "dev")
+    claude_md = project / "CLAUDE.md"
+    claude_md.write_text(f"[![CI](https://ci.example/badge.svg)](https://ci.example)\n\n# Shop\n\n## GPU tests\n"
+                         f"Run `{GPU_PATH} pytest -m gpu` > gpu.log; the token is {TOKEN}.\n")
+    ran = cortex(project, "import", "claude", str(claude_md), "--agent", "dev", CORTEX_EMBEDDINGS="hash")
+    assert ran.returncode == 0, ran.stderr
+    assert "imported 2 memories from CLAUDE.md" in ran.stderr and "replaced 1 secret (1 github-token)" in ran.stderr
+    listed = json.loads(cortex(project, "list", "dev", CORTEX_EMBEDDINGS="hash").stdout)
+    gpu = next(m for m in (listed["items"] if isinstance(listed, dict) else listed) if "GPU tests" in m["content"])
+    assert GPU_PATH in gpu["content"] and TOKEN not in gpu["content"] and gpu["type"] == "convention"
