@@ -269,7 +269,7 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
                         except CortexError as exc:
                             run.failed_write(old, str(exc))
             run.finished()
-        if run.report.redacted and not dry_run:
+        if run.report.redacted and not dry_run and run.report.imported:  # nothing stored: nothing to say
             notices.notice(f"import of {', '.join(run.report.files)} for agent {agent!r} "
                            f"{_redaction_note(run.report.redacted)} before storing it")
         return run.report

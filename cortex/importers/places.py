@@ -29,8 +29,9 @@ def claude_config_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def claude_memory_dir(root: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> Path:
     """The auto-memory directory of the project at ``root``: the user's ``autoMemoryDirectory`` setting
-    (``settings.json`` of :func:`config_dir`) when there is one, else ``<config>/projects/<project>/memory``
-    (:func:`project_dir_name`; a name Claude Code cut for length is found by its start). It may not exist."""
+    (``settings.json`` of :func:`claude_config_dir`) when there is one, else ``<config>/projects/<project>/memory``
+    (:func:`project_dir_name` of :func:`canonical_root`; a name Claude Code cut for length is found by its
+    start). It may not exist."""
     base = claude_config_dir(environ)
     try:
         settings = json.loads((base / "settings.json").read_text(encoding="utf-8"))
@@ -39,13 +40,33 @@ def claude_memory_dir(root: str | os.PathLike[str], environ: Mapping[str, str] |
     custom = settings.get("autoMemoryDirectory") if isinstance(settings, dict) else None
     if isinstance(custom, str) and custom.strip():
         return Path(os.path.expanduser(custom.strip()))
-    name = project_dir_name(Path(os.path.abspath(os.fspath(root))))
+    name = project_dir_name(canonical_root(Path(os.path.abspath(os.fspath(root)))))
     target = base / "projects" / name / "memory"
     if len(name) > 200 and not target.parent.is_dir():  # Claude Code cuts a long name and appends a hash
         found = sorted(p for p in (base / "projects").glob(f"{name[:200]}*") if p.is_dir())
         if found:
             return found[0] / "memory"
     return target
+
+
+def canonical_root(root: Path) -> Path:
+    """The checkout Claude Code keys a project by: a git worktree's main checkout (its ``.git`` file points into
+    ``<main>/.git/worktrees/``), so all worktrees of a repository share one memory; else ``root``."""
+    marker = root / ".git"
+    if not marker.is_file():
+        return root
+    try:
+        line = marker.read_text(encoding="utf-8", errors="replace")[:4096].strip()
+    except OSError:
+        return root
+    if not line.startswith("gitdir:"):
+        return root
+    gitdir = Path(line[len("gitdir:"):].strip())
+    gitdir = gitdir if gitdir.is_absolute() else (root / gitdir)
+    parts = gitdir.parts
+    if len(parts) >= 3 and parts[-2] == "worktrees" and parts[-3] == ".git":  # not a submodule's .git/modules/
+        return Path(os.path.normpath(Path(*parts[:-3])))
+    return root
 
 
 def codex_memory_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -74,8 +75,10 @@ def test_claude_code_auto_memory_as_it_writes_it_today(dev, tmp_path):
     assert agency.metadata["claude"]["name"] == "feedback agency: disagree and build"
     assert agency.metadata["claude"]["description"].startswith("`agent-browser` clicks")
     assert agency.type.value == "convention" and "Ｄｏｎ'ｔ \"silently\" swap" in agency.content
-    # idempotent: nothing new the second time
-    again = dev.import_from("claude", CLAUDE, agent="dev")
+    # idempotent: nothing new the second time (and no warning of secrets replaced in what was not stored)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CortexWarning)
+        again = dev.import_from("claude", CLAUDE, agent="dev")
     assert again.imported == [] and len(memories(dev)) == len(found)
 
 
@@ -112,6 +115,16 @@ def test_the_project_directory_is_found_as_claude_code_names_it(tmp_path):
     assert claude.memory_dir(project, {"CLAUDE_CONFIG_DIR": str(config)}) == tmp_path / "elsewhere"
     (config / "settings.json").write_text("{not json")
     assert claude.memory_dir(project, {"CLAUDE_CONFIG_DIR": str(config)}) == home
+    # a worktree of the project shares its memory (Claude Code keys it by the main checkout); a submodule does not
+    worktree = tmp_path / "wt-feature"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {project}/.git/worktrees/wt-feature\n")
+    assert claude.memory_dir(worktree, {"CLAUDE_CONFIG_DIR": str(config)}) == home
+    submodule = project / "vendor" / "lib"
+    submodule.mkdir(parents=True)
+    (submodule / ".git").write_text("gitdir: ../../.git/modules/vendor/lib\n")
+    assert claude.memory_dir(submodule, {"CLAUDE_CONFIG_DIR": str(config)}).parent.name == \
+        claude.project_dir_name(submodule)
 
 
 def test_cli_imports_claude_and_codex_memories_of_the_project_without_a_path(tmp_path):
