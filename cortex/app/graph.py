@@ -228,7 +228,8 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
         """Import another memory system's files into ``agent``'s own memory (docs/capture.md, "Importers"):
         ``beads`` (a knowledge log, or its directory: the archive then the log), ``mem0`` (get_all's JSON),
         ``mcp-memory`` (the MCP memory server's memory.jsonl: observations as memories about their entity, relations
-        as triples between entity nodes), ``claude`` (CLAUDE.md sections, or Claude Code's memory directory).
+        as triples between entity nodes), ``claude`` (CLAUDE.md sections, or Claude Code's memory directory),
+        ``codex`` (Codex's memory folder: its task groups of this project, its summary and skills).
         ``path``: a file, a directory, or a file's bytes (``name``: its file name). Each memory gets source
         ``import``, its tags and the system's, its origin in metadata and a PROV-O activity of channel
         ``import:<system>`` naming the file; its secrets are redacted. Idempotent: an item whose key is stored is
@@ -247,7 +248,7 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
             run = common.Run(system, agent, scope=scope, vocab=self._memories.store.vocab, scrub=self.redactor.scrub,
                              now=self._clock(), expiry=self._policy(agent).expires_at,
                              project=definition.settings.project or config.DEFAULT_PROJECT, dry_run=dry_run,
-                             progress=progress, find=self.redactor.find)
+                             progress=progress, find=self.redactor.find, root=self.project_root)
             read = run.read(files)
             run.remember(self._listed(agent, source=Source.IMPORT, include_expired=True))
             if any(parsed.entities or parsed.relations for _, parsed in read):
@@ -268,7 +269,7 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
                         except CortexError as exc:
                             run.failed_write(old, str(exc))
             run.finished()
-        if run.report.redacted and not dry_run:
+        if run.report.redacted and not dry_run and run.report.imported:  # nothing stored: nothing to say
             notices.notice(f"import of {', '.join(run.report.files)} for agent {agent!r} "
                            f"{_redaction_note(run.report.redacted)} before storing it")
         return run.report

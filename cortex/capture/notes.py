@@ -15,7 +15,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -33,6 +33,9 @@ MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_CHUNK_CHARS = 2000
 #: The most files one directory yields (a mistaken notes directory of a whole disk stops there).
 MAX_FILES = 20_000
+
+#: What a Codex memory folder holds that is not memory: its phase-1 inputs and rollout evidence.
+CODEX_EVIDENCE = frozenset({"raw_memories.md", "rollout_summaries", "raw_memories", "memories_extensions"})
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
@@ -69,11 +72,14 @@ class NotesFile:
 
 
 def directories(root: Path, agent: str, configured: Sequence[str]) -> list[Path]:
-    """The agent's notes directories: the default one and those of its definition (relative to ``root``)."""
+    """The agent's notes directories: the default one and those of its definition (relative to ``root``;
+    ``claude-memory`` and ``codex-memory`` name the agents' own memory directories,
+    :func:`cortex.importers.places.notes_directory`)."""
+    from cortex.importers.places import notes_directory
+
     out = [root / DEFAULT_DIR.format(agent=agent)]
     for entry in configured:
-        path = Path(os.path.expanduser(entry))
-        out.append(path if path.is_absolute() else root / path)
+        out.append(notes_directory(entry, root))
     seen: dict[str, Path] = {}
     for path in out:
         seen.setdefault(os.path.realpath(path), path)
@@ -94,15 +100,18 @@ def inside(path: Path, directory: Path) -> str | None:
 
 def files(directory: Path, problems: list[str]) -> Iterator[NotesFile]:
     """Every ``*.md`` file under ``directory`` (hidden entries skipped; links out of it refused, named in
-    ``problems``), in name order."""
+    ``problems``; in Codex's memory folder, its :data:`CODEX_EVIDENCE`), in name order."""
     if not directory.is_dir():
         return
     count = 0
+    # Codex's memory folder (it holds memory_summary.md): its phase-1 inputs and evidence are not memories
+    codex = (directory / "memory_summary.md").is_file()
     for current, dirs, names in os.walk(directory, onerror=lambda e: problems.append(f"{e.filename}: cannot be "
                                                                                      f"read ({e.strerror})")):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                         and not (codex and current == str(directory) and d in CODEX_EVIDENCE))
         for name in sorted(names):
-            if name.startswith(".") or not name.lower().endswith(".md"):
+            if name.startswith(".") or not name.lower().endswith(".md") or (codex and name in CODEX_EVIDENCE):
                 continue
             path = Path(current) / name
             relative = inside(path, directory)
@@ -181,6 +190,66 @@ def chunks(text: str) -> list[Chunk]:
     return out
 
 
+# -- frontmatter (Claude Code's topic files) -----------------------------------------------------------
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str, int]:
+    """A Markdown text's YAML frontmatter, its body and the number of lines before the body: ``(None, text, 0)``
+    without frontmatter, ``(None, "", -1)`` when it is never closed. Frontmatter that is not a valid YAML mapping
+    is read line by line (:func:`loose_frontmatter`)."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return None, text, 0
+    end = next((i for i in range(1, min(len(lines), 200)) if lines[i].strip() in ("---", "...")), None)
+    if end is None:
+        return None, "", -1
+    import yaml
+
+    raw = "\n".join(lines[1:end])
+    try:
+        front = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        front = None
+    if not isinstance(front, dict):
+        front = loose_frontmatter(raw)
+    return front, "\n".join(lines[end + 1:]), end + 1
+
+
+_LOOSE = re.compile(r"^([ \t]*)([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
+
+
+def loose_frontmatter(raw: str) -> dict[str, Any]:
+    """Frontmatter that YAML refuses, read as Claude Code means it: ``key: value`` lines (the value everything
+    after the first colon, quotes that enclose it dropped), indented lines a mapping of the key above them."""
+    out: dict[str, Any] = {}
+    parent: dict[str, Any] | None = None
+    for line in raw.split("\n"):
+        found = _LOOSE.match(line)
+        if found is None:
+            continue
+        indent, key, value = found.groups()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        if indent and parent is not None:
+            parent[key] = value
+        elif not indent:
+            if value:
+                out[key] = value
+                parent = None
+            else:
+                parent = out.setdefault(key, {}) if isinstance(out.get(key, {}), dict) else None
+    return out
+
+
+def kind_of(front: Mapping[str, Any]) -> str | None:
+    """A topic file's memory type: ``type``, or ``metadata.type`` as Claude Code writes it now."""
+    meta = front.get("metadata")
+    for value in (front.get("type"), meta.get("type") if isinstance(meta, Mapping) else None):
+        if isinstance(value, str) and value.strip():
+            return value.strip().lower()
+    return None
+
+
 def _parts(lines: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     """The lines of a section in groups of whole paragraphs under :data:`MAX_CHUNK_CHARS` (one paragraph longer
     than that is a group of its own, cut at the content limit by validation)."""
@@ -211,14 +280,25 @@ def memory_key(notes_file: NotesFile, chunk: Chunk) -> str:
     return f"{notes_file.label}#{chunk.key}"
 
 
-def entry(notes_file: NotesFile, chunk: Chunk, project: str) -> dict[str, object]:
+#: The memory type a file's frontmatter gives (``type``, or ``metadata.type``: Claude Code's auto-memory types,
+#: and Cortex's own); any other: ``insight``.
+FRONT_TYPES = {"feedback": "convention", "user": "insight", "project": "insight", "reference": "insight",
+               "pattern": "pattern", "convention": "convention", "insight": "insight", "decision": "decision"}
+
+
+def entry(notes_file: NotesFile, chunk: Chunk, project: str,
+          front: Mapping[str, Any] | None = None) -> dict[str, object]:
     """The ``store`` entry of a chunk: a ``file_index`` memory that does not expire while its text is in the
-    file, with its provenance (file, line range, digest) in metadata."""
-    return {"content": chunk.text, "type": "insight", "project": project, "source": "file_index", "ttl": "never",
-            "tags": ["notes"],
+    file, with its provenance (file, line range, digest) in metadata; a file with frontmatter (a topic file of
+    Claude Code's auto memory) gives its type, and its ``name`` and ``description``."""
+    kind = kind_of(front) if front else None
+    described = {k: front[k] for k in ("name", "description") if front and isinstance(front.get(k), str)}
+    auto = kind in ("feedback", "user", "project", "reference")  # Claude Code's auto-memory types
+    return {"content": chunk.text, "type": FRONT_TYPES.get(kind or "", "insight"), "project": project,
+            "source": "file_index", "ttl": "never", "tags": ["notes", *(["auto-memory", kind] if auto else [])],
             "metadata": {"notes": memory_key(notes_file, chunk), "file": notes_file.label,
                          "heading": chunk.heading, "lines": [chunk.first_line, chunk.last_line],
-                         "sha256": chunk.digest}}
+                         "sha256": chunk.digest, **described}}
 
 
 def file_of(key: str) -> str:
@@ -457,14 +537,19 @@ def plan_file(scope: str, label: str, notes_file: NotesFile | None, text: str, e
     steps: list[Edit | Change] = []
     adds: list[dict[str, Any]] = []
     unchanged = 0
-    for chunk in chunks(text):
+    front, body, offset = split_frontmatter(text)
+    if front is None:
+        body, offset = text, 0  # no frontmatter, or one never closed: the text as it is
+    for chunk in chunks(body):
+        if offset:
+            chunk = replace(chunk, first_line=chunk.first_line + offset, last_line=chunk.last_line + offset)
         bound = edited(chunk)
         if bound is not None:  # a section of an exported file: an edit of the memory it shows
             steps.append(Edit(*bound))
             continue
         key = memory_key(notes_file, chunk)
         key = redact(key) if redact is not None else key
-        new = entry(notes_file, chunk, project)
+        new = entry(notes_file, chunk, project, front)
         old = left.pop(key, None)
         if old is not None and (old.metadata or {}).get("sha256") == chunk.digest:
             unchanged += 1

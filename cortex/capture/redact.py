@@ -21,7 +21,9 @@ it; :meth:`Redactor.find` reports the exact spans):
    placeholder (``<token>``, ``${VAR}``, ``xxxx``, ``changeme``...).
 3. **High-entropy strings**: a token of 24 to 128 characters mixing upper case, lower case and digits with at
    least 4.3 bits of entropy per character, standalone or assigned. Hex strings are never redacted by this rule
-   (commit hashes, digests, memory ids: a hex alphabet tops out at 4 bits), nor UUIDs, base64 of printable text,
+   (commit hashes, digests, memory ids: a hex alphabet tops out at 4 bits), nor UUIDs, absolute file paths
+   (``LD_LIBRARY_PATH=/home/u/nvidia/cuDNN9/CUDA12x/lib64``; one with a key-like directory stays redacted), base64
+   of printable text,
    or what is public by design (Stripe publishable keys and object ids, a JWT's header alone, SSH and PGP public
    keys, certificates, ``data:`` URIs, integrity digests).
 
@@ -527,8 +529,28 @@ def _encodes_text(token: str) -> bool:
     return bool(raw) and all(32 <= b < 127 or b in (9, 10, 13) for b in raw)
 
 
-def _high_entropy(token: str) -> bool:
+_PATH_ROOT = _Lazy(r"/[A-Za-z][a-z0-9_-]{2,}/")
+
+
+def _file_path(token: str, home: bool = False) -> bool:
+    """Whether ``token`` is an absolute file path (``/home/u/nvidia/cuDNN9/CUDA12x/lib64``, as in
+    ``LD_LIBRARY_PATH=...``): a root directory named by a word (any name after ``~``: ``home``), at least three
+    parts, none of them key-like (16 characters or more mixing cases and digits at 3.5 bits a character). A key
+    that starts with ``/`` rarely looks so; a key inside a path (a directory named by a token) keeps the path
+    redacted."""
+    if not (home or _PATH_ROOT.match(token)):
+        return False
+    parts = token[1:].rstrip("/").split("/")
+    if len(parts) < 3 or not all(parts):
+        return False
+    return not any(len(p) >= 16 and re.search(r"[a-z]", p) and re.search(r"[A-Z]", p) and re.search(r"[0-9]", p)
+                   and entropy(p) >= 3.5 for p in parts)
+
+
+def _high_entropy(token: str, home: bool = False) -> bool:
     if _HEX.match(token) or _UUID.match(token.strip("-")):
+        return False
+    if token.startswith("/") and _file_path(token, home):
         return False
     if _PUBLIC_TOKEN.match(token):
         return False
@@ -678,7 +700,7 @@ class Redactor:
         public: list[tuple[int, int]] | None = None
         for match in _TOKEN.finditer(text):
             start, end = match.span()
-            if not _high_entropy(match.group()):
+            if not _high_entropy(match.group(), home=start > 0 and text[start - 1] == "~"):
                 continue
             if public is None:  # public keys, data: URIs, integrity digests: nothing in them is redacted
                 public = [m.span() for pattern in _PUBLIC_SPANS for m in pattern.finditer(text)]

@@ -65,7 +65,9 @@ def export_command(state: _State, target: str | None, directory: str | None, age
 
 
 #: The memory systems `cortex import SYSTEM FILE` reads (cortex.importers.SYSTEMS, without importing it).
-IMPORT_SYSTEMS = ("beads", "mem0", "mcp-memory", "claude")
+IMPORT_SYSTEMS = ("beads", "mem0", "mcp-memory", "claude", "codex")
+#: The systems whose files have a place of their own (`cortex import claude --agent NAME`: no PATH needed).
+DISCOVERED = ("claude", "codex")
 
 
 @command("import_rdf")
@@ -86,12 +88,16 @@ def import_command(state: _State, path: str, file: str | None, fmt: str | None, 
 
     Or another memory system's files (`cortex import SYSTEM PATH --agent NAME`): beads (.beads/memory/knowledge.jsonl,
     or the directory: its archive too), mem0 (the JSON of get_all), mcp-memory (the MCP memory server's
-    memory.jsonl), claude (CLAUDE.md, or ~/.claude/projects/<project>/memory). Idempotent (a second run imports
-    nothing new), each file checked whole, then embedded and written in atomic batches of 1,000 memories (reads go
-    on meanwhile; a run stopped midway keeps the batches written, the next run writes the rest); prints the report
-    (imported, skipped, failed with the file and line)."""
+    memory.jsonl), claude (CLAUDE.md, or ~/.claude/projects/<project>/memory: this project's when PATH is left
+    out), codex (~/.codex/memories when PATH is left out: the task groups of this project, the summary, the
+    skills). Idempotent (a second run imports nothing new), each file checked whole, then embedded and written in
+    atomic batches of 1,000 memories (reads go on meanwhile; a run stopped midway keeps the batches written, the
+    next run writes the rest); prints the report (imported, skipped, failed with the file and line)."""
     if file is not None:
         _import_system(state, path, file, agent, dry_run, progress, fmt, team)
+        return
+    if path in DISCOVERED and not Path(path).exists():
+        _import_system(state, path, _discovered(state, path), agent, dry_run, progress, fmt, team)
         return
     if path in IMPORT_SYSTEMS and not Path(path).exists():
         raise click.UsageError(f"`cortex import {path} PATH --agent NAME`: give the file (or directory) to import")
@@ -105,6 +111,18 @@ def import_command(state: _State, path: str, file: str | None, fmt: str | None, 
     with _progress(progress) as report:
         imported = cx.import_rdf(source, format=fmt, agent=agent, team=team, progress=report)
     _emit({"imported": imported})
+
+
+def _discovered(state: _State, system: str) -> str:
+    """Where ``system`` keeps its memories for this project: Claude Code's auto-memory directory of the project
+    root, Codex's memory folder (a usage error naming it when it is not there)."""
+    from cortex.importers import claude, codex
+
+    found = claude.memory_dir(state.root) if system == "claude" else codex.memory_dir()
+    if not found.is_dir():
+        raise click.UsageError(f"`cortex import {system}`: {found} does not exist ({system}'s memories of this "
+                               f"project); give the file or directory: `cortex import {system} PATH --agent NAME`")
+    return str(found)
 
 
 def _import_system(state: _State, system: str, path: str, agent: str | None, dry_run: bool, progress: bool | None,

@@ -9,7 +9,9 @@ entry, its RDF). :meth:`cortex.app.Cortex.import_from` runs them.
 * ``mcp-memory`` (:mod:`.mcp_memory`): the MCP reference memory server's ``memory.jsonl`` (entities, observations,
   relations);
 * ``claude`` (:mod:`.claude`): ``CLAUDE.md`` sections, Claude Code's auto-memory directory (``MEMORY.md`` and its
-  topic files).
+  topic files);
+* ``codex`` (:mod:`.codex`): Codex's memory folder (``MEMORY.md``'s task groups of the project,
+  ``memory_summary.md``, skills).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from types import ModuleType
 from cortex.errors import InvalidInputError
 
 #: The systems ``import_from`` reads, and their modules.
-SYSTEMS = {"beads": "beads", "mem0": "mem0", "mcp-memory": "mcp_memory", "claude": "claude"}
+SYSTEMS = {"beads": "beads", "mem0": "mem0", "mcp-memory": "mcp_memory", "claude": "claude", "codex": "codex"}
 
 
 def module(system: str) -> ModuleType:

@@ -8,8 +8,16 @@ never rewritten, so a key can repeat: the line with the newest ``ts`` wins. Old 
 ``knowledge.archive.jsonl``: more than :data:`ROTATE_OVER` lines moves the oldest :data:`ROTATE` there (the
 issue's rule, the plugin's rules document; v0.6.4's hook itself rotates 2,500 past 5,000).
 
-Also read: ``bd export --include-memories`` lines (``{"_type": "memory", "key", "value"}``; its issue lines are
-skipped) and ``bd memories --json`` (one object, key -> text), the memories of ``bd remember`` (beads v1.0.5).
+Shapes met in real repositories and read as well: a log whose every line is a JSON string holding the object
+(``"{\\"key\\":...}"``, written encoded twice), ``ts`` as an ISO 8601 string
+(``"2026-02-08T01:25:48.946554+00:00"``) instead of seconds.
+
+Also read: ``bd export --include-memories`` lines (``{"_type": "memory", "key", "value"}``) and ``bd memories
+--json`` (one object, key -> text), the memories of ``bd remember`` (beads v1.0.5). An issue line of a ``bd
+export`` (``{"_type": "issue", ...}``, or without ``_type`` as older ``bd export`` and ``.beads/issues.jsonl``
+write them: ``id``, ``title``, ``status``...) is not a memory, but its comments that the plugin would have
+captured (``LEARNED:``, ``DECISION:``, ``FACT:``, ``PATTERN:``, ``INVESTIGATION:``) are: each a memory with the
+plugin's key, so the same knowledge read from the log and from the export is one memory.
 
 Written by :func:`write`: the knowledge log of an agent's memories (those imported from Beads exactly as read),
 merged with the files already in the directory (same key: the newest ``ts`` wins; nothing there is lost), rotated.
@@ -48,10 +56,11 @@ _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 def looks_like(text: str) -> bool:
-    """A knowledge log (objects with ``key`` and ``content``), a ``bd export`` (objects with ``_type``) or a ``bd
-    memories --json`` object of strings."""
-    for value in first_objects(text):
-        if isinstance(value, dict) and ("_type" in value or ("content" in value and ("key" in value or "ts" in value))):
+    """A knowledge log (objects with ``key`` and ``content``, or JSON strings holding them), a ``bd export``
+    (objects with ``_type``, or issues without it) or a ``bd memories --json`` object of strings."""
+    for value in first_objects(text, encoded=True):
+        if isinstance(value, dict) and ("_type" in value or _issue(value)
+                                        or ("content" in value and ("key" in value or "ts" in value))):
             return True
     whole = whole_json(text)
     return isinstance(whole, dict) and bool(whole) and all(isinstance(v, str) for v in whole.values()) \
@@ -70,16 +79,51 @@ def parse(document: Document, text: str) -> Parsed:
         for key, value in whole.items():  # bd memories --json
             _memory(parsed, f"{document.name}: {key}", key, value)
         return parsed
-    for number, line in json_lines(document, text, parsed):
+    for number, line in json_lines(document, text, parsed, encoded=True):
         where = f"{document.name}:{number}"
-        if "_type" in line:  # bd export
-            if line["_type"] == "memory":
-                _memory(parsed, where, line.get("key"), line.get("value"))
-            else:
-                parsed.skip(where, f"a bd export {line['_type']!s:.40} line, not a memory")
-            continue
-        _knowledge(parsed, where, line)
+        if line.get("_type") == "memory":  # bd export
+            _memory(parsed, where, line.get("key"), line.get("value"))
+        elif line.get("_type") == "issue" or ("_type" not in line and _issue(line)):
+            _issue_comments(parsed, where, line)
+        elif "_type" in line:
+            parsed.skip(where, f"a bd export {line['_type']!s:.40} line, not a memory")
+        else:
+            _knowledge(parsed, where, line)
     return parsed
+
+
+def _issue(line: Mapping[str, Any]) -> bool:
+    """An issue of a ``bd export`` written without ``_type`` (id, title and status or type; no knowledge key)."""
+    return isinstance(line.get("id"), str) and "title" in line and ("status" in line or "issue_type" in line) \
+        and "content" not in line
+
+
+#: The prefixes of a comment the plugin captures as knowledge, and the Beads type each gives.
+PREFIXES = {"LEARNED": "learned", "DECISION": "decision", "FACT": "fact", "PATTERN": "pattern",
+            "INVESTIGATION": "investigation"}
+_PREFIX = re.compile(r"^\s*(LEARNED|DECISION|FACT|PATTERN|INVESTIGATION):\s*(\S[\s\S]*)$")
+
+
+def _issue_comments(parsed: Parsed, where: str, line: Mapping[str, Any]) -> None:
+    """An issue line: its knowledge comments (``LEARNED: ...``) as the plugin would have logged them."""
+    comments: list[Any] = line["comments"] if isinstance(line.get("comments"), list) else []
+    found = 0
+    for index, comment in enumerate(comments):
+        text = comment.get("text") if isinstance(comment, dict) else None
+        match = _PREFIX.match(text) if isinstance(text, str) else None
+        if match is None:
+            continue
+        kind, content = PREFIXES[match.group(1)], match.group(2).strip()
+        when = moment(comment.get("created_at"))
+        found += 1
+        parsed.items.append(Item(where=f"{where} comments[{index}]", key=key_of(kind, content), content=content,
+                                 type=TYPES[kind], tags=[kind, *([line["id"]] if isinstance(line.get("id"), str)
+                                                                 else [])],
+                                 created_at=when, changed_at=when, order=when.timestamp() if when else None,
+                                 fields={"type": kind, "tags": [kind], "bead": line.get("id"), "source": "bd-comment",
+                                         **({"ts": int(when.timestamp())} if when else {})}))
+    if not found:
+        parsed.skip(where, f"a bd export issue ({line.get('id')!s:.40}) without knowledge comments, not a memory")
 
 
 def _memory(parsed: Parsed, where: str, key: Any, value: Any) -> None:
@@ -103,8 +147,9 @@ def _knowledge(parsed: Parsed, where: str, line: Mapping[str, Any]) -> None:
         parsed.fail(where, "no content", key)
         return
     ts = line.get("ts")
-    if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, float))):
-        parsed.fail(where, f"ts is not a number of seconds: {ts!r:.40}", key)
+    when = moment(ts) if ts is not None else None
+    if ts is not None and (when is None or not isinstance(ts, (int, float, str))):
+        parsed.fail(where, f"ts is neither a number of seconds nor an ISO 8601 time: {ts!r:.40}", key)
         return
     kind = line.get("type") if isinstance(line.get("type"), str) else None
     tags: list[Any] = line["tags"] if isinstance(line.get("tags"), list) else []
@@ -112,11 +157,10 @@ def _knowledge(parsed: Parsed, where: str, line: Mapping[str, Any]) -> None:
     extra = {k: v for k, v in line.items() if k not in KEYS}
     if extra:  # a newer plugin's fields: kept
         fields["extra"] = extra
-    when = moment(ts) if ts is not None else None
     bead = [line["bead"]] if isinstance(line.get("bead"), str) else []
     parsed.items.append(Item(where=where, key=key, content=content, type=TYPES.get(kind or "", "insight"),
                              tags=[*([kind] if kind else []), *tags, *bead],
-                             created_at=when, changed_at=when, order=float(ts) if ts is not None else None,
+                             created_at=when, changed_at=when, order=when.timestamp() if when else None,
                              fields=fields))
 
 
@@ -174,8 +218,9 @@ def _from_beads(memory: Any) -> bool:
 
 
 def _ts(line: Mapping[str, Any]) -> float:
-    ts = line.get("ts")
-    return float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else 0.0
+    """A line's time in seconds (``ts`` as seconds or an ISO 8601 string; 0 without one)."""
+    when = moment(line.get("ts"))
+    return when.timestamp() if when is not None else 0.0
 
 
 def encode(line: Mapping[str, Any]) -> str:
@@ -208,6 +253,8 @@ def _read_lines(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             continue
         try:
             value = jsonsafe.loads(raw)
+            if isinstance(value, str) and value.lstrip().startswith("{"):  # a line encoded twice
+                value = jsonsafe.loads(value)
         except ValueError:
             other.append(raw)
             continue

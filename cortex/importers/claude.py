@@ -2,23 +2,34 @@
 
 * ``CLAUDE.md`` (and any Markdown file without frontmatter): one memory per section (its heading path; a long
   section per group of paragraphs, as notes are split), type ``convention`` for a ``CLAUDE.md``;
-* the auto-memory directory ``~/.claude/projects/<project>/memory/``: each topic file (YAML frontmatter ``name``,
-  ``description``, ``type: user|feedback|project|reference``, then the text) one memory per section of its text,
-  and ``MEMORY.md``, the index Claude Code loads each session: its entries that point to a topic file are that
+* the auto-memory directory ``~/.claude/projects/<project>/memory/`` (:func:`memory_dir`, from
+  :mod:`cortex.importers.places`): each topic file (YAML
+  frontmatter ``name``, ``description``, ``type: user|feedback|project|reference``, or, as Claude Code writes them
+  since, ``metadata: {type, originSessionId, modified}``; then the text) one memory per section of its text, and
+  ``MEMORY.md``, the index Claude Code loads each session: its entries that point to a topic file are that
   file's (skipped here, named), its other lines memories of their own.
 
-The key of a section is its file and heading path (``CLAUDE.md#Testing``): a section whose text changed supersedes
-its memory; a ``MEMORY.md`` line's key is its heading and a digest of the line.
+Frontmatter that is not valid YAML (Claude Code writes ``name: agency: disagree``, a description starting with a
+backtick, half-quoted values) is read line by line rather than refused: the memory is the text. A topic file's
+``modified`` orders its versions (an older one never supersedes a newer). The key of a section is its file and
+heading path (``CLAUDE.md#Testing``): a section whose text changed supersedes its memory; a ``MEMORY.md`` line's
+key is its heading and a digest of the line.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from cortex.capture.notes import chunks
-from cortex.importers.common import Document, Item, Parsed, digest
+from cortex.capture.notes import chunks, kind_of, split_frontmatter
+from cortex.importers.common import Document, Item, Parsed, digest, markdown_like, moment
+from cortex.importers.places import claude_config_dir as config_dir
+from cortex.importers.places import claude_memory_dir as memory_dir
+from cortex.importers.places import project_dir_name
 
 LABEL = "a Claude Code memory file (CLAUDE.md, MEMORY.md or a topic file of its memory directory)"
 FILES = "*.md"
@@ -32,8 +43,8 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 
 
 def looks_like(text: str) -> bool:
-    """Markdown: text that is not JSON."""
-    return not text.lstrip().startswith(("{", "["))
+    """Markdown: text whose first line is not JSON (an object, an array, an encoded string)."""
+    return markdown_like(text)
 
 
 def files_in(directory: Path) -> list[Path]:
@@ -65,37 +76,36 @@ def parse(document: Document, text: str) -> Parsed:
 
 
 def _frontmatter(parsed: Parsed, document: Document, text: str) -> tuple[dict[str, Any] | None, str, int]:
-    """``(frontmatter, body, lines before the body)``; no frontmatter: ``(None, text, 0)``; a broken one is
-    reported (``(None, "", -1)``)."""
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
-        return None, text, 0
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
-    if end is None:
+    """``(frontmatter, body, lines before the body)``; no frontmatter: ``(None, text, 0)``; one never closed is
+    reported (``(None, "", -1)``); one that is not valid YAML is read line by line (:func:`loose_frontmatter`)."""
+    front, body, offset = split_frontmatter(text)
+    if front is None and offset < 0:
         parsed.fail(f"{document.name}:1", "the frontmatter (---) is never closed")
         return None, "", -1
-    import yaml
+    return front, body, offset
 
-    try:
-        front = yaml.safe_load("\n".join(lines[1:end])) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
-        parsed.fail(f"{document.name}:{line}", f"the frontmatter is not valid YAML: {getattr(exc, 'problem', exc)}")
-        return None, "", -1
-    if not isinstance(front, dict):
-        parsed.fail(f"{document.name}:2", "the frontmatter is not a mapping (name: ..., description: ..., type: ...)")
-        return None, "", -1
-    return front, "\n".join(lines[end + 1:]), end + 1
+
+def modified_of(front: Mapping[str, Any]) -> datetime | None:
+    """When a topic file was last written (``modified``, or ``metadata.modified``): a datetime or None."""
+    meta = front.get("metadata")
+    for value in (front.get("modified"), meta.get("modified") if isinstance(meta, Mapping) else None):
+        when = moment(value.isoformat() if isinstance(value, (datetime, date)) else value)
+        if when is not None:
+            return when
+    return None
 
 
 def _topic(parsed: Parsed, document: Document, front: dict[str, Any], body: str, offset: int) -> None:
     """A topic file of the auto-memory directory: each section of its text (its description when it has none)."""
-    kind = front.get("type") if isinstance(front.get("type"), str) else None
+    kind = kind_of(front)
     name = front.get("name") if isinstance(front.get("name"), str) else None
     description = front.get("description") if isinstance(front.get("description"), str) else None
     fields: dict[str, Any] = {k: v for k, v in (("name", name), ("description", description), ("type", kind))
                               if v is not None}
+    meta = front.get("metadata")
+    if isinstance(meta, Mapping):  # originSessionId, node_type...: kept, as JSON values
+        fields["metadata"] = json.loads(json.dumps(dict(meta), default=str))
+    when = modified_of(front)
     pieces = chunks(body)
     if not pieces and (description or name):
         pieces = chunks(description or name or "")
@@ -108,6 +118,7 @@ def _topic(parsed: Parsed, document: Document, front: dict[str, Any], body: str,
         parsed.items.append(Item(where=f"{document.name}:{first}-{last}", key=f"{document.name}#{chunk.key}",
                                  content=chunk.text, type=TYPES.get(kind or "", "insight"),
                                  tags=["auto-memory", *([kind] if kind else [])],
+                                 changed_at=when, order=when.timestamp() if when is not None else None,
                                  fields={**fields, "file": document.name, "heading": chunk.heading,
                                          "lines": [first, last]}))
 
@@ -151,3 +162,6 @@ def _line(parsed: Parsed, document: Document, heading: str, text: str, first: in
                              key=f"{document.name}#{heading}#{digest(text, 12)}",
                              content=f"{heading}\n{text}" if heading else text, tags=["auto-memory", "index"],
                              fields={"file": document.name, "heading": heading, "lines": [first, last]}))
+
+
+__all__ = ["FILES", "LABEL", "TYPES", "config_dir", "files_in", "looks_like", "memory_dir", "parse", "project_dir_name"]

@@ -78,6 +78,8 @@ class Item:
     #: the entity it is about (an observation of the MCP memory server)
     about: str | None = None
     expires_at: datetime | None = None
+    #: the directory it applies to (a Codex task group's cwd): imported only for a project at or above it
+    applies_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ def documents(system: str, source: str | os.PathLike[str] | bytes | IO[bytes],
     (``name``: its file name)."""
     importer = module(system)
     if isinstance(source, (bytes, bytearray)):
-        return [Document(clean_name(name or "upload"), bytes(source))]
+        return [Document(relative_name(name or "upload"), bytes(source))]
     if hasattr(source, "read") and not isinstance(source, (str, os.PathLike)):
         data = source.read()
         given = name or getattr(source, "name", None)
@@ -140,7 +142,9 @@ def documents(system: str, source: str | os.PathLike[str] | bytes | IO[bytes],
         found = importer.files_in(path)
         if not found:
             raise InvalidInputError("path", f"{path} holds no file {system} keeps there ({importer.FILES})")
-        return [_read(p, p.name, within=path) for p in found]  # a link out of the directory is not read
+        # named by their path in the directory (skills/x/SKILL.md); a link out of the directory is not read
+        return [_read(p, "/".join(clean_name(part) for part in p.relative_to(path).parts), within=path)
+                for p in found]
     if not path.exists():
         raise InvalidInputError("path", f"{path}: no such file or directory")
     return [_read(path, name or path.name)]
@@ -156,7 +160,17 @@ def _read(path: Path, name: str, within: Path | None = None) -> Document:
         raise InvalidInputError("path", f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > MAX_FILE_BYTES:
         raise InvalidInputError("path", f"{path} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
-    return Document(clean_name(name), data)
+    return Document(name if within is not None else clean_name(name), data)
+
+
+def relative_name(name: str) -> str:
+    """A file's name as a client sends it for a file of a directory (``skills/x/SKILL.md``): a relative path's
+    parts (``..`` and ``.`` dropped), each :func:`clean_name`; an absolute path is its last part."""
+    text = str(name).replace("\\", "/")
+    if text.startswith("/") or re.match(r"[A-Za-z]:/", text):
+        return clean_name(text)
+    parts = [clean_name(p) for p in text.split("/") if p not in ("", ".", "..")]
+    return "/".join(parts)[-200:].lstrip("/") or "upload"
 
 
 def clean_name(name: str) -> str:
@@ -177,9 +191,12 @@ def text_of(document: Document) -> str:
         raise InvalidInputError("file", f"{document.name}:{line}: not UTF-8 text (byte {exc.start})") from None
 
 
-def json_lines(document: Document, text: str, parsed: Parsed) -> Iterator[tuple[int, dict[str, Any]]]:
+def json_lines(document: Document, text: str, parsed: Parsed, *,
+               encoded: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each JSON object of a JSONL text with its line number; a line that is not one (bad JSON, a line cut short
-    at the end of the file, another value) goes to ``parsed.failed`` naming the file and line."""
+    at the end of the file, another value) goes to ``parsed.failed`` naming the file and line. ``encoded``: a
+    line that is a JSON string holding an object's JSON (written twice encoded: ``"{\\"key\\": ...}"``) is that
+    object."""
     lines = text.split("\n")
     last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
     for number, line in enumerate(lines, 1):
@@ -196,26 +213,57 @@ def json_lines(document: Document, text: str, parsed: Parsed) -> Iterator[tuple[
                         "truncated: the file ends inside this line's JSON (cut short while it was written?)"
                         if cut else f"not JSON: {getattr(exc, 'msg', exc)} (column {getattr(exc, 'colno', '?')})")
             continue
+        if encoded and isinstance(value, str):
+            value = _decoded(value)
         if not isinstance(value, dict):
             parsed.fail(where, f"a JSON {type(value).__name__}, not an object")
             continue
         yield number, value
 
 
-def first_objects(text: str, lines: int = 20) -> list[Any]:
-    """The JSON values of the first non-empty lines of a text that parse (for telling formats apart)."""
+def _decoded(value: str) -> Any:
+    """The JSON object a JSON string holds (``value`` itself when it holds none)."""
+    if not value.lstrip().startswith("{"):
+        return value
+    try:
+        inner = jsonsafe.loads(value)
+    except ValueError:
+        return value
+    return inner if isinstance(inner, dict) else value
+
+
+def first_objects(text: str, lines: int = 20, *, encoded: bool = False) -> list[Any]:
+    """The JSON values of the first non-empty lines of a text that parse (for telling formats apart); ``encoded``:
+    a JSON string holding an object is that object (:func:`json_lines`)."""
     found = []
     for line in text.split("\n"):
         if not line.strip():
             continue
         lines -= 1
         try:
-            found.append(jsonsafe.loads(line))
+            value = jsonsafe.loads(line)
         except ValueError:
-            pass
+            value = None
+        else:
+            found.append(_decoded(value) if encoded and isinstance(value, str) else value)
         if lines <= 0:
             break
     return found
+
+
+def markdown_like(text: str) -> bool:
+    """Whether a text reads as Markdown rather than JSON: its first non-empty line is neither an object or array
+    nor a JSON string (a JSONL file of encoded objects)."""
+    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
+    if first.startswith("{") or first == "[":
+        return False
+    if first.startswith(("[", '"')):  # a JSON line, or Markdown: a link or a badge (`[![CI](...)](...)`), a quote
+        try:
+            jsonsafe.loads(first)
+        except ValueError:
+            return first.startswith('"') or whole_json(text) is None
+        return False
+    return True
 
 
 def whole_json(text: str) -> Any:
@@ -346,11 +394,13 @@ class Run:
     def __init__(self, system: str, agent: str, *, scope: Scope, vocab: Vocabulary,
                  scrub: Callable[[str, Counter[str]], str], now: datetime, expiry: Expiry, project: str, dry_run: bool,
                  progress: Callable[[str, int, int | None], None] | None = None,
-                 find: Callable[[str], list[tuple[int, int, str]]] | None = None) -> None:
+                 find: Callable[[str], list[tuple[int, int, str]]] | None = None,
+                 root: str | os.PathLike[str] | None = None) -> None:
         self.system, self.agent, self.scope, self.vocab = system, agent, scope, vocab
         self.importer = module(system)
         self._scrub, self._now, self._expiry, self._project = scrub, now, expiry, project
         self._find = find
+        self._root = _posix(os.path.abspath(os.fspath(root))) if root is not None else None
         self.report = ImportReport(system=system, agent=agent, dry_run=dry_run)
         self._progress = progress
         self._known: dict[str, _Known] = {}
@@ -423,7 +473,7 @@ class Run:
         report.skipped.extend(parsed.skipped)
         report.failed.extend(parsed.failed)
         latest: dict[str, Item] = {}
-        for item in parsed.items:  # the same key twice in a file: the newest version (the later line on a tie)
+        for item in self._here(parsed.items):  # the same key twice in a file: the newest (the later line on a tie)
             before = latest.get(item.key)
             if before is not None and before.order is not None and item.order is not None and item.order < before.order:
                 report.skipped.append(ImportItem(where=item.where, key=item.key, reason=f"{before.where} has the "
@@ -442,6 +492,17 @@ class Run:
         self._graph(parsed, batch, about)
         report.redacted = dict(self._redacted)
         return batch
+
+    def _here(self, items: Sequence[Item]) -> Iterator[Item]:
+        """The items that apply to the project the import runs for: those naming no directory, or one inside the
+        project's root (the others skipped, naming theirs)."""
+        for item in items:
+            if item.applies_to is None or self._root is None or _inside(_posix(item.applies_to), self._root):
+                yield item
+                continue
+            self.report.skipped.append(ImportItem(where=item.where, key=item.key, reason=f"applies to "
+                                                  f"{item.applies_to[:200]}, not to this project ({self._root})"))
+            self._tick()
 
     def _clean(self, parsed: Parsed) -> Parsed:
         """``parsed`` with the secrets of every text replaced at the entry boundary, before anything is derived
@@ -590,6 +651,18 @@ class Run:
             self._progress("import", self._total, self._total)
 
 
+def _posix(path: str) -> str:
+    """A directory as a comparable string: ``~`` expanded, ``\\`` as ``/``, no trailing ``/``."""
+    return os.path.expanduser(path.strip()).replace("\\", "/").rstrip("/") or "/"
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or under it (a Windows path compared without case)."""
+    if re.match(r"[A-Za-z]:/", path):
+        path, root = path.lower(), root.lower()
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _scrub_key(key: str, scrub: Callable[[str, Counter[str]], str], counts: Counter[str]) -> str:
     """``key`` redacted, a :func:`digest` it ends with (``<text>#<digest>``) apart: glued to the text's last value
     the digest would make a placeholder (``API_KEY=changeme``) look like a secret."""
@@ -625,5 +698,5 @@ def entity_name(value: Any) -> str | None:
 
 
 __all__ = ["Batch", "Document", "Item", "MAX_FILE_BYTES", "Parsed", "Relation", "Run", "Supersession", "check_format",
-           "clean_name", "digest", "documents", "entity_name", "first_objects", "json_lines", "moment", "slug",
-           "tags_of", "text_of", "text_field", "whole_json"]
+           "clean_name", "digest", "documents", "entity_name", "first_objects", "json_lines", "markdown_like", "moment",
+           "slug", "tags_of", "text_of", "text_field", "whole_json"]

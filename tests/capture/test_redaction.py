@@ -202,3 +202,36 @@ def test_a_bad_setting_is_named_when_the_store_opens(tmp_path, monkeypatch):
     monkeypatch.setenv("CORTEX_REDACT_STORE", "0")
     with Cortex.open(tmp_path / "store", embeddings=None, client=False) as cx:  # and nothing was left locked
         assert cx.redactor.enabled and not cx.redactor.store
+
+
+#: Library paths met in real CLAUDE.md files and shell setups: paths, not secrets (issue 33).
+PATH_LOOKALIKES = [
+    "export LD_LIBRARY_PATH=/home/u/nvidia/cuDNN9/CUDA12x/lib64/stubs/Lx86_64",
+    "- Run tests with `LD_LIBRARY_PATH=/home/u/ROCm6/cuDNN9/Vivado23/lib64/x86_64/lib:$LD_LIBRARY_PATH pytest`",
+    'LD_LIBRARY_PATH="/home/u/TensorRT8/oneAPI/Lx86K/Xilinx/ROCm6/lib:/usr/lib" ./run > out.log',
+    "Set LD_LIBRARY_PATH=/Users/Ann/Vivado23/HIP5/OpenCV4/LLVM17/lib before `make`",
+    "cd ~/Lx86K/gcc_64/lib64/Vivado23/ICU72/lib && ls",
+    "LD_LIBRARY_PATH=/Users/Ann/Boost183/ICU72/cuDNN9/lib",
+]
+
+#: Secrets that look like paths, or hide in one (the text, the secret): still redacted.
+PATH_SECRETS = [
+    # a key as a directory of a path
+    ("LD_LIBRARY_PATH=/home/jdoe/venvs/aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A/lib",
+     "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"),
+    # base64 keys with slashes, one starting with one, assigned and bare
+    ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ3k8Lm2Np9", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ3k8Lm2Np9"),
+    ("the blob /Kx7Qm2Pz9Lw4Rt8Vy3Nb6Hd1Gf5Js0Ac+Ue2Io9Pk4 was signed", "Kx7Qm2Pz9Lw4Rt8Vy3Nb6Hd1Gf5Js0Ac"),
+    ("key=/qZ8mT3nV7xR2kW9pL4yH6cB1dF5gJ0sA3eU7iO2uY8", "qZ8mT3nV7xR2kW9pL4yH6cB1dF5gJ0sA3eU7iO2uY8"),
+]
+
+
+@pytest.mark.parametrize("text", PATH_LOOKALIKES)
+def test_a_file_path_is_not_a_secret(text):
+    assert Redactor().find(text) == [] and Redactor().redact(text).text == text
+
+
+@pytest.mark.parametrize("text, secret", PATH_SECRETS)
+def test_a_secret_shaped_like_a_path_is_still_redacted(text, secret):
+    out = Redactor().redact(text)
+    assert out.total >= 1 and "[REDACTED:" in out.text and secret not in out.text

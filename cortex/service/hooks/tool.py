@@ -62,9 +62,10 @@ def in_notes(root: Path, path: Path) -> bool:
 
     registry = AgentRegistry()
     registry.load(config.discover_agent_dirs(root))
+    from cortex.importers.places import notes_directory
+
     for definition in registry.list():
-        for entry in definition.settings.notes:
-            directory = Path(os.path.expanduser(entry))
-            if inside(path, directory if directory.is_absolute() else root / directory) is not None:
+        for entry in definition.settings.notes:  # claude-memory: Claude Code's auto memory, as it writes it
+            if inside(path, notes_directory(entry, root)) is not None:
                 return True
     return False

@@ -61,8 +61,9 @@ async def import_from(system: str, request: Request, caller: Caller, cx: Cx, age
                       name: Annotated[str | None, Query(max_length=1000)] = None) -> ImportReport:
     """Import another memory system's file (the body) into the agent's memory (docs/capture.md, "Importers"):
     `beads` (knowledge.jsonl, its archive, bd export), `mem0` (get_all's JSON), `mcp-memory` (memory.jsonl),
-    `claude` (CLAUDE.md, MEMORY.md or a topic file of the memory directory). `name=`: the file's name, kept in
-    the memories' origin. The server reads no path: a directory is sent a file a request (what the client
+    `claude` (CLAUDE.md, MEMORY.md or a topic file of the memory directory), `codex` (MEMORY.md,
+    memory_summary.md or a skill's SKILL.md of Codex's memory folder). `name=`: the file's name (its path in the
+    directory: `skills/x/SKILL.md`), kept in the memories' origin. The server reads no path: a directory is sent a file a request (what the client
     does). Idempotent, the file checked whole then written in atomic batches of 1,000 memories; `dry_run=true` writes nothing. The report
     lists what was imported, skipped (already there) and failed (file and line, why)."""
     body = await request.body()

@@ -65,10 +65,11 @@ class GraphTools(ToolContext):
     @tool("import_from", WRITES_IDEMPOTENT)
     def import_memories_from(
         self,
-        system: Annotated[Literal["beads", "mem0", "mcp-memory", "claude"], Field(
+        system: Annotated[Literal["beads", "mem0", "mcp-memory", "claude", "codex"], Field(
             description="beads (.beads/memory/knowledge.jsonl or its directory), mem0 (the JSON of get_all), "
                         "mcp-memory (the MCP memory server's memory.jsonl), claude (CLAUDE.md, or Claude Code's "
-                        "memory directory ~/.claude/projects/<project>/memory)")],
+                        "memory directory ~/.claude/projects/<project>/memory), codex (Codex's memory folder "
+                        "~/.codex/memories: the task groups of this project, the summary, the skills)")],
         path: Annotated[str, Field(description="The file or directory on this machine")],
         agent: Agent,
         ctx: Context,
