@@ -518,13 +518,17 @@ class RemoteCortex:
         agent: str | None = None,
         limit: int | None = None,
         timeout: float | None = None,
+        default_graphs: Sequence[str] | None = None,
+        named_graphs: Sequence[str] | None = None,
     ) -> SparqlResult:
         from cortex.sparql.results import from_json
 
         if substitutions:
             raise errors.InvalidInputError("substitutions", "are for in-process queries; a remote query is text")
         return from_json(self._call("POST", "/sparql", json=_jsonable(
-            {"query": query, "agent": agent, "limit": limit, "timeout": timeout}, drop_none=True)))
+            {"query": query, "agent": agent, "limit": limit, "timeout": timeout,
+             "default-graph-uri": None if default_graphs is None else list(default_graphs),
+             "named-graph-uri": None if named_graphs is None else list(named_graphs)}, drop_none=True)))
 
     def reindex(
         self, agent: str, *, force: bool = False, progress: Callable[[int, int], None] | None = None

@@ -428,8 +428,11 @@ class GraphAPI(Protocol):
         agent: str | None = None,
         limit: int | None = None,
         timeout: float | None = None,
+        default_graphs: Sequence[str] | None = None,
+        named_graphs: Sequence[str] | None = None,
     ) -> SparqlResult:
-        """A read-only SPARQL query over the store, or over the graphs ``agent`` reads (docs/sparql.md)."""
+        """A read-only SPARQL query over the store, or over the graphs ``agent`` reads (docs/sparql.md);
+        ``default_graphs``/``named_graphs``: its dataset (the protocol's ``default-graph-uri``/``named-graph-uri``)."""
         ...
 
 

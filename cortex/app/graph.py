@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -35,6 +35,8 @@ from cortex.validation import (
 )
 
 if TYPE_CHECKING:
+    import pyoxigraph as ox
+
     from cortex.model import Violation
     from cortex.sparql.results import SparqlResult
     from cortex.sparql.workers import QueryWorkers
@@ -51,13 +53,18 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
         agent: str | None = None,
         limit: int | None = None,
         timeout: float | None = None,
+        default_graphs: Sequence[str] | None = None,
+        named_graphs: Sequence[str] | None = None,
     ) -> SparqlResult:
         """Run a read-only SPARQL query (docs/sparql.md). Without ``agent`` it sees the whole store (every
         named graph, and their union as the default graph); with ``agent`` exactly the graphs that agent reads
         (its own, its teams', the swarm), whatever ``FROM`` or ``GRAPH`` the query names. ``substitutions``
         binds variables (by name) to pyoxigraph terms. At most ``limit`` rows (``result.truncated`` says when
         there were more); ``timeout`` seconds, else :class:`QueryTimeoutError`. Updates and ``SERVICE`` are
-        refused (:class:`InvalidInputError`, field ``query``)."""
+        refused (:class:`InvalidInputError`, field ``query``). ``default_graphs``/``named_graphs``: the protocol's
+        ``default-graph-uri``/``named-graph-uri``, the query's dataset (either given: exactly those graphs, in
+        place of its ``FROM``/``FROM NAMED``); with ``agent``, each must be a graph that agent reads
+        (:class:`PermissionDeniedError` otherwise): they narrow what it reads, never widen it."""
         from cortex import sparql  # here: the hooks and most commands never run a query
 
         self._check_open()
@@ -65,13 +72,23 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
         store = self._memories.store
         bindings = sparql.check_substitutions(substitutions)
         graphs = None
+        named: list[ox.NamedNode] | None = None
+        asked = _protocol_dataset(default_graphs, named_graphs)
         agent = agent if agent is not None else caller.current()  # an agent's token reads what its agent reads
         if agent is not None:
             readable = self._read_scopes(agent, None)
+            allowed = {store.vocab.graph(s).value for s in readable}
             if store.shared:  # a server's dataset names graphs that exist (rdflib's engine fails on others)
                 existing = set(self._memories.scopes())
                 readable = tuple(s for s in readable if s in existing) or readable[:1]
             graphs = [store.vocab.graph(s) for s in readable]
+            for field, iris in zip(("default-graph-uri", "named-graph-uri"), asked or ()):
+                for iri in iris:
+                    if iri.value not in allowed:
+                        raise PermissionDeniedError(f"{agent} does not read the graph <{iri.value}>: an agent's "
+                                                    f"dataset names only graphs it reads", field)
+        if asked is not None:  # the protocol's dataset: exactly those graphs
+            graphs, named = asked
         if graphs is not None and not store.confines_queries():
             raise PermissionDeniedError(f"the SPARQL server of this store ({store.location}) reads every graph "
                                         f"whatever dataset a query names, so an agent's query could read other "
@@ -79,8 +96,10 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
         # the engine runs exactly the text judged here: the agent's graphs written into it, and on a store
         # without native substitutions the bindings too
         prepared = sparql.prepare(query, dataset=[g.value for g in graphs] if graphs is not None else None,
-                                  bindings=bindings, inline=not store.substitutes)
-        dataset = sparql.graphs_clause(graphs) if graphs is not None else {"use_default_graph_as_union": True}
+                                  bindings=bindings, inline=not store.substitutes,
+                                  named=[g.value for g in named] if named is not None else None)
+        dataset = sparql.graphs_clause(graphs, named) if graphs is not None else {"use_default_graph_as_union": True}
+        names = named if named is not None else graphs
         started = time.monotonic()
         workers = self._query_workers()
         if workers is not None:  # an on-disk store: a process of its own, killed at the time-out
@@ -88,7 +107,7 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
                 sparql.check_timeout(timeout)
             try:
                 return workers.run(prepared.text, default_graph=[g.value for g in graphs] if graphs else None,
-                                   named_graphs=[g.value for g in graphs] if graphs else None,
+                                   named_graphs=[g.value for g in names] if names else None,
                                    union=graphs is None, substitutions=bindings, limit=rows or 2**62,
                                    timeout=timeout)
             except InvalidInputError as exc:
@@ -290,6 +309,30 @@ class GraphOps(MemoryOps, ReadingOps, AdminOps):
 
         self._agent(agent)
         return beads.lines_of(self._listed(agent))
+
+
+def _protocol_dataset(default_graphs: Sequence[str] | None, named_graphs: Sequence[str] | None,
+                      ) -> tuple[list[ox.NamedNode], list[ox.NamedNode]] | None:
+    """The dataset the protocol's ``default-graph-uri``/``named-graph-uri`` name (None: neither given): absolute
+    IRIs, else :class:`InvalidInputError` naming the parameter."""
+    if default_graphs is None and named_graphs is None:
+        return None
+    import pyoxigraph as ox
+
+    out: list[list[ox.NamedNode]] = []
+    for field, iris in (("default-graph-uri", default_graphs), ("named-graph-uri", named_graphs)):
+        if isinstance(iris, str) or not isinstance(iris, (Sequence, type(None))):
+            raise InvalidInputError(field, "must be a list of IRIs")
+        nodes = []
+        for iri in iris or ():
+            try:
+                if not isinstance(iri, str) or ":" not in iri:
+                    raise ValueError("not an absolute IRI")
+                nodes.append(ox.NamedNode(iri))
+            except ValueError:
+                raise InvalidInputError(field, f"{str(iri)[:200]!r} is not an absolute IRI") from None
+        out.append(nodes)
+    return out[0], out[1]
 
 
 def _import_bytes(source: object) -> bytes | IO[bytes]:

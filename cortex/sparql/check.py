@@ -79,9 +79,10 @@ class Prepared:
 
 
 def prepare(query: Any, *, dataset: Sequence[str] | None = None, bindings: Mapping[str, Any] | None = None,
-            inline: bool = False) -> Prepared:
+            inline: bool = False, named: Sequence[str] | None = None) -> Prepared:
     """Judge ``query`` and build the text the engine runs (see the module's docstring). ``dataset``: the graph
-    IRIs the query may read, written as its ``FROM`` and ``FROM NAMED`` (None: keep the query's own dataset).
+    IRIs the query may read, written as its ``FROM`` and ``FROM NAMED`` (None: keep the query's own dataset);
+    with ``named`` too, ``dataset`` is only its ``FROM`` (the default graph) and ``named`` its ``FROM NAMED``.
     ``bindings``: variable bindings (name -> pyoxigraph term), each of a variable the query uses; with ``inline``
     they are written as a trailing ``VALUES`` clause (for engines without native substitutions). Raises :class:`InvalidInputError` (field ``query``) naming the
     problem and where it is."""
@@ -106,7 +107,7 @@ def prepare(query: Any, *, dataset: Sequence[str] | None = None, bindings: Mappi
     while i < n:
         token = tokens[i]
         if pending and i >= insert_at:
-            _dataset(dataset or (), emit, token)
+            _dataset(dataset or (), emit, token, named)
             pending = False
         kind, text = token.kind, token.text
         if kind == "word":
@@ -154,7 +155,7 @@ def prepare(query: Any, *, dataset: Sequence[str] | None = None, bindings: Mappi
             emit(_canonical(token, tokens, prefixes), token)
         i += 1
     if pending:
-        _dataset(dataset or (), emit, tokens[-1])
+        _dataset(dataset or (), emit, tokens[-1], named)
     if bindings:
         used = {t.text[1:] for t in tokens if t.kind == "var"}
         for name in bindings:
@@ -165,11 +166,11 @@ def prepare(query: Any, *, dataset: Sequence[str] | None = None, bindings: Mappi
     return Prepared(render(lines), form, names_dataset, tuple(origins))
 
 
-def _dataset(graphs: Sequence[str], emit: Any, at: Token) -> None:
+def _dataset(graphs: Sequence[str], emit: Any, at: Token, named_graphs: Sequence[str] | None = None) -> None:
     """``FROM <g>`` then ``FROM NAMED <g>`` for each graph: the query's default graph is their union, and they are
-    its named graphs."""
+    its named graphs (``named_graphs``: those are, instead)."""
     for named in (False, True):
-        for graph in graphs:
+        for graph in (named_graphs if named and named_graphs is not None else graphs):
             emit("FROM", at)
             if named:
                 emit("NAMED", at)

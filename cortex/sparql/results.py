@@ -1,8 +1,8 @@
 """What a SPARQL query answers, and its limits: rows, time-out and formats (docs/sparql.md).
 
 Results are kept as pyoxigraph terms in a :class:`SparqlResult`, serialised on demand: SPARQL JSON, CSV, TSV
-and XML for ``SELECT``/``ASK`` (pyoxigraph's writers), Turtle, N-Triples and RDF/XML for
-``CONSTRUCT``/``DESCRIBE``; a remote client rebuilds the same object from the JSON or N-Triples answer.
+and XML for ``SELECT``/``ASK`` (pyoxigraph's writers), Turtle, N-Triples, RDF/XML, JSON-LD, N-Quads and TriG
+for ``CONSTRUCT``/``DESCRIBE`` (the triples in the default graph); a remote client rebuilds the same object from the JSON or N-Triples answer.
 """
 
 from __future__ import annotations
@@ -34,11 +34,15 @@ FORMATS: dict[str, tuple[str, str]] = {
     "turtle": ("text/turtle", "graph"),
     "ntriples": ("application/n-triples", "graph"),
     "rdfxml": ("application/rdf+xml", "graph"),
+    "jsonld": ("application/ld+json", "graph"),
+    "nquads": ("application/n-quads", "graph"),
+    "trig": ("application/trig", "graph"),
 }
 _RESULT_FORMATS = {"json": ox.QueryResultsFormat.JSON, "xml": ox.QueryResultsFormat.XML,
                    "csv": ox.QueryResultsFormat.CSV, "tsv": ox.QueryResultsFormat.TSV}
 _GRAPH_FORMATS = {"turtle": ox.RdfFormat.TURTLE, "ntriples": ox.RdfFormat.N_TRIPLES,
-                  "rdfxml": ox.RdfFormat.RDF_XML}
+                  "rdfxml": ox.RdfFormat.RDF_XML, "jsonld": ox.RdfFormat.JSON_LD, "nquads": ox.RdfFormat.N_QUADS,
+                  "trig": ox.RdfFormat.TRIG}
 
 def configured_limit() -> int:
     """The row limit of the surfaces (``CORTEX_SPARQL_LIMIT``, default 10,000)."""
@@ -214,9 +218,11 @@ def from_json(doc: dict[str, Any]) -> SparqlResult:
     return result
 
 
-def graphs_clause(graphs: Sequence[ox.NamedNode]) -> dict[str, Any]:
-    """The dataset options that confine a query to ``graphs`` (as default graph and as named graphs)."""
-    return {"default_graph": list(graphs) or [ox.DefaultGraph()], "named_graphs": list(graphs)}
+def graphs_clause(graphs: Sequence[ox.NamedNode], named: Sequence[ox.NamedNode] | None = None) -> dict[str, Any]:
+    """The dataset options that confine a query to ``graphs`` (as default graph and as named graphs; ``named``:
+    those are the named graphs instead)."""
+    return {"default_graph": list(graphs) or [ox.DefaultGraph()],
+            "named_graphs": list(named if named is not None else graphs)}
 
 
 def media_type(name: str) -> str:
@@ -225,17 +231,11 @@ def media_type(name: str) -> str:
 
 
 def negotiate(accept: str | None, kinds: Iterable[str] = ("solutions", "graph")) -> str | None:
-    """The first format of an HTTP ``Accept`` header this surface writes (None: no preference)."""
-    if not accept:
-        return None
-    for part in accept.split(","):
-        media = part.split(";")[0].strip().lower()
-        for short, (mt, kind) in FORMATS.items():
-            if media == mt and kind in kinds:
-                return short
-        if media in ("application/json",):
-            return "json"
-    return None
+    """The format of ``kinds`` an HTTP ``Accept`` header prefers (q-values, wildcards; None: no header, or
+    nothing acceptable): :func:`cortex.sparql.media.best`."""
+    from cortex.sparql.media import best
+
+    return best(accept, kinds) if accept else None
 
 
 __all__ = ["DEFAULT_ROW_LIMIT", "DEFAULT_TIMEOUT", "FORMATS", "SparqlResult", "check_format", "check_substitutions",

@@ -1,6 +1,7 @@
 """The HTTP API's one translation of errors: every failure is answered ``{"error": {"type", "message", "field",
 "reason"[, "details"]}}`` with the status of :func:`status_of` (a Cortex error), 422 (request validation), 400
-(malformed JSON) or the router's own 404 and 405."""
+(malformed JSON) or the router's own 404 and 405. The SPARQL endpoint follows the SPARQL 1.1 protocol: 400 for a
+malformed query or parameter, and a text body unless the client speaks Cortex's JSON (:func:`protocol_error`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cortex.errors import (
@@ -77,11 +78,33 @@ def error_response(status: int, exc: Exception, kind: str | None = None, field: 
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-async def _cortex_error(request: Request, exc: CortexError) -> JSONResponse:
-    return error_response(status_of(exc), exc, field=getattr(exc, "field", None))
+def _sparql_route(request: Request) -> bool:
+    """Whether ``request`` is to the SPARQL protocol's endpoint (its errors follow the protocol)."""
+    return request.url.path.rstrip("/").endswith("/sparql")
 
 
-async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+def protocol_error(request: Request, status: int, exc: Exception, kind: str | None = None,
+                   field: str | None = None, reason: str | None = None) -> Response:
+    """An error of the SPARQL endpoint: a text body (what SPARQL clients show), or Cortex's JSON error to a
+    client that sent JSON or accepts only ``application/json`` (Cortex's own client)."""
+    accept = request.headers.get("accept", "").strip()
+    sent = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if accept == "application/json" or sent == "application/json":
+        return error_response(status, exc, kind, field, reason)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    text = _printable(str(exc)) or (kind or type(exc).__name__)
+    return PlainTextResponse(f"{kind or type(exc).__name__}: {text}\n", status_code=status, headers=headers)
+
+
+async def _cortex_error(request: Request, exc: CortexError) -> Response:
+    field = getattr(exc, "field", None)
+    if _sparql_route(request):  # the protocol: a malformed query or parameter is 400
+        status = 400 if isinstance(exc, InvalidInputError) else status_of(exc)
+        return protocol_error(request, status, exc, field=field)
+    return error_response(status_of(exc), exc, field=field)
+
+
+async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
         return error_response(400, ValueError("request body is not valid JSON"), "InvalidJSON")
@@ -89,10 +112,13 @@ async def _validation_error(request: Request, exc: RequestValidationError) -> JS
     loc = ".".join(str(p) for p in first.get("loc", ())[1:]) or (
         "body" if first.get("loc", ())[:1] == ("body",) else None)
     reason = str(first.get("msg", "invalid request"))
-    return error_response(422, ValueError(f"{loc}: {reason}" if loc else reason), "InvalidInputError", loc, reason)
+    error = ValueError(f"{loc}: {reason}" if loc else reason)
+    if _sparql_route(request):
+        return protocol_error(request, 400, error, "InvalidInputError", loc, reason)
+    return error_response(422, error, "InvalidInputError", loc, reason)
 
 
-async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
     if exc.status_code == 404:
         message = f"no route {request.method} {request.url.path} (the API is described at /docs)"
         return error_response(404, LookupError(message), "NotFound")

@@ -4,6 +4,7 @@ systems' files, the SHACL check of the store, and SPARQL (the protocol's POST op
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
 from urllib.parse import parse_qs
 
@@ -18,13 +19,20 @@ from cortex.model import ImportReport
 from cortex.service.auth import Principal
 from cortex.service.guard import SPARQL_SLOTS
 from cortex.service.http.bodies import bounded
-from cortex.service.http.errors import error_response
+from cortex.service.http.errors import error_response, protocol_error
+from cortex.sparql import media
 from cortex.service.http.routing import Caller, Cx, operation, scoped
 
 router = APIRouter()
 
+#: The format hints of other endpoints (SPARQLWrapper sends all three), read in this order.
+_FORMAT_HINTS = ("format", "output", "results")
+#: The SPARQL 1.1 protocol's dataset parameters (each may repeat).
+_SPARQL_LISTS = ("default-graph-uri", "named-graph-uri")
 #: The parameters of the SPARQL route, whichever way they are sent.
-_SPARQL_PARAMETERS = {"query", "agent", "limit", "timeout", "format"}
+_SPARQL_PARAMETERS = {"query", "agent", "limit", "timeout", *_FORMAT_HINTS, *_SPARQL_LISTS}
+#: What rdflib's ``Dataset`` names its default graph (rdflib.graph.DATASET_DEFAULT_GRAPH_ID).
+_RDFLIB_DEFAULT = "urn:x-rdflib:default"
 
 
 @operation(router, "export")
@@ -94,24 +102,38 @@ def validate_store(caller: Caller, cx: Cx, agent: str | None = None, team: str |
 
 @operation(router, "sparql_get")
 async def sparql_get(request: Request, caller: Caller, cx: Cx) -> Response:
-    """A read-only SPARQL query (`query=`), scoped to the graphs an agent token's agent reads (an admin
-    token sees the whole store, or names `agent=`); results by `Accept` (SPARQL JSON/XML/CSV/TSV, Turtle,
-    N-Triples) or `format=`; at most `limit` rows and `timeout` seconds (the server's caps)."""
+    """A read-only SPARQL query (`query=`), the W3C SPARQL 1.1 protocol: scoped to the graphs an agent token's
+    agent reads (an admin token sees the whole store, or names `agent=`); `default-graph-uri`/`named-graph-uri`
+    set its dataset (within what the token reads); results by `Accept` (q-values honoured: SPARQL JSON/XML/CSV/TSV;
+    Turtle, N-Triples, RDF/XML, JSON-LD, N-Quads, TriG), or `format=` (SPARQLWrapper's `output=`/`results=`
+    too), else 406; at most `limit` rows and `timeout` seconds (the server's caps). Errors: 400 for a malformed
+    query or parameter, as text unless the client asked for JSON."""
     return await _sparql_request(request, caller, cx)
 
 
 @operation(router, "sparql")
 async def sparql_post(request: Request, caller: Caller, cx: Cx) -> Response:
-    """The same query as GET, in the body: `application/sparql-query`, a form (`query=`), or JSON
-    `{query, agent, limit, timeout}` (answered as `{head, results|boolean, truncated}` or
-    `{ntriples, truncated}` when the client accepts application/json)."""
+    """The same query as GET, in the body: `application/sparql-query` (other parameters in the URL), a form
+    (`query=`), or JSON `{query, agent, limit, timeout, default-graph-uri, named-graph-uri}` (answered as
+    `{head, results|boolean, truncated}` or `{ntriples, truncated}` when the client accepts application/json)."""
     return await _sparql_request(request, caller, cx)
+
+
+def _collect(params: dict[str, Any], items: Iterable[tuple[str, Any]]) -> None:
+    """Add ``items`` to ``params``: the dataset parameters as lists (they repeat), the others their last value."""
+    for key, value in items:
+        if key in _SPARQL_LISTS:
+            values = value if isinstance(value, list) else [value]
+            params.setdefault(key, []).extend(values)
+        else:
+            params[key] = value
 
 
 async def _sparql_parameters(request: Request) -> dict[str, Any] | Response:
     """The query's parameters: the query string's, and a POST body's (the error answer for a JSON body that
     is not JSON)."""
-    params: dict[str, Any] = dict(request.query_params)
+    params: dict[str, Any] = {}
+    _collect(params, request.query_params.multi_items())
     if request.method != "POST":
         return params
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -123,7 +145,7 @@ async def _sparql_parameters(request: Request) -> dict[str, Any] | Response:
     if kind == "application/sparql-query":
         params["query"] = text
     elif kind == "application/x-www-form-urlencoded":
-        params.update({k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()})
+        _collect(params, ((k, v) for k, vs in parse_qs(text, keep_blank_values=True).items() for v in vs))
     elif kind == "application/json":
         try:
             doc = jsonsafe.loads(text) if text else {}
@@ -131,11 +153,60 @@ async def _sparql_parameters(request: Request) -> dict[str, Any] | Response:
             return error_response(400, ValueError("request body is not valid JSON"), "InvalidJSON")
         if not isinstance(doc, dict):
             raise InvalidInputError("body", "must be a JSON object {query, agent, limit, timeout}")
-        params.update(doc)
+        _collect(params, doc.items())
     else:
         raise InvalidInputError("content-type", f"send the query as application/sparql-query, a form "
                                                 f"(query=...) or JSON, not {kind or 'nothing'}")
     return params
+
+
+def _dataset(params: Mapping[str, Any], name: str) -> list[str] | None:
+    """The IRIs of a dataset parameter (None: not given). rdflib's ``Dataset`` over a ``SPARQLStore`` names
+    its own default graph, ``urn:x-rdflib:default``, where it means the service's: that one is not a graph."""
+    values = params.get(name)
+    if values is None:
+        return None
+    if not all(isinstance(v, str) for v in values):
+        raise InvalidInputError(name, "must be IRIs (strings)")
+    if name == "default-graph-uri" and values and all(v == _RDFLIB_DEFAULT for v in values):
+        return None
+    return list(values)
+
+
+def _format_of(params: Mapping[str, Any], accept: str | None, kind: str) -> str:
+    """The format to answer a result of ``kind`` in: the first format hint that names one of that kind, else
+    the best of ``Accept``, else (no preference) SPARQL JSON or Turtle; :class:`NotAcceptable` when nothing
+    the client accepts is served."""
+    for key in _FORMAT_HINTS:
+        value = params.get(key)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str):
+            raise InvalidInputError(key, "must be a format's name or media type")
+        name = media.hint(value, kind)
+        if name is not None:
+            return name
+        if media.known_hint(value):  # a format of the other kind (CSV for a graph)
+            raise NotAcceptable(kind, f"{key}={value}")
+        if key == "format":
+            raise InvalidInputError("format", f"unknown format {value[:100]!r}; use one of "
+                                              f"{', '.join(sparql.FORMATS)}")
+    if not accept or not accept.strip():
+        return "turtle" if kind == "graph" else "json"
+    name = media.best(accept, (kind,))
+    if name is None:
+        raise NotAcceptable(kind, f"Accept: {accept[:200]}")
+    return name
+
+
+class NotAcceptable(Exception):
+    """Nothing the client accepts is served for this kind of result (answered 406, naming what is served)."""
+
+    def __init__(self, kind: str, asked: str) -> None:
+        self.kind = kind
+        super().__init__(f"{asked} names no format this endpoint serves for a "
+                         f"{'CONSTRUCT/DESCRIBE' if kind == 'graph' else 'SELECT/ASK'} result; it serves "
+                         f"{', '.join(media.served(kind))}")
 
 
 async def _sparql_request(request: Request, caller: Principal, cx: Cortex) -> Response:
@@ -146,21 +217,28 @@ async def _sparql_request(request: Request, caller: Principal, cx: Cortex) -> Re
         return params
     unknown = sorted(set(params) - _SPARQL_PARAMETERS)
     if unknown:
-        raise InvalidInputError(unknown[0], "unknown parameter; the query route takes query, agent, limit, "
-                                            "timeout and format")
+        raise InvalidInputError(unknown[0], f"unknown parameter; the query route takes "
+                                            f"{', '.join(sorted(_SPARQL_PARAMETERS))}")
+    query = params.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("query", "give one SPARQL query (query=)")
     agent = caller.agent if caller.agent is not None else params.get("agent") or None
     if caller.agent is not None and params.get("agent") not in (None, "", caller.agent):
         raise AgentNotFoundError(str(params["agent"]))  # 404, as for any agent the token may not use
     limit = bounded(params.get("limit"), "limit", sparql.configured_limit(), int)
     timeout = bounded(params.get("timeout"), "timeout", sparql.configured_timeout(), float)
+    default_graphs, named_graphs = _dataset(params, "default-graph-uri"), _dataset(params, "named-graph-uri")
     with SPARQL_SLOTS.hold(caller):
-        result = await run_in_threadpool(cx.sparql, params.get("query", ""), agent=agent, limit=limit,
-                                         timeout=timeout)
+        result = await run_in_threadpool(cx.sparql, query, agent=agent, limit=limit, timeout=timeout,
+                                         default_graphs=default_graphs, named_graphs=named_graphs)
     headers = {"Cortex-Truncated": "true" if result.truncated else "false"}
-    wanted = params.get("format") or request.headers.get("accept")
-    if params.get("format") is None and (not wanted or wanted.strip() == "application/json"):
+    accept = request.headers.get("accept")
+    hinted = any(params.get(key) not in (None, "") for key in _FORMAT_HINTS)
+    if not hinted and (not accept or accept.strip() == "application/json"):
         return JSONResponse(result.to_json(), headers=headers)  # Cortex's clients: the result and truncated
-    kinds = ("graph",) if result.kind == "graph" else ("solutions",)
-    name = sparql.check_format(params["format"]) if params.get("format") is not None \
-        else sparql.negotiate(wanted, kinds) or result.default_format()
+    kind = "graph" if result.kind == "graph" else "solutions"
+    try:
+        name = _format_of(params, accept, kind)
+    except NotAcceptable as refused:
+        return protocol_error(request, 406, refused, "NotAcceptable")
     return Response(result.serialize(name), media_type=sparql.media_type(name), headers=headers)

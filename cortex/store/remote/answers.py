@@ -53,11 +53,48 @@ def unreadable_answers_are_store_errors(cls: type) -> type:
     return cls
 
 
-def solutions(content: bytes, required: Sequence[str], location: str) -> list[dict[str, Any]]:
-    """The solutions of a SELECT (or ``[{"boolean": ...}]`` for an ASK) in SPARQL JSON results, read at once,
-    without those leaving a ``required`` variable unbound."""
+#: What Cortex asks a server to answer a SELECT/ASK in (it reads each: the server picks).
+RESULTS_ACCEPT = ("application/sparql-results+json, application/sparql-results+xml;q=0.9, "
+                  "text/tab-separated-values;q=0.8")
+#: The SPARQL results formats Cortex reads, by the media type a server labels them with (CSV is lossy:
+#: pyoxigraph, rightly, reads none).
+_RESULTS = {"application/sparql-results+json": ox.QueryResultsFormat.JSON,
+            "application/json": ox.QueryResultsFormat.JSON,
+            "application/sparql-results+xml": ox.QueryResultsFormat.XML,
+            "application/xml": ox.QueryResultsFormat.XML, "text/xml": ox.QueryResultsFormat.XML,
+            "text/tab-separated-values": ox.QueryResultsFormat.TSV}
+#: The RDF formats Cortex reads a CONSTRUCT's answer in, by media type.
+_GRAPHS = {"application/n-triples": ox.RdfFormat.N_TRIPLES, "text/plain": ox.RdfFormat.N_TRIPLES,
+           "text/turtle": ox.RdfFormat.TURTLE, "application/x-turtle": ox.RdfFormat.TURTLE,
+           "application/rdf+xml": ox.RdfFormat.RDF_XML, "application/n-quads": ox.RdfFormat.N_QUADS,
+           "application/trig": ox.RdfFormat.TRIG, "application/ld+json": ox.RdfFormat.JSON_LD}
+
+
+def media_of(response: httpx.Response) -> str:
+    """The media type a server labelled its answer with (lower case, without parameters)."""
+    return str(response.headers.get("content-type", "")).split(";")[0].strip().lower()
+
+
+def results_format(media: str) -> ox.QueryResultsFormat | None:
+    """The SPARQL results format of an answer labelled ``media`` (None: not one Cortex reads; an unlabelled
+    answer is read as JSON, what Cortex asked for first)."""
+    return _RESULTS.get(media) if media else ox.QueryResultsFormat.JSON
+
+
+def _results_of(response: httpx.Response, location: str) -> ox.QueryResultsFormat:
+    fmt = results_format(media_of(response))
+    if fmt is None:
+        raise StoreError(f"the SPARQL server at {location} answered a query with {media_of(response)}, not SPARQL "
+                         f"results Cortex reads (JSON, XML, TSV)")
+    return fmt
+
+
+def solutions(response: httpx.Response, required: Sequence[str], location: str) -> list[dict[str, Any]]:
+    """The solutions of a SELECT (or ``[{"boolean": ...}]`` for an ASK) in SPARQL results (JSON, XML or TSV, as
+    the server labels them), read at once, without those leaving a ``required`` variable unbound."""
+    fmt = _results_of(response, location)
     try:
-        result = ox.parse_query_results(content, ox.QueryResultsFormat.JSON)
+        result = ox.parse_query_results(response.content, fmt)
         if isinstance(result, ox.QueryBoolean):
             return [{"boolean": bool(result)}]
         names = [v.value for v in result.variables]
@@ -68,24 +105,25 @@ def solutions(content: bytes, required: Sequence[str], location: str) -> list[di
 
 
 def triples(response: httpx.Response, location: str) -> list[ox.Triple]:
-    """The triples of a graph the server answered (N-Triples, or Turtle when it says so)."""
-    media = response.headers.get("content-type", "").split(";")[0].strip()
-    fmt = ox.RdfFormat.TURTLE if media in ("text/turtle", "application/x-turtle") else ox.RdfFormat.N_TRIPLES
+    """The triples of a graph the server answered, in the RDF format its Content-Type names (N-Triples when
+    it names none)."""
+    fmt = _GRAPHS.get(media_of(response), ox.RdfFormat.N_TRIPLES)
     try:
         return [q.triple for q in ox.parse(response.content, fmt)]
     except SyntaxError as exc:
         raise StoreError(f"the SPARQL server at {location} sent an unreadable graph: {exc}") from None
 
 
-def query_results(content: bytes, location: str) -> Any:
-    """An agent query's results in SPARQL JSON, read whole once here, so that the caller's reading cannot fail
-    on the server's document."""
+def query_results(response: httpx.Response, location: str) -> Any:
+    """An agent query's results (JSON, XML or TSV, as the server labels them), read whole once here, so that
+    the caller's reading cannot fail on the server's document."""
+    fmt = _results_of(response, location)
     try:
-        parsed = ox.parse_query_results(content, ox.QueryResultsFormat.JSON)
+        parsed = ox.parse_query_results(response.content, fmt)
         if isinstance(parsed, ox.QuerySolutions):
             for _ in parsed:
                 pass
-        return ox.parse_query_results(content, ox.QueryResultsFormat.JSON)
+        return ox.parse_query_results(response.content, fmt)
     except SyntaxError as exc:
         raise StoreError(f"the SPARQL server at {location} sent unreadable results: {exc}") from None
 

@@ -13,7 +13,7 @@ import httpx
 import pyoxigraph as ox
 
 from cortex.errors import StoreError
-from cortex.store.remote.answers import solutions, triples
+from cortex.store.remote.answers import RESULTS_ACCEPT, solutions, triples
 from cortex.store.remote.endpoint import Endpoint
 
 #: Memories per ``INSERT DATA`` operation (Virtuoso fails near 200 with SP031), and ids per ``VALUES`` read.
@@ -137,8 +137,8 @@ class SparqlProtocol:
         without those leaving a ``required`` variable unbound (Virtuoso answers a ``VALUES`` row that matched
         nothing with a row of its own)."""
         response = self._send(self.endpoint.query_url, data={"query": sparql},
-                              headers={"Accept": JSON_RESULTS}, idempotent=True, what="a query")
-        return solutions(response.content, required, self.location)
+                              headers={"Accept": RESULTS_ACCEPT}, idempotent=True, what="a query")
+        return solutions(response, required, self.location)
 
     def _graph(self, construct: str) -> list[ox.Triple]:
         response = self._send(self.endpoint.query_url, data={"query": construct},

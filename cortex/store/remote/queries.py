@@ -13,7 +13,14 @@ from pyoxigraph import Literal, NamedNode
 
 from cortex.errors import InvalidInputError, QueryTimeoutError, StoreError
 from cortex.model import Scope
-from cortex.store.remote.answers import query_form, query_results, unreadable_answers_are_store_errors
+from cortex.store.remote.answers import (
+    RESULTS_ACCEPT,
+    media_of,
+    query_form,
+    query_results,
+    solutions,
+    unreadable_answers_are_store_errors,
+)
 from cortex.store.remote.changelog import ChangeLog
 from cortex.store.remote.protocol import JSON_RESULTS, PartialAnswerError
 
@@ -52,13 +59,11 @@ class AgentQueries(ChangeLog):
                 params["named-graph-uri"] = [g.value for g in named] or [f"{self.vocab.ns}:graph:none"]
         graph = query_form(sparql) in ("CONSTRUCT", "DESCRIBE")
         response = self._client_query(text, params, graph)
-        media = response.headers.get("content-type", "").split(";")[0].strip()
-        if media in ("application/sparql-results+json", "application/json"):
-            return query_results(response.content, self.location)
-        if graph:
-            return iter(self._parse_graph(response))
-        raise StoreError(f"the SPARQL server at {self.location} answered a query with {media or 'no media type'}, "
-                         f"not SPARQL results")
+        media = media_of(response)
+        # Virtuoso may answer SPARQL results (JSON) to a CONSTRUCT
+        if not graph or media.startswith("application/sparql-results") or media == "application/json":
+            return query_results(response, self.location)
+        return iter(self._parse_graph(response))
 
     def confines_queries(self) -> bool:
         """Whether the server runs a query on the dataset it names (``FROM``/``FROM NAMED`` in its text and the
@@ -75,11 +80,7 @@ class AgentQueries(ChangeLog):
                     f"{Literal('outside')} }} UNION {{ GRAPH ?g {{ {probe} {p_probe} {Literal('outside')} }} }} }}\n")
             answer = self._client_query(text, {"default-graph-uri": [inside.value],
                                                "named-graph-uri": [inside.value]}, False)
-            try:
-                seen = ox.parse_query_results(answer.content, ox.QueryResultsFormat.JSON)
-            except SyntaxError as exc:
-                raise StoreError(f"the SPARQL server at {self.location} sent unreadable results: {exc}") from None
-            self._confines = not bool(seen)
+            self._confines = not solutions(answer, (), self.location)[0]["boolean"]
             if not self._confines:
                 log.warning("the SPARQL server at %s ignores the dataset a query names: agents' SPARQL queries are "
                             "refused on this store", self.location)
@@ -87,7 +88,7 @@ class AgentQueries(ChangeLog):
 
     def _client_query(self, text: str, params: Mapping[str, list[str]], graph: bool) -> httpx.Response:
         # one kind of answer asked for: Virtuoso answers a CONSTRUCT in JSON results when JSON is acceptable
-        accept = "application/n-triples, text/turtle;q=0.8" if graph else JSON_RESULTS
+        accept = "application/n-triples, text/turtle;q=0.8" if graph else RESULTS_ACCEPT
         try:
             return self._send(self.endpoint.query_url, data={"query": text, **params}, headers={"Accept": accept},
                               idempotent=True, what="a query")
