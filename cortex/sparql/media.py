@@ -103,8 +103,10 @@ def hint(value: str, kind: str) -> str | None:
     if key in _HINTS[kind]:
         return _HINTS[kind][key]
     for name, types in SERVED[kind]:
-        if key == name or key in types:
+        if key == name:
             return name
+    if "/" in key:  # media types, one or a list (SPARQLWrapper's JSON-LD hint is an Accept-like list)
+        return best(key, (kind,))
     return None
 
 

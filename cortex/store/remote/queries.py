@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
-import pyoxigraph as ox
 from pyoxigraph import Literal, NamedNode
 
 from cortex.errors import InvalidInputError, QueryTimeoutError, StoreError
@@ -22,7 +21,7 @@ from cortex.store.remote.answers import (
     unreadable_answers_are_store_errors,
 )
 from cortex.store.remote.changelog import ChangeLog
-from cortex.store.remote.protocol import JSON_RESULTS, PartialAnswerError
+from cortex.store.remote.protocol import PartialAnswerError
 
 log = logging.getLogger("cortex.store")
 
