@@ -62,10 +62,11 @@ def _ranges(accept: str) -> list[tuple[str, float, int]]:
     return ranges
 
 
-def _match(media: str, ranges: list[tuple[str, float, int]]) -> tuple[float, int] | None:
-    """(q, position) of the most specific range that matches ``media`` (exact, ``type/*``, ``*/*``)."""
+def _match(media: str, ranges: list[tuple[str, float, int]], canonical: bool) -> tuple[float, int] | None:
+    """(q, position) of the most specific range that matches ``media`` (exact, ``type/*``, ``*/*``); an alias
+    (not a format's ``canonical`` type) matches exactly only: ``text/*`` is CSV, not XML as ``text/xml``."""
     kind = media.split("/")[0]
-    for wanted in (media, f"{kind}/*", "*/*"):
+    for wanted in (media, f"{kind}/*", "*/*") if canonical else (media,):
         found = [(q, pos) for r, q, pos in ranges if r == wanted]
         if found:
             return max(found, key=lambda f: (f[0], -f[1]))
@@ -80,9 +81,9 @@ def best(accept: str, kinds: Iterable[str] = ("solutions", "graph")) -> str | No
     order = 0
     for kind in kinds:
         for name, types in SERVED.get(kind, ()):
-            for media in types:
+            for i, media in enumerate(types):
                 order += 1
-                found = _match(media, ranges)
+                found = _match(media, ranges, i == 0)
                 if found is None or found[0] <= 0:
                     continue
                 key = (found[0], -found[1], -order, name)
