@@ -12,7 +12,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,13 +230,5 @@ def media_type(name: str) -> str:
     return FORMATS[check_format(name)][0]
 
 
-def negotiate(accept: str | None, kinds: Iterable[str] = ("solutions", "graph")) -> str | None:
-    """The format of ``kinds`` an HTTP ``Accept`` header prefers (q-values, wildcards; None: no header, or
-    nothing acceptable): :func:`cortex.sparql.media.best`."""
-    from cortex.sparql.media import best
-
-    return best(accept, kinds) if accept else None
-
-
 __all__ = ["DEFAULT_ROW_LIMIT", "DEFAULT_TIMEOUT", "FORMATS", "SparqlResult", "check_format", "check_substitutions",
-           "collect", "configured_limit", "configured_timeout", "from_json", "graphs_clause", "media_type", "negotiate"]
+           "collect", "configured_limit", "configured_timeout", "from_json", "graphs_clause", "media_type"]
