@@ -143,16 +143,17 @@ def api_app(tmp_path) -> Iterator[tuple[Cortex, object, str]]:
         yield cx, create_app(cx, tokens=tokens, allowed_hosts=["127.0.0.1"], mcp=False), admin
 
 
-def test_an_escape_naming_no_character_and_an_infinite_limit_are_422(api_app):
+def test_an_escape_naming_no_character_and_an_infinite_limit_are_400(api_app):
+    """The SPARQL protocol's status for a malformed query or parameter."""
     cx, app, admin = api_app
     r = asgi_request(app, "POST", "/v1/sparql", admin, json={"query": "SELECT * WHERE { ?s ?p '\\U00110000' }"})
-    assert r.status_code == 422 and r.json()["error"]["field"] == "query"
+    assert r.status_code == 400 and r.json()["error"]["field"] == "query"
     r = asgi_request(app, "POST", "/v1/sparql", admin, content='{"query": "ASK {}", "limit": 1e400}',
                      headers={"Content-Type": "application/json"})
-    assert r.status_code == 422 and r.json()["error"]["field"] == "limit"
+    assert r.status_code == 400 and r.json()["error"]["field"] == "limit"
     r = asgi_request(app, "POST", "/v1/sparql", admin, content='{"query": "ASK {}", "timeout": 1e400}',
                      headers={"Content-Type": "application/json"})
-    assert r.status_code == 422 and r.json()["error"]["field"] == "timeout"
+    assert r.status_code == 400 and r.json()["error"]["field"] == "timeout"
 
 
 def replace_in(path: Path, old: str, new: str) -> Path:
