@@ -354,3 +354,37 @@ def test_an_answer_in_a_format_cortex_cannot_read_is_a_store_error() -> None:
         query_results(html, "http://127.0.0.1:1/sparql")
     tsv = httpx.Response(200, headers={"Content-Type": "text/tab-separated-values"}, content=b"?c\n\"a\\tb\"\n")
     assert [r["c"].value for r in solutions(tsv, ("c",), "here")] == ["a\tb"]
+
+
+@pytest.mark.parametrize("where", ["memory", "disk"])
+def test_the_facade_takes_the_protocol_dataset(tmp_path: Path, where: str) -> None:
+    """``Cortex.sparql``'s ``default_graphs``/``named_graphs``: in a thread (in memory) and in a worker process
+    (on disk) alike; an agent may name only graphs it reads."""
+    from cortex.errors import InvalidInputError, PermissionDeniedError
+
+    with Cortex.open(None if where == "memory" else tmp_path / "store", embeddings=None) as cx:
+        for agent, note in (("coder", CODER_NOTE), ("reviewer", REVIEWER_NOTE)):
+            cx.agents.register(agent)
+            cx.store(agent, note)
+        assert [r["c"].value for r in cx.sparql(EVERY, default_graphs=[REVIEWER_GRAPH])] == [REVIEWER_NOTE]
+        assert [r["c"].value for r in cx.sparql(EVERY, named_graphs=[REVIEWER_GRAPH])] == []
+        assert [r["g"].value for r in cx.sparql(GRAPH_OF, named_graphs=[CODER_GRAPH])] == [CODER_GRAPH]
+        assert [r["g"].value for r in cx.sparql(GRAPH_OF, default_graphs=[CODER_GRAPH])] == []
+        assert [r["c"].value for r in cx.sparql(EVERY, agent="coder", default_graphs=[CODER_GRAPH])] == [CODER_NOTE]
+        with pytest.raises(PermissionDeniedError) as refused:
+            cx.sparql(EVERY, agent="coder", named_graphs=[REVIEWER_GRAPH])
+        assert refused.value.field == "named-graph-uri"
+        for bad in (["relative"], "urn:a-string-not-a-list", [7], ["urn:a b"]):
+            with pytest.raises(InvalidInputError):
+                cx.sparql(EVERY, default_graphs=bad)  # type: ignore[arg-type]
+
+
+def test_cortex_s_own_client_passes_the_dataset(live: Live) -> None:
+    from cortex.client import RemoteCortex
+    from cortex.errors import PermissionDeniedError
+
+    with RemoteCortex(live.server.url, live.admin) as cx:
+        assert [r["c"].value for r in cx.sparql(EVERY, default_graphs=[CODER_GRAPH])] == [CODER_NOTE]
+    with RemoteCortex(live.server.url, live.reviewer) as cx:
+        with pytest.raises(PermissionDeniedError):
+            cx.sparql(EVERY, default_graphs=[CODER_GRAPH])
