@@ -19,7 +19,7 @@ from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from pydantic import ValidationError
 
 from cortex import caller, provenance
@@ -33,6 +33,7 @@ from cortex.service.mcp.context import ToolContext, add_tools
 from cortex.service.mcp.graph import GraphTools
 from cortex.service.mcp.memories import MemoriesTools
 from cortex.service.mcp.notes import NotesTools
+from cortex.service.mcp.protocol import add_protocol_handlers, unknown_prompt, unknown_resource
 from cortex.service.mcp.reading import ReadingTools
 from cortex.service.mcp.sessions import SessionsTools
 
@@ -76,6 +77,21 @@ class _CortexMCP(MCPServer):
                 raise ToolError(argument_error(exc.__cause__)) from None
             raise
 
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        if self._prompt_manager.get_prompt(name) is None:
+            raise unknown_prompt(name)  # the SDK's own answer is a bare error (code 0)
+        return await super().get_prompt(name, arguments, context)
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError as exc:
+            raise unknown_resource(str(uri), str(exc) or None) from None
+        except ResourceError as exc:
+            if "is not declared" in str(exc):  # an agent the caller may not use is, to it, no resource
+                raise unknown_resource(str(uri), str(exc)) from None
+            raise
+
 
 INSTRUCTIONS = (
     "Persistent memory for agents. Start with list_agents: it names the agents you may use, and every other tool "
@@ -99,6 +115,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         add_tools(server, tools(backend, authenticate))
     context = server.tools_context = ToolContext(backend, authenticate)
     generic.add_tools(server, context, generic.registered(TOOLS))  # an operation no tool class serves
+    add_protocol_handlers(server, context)
 
     @server.resource("cortex://agents/{agent}/memory", name="agent_memory", mime_type="text/markdown",
                      description="The agent's <agent-memory> block: its most used memories")
