@@ -33,7 +33,7 @@ from cortex.service.mcp.context import ToolContext, add_tools
 from cortex.service.mcp.graph import GraphTools
 from cortex.service.mcp.memories import MemoriesTools
 from cortex.service.mcp.notes import NotesTools
-from cortex.service.mcp.protocol import add_protocol_handlers, unknown_prompt, unknown_resource
+from cortex.service.mcp.protocol import ProtocolState, add_protocol_handlers, unknown_prompt, unknown_resource
 from cortex.service.mcp.reading import ReadingTools
 from cortex.service.mcp.sessions import SessionsTools
 
@@ -62,6 +62,8 @@ class _CortexMCP(MCPServer):
 
     #: who calls a tool (set by :func:`build_mcp`)
     tools_context: ToolContext | None = None
+    #: the log level and subscriptions clients set (set by :func:`build_mcp`)
+    protocol: ProtocolState | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -115,7 +117,7 @@ def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Pr
         add_tools(server, tools(backend, authenticate))
     context = server.tools_context = ToolContext(backend, authenticate)
     generic.add_tools(server, context, generic.registered(TOOLS))  # an operation no tool class serves
-    add_protocol_handlers(server, context)
+    server.protocol = add_protocol_handlers(server, context)
 
     @server.resource("cortex://agents/{agent}/memory", name="agent_memory", mime_type="text/markdown",
                      description="The agent's <agent-memory> block: its most used memories")
