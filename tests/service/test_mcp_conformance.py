@@ -22,7 +22,7 @@ from cortex.service.http import create_app
 from cortex.service.server import LOOPBACK_NAMES
 
 EXPECTED = Path(__file__).parent.parent / "fixtures" / "mcp" / "conformance-expected-failures.yml"
-#: the scenarios that apply to Cortex, all passing (docs/mcp.md gives the score)
+#: the scenarios that apply to Cortex, all passing (docs/service.md gives the score)
 PASSING = ("server-initialize", "logging-set-level", "ping", "completion-complete", "tools-list",
            "tools-call-simple-text", "tools-call-error", "resources-list", "resources-subscribe",
            "resources-unsubscribe", "prompts-list", "dns-rebinding-protection")
