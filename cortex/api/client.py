@@ -20,7 +20,7 @@ import functools
 import json as _json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from enum import Enum
@@ -188,6 +188,27 @@ class RemoteCortex:
         # and the memories never go through one), and nothing heavy to import for a one-shot CLI command
         self._conn: http.client.HTTPConnection | None = None
         self._json_only = False
+
+    async def aevents(self, *, after: str | None = None) -> AsyncIterator[dict[str, Any]]:
+        """The server's live events (``GET /v1/events``: what the token may read) as they come, each ``{kind,
+        agent, scope, at, ...}``, until the server ends the stream; ``after`` (an event id) first replays what
+        was missed. The error the server answers when it refuses the stream (e.g. 429: too many streams)."""
+        import httpx
+
+        headers = self._headers | {"Accept": "text/event-stream"} | ({"Last-Event-ID": after} if after else {})
+        async with httpx.AsyncClient(timeout=httpx.Timeout(self._timeout, read=None), trust_env=False) as client:
+            async with client.stream("GET", f"{self.url}/v1/events", headers=headers) as answer:
+                if answer.status_code != 200:
+                    _raise(answer.status_code, await answer.aread())
+                async for line in answer.aiter_lines():
+                    if not line.startswith("data:"):
+                        continue
+                    try:
+                        event = jsonsafe.loads(line[5:].strip())
+                    except ValueError:
+                        continue
+                    if isinstance(event, dict):
+                        yield event
 
     @contextmanager
     def as_json(self) -> Iterator[None]:

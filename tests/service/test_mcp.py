@@ -197,6 +197,41 @@ def test_stdio_sessions_share_one_auto_started_server(project):
         _stop_autostarted(store)
 
 
+def test_stdio_subscription_is_notified_of_a_write_by_another_process(project):
+    """``cortex mcp`` forwards to the auto-started server: a subscription to an agent's memory follows the
+    server's event stream, so a memory stored by another client (here the server's HTTP API) is notified."""
+    store = project / ".cortex" / "store"
+    params = StdioServerParameters(command=sys.executable, args=["-m", "cortex.cli", "mcp"], cwd=str(project),
+                                   env=env())
+    seen: list[str] = []
+    got = asyncio.Event()
+
+    async def handler(message) -> None:
+        uri = getattr(getattr(message, "params", None), "uri", None)
+        if getattr(message, "method", None) == "notifications/resources/updated" and uri is not None:
+            seen.append(str(uri))
+            got.set()
+
+    async def main() -> None:
+        async with Client(params, mode="legacy", message_handler=handler) as client:
+            first = await client.call_tool("add_memory", {"agent": "bob", "content": "the server is up"})
+            assert not first.is_error, first.content
+            await client.subscribe_resource("cortex://agents/alice/memory")
+            await asyncio.sleep(1)
+            info = json.loads((store / "cortex-server.json").read_text())
+            headers = {"Authorization": f"Bearer {info['token']}"}
+            async with httpx2.AsyncClient(base_url=info["url"], headers=headers) as http:
+                stored = await http.post("/v1/agents/alice/memories", json={"content": "alice's note from HTTP"})
+                assert stored.status_code in (200, 201), stored.text
+            await asyncio.wait_for(got.wait(), 20)
+
+    try:
+        asyncio.run(main())
+        assert set(seen) == {"cortex://agents/alice/memory"}
+    finally:
+        _stop_autostarted(store)
+
+
 def test_stdio_session_survives_its_server_and_forwards_agent_dirs(tmp_path):
     project = tmp_path / "proj"
     (project / ".git").mkdir(parents=True)

@@ -76,3 +76,49 @@ def test_unknown_prompts_and_resources_answer_the_spec_codes(cx):
             assert (await client.read_resource("cortex://agents/alice/memory")).contents is not None
 
     asyncio.run(main())
+
+
+async def _updates(client_factory, write) -> list[str]:
+    """The resources/updated URIs a client subscribed to alice's and bob's memory receives while ``write`` runs."""
+    seen: list[str] = []
+    got = asyncio.Event()
+
+    async def handler(message) -> None:
+        params = getattr(getattr(message, "params", None), "uri", None)
+        if getattr(message, "method", None) == "notifications/resources/updated" and params is not None:
+            seen.append(str(params))
+            got.set()
+
+    async with client_factory(handler) as client:
+        await client.subscribe_resource("cortex://agents/alice/memory")
+        await asyncio.sleep(0.5)  # the watch is listening
+        await write(client)
+        await asyncio.wait_for(got.wait(), 20)
+        await asyncio.sleep(0.5)  # nothing else arrives for bob's write
+        await client.unsubscribe_resource("cortex://agents/alice/memory")
+    return seen
+
+
+def test_a_subscribed_memory_resource_is_notified_when_the_agent_s_memory_changes(cx):
+    server = build_mcp(lambda: cx, lambda request: ADMIN)
+
+    async def write(client) -> None:
+        await asyncio.to_thread(cx.store, "bob", "bob's own memory is not alice's")
+        await asyncio.sleep(0.5)
+        await asyncio.to_thread(cx.store, "alice", "alice learned that parsers reject BOMs")
+
+    seen = asyncio.run(_updates(lambda handler: Client(server, mode="legacy", message_handler=handler), write))
+    assert seen == ["cortex://agents/alice/memory"]
+    assert not server.protocol.watchers and not server.protocol.subscribed
+
+
+def test_subscribing_to_another_agent_s_or_an_unknown_resource_is_refused(cx):
+    async def main(uri: str) -> int:
+        async with Client(build_mcp(lambda: cx, lambda request: Principal(agent="bob")), mode="legacy") as client:
+            with pytest.raises(MCPError) as caught:
+                await client.subscribe_resource(uri)
+            return caught.value.error.code
+
+    for uri in ("cortex://agents/alice/memory", "cortex://agents/bob/other", "file:///etc/passwd",
+                "cortex://agents/../memory"):
+        assert asyncio.run(main(uri)) == RESOURCE_NOT_FOUND, uri
