@@ -79,7 +79,9 @@ def _list(name: str | None, items: list[Any]) -> list[Any]:
         parts.append(Text("\n".join(_memory_line(m) for m in shown)))
     elif all(isinstance(item, dict) for item in shown):
         columns = list(dict.fromkeys(key for item in shown for key in item))
-        table = Table(*(Text(c) for c in columns), box=box.SIMPLE, show_edge=False, pad_edge=False)
+        table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False)
+        for column in columns:
+            table.add_column(Text(column))
         for item in shown:  # Text, not str: a value is never read as rich markup
             table.add_row(*(Text(_cell(item.get(c, ""))) for c in columns))
         parts.append(table)

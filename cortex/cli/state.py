@@ -54,10 +54,10 @@ class _State:
         registry = AgentRegistry()
         problems = registry.load(self.agent_dirs)
         if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            first = str(problems[0]).replace("\n", " ")
-            click.echo(f"cortex: warning: {len(problems)} problem(s) in the agent definitions: {first}{more}; "
-                       "`cortex agents check` lists them all", err=True)
+            files = list(dict.fromkeys(str(p.path) for p in problems))
+            named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+            click.echo(f"cortex: warning: {len(problems)} problem(s) in {len(files)} agent definition file(s) "
+                       f"({named}), not loaded; `cortex agents check` lists them", err=True)
         return registry
 
     def cortex(self, *, read_only: bool = False) -> MemoryAPI:
