@@ -88,7 +88,8 @@ def _list(name: str | None, items: list[Any]) -> list[Any]:
     else:
         parts.append(Text("\n".join(_cell(item) for item in shown)))
     if rest:
-        parts.append(Text(f"… and {rest} more (`--format json`, or pipe the output, for all of them)"))
+        parts.append(Text(f"… and {rest} more (piped, or with `--format json` where the command takes it: "
+                          "all of them)"))
     return parts
 
 

@@ -93,6 +93,9 @@ def test_an_import_report_on_a_terminal_summarises(project, tmp_path):
     assert f"… and {len(full['imported']) - 10} more" in shown
     assert len(shown) < len(piped.stdout) / 3
     assert "would import" in err
+    written = Path(err.split("the full report: ")[1].split(" (")[0])
+    assert json.loads(written.read_text()) == full
+    assert written.parent == project / ".cortex" / "logs"
 
 
 def test_broken_agent_files_are_one_warning_line_and_agents_check_lists_every_problem(project):
