@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from cortex.cli import human
 from cortex.cli.options import PROGRESS_HELP, command
 from cortex.cli.output import _MEMORY_STAGES, _as_json, _emit, _progress, _read_content, _table
 from cortex.cli.state import _State, pass_state
@@ -142,6 +143,9 @@ def _import_system(state: _State, system: str, path: str, agent: str | None, dry
                                name="stdin" if path == "-" else None)
     data = done if isinstance(done, dict) else done.model_dump(mode="json")
     _emit(data)
+    if human.wanted():  # the terminal showed the first rows: the whole report goes to a file
+        written = _write_report(state.root, system, data)
+        click.echo(f"cortex: the full report: {written} (a pipe prints it whole)", err=True)
     imported = [i for i in data["imported"] if i.get("kind") == "memory"]
     relations = len(data["imported"]) - len(imported)
     click.echo(f"cortex: {'would import' if dry_run else 'imported'} {len(imported)} memories"
@@ -152,6 +156,18 @@ def _import_system(state: _State, system: str, path: str, agent: str | None, dry
         click.echo(f"cortex: failed: {item['where']}: {item['reason']}", err=True)
     if len(data["failed"]) > 20:
         click.echo(f"cortex: ... and {len(data['failed']) - 20} more failures (in the report)", err=True)
+
+
+def _write_report(root: Path, system: str, data: dict[str, Any]) -> Path:
+    """Write an import's full report as JSON to ``.cortex/logs/import-SYSTEM-TIME.json``; its path."""
+    import json
+    import time
+
+    from cortex.files import private_dir
+
+    path = private_dir(root / ".cortex" / "logs") / f"import-{system}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return path
 
 
 @command("validate_store")

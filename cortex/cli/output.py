@@ -20,7 +20,15 @@ if TYPE_CHECKING:
 
 
 def _emit(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    """A command's answer on stdout: JSON (indented) when piped or with an explicit ``--format json``, what a
+    person reads on a terminal (:mod:`cortex.cli.human`). Every command prints through here: the operations'
+    generated commands too."""
+    from cortex.cli import human
+
+    if human.wanted():
+        human.show(data)
+    else:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 

@@ -46,12 +46,18 @@ class _State:
         return self.state_dir
 
     def registry(self) -> AgentRegistry:
-        """The agents of the discovered directories; each problem is a warning on stderr."""
+        """The agents of the discovered directories; their problems are one warning line on stderr, naming the
+        first and pointing to `cortex agents check`, which lists them all (every command loads the agents: a
+        broken file must not repeat every problem on every command)."""
         from cortex.agents import AgentRegistry
 
         registry = AgentRegistry()
-        for problem in registry.load(self.agent_dirs):
-            click.echo(f"cortex: warning: {problem}", err=True)
+        problems = registry.load(self.agent_dirs)
+        if problems:
+            files = list(dict.fromkeys(str(p.path) for p in problems))
+            named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+            click.echo(f"cortex: warning: {len(problems)} problem(s) in {len(files)} agent definition file(s) "
+                       f"({named}), not loaded; `cortex agents check` lists them", err=True)
         return registry
 
     def cortex(self, *, read_only: bool = False) -> MemoryAPI:
