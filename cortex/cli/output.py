@@ -31,6 +31,13 @@ def _emit(data: Any) -> None:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
+def _on_terminal(fmt: str) -> str:
+    """The format a command with its own table prints in: its table on a terminal when no ``--format`` was given
+    (:func:`cortex.cli.human.wanted`), else ``fmt``."""
+    from cortex.cli import human
+
+    return "table" if fmt == "json" and human.wanted() else fmt
+
 
 #: What each stage of an export or import is called on its progress bar.
 _STAGES = {"export": "exporting memories", "read": "reading quads", "check": "checking subjects",

@@ -8,7 +8,7 @@ import click
 
 from cortex import config
 from cortex.cli.options import FORMATS, TYPE_HELP, _filters, command, json_or_table, read_filters
-from cortex.cli.output import _as_json, _emit, _memory_json, _memory_table, _note, _search_json, _show_memories
+from cortex.cli.output import _as_json, _emit, _memory_json, _memory_table, _note, _on_terminal, _search_json, _show_memories
 from cortex.cli.state import _State, pass_state
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ def recall(state: _State, agent: str, query: str | None, type_: str | None, proj
            include_expired: bool, include_superseded: bool, fmt: str) -> None:
     """Memories containing every word of QUERY (all memories without one), from the agent's own memory, its
     teams' and the swarm's; current ones unless widened."""
+    fmt = _on_terminal(fmt)
     with _as_json(state.cortex(read_only=True), fmt == "json") as cx:
         found = cx.recall(agent, query, type=type_, project=project, limit=limit, as_of=as_of,
                           **_filters(tags, scope, source, include_expired, include_superseded))
@@ -53,6 +54,7 @@ def search(state: _State, agent: str, query: str, mode: str, type_: str | None, 
            include_expired: bool, include_superseded: bool, fmt: str) -> None:
     """Ranked search: all (AND-token), bm25, semantic or hybrid (semantic modes fall back to bm25, with a
     note on stderr, when they cannot run)."""
+    fmt = _on_terminal(fmt)
     with _as_json(state.cortex(read_only=True), fmt == "json") as cx:
         result = cx.search(agent, query, mode=mode, type=type_, project=project, limit=limit, explain=explain,
                            as_of=as_of, **_filters(tags, scope, source, include_expired, include_superseded))
@@ -83,6 +85,7 @@ def list_(state: _State, agent: str, type_: str | None, project: str | None, lim
           source: str | None, include_expired: bool, include_superseded: bool, fmt: str) -> None:
     """Everything AGENT can see (its own, its teams', the swarm's memories), newest first, a page at a time;
     --session and --since show what one capture or one stretch of time left."""
+    fmt = _on_terminal(fmt)
     cx = state.cortex(read_only=True)
     items: list[Memory] = []
     while True:

@@ -66,12 +66,16 @@ def test_store_on_a_terminal_is_one_line_and_piped_is_the_json(project):
 
 def test_a_long_list_is_cut_on_a_terminal_and_whole_when_piped_or_asked_for(project):
     entries = "\n".join(json.dumps({"content": f"memory number {i}"}) for i in range(25))
-    stored = cortex(project, "store-many", "main", stdin=entries, CORTEX_EMBEDDINGS="none")
-    assert stored.returncode == 0 and len(json.loads(stored.stdout)) == 25
-    shown, _ = on_terminal(project, "list", "main", "--limit", "25")
+    shown, _ = on_terminal(project, "store-many", "main", stdin=entries)
     assert "… and 15 more" in shown and "--format json" in shown
     assert sum("memory number" in line for line in shown.splitlines()) == 10
     assert len(shown.encode()) < 3000
+    # a command with a table of its own prints it on a terminal, every row asked for
+    table, _ = on_terminal(project, "list", "main", "--limit", "25")
+    rows = table.strip().splitlines()
+    assert rows[0].split()[:2] == ["id", "created"] and sum("memory number" in row for row in rows) == 25, table
+    searched, _ = on_terminal(project, "search", "main", "memory number", "--limit", "3")
+    assert searched.strip().splitlines()[0].split()[:2] == ["id", "type"], searched
     asked, _ = on_terminal(project, "list", "main", "--limit", "25", "--format", "json")
     piped = cortex(project, "list", "main", "--limit", "25", CORTEX_EMBEDDINGS="none")
     assert len(json.loads(piped.stdout)["items"]) == 25
