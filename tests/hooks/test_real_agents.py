@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from cortex import Cortex
+from cortex.service.install import local_bin
+from tests.responses_standin import ResponsesStandIn
 from tests.anthropic_standin import AnthropicStandIn, delegate, text_of
 from tests.service_helpers import cortex, make_project
 
@@ -85,3 +87,33 @@ def test_claude_code_injects_and_captures_with_a_subagent(tmp_path):
     assert "Traceback" not in (log.read_text() if log.exists() else "")
     assert "retries use exponential backoff" in " ".join(stored(project, "reviewer")), log.read_text()
     assert "always run the link checker" in " ".join(stored(project, "lead")), log.read_text()
+
+
+def test_codex_injects_at_start_and_captures_at_stop(tmp_path):
+    bin_dir = agents_bin("codex")
+    project = make_project(tmp_path / "proj", "lead")
+    assert cortex(project, "install", "codex", "--agent", "lead").returncode == 0
+    seed(project, {"lead": "the payments code lives in src/pay"})
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    with ResponsesStandIn(lambda body: "Looked.\nPATTERN: always run the link checker") as model:
+        (home / ".codex" / "config.toml").write_text(
+            'model = "standin"\nmodel_provider = "standin"\ncheck_for_update_on_startup = false\n'
+            '[analytics]\nenabled = false\n'
+            f'[model_providers.standin]\nname = "standin"\nbase_url = "{model.url}"\nwire_api = "responses"\n'
+            'env_key = "STANDIN_API_KEY"\n'
+            f'[projects."{project}"]\ntrust_level = "trusted"\n')
+        result = subprocess.run(
+            [str(bin_dir / "codex"), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
+             "Review the payment webhook retries"],
+            cwd=project, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
+            # Codex gives hooks its own environment: nothing else tells them where cortex is (issue 33, item 10)
+            env=bare_env(home, bin_dir, CODEX_HOME=str(home / ".codex"), STANDIN_API_KEY="sk-standin",
+                         CORTEX_BIN=local_bin() or "cortex"))
+        requests = list(model.requests)
+    assert result.returncode == 0, result.stdout + result.stderr
+    texts = [json.dumps(body) for body in requests]
+    assert texts and "<agent-memory" in texts[0] and "the payments code lives in src/pay" in texts[0], texts
+    log = project / ".cortex" / "logs" / "hooks.log"
+    assert "Traceback" not in (log.read_text() if log.exists() else "")
+    assert "always run the link checker" in " ".join(stored(project, "lead")), (log.read_text() if log.exists() else "")
