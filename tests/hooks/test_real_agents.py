@@ -13,6 +13,7 @@ import pytest
 
 from cortex import Cortex
 from cortex.service.install import local_bin
+from tests.gemini_standin import GeminiStandIn
 from tests.responses_standin import ResponsesStandIn
 from tests.anthropic_standin import AnthropicStandIn, delegate, text_of
 from tests.service_helpers import cortex, make_project
@@ -53,7 +54,8 @@ def seed(project: Path, memories: dict[str, str]) -> None:
 
 def stored(project: Path, agent: str) -> list[str]:
     with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
-        cx.agents.register(agent)
+        if hasattr(cx, "agents"):  # a server the agent started may still own the store: its client then
+            cx.agents.register(agent)
         return sorted(m.content for m in cx.recall(agent, limit=100))
 
 
@@ -114,6 +116,34 @@ def test_codex_injects_at_start_and_captures_at_stop(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     texts = [json.dumps(body) for body in requests]
     assert texts and "<agent-memory" in texts[0] and "the payments code lives in src/pay" in texts[0], texts
+    log = project / ".cortex" / "logs" / "hooks.log"
+    assert "Traceback" not in (log.read_text() if log.exists() else "")
+    assert "always run the link checker" in " ".join(stored(project, "lead")), (log.read_text() if log.exists() else "")
+
+
+def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
+    bin_dir = agents_bin("gemini")
+    project = make_project(tmp_path / "proj", "lead")
+    assert cortex(project, "install", "gemini", "--agent", "lead").returncode == 0
+    seed(project, {"lead": "the payments code lives in src/pay"})
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": True}},
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}))
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
+    with GeminiStandIn(lambda body: "Looked.\nPATTERN: always run the link checker") as model:
+        result = subprocess.run(
+            [str(bin_dir / "gemini"), "-p", "Review the payment webhook retries", "--output-format", "json"],
+            cwd=project, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
+            env=bare_env(home, bin_dir, GOOGLE_GEMINI_BASE_URL=model.url, GEMINI_API_KEY="standin-key",
+                         GEMINI_CLI_NO_RELAUNCH="1", CORTEX_BIN=local_bin() or "cortex"))
+        requests = list(model.requests)
+    assert result.returncode == 0, result.stdout + result.stderr
+    texts = [json.dumps(body) for body in requests]
+    assert texts and "<agent-memory" in texts[0] and "the payments code lives in src/pay" in texts[0], (
+        result.stderr[-3000:], texts)
     log = project / ".cortex" / "logs" / "hooks.log"
     assert "Traceback" not in (log.read_text() if log.exists() else "")
     assert "always run the link checker" in " ".join(stored(project, "lead")), (log.read_text() if log.exists() else "")
