@@ -65,7 +65,7 @@ def _handler(standin: GeminiStandIn) -> type[BaseHTTPRequestHandler]:
             standin.paths.append(self.path)
             if path.endswith(":countTokens"):
                 return self._send(b'{"totalTokens": 100}', "application/json")
-            if not (path.endswith(":generateContent") or path.endswith(":streamGenerateContent")):
+            if not path.endswith((":generateContent", ":streamGenerateContent")):
                 return self._send(b"{}", "application/json")
             body = json.loads(raw or b"{}")
             standin.requests.append(body)

@@ -13,9 +13,9 @@ import pytest
 
 from cortex import Cortex
 from cortex.service.install import local_bin
+from tests.anthropic_standin import AnthropicStandIn, delegate, text_of
 from tests.gemini_standin import GeminiStandIn
 from tests.responses_standin import ResponsesStandIn
-from tests.anthropic_standin import AnthropicStandIn, delegate, text_of
 from tests.service_helpers import cortex, make_project
 
 pytestmark = pytest.mark.clients
@@ -75,7 +75,7 @@ def test_claude_code_injects_and_captures_with_a_subagent(tmp_path):
         result = subprocess.run(
             [str(bin_dir / "claude"), "-p", "DELEGATE reviewer: Review the payment webhook retries",
              "--allowedTools", "Agent,Task", "--output-format", "json"],
-            cwd=project, capture_output=True, text=True, timeout=240,
+            cwd=project, capture_output=True, text=True, timeout=240, check=False,
             env=bare_env(home, bin_dir, ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-standin",
                          CLAUDE_CONFIG_DIR=str(home / ".claude")))
         requests = list(model.requests)
@@ -108,7 +108,7 @@ def test_codex_injects_at_start_and_captures_at_stop(tmp_path):
         result = subprocess.run(
             [str(bin_dir / "codex"), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
              "Review the payment webhook retries"],
-            cwd=project, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
+            cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
             # Codex gives hooks its own environment: nothing else tells them where cortex is (issue 33, item 10)
             env=bare_env(home, bin_dir, CODEX_HOME=str(home / ".codex"), STANDIN_API_KEY="sk-standin",
                          CORTEX_BIN=local_bin() or "cortex"))
@@ -136,7 +136,7 @@ def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
     with GeminiStandIn(lambda body: "Looked.\nPATTERN: always run the link checker") as model:
         result = subprocess.run(
             [str(bin_dir / "gemini"), "-p", "Review the payment webhook retries", "--output-format", "json"],
-            cwd=project, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
+            cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
             env=bare_env(home, bin_dir, GOOGLE_GEMINI_BASE_URL=model.url, GEMINI_API_KEY="standin-key",
                          GEMINI_CLI_NO_RELAUNCH="1", CORTEX_BIN=local_bin() or "cortex"))
         requests = list(model.requests)
