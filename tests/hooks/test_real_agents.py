@@ -1,0 +1,149 @@
+"""The real agents, installed from npm (``$CORTEX_AGENTS_BIN``: the npm prefix's ``node_modules/.bin``), run
+against a stand-in model on 127.0.0.1 in a project where ``cortex install <agent>`` ran, with ``cortex`` off PATH:
+what the installed hooks injected is in the request the model received, what they captured is in the store."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cortex import Cortex
+from cortex.service.install import local_bin
+from tests.anthropic_standin import AnthropicStandIn, delegate, text_of
+from tests.gemini_standin import GeminiStandIn
+from tests.responses_standin import ResponsesStandIn
+from tests.service_helpers import cortex, make_project
+
+pytestmark = pytest.mark.clients
+
+REQUIRE_CLIENTS = os.environ.get("CORTEX_REQUIRE_CLIENTS") == "1"
+
+
+def agents_bin(name: str) -> Path:
+    """The npm prefix's ``bin`` holding ``name`` (and ``node`` 22), or a skip (a failure under CORTEX_REQUIRE_CLIENTS)."""
+    folder = os.environ.get("CORTEX_AGENTS_BIN")
+    if folder and (Path(folder) / name).exists():
+        return Path(folder)
+    reason = f"CORTEX_AGENTS_BIN does not hold {name} (npm install --prefix DIR @anthropic-ai/claude-code ...)"
+    if REQUIRE_CLIENTS:
+        pytest.fail(f"CORTEX_REQUIRE_CLIENTS=1 but {reason}")
+    pytest.skip(reason)
+
+
+def bare_env(home: Path, bin_dir: Path, **extra: str) -> dict[str, str]:
+    """No ``cortex`` on PATH (only the agents' prefix and the system), HOME a scratch folder, no traffic off
+    loopback."""
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "CORTEX_EMBEDDINGS": "none",
+           "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+           "DISABLE_ERROR_REPORTING": "1", "NO_PROXY": "127.0.0.1,localhost", "LANG": "C.UTF-8", **extra}
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+def seed(project: Path, memories: dict[str, str]) -> None:
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        for agent, content in memories.items():
+            cx.agents.register(agent)
+            cx.store(agent, content)
+
+
+def stored(project: Path, agent: str) -> list[str]:
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        if hasattr(cx, "agents"):  # a server the agent started may still own the store: its client then
+            cx.agents.register(agent)
+        return sorted(m.content for m in cx.recall(agent, limit=100))
+
+
+def test_claude_code_injects_and_captures_with_a_subagent(tmp_path):
+    bin_dir = agents_bin("claude")
+    project = make_project(tmp_path / "proj", "reviewer", "lead")
+    claude_agents = project / ".claude" / "agents"
+    claude_agents.mkdir(parents=True)
+    (claude_agents / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews code. Use for reviews.\nmemory: true\n---\nYou are reviewer.\n")
+    assert cortex(project, "install", "claude", "--agent", "lead").returncode == 0
+    seed(project, {"lead": "the payments code lives in src/pay",
+                   "reviewer": "webhooks need an idempotency key"})
+    home = tmp_path / "home"
+    home.mkdir()
+    with AnthropicStandIn(delegate("retries use exponential backoff", "always run the link checker")) as model:
+        result = subprocess.run(
+            [str(bin_dir / "claude"), "-p", "DELEGATE reviewer: Review the payment webhook retries",
+             "--allowedTools", "Agent,Task", "--output-format", "json"],
+            cwd=project, capture_output=True, text=True, timeout=240, check=False,
+            env=bare_env(home, bin_dir, ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-standin",
+                         CLAUDE_CONFIG_DIR=str(home / ".claude")))
+        requests = list(model.requests)
+    assert result.returncode == 0, result.stdout + result.stderr
+    texts = [text_of(body) for body in requests]
+    main = [t for t in texts if "DELEGATE reviewer" in t]
+    assert main and "<agent-memory" in main[0] and "the payments code lives in src/pay" in main[0]
+    sub = [t for t in texts if "You are reviewer." in t]
+    assert sub and "webhooks need an idempotency key" in sub[0], texts
+    log = project / ".cortex" / "logs" / "hooks.log"
+    assert "Traceback" not in (log.read_text() if log.exists() else "")
+    assert "retries use exponential backoff" in " ".join(stored(project, "reviewer")), log.read_text()
+    assert "always run the link checker" in " ".join(stored(project, "lead")), log.read_text()
+
+
+def test_codex_injects_at_start_and_captures_at_stop(tmp_path):
+    bin_dir = agents_bin("codex")
+    project = make_project(tmp_path / "proj", "lead")
+    assert cortex(project, "install", "codex", "--agent", "lead").returncode == 0
+    seed(project, {"lead": "the payments code lives in src/pay"})
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    with ResponsesStandIn(lambda body: "Looked.\nPATTERN: always run the link checker") as model:
+        (home / ".codex" / "config.toml").write_text(
+            'model = "standin"\nmodel_provider = "standin"\ncheck_for_update_on_startup = false\n'
+            '[analytics]\nenabled = false\n'
+            f'[model_providers.standin]\nname = "standin"\nbase_url = "{model.url}"\nwire_api = "responses"\n'
+            'env_key = "STANDIN_API_KEY"\n'
+            f'[projects."{project}"]\ntrust_level = "trusted"\n')
+        result = subprocess.run(
+            [str(bin_dir / "codex"), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
+             "Review the payment webhook retries"],
+            cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
+            # Codex gives hooks its own environment: nothing else tells them where cortex is (issue 33, item 10)
+            env=bare_env(home, bin_dir, CODEX_HOME=str(home / ".codex"), STANDIN_API_KEY="sk-standin",
+                         CORTEX_BIN=local_bin() or "cortex"))
+        requests = list(model.requests)
+    assert result.returncode == 0, result.stdout + result.stderr
+    texts = [json.dumps(body) for body in requests]
+    assert texts and "<agent-memory" in texts[0] and "the payments code lives in src/pay" in texts[0], texts
+    log = project / ".cortex" / "logs" / "hooks.log"
+    assert "Traceback" not in (log.read_text() if log.exists() else "")
+    assert "always run the link checker" in " ".join(stored(project, "lead")), (log.read_text() if log.exists() else "")
+
+
+def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
+    bin_dir = agents_bin("gemini")
+    project = make_project(tmp_path / "proj", "lead")
+    assert cortex(project, "install", "gemini", "--agent", "lead").returncode == 0
+    seed(project, {"lead": "the payments code lives in src/pay"})
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": True}},
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}))
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
+    with GeminiStandIn(lambda body: "Looked.\nPATTERN: always run the link checker") as model:
+        result = subprocess.run(
+            [str(bin_dir / "gemini"), "-p", "Review the payment webhook retries", "--output-format", "json"],
+            cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
+            env=bare_env(home, bin_dir, GOOGLE_GEMINI_BASE_URL=model.url, GEMINI_API_KEY="standin-key",
+                         GEMINI_CLI_NO_RELAUNCH="1", CORTEX_BIN=local_bin() or "cortex"))
+        requests = list(model.requests)
+    assert result.returncode == 0, result.stdout + result.stderr
+    texts = [json.dumps(body) for body in requests]
+    assert texts and "<agent-memory" in texts[0] and "the payments code lives in src/pay" in texts[0], (
+        result.stderr[-3000:], texts)
+    log = project / ".cortex" / "logs" / "hooks.log"
+    assert "Traceback" not in (log.read_text() if log.exists() else "")
+    assert "always run the link checker" in " ".join(stored(project, "lead")), (log.read_text() if log.exists() else "")

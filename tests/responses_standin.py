@@ -1,0 +1,92 @@
+"""A stand-in for the OpenAI Responses API (``POST /v1/responses``, streamed as SSE), for running the real Codex CLI
+against on 127.0.0.1 (a ``model_providers`` entry whose ``base_url`` is ``standin.url``, ``wire_api = "responses"``).
+
+The model is a function of the request (``answer``: request body -> the assistant's text); every request body is
+kept in ``requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class ResponsesStandIn:
+    """The server, on 127.0.0.1 and a free port, answering from a thread while open (``with`` starts it)."""
+
+    def __init__(self, answer: Callable[[dict[str, Any]], str]) -> None:
+        self.answer = answer
+        self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The provider's ``base_url``: ``http://127.0.0.1:PORT/v1``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> ResponsesStandIn:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._thread.join()
+        self._server.server_close()
+
+
+def _events(text: str, n: int) -> list[dict[str, Any]]:
+    item = {"type": "message", "role": "assistant", "id": f"msg_{n}", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+    return [{"type": "response.created", "response": {"id": f"resp_{n}"}},
+            {"type": "response.output_item.added", "output_index": 0, "item": {**item, "content": []}},
+            {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "item_id": f"msg_{n}",
+             "delta": text},
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+            {"type": "response.completed", "response": {"id": f"resp_{n}", "usage": usage, "output": [item]}}]
+
+
+def _handler(standin: ResponsesStandIn) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _json(self, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            standin.paths.append(self.path)
+            self._json({"object": "list", "data": [], "models": []})
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            path = self.path.split("?")[0]
+            standin.paths.append(path)
+            if not path.endswith("/responses"):
+                return self._json({})
+            body = json.loads(raw or b"{}")
+            standin.requests.append(body)
+            data = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
+                            for e in _events(standin.answer(body), len(standin.requests)))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
