@@ -207,6 +207,22 @@ def test_codex_handbook_of_the_older_schema_and_hostile_text(dev, tmp_path):
         dev.import_from("codex", FIXTURES / "mem0" / "get_all.json", agent="dev")
 
 
+def test_codex_group_of_a_sibling_or_a_path_climbing_out_is_not_this_projects(dev, tmp_path):
+    folder = tmp_path / "memories"
+    folder.mkdir()
+    groups = {"sibling": "/work/shop2", "climbing": "/work/shop/../other", "dotted": "/work/shop/./api/..",
+              "trailing": "/work/shop/"}
+    (folder / "MEMORY.md").write_text("".join(
+        f"# Task Group: {name}\nscope: x\napplies_to: cwd={cwd}; reuse_rule=safe\n\n## Reusable knowledge\n- {name}.\n\n"
+        for name, cwd in groups.items()))
+    report = dev.import_from("codex", folder, agent="dev")
+    assert {i.key.split("#")[1].split(" > ")[0] for i in report.imported} == {"Task Group: dotted",
+                                                                               "Task Group: trailing"}
+    assert sorted(s.reason for s in report.skipped) == sorted(
+        f"applies to {cwd}, not to this project (/work/shop)" for cwd in ("/work/shop2", "/work/shop/../other")
+        for _ in range(2))
+
+
 def test_codex_home_is_where_codex_keeps_it():
     assert codex.memory_dir({"CODEX_HOME": "/opt/codex"}) == Path("/opt/codex/memories")
     assert codex.memory_dir({}) == Path.home() / ".codex" / "memories"
