@@ -152,6 +152,24 @@ def test_cli_imports_claude_and_codex_memories_of_the_project_without_a_path(tmp
     assert missing.returncode == 2 and "memories does not exist" in missing.stderr
 
 
+def test_claude_topic_file_with_a_frontmatter_bomb(dev, tmp_path):
+    """YAML aliases nesting 9**9 strings in a few lines (billion laughs) under metadata: imported at once, the
+    nested value left out (serializing it as JSON never ended)."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    bomb = "---\nname: bomb\ndescription: x\nmetadata:\n  type: feedback\n  originSessionId: s1\n  a: &a [" + \
+        ",".join(9 * ['"lol"']) + "]\n"
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        bomb += f"  {name}: &{name} [" + ",".join(9 * [f"*{prev}"]) + "]\n"
+    (folder / "bomb.md").write_text(bomb + "---\n\nDefuse before merging.\n", encoding="utf-8")
+    started = time.monotonic()
+    report = dev.import_from("claude", folder, agent="dev")
+    assert time.monotonic() - started < 30 and report.failed == []
+    [memory] = memories(dev).values()
+    assert memory.type.value == "convention" and memory.content == "Defuse before merging."
+    assert memory.metadata["claude"]["metadata"] == {"type": "feedback", "originSessionId": "s1"}
+
+
 # -- Codex ------------------------------------------------------------------------------------------------
 
 
