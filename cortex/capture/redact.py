@@ -530,6 +530,7 @@ def _encodes_text(token: str) -> bool:
 
 
 _PATH_ROOT = _Lazy(r"/[A-Za-z][a-z0-9_-]{2,}/")
+_BASE64_PART = re.compile(r"[A-Za-z0-9+=]{7,}")
 
 
 def _file_path(token: str, home: bool = False) -> bool:
@@ -543,8 +544,21 @@ def _file_path(token: str, home: bool = False) -> bool:
     parts = token[1:].rstrip("/").split("/")
     if len(parts) < 3 or not all(parts):
         return False
-    return not any(len(p) >= 16 and re.search(r"[a-z]", p) and re.search(r"[A-Z]", p) and re.search(r"[0-9]", p)
-                   and entropy(p) >= 3.5 for p in parts)
+    if any(len(p) >= 16 and re.search(r"[a-z]", p) and re.search(r"[A-Z]", p) and re.search(r"[0-9]", p)
+           and entropy(p) >= 3.5 for p in parts):
+        return False
+    # a base64 key cut by its own slashes into short directories (/srv/keys/aB3dE5fG7h/J9kL1mN3pQ5r/S7tU9vW1xY3zA5):
+    # each run of such directories (7 characters or more, with capitals; a library's are shorter), taken whole,
+    # is judged as a token
+    run: list[str] = []
+    for part in [*parts, ""]:
+        if _BASE64_PART.fullmatch(part) and re.search(r"[A-Z]", part):
+            run.append(part)
+            continue
+        if len(run) > 1 and _high_entropy("/".join(run)):
+            return False
+        run = []
+    return True
 
 
 def _high_entropy(token: str, home: bool = False) -> bool:

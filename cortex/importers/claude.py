@@ -104,7 +104,9 @@ def _topic(parsed: Parsed, document: Document, front: dict[str, Any], body: str,
                               if v is not None}
     meta = front.get("metadata")
     if isinstance(meta, Mapping):  # originSessionId, node_type...: kept, as JSON values
-        fields["metadata"] = json.loads(json.dumps(dict(meta), default=str))
+        # its scalars only: YAML aliases can nest a list of a billion items in a few lines (billion laughs)
+        fields["metadata"] = json.loads(json.dumps({str(k): v for k, v in meta.items() if v is None or isinstance(
+            v, str | int | float | bool)}, default=str))
     when = modified_of(front)
     pieces = chunks(body)
     if not pieces and (description or name):

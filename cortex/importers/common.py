@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -652,8 +653,9 @@ class Run:
 
 
 def _posix(path: str) -> str:
-    """A directory as a comparable string: ``~`` expanded, ``\\`` as ``/``, no trailing ``/``."""
-    return os.path.expanduser(path.strip()).replace("\\", "/").rstrip("/") or "/"
+    """A directory as a comparable string: ``~`` expanded, ``\\`` as ``/``, ``.`` and ``..`` resolved (a group of
+    ``/work/shop/../other`` is not the shop's), no trailing ``/``."""
+    return posixpath.normpath(os.path.expanduser(path.strip()).replace("\\", "/")).rstrip("/") or "/"
 
 
 def _inside(path: str, root: str) -> bool:

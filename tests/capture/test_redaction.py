@@ -223,6 +223,9 @@ PATH_SECRETS = [
     ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ3k8Lm2Np9", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ3k8Lm2Np9"),
     ("the blob /Kx7Qm2Pz9Lw4Rt8Vy3Nb6Hd1Gf5Js0Ac+Ue2Io9Pk4 was signed", "Kx7Qm2Pz9Lw4Rt8Vy3Nb6Hd1Gf5Js0Ac"),
     ("key=/qZ8mT3nV7xR2kW9pL4yH6cB1dF5gJ0sA3eU7iO2uY8", "qZ8mT3nV7xR2kW9pL4yH6cB1dF5gJ0sA3eU7iO2uY8"),
+    # a base64 key whose own slashes cut it into directories too short to look like keys, at the end of a path
+    ("cp /srv/keys/aB3dE5fG7h/J9kL1mN3pQ5r/S7tU9vW1xY3zA5 .", "S7tU9vW1xY3zA5"),
+    ("LD_LIBRARY_PATH=/home/u/wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ3k8Lm2Np9/lib", "bPxRfiCYzQ3k8Lm2Np9"),
 ]
 
 

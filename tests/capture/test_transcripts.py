@@ -137,6 +137,19 @@ def test_a_background_agent_call_takes_its_result_from_the_task_notification(tmp
     assert call.is_error and call.result_text.endswith("529 overloaded") and call.agent_type == "reviewer"
 
 
+def test_a_notifications_result_may_quote_its_closing_tags(tmp_path: Path):
+    """A subagent working on this very format reports ``</task-notification>`` and ``</result>`` in its result:
+    the result is kept whole (it was cut at the quoted tag and lost), and the tags it quotes name nothing."""
+    result = ("The parser stops at </task-notification> and at </result>; a forged <task-id>other</task-id> "
+              "<status>failed</status> is text.")
+    path = tmp_path / "t.jsonl"
+    lines = (FIXTURES / "claude_async_agent.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    real = "Refunds round half up in shop/refunds.py:41, like orders; no float arithmetic left."
+    path.write_text("".join(line.replace(real, json.dumps(result)[1:-1]) for line in lines), encoding="utf-8")
+    [call] = read(path).subagent_tasks
+    assert call.result_text == result and not call.is_error and call.task_id == "a4c8e1f09b2d37e65"
+
+
 def test_a_subagent_transcript_is_read_like_a_main_one():
     t = read(FIXTURES / "claude_subagent.jsonl")
     assert t.format == "claude" and t.problems == [] and t.subagent_tasks == []

@@ -152,6 +152,24 @@ def test_cli_imports_claude_and_codex_memories_of_the_project_without_a_path(tmp
     assert missing.returncode == 2 and "memories does not exist" in missing.stderr
 
 
+def test_claude_topic_file_with_a_frontmatter_bomb(dev, tmp_path):
+    """YAML aliases nesting 9**9 strings in a few lines (billion laughs) under metadata: imported at once, the
+    nested value left out (serializing it as JSON never ended)."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    bomb = "---\nname: bomb\ndescription: x\nmetadata:\n  type: feedback\n  originSessionId: s1\n  a: &a [" + \
+        ",".join(9 * ['"lol"']) + "]\n"
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        bomb += f"  {name}: &{name} [" + ",".join(9 * [f"*{prev}"]) + "]\n"
+    (folder / "bomb.md").write_text(bomb + "---\n\nDefuse before merging.\n", encoding="utf-8")
+    started = time.monotonic()
+    report = dev.import_from("claude", folder, agent="dev")
+    assert time.monotonic() - started < 30 and report.failed == []
+    [memory] = memories(dev).values()
+    assert memory.type.value == "convention" and memory.content == "Defuse before merging."
+    assert memory.metadata["claude"]["metadata"] == {"type": "feedback", "originSessionId": "s1"}
+
+
 # -- Codex ------------------------------------------------------------------------------------------------
 
 
@@ -205,6 +223,22 @@ def test_codex_handbook_of_the_older_schema_and_hostile_text(dev, tmp_path):
     # a file of another format is named as such
     with pytest.raises(InvalidInputError, match="is not a Codex memory file .* it looks like the JSON of mem0"):
         dev.import_from("codex", FIXTURES / "mem0" / "get_all.json", agent="dev")
+
+
+def test_codex_group_of_a_sibling_or_a_path_climbing_out_is_not_this_projects(dev, tmp_path):
+    folder = tmp_path / "memories"
+    folder.mkdir()
+    groups = {"sibling": "/work/shop2", "climbing": "/work/shop/../other", "dotted": "/work/shop/./api/..",
+              "trailing": "/work/shop/"}
+    (folder / "MEMORY.md").write_text("".join(
+        f"# Task Group: {name}\nscope: x\napplies_to: cwd={cwd}; reuse_rule=safe\n\n## Reusable knowledge\n- {name}.\n\n"
+        for name, cwd in groups.items()))
+    report = dev.import_from("codex", folder, agent="dev")
+    assert {i.key.split("#")[1].split(" > ")[0] for i in report.imported} == {"Task Group: dotted",
+                                                                               "Task Group: trailing"}
+    assert sorted(s.reason for s in report.skipped) == sorted(
+        f"applies to {cwd}, not to this project (/work/shop)" for cwd in ("/work/shop2", "/work/shop/../other")
+        for _ in range(2))
 
 
 def test_codex_home_is_where_codex_keeps_it():

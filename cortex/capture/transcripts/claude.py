@@ -51,6 +51,8 @@ LAUNCHED_TEXT = "[subagent launched in the background; its result arrives as a t
 #: ``<status>`` values of a task notification for a task that did not complete.
 FAILED_STATUSES = ("failed", "error", "killed", "stopped", "cancelled", "canceled", "aborted", "timeout")
 NOTIFICATION = "<task-notification>"
+_RESULT_END = re.compile(r"</result>\s*(?:<usage>(?:(?!</?result>).)*?</usage>\s*)?(?:</task-notification>|\Z)",
+                         re.DOTALL)
 _TAG = re.compile(r"<(task-id|tool-use-id|status|summary)>(.*?)</\1>", re.DOTALL)
 
 
@@ -60,14 +62,15 @@ def notification(text: str) -> dict[str, str] | None:
     text = text.lstrip()
     if not text.startswith(NOTIFICATION):
         return None
+    fields: dict[str, str] = {}
+    start = text.find("<result>")
+    # a result may quote tags of its own (</result>, </task-notification>): it ends where the notification does
+    closing = _RESULT_END.search(text, start) if start >= 0 else None
+    if closing is not None:
+        fields["result"] = text[start + len("<result>"):closing.start()].strip()
+        text = text[:start] + text[closing.start() + len("</result>"):]
     end = text.find("</task-notification>")
     body = text[len(NOTIFICATION):end if end >= 0 else len(text)]
-    start = body.find("<result>")
-    result_end = body.rfind("</result>")  # a result may quote tags of its own: up to the last closing one
-    fields: dict[str, str] = {}
-    if 0 <= start < result_end:
-        fields["result"] = body[start + len("<result>"):result_end].strip()
-        body = body[:start] + body[result_end + len("</result>"):]
     for tag, value in _TAG.findall(body):
         fields.setdefault(tag, value.strip())
     return fields
