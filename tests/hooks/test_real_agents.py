@@ -135,7 +135,10 @@ def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
     (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
     with GeminiStandIn(lambda body: "Looked.\nPATTERN: always run the link checker") as model:
         result = subprocess.run(
-            [str(bin_dir / "gemini"), "-p", "Review the payment webhook retries", "--output-format", "json"],
+            # a model named skips Gemini CLI's model router, whose classifier asks for JSON the stand-in does not
+            # give (it then retries with back-off for ~100 s)
+            [str(bin_dir / "gemini"), "-p", "Review the payment webhook retries", "--output-format", "json",
+             "--model", "gemini-2.5-flash"],
             cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
             env=bare_env(home, bin_dir, GOOGLE_GEMINI_BASE_URL=model.url, GEMINI_API_KEY="standin-key",
                          GEMINI_CLI_NO_RELAUNCH="1", CORTEX_BIN=local_bin() or "cortex"))
