@@ -20,11 +20,12 @@ from cortex.api.operations import OPERATIONS
 from cortex.errors import InvalidInputError
 from cortex.service.auth import ADMIN
 from cortex.service.mcp import build_mcp, tool_selection
-from cortex.service.mcp.context import ALL_TOOLS, LEAN_TOOLS
+from cortex.service.mcp.context import all_tools
 
 from tests.service_helpers import cortex, env, make_project, start_server
 
 #: The everyday memory work (the rows of the table marked lean).
+ALL_TOOLS, LEAN_TOOLS = all_tools(), all_tools(lean=True)
 LEAN = ["add_memory", "agent_end", "agent_start", "delete_memory", "get_memory", "list_agents", "recall",
         "search_memories", "supersede_memory", "update_memory"]
 #: The budget of the lean set in tokens (bytes / 4).
