@@ -14,6 +14,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,11 +43,14 @@ SIGN_IN = "/v1/session"
 RESOURCE_METADATA = "/.well-known/oauth-protected-resource"
 
 
+_HOST = re.compile(r"[A-Za-z0-9.\-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
+
+
 def origin_of(scope: Any) -> str:
     """The scheme, host and port a request was sent to (``http://127.0.0.1:8080``), as the client named them."""
     headers = dict(scope.get("headers") or ())
     host = headers.get(b"host", b"").decode("latin-1")
-    if not host or any(c in host for c in "\"\r\n /?#@"):  # never echo what is not a host into a header
+    if not _HOST.fullmatch(host):  # never echo what is not a host name or address into a header
         server = scope.get("server") or ("127.0.0.1", 80)
         host = f"{server[0]}:{server[1]}"
     return f"{scope.get('scheme', 'http')}://{host}"

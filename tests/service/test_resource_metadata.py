@@ -14,6 +14,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from cortex.service.auth import TokenStore
+from cortex.service.guard import challenge
 
 from tests.service_helpers import make_project, start_server
 
@@ -50,11 +51,15 @@ def test_a_401_points_to_the_metadata_of_its_resource(server):
         assert document.json()["bearer_methods_supported"] == ["header"]
 
 
-def test_a_hostile_host_is_not_echoed_into_the_challenge(server):
-    for host in ('evil" x="1', "a b", "127.0.0.1\\r\\nX: y"):
-        answer = httpx.get(f"{server.url}/v1/agents", headers={"Host": host})
-        if answer.status_code == 401:  # else the host check refused it first
-            assert '"' not in _metadata_of(answer) and " " not in _metadata_of(answer)
+@pytest.mark.parametrize("host", ['evil" x="1', "a b", "h\r\nX-Injected: y", "h/../x", "user@h", "ｈost\u202e", "x" * 300])
+def test_a_hostile_host_is_not_echoed_into_the_challenge(host):
+    """The loopback server refuses such hosts first (400); behind another bind the challenge must not carry them."""
+    scope = {"type": "http", "path": "/mcp", "scheme": "http", "server": ("10.0.0.1", 8080),
+             "headers": [(b"host", host.encode("utf-8"))]}
+    value = challenge(scope)
+    assert value == 'Bearer resource_metadata="http://10.0.0.1:8080/.well-known/oauth-protected-resource/mcp"'
+    scope["headers"] = [(b"host", b"[::1]:8080")]
+    assert challenge(scope) == 'Bearer resource_metadata="http://[::1]:8080/.well-known/oauth-protected-resource/mcp"'
 
 
 def test_a_client_that_discovered_the_metadata_connects_with_a_cortex_token(server):
