@@ -257,6 +257,9 @@ SERVICE_ROUTES: tuple[ServiceRoute, ...] = (
     ServiceRoute("sign_out", Route("DELETE", "/session", 200, "browser"), "Sign the browser's session out"),
     ServiceRoute("events", Route("GET", "/events", 200, "browser"),
                  "Live events (server-sent): writes, starts, captures, reviews, runs"),
+    ServiceRoute("resource_metadata", Route("GET", "/.well-known/oauth-protected-resource", 200, "service",
+                                            prefixed=False),
+                 "OAuth protected-resource metadata (RFC 9728); `/mcp` appended: the MCP endpoint's"),
 )
 
 #: CLI commands that are not operations of the API, each with what it is for.
