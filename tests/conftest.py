@@ -126,6 +126,8 @@ def _hermetic_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 env.delenv(name)
         if "PYTHONUSERBASE" not in os.environ:
             env.setenv("PYTHONUSERBASE", _USER_BASE)
+        # the suite exercises every MCP tool; tests/service/test_mcp_tools.py tests the lean default
+        env.setenv("CORTEX_MCP_TOOLS", "all")
         _isolate(env, root / "run")
         yield root
         for servers in [root / "run" / "servers", *root.glob("test-*/servers")]:

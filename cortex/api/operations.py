@@ -67,7 +67,8 @@ class Operation(NamedTuple):
     ``http``, ``mcp``, ``cli``). ``answer`` is how the client reads the route's answer (a model of
     :mod:`cortex.model`, ``list[Model]``, or ``json`` as it is) and ``key`` the field of the answer the operation
     returns; ``client`` is ``table`` when :class:`~cortex.api.client.RemoteCortex` sends it from this row alone, else
-    ``hand`` (a method written out: files, streams, answers derived from another route).
+    ``hand`` (a method written out: files, streams, answers derived from another route). ``lean`` marks the
+    operations whose tool is in the MCP server's default set (the others with ``--tools all``).
     """
 
     name: str
@@ -82,6 +83,8 @@ class Operation(NamedTuple):
     #: HTTP path parameters filled from a differently named argument (``memory_id`` from ``old_id``)
     path_args: Mapping[str, str] = _NONE
     why_not: Mapping[str, str] = _NONE
+    #: True for the tools of everyday memory work, the MCP server's lean default set (``cortex mcp --tools``)
+    lean: bool = False
 
 
 def _op(name: str, domain: str, route: Route | None, tool: str | None, command: str | None, summary: str,
@@ -94,21 +97,21 @@ _MEMORY = "/agents/{agent}/memories/{memory_id}"
 _ROWS = (
     # -- memories: one memory's life --------------------------------------------------------------------
     _op("store", "memories", Route("POST", "/agents/{agent}/memories", 201, "memories"), "add_memory", "store",
-        "Store one memory", answer="Memory"),
+        "Store one memory", answer="Memory", lean=True),
     _op("store_many", "memories", Route("POST", "/agents/{agent}/memories/batch", 201, "memories"), None,
         "store-many", "Store a batch in one atomic write", answer="list[Memory]",
         why_not={"mcp": "one add_memory call per memory"}),
     _op("get", "memories", Route("GET", _MEMORY, 200, "memories"), "get_memory", "get", "One memory, or none",
-        answer="Memory", client="hand"),
+        answer="Memory", client="hand", lean=True),
     _op("update", "memories", Route("PATCH", _MEMORY, 200, "lifecycle"), "update_memory", "update",
-        "Change fields in place (version + 1)", answer="Memory"),
+        "Change fields in place (version + 1)", answer="Memory", lean=True),
     _op("history", "memories", Route("GET", _MEMORY + "/history", 200, "lifecycle"), "memory_history", "history",
         "Every version of a memory, oldest first", answer="list[Memory]"),
     _op("provenance", "memories", Route("GET", _MEMORY + "/provenance", 200, "lifecycle"), "memory_provenance",
         "provenance", "Where a memory comes from (PROV-O)", answer="Provenance"),
     _op("supersede", "memories", Route("POST", _MEMORY + "/supersede", 201, "lifecycle"), "supersede_memory",
         "supersede", "Replace a memory by a new one (or an existing one)", answer="Memory",
-        path_args={"memory_id": "old_id"}),
+        path_args={"memory_id": "old_id"}, lean=True),
     _op("validate", "memories", Route("POST", _MEMORY + "/validate", 200, "lifecycle"), "validate_memory",
         "validate", "Confirm a memory: its decay restarts, confidence + 0.05", answer="Memory"),
     _op("inject_learning", "memories", Route("POST", "/agents/{lead}/inject", 201, "lifecycle"), "inject_learning",
@@ -116,7 +119,7 @@ _ROWS = (
     _op("touch", "memories", Route("POST", _MEMORY + "/touch", 200, "memories"), "touch_memory", "touch",
         "Record a use (usageCount + 1)", answer="Memory"),
     _op("forget", "memories", Route("DELETE", _MEMORY, 204, "memories"), "delete_memory", "forget",
-        "Delete a memory", client="hand"),
+        "Delete a memory", client="hand", lean=True),
     _op("prune", "memories", Route("POST", "/agents/{agent}/prune", 200, "memories"), "prune_memories", "prune",
         "Delete weak or long-unused memories", client="hand"),
     _op("prune_candidates", "memories", Route("POST", "/agents/{agent}/prune", 200, "memories"), "prune_memories",
@@ -125,9 +128,9 @@ _ROWS = (
         "Delete the memories whose time to live ran out", key="count"),
     # -- reading ----------------------------------------------------------------------------------------
     _op("recall", "reading", Route("GET", "/agents/{agent}/memories", 200, "memories"), "recall", "recall",
-        "AND-token recall", answer="list[Memory]"),
+        "AND-token recall", answer="list[Memory]", lean=True),
     _op("search", "reading", Route("GET", "/agents/{agent}/search", 200, "memories"), "search_memories", "search",
-        "Ranked search: hybrid, semantic, bm25 or all", answer="SearchResult"),
+        "Ranked search: hybrid, semantic, bm25 or all", answer="SearchResult", lean=True),
     _op("list_memories", "reading", Route("GET", "/agents/{agent}/list", 200, "memories"), "list_memories", "list",
         "One page of every memory the agent can see", answer="Page"),
     _op("stats", "reading", Route("GET", "/agents/{agent}/stats", 200, "memories"), "memory_stats", "stats",
@@ -139,13 +142,13 @@ _ROWS = (
     _op("agent_overview", "reading", Route("GET", "/agents/{agent}/overview", 200, "memories"), "agent_overview",
         "overview", "The agent at a glance: counts by type, source and scope, last activity, decay"),
     _op("agent_start", "reading", Route("POST", "/agents/{agent}/start", 200, "prompt"), "agent_start", "start",
-        "The <agent-memory> block to inject at agent start", key="block"),
+        "The <agent-memory> block to inject at agent start", key="block", lean=True),
     _op("render", "reading", None, None, None, "The <agent-memory> block of given memories", client="hand",
         why_not={"cli": "recall --format block renders", "http": "a client renders the memories it got",
                  "mcp": "the agent_memory resource is the rendered block"}),
     # -- admin: agents, scopes, indexes -----------------------------------------------------------------
     _op("describe_agents", "admin", Route("GET", "/agents", 200, "agents"), "list_agents", "agents list",
-        "The declared agents and their memory counts"),
+        "The declared agents and their memory counts", lean=True),
     _op("resolve_agent", "admin", Route("GET", "/agents/resolve", 200, "agents"), None, None,
         "The declared agent a coding agent's name stands for", key="agent",
         why_not={"cli": "the hooks resolve a coding agent's name; `agents list` shows aliases",
@@ -168,7 +171,7 @@ _ROWS = (
         "Scan the store for secrets (every version); redact them when asked", answer="SecretScan"),
     # -- sessions: what an agent's work leaves ----------------------------------------------------------
     _op("agent_end", "sessions", Route("POST", "/agents/{agent}/end", 200, "prompt"), "agent_end", "end",
-        "Capture the marker lines of an agent's output, then prune", client="hand"),
+        "Capture the marker lines of an agent's output, then prune", client="hand", lean=True),
     _op("record_task", "sessions", Route("POST", "/agents/{agent}/tasks", 201, "prompt"), "record_task",
         "task-done", "Record a finished task's outcome", answer="Memory"),
     _op("capture_transcript", "sessions", Route("POST", "/agents/{agent}/transcripts", 200, "prompt"),
@@ -254,6 +257,9 @@ SERVICE_ROUTES: tuple[ServiceRoute, ...] = (
     ServiceRoute("sign_out", Route("DELETE", "/session", 200, "browser"), "Sign the browser's session out"),
     ServiceRoute("events", Route("GET", "/events", 200, "browser"),
                  "Live events (server-sent): writes, starts, captures, reviews, runs"),
+    ServiceRoute("resource_metadata", Route("GET", "/.well-known/oauth-protected-resource", 200, "service",
+                                            prefixed=False),
+                 "OAuth protected-resource metadata (RFC 9728); `/mcp` appended: the MCP endpoint's"),
 )
 
 #: CLI commands that are not operations of the API, each with what it is for.

@@ -51,8 +51,11 @@ def serve(state: _State, host: str, port: int, idle_exit: float | None, auto: bo
 
 
 @command("mcp")
+@click.option("--tools", default=None, metavar="SET",
+              help="The tools listed: lean (the default: everyday memory work, under 10k tokens), all, or a comma "
+                   "list of tool names and those words. Default: $CORTEX_MCP_TOOLS, else lean.")
 @pass_state
-def mcp(state: _State) -> None:
+def mcp(state: _State, tools: str | None) -> None:
     """MCP server on stdio, for coding agents. Uses the running server (starting one in the background
     when none runs), so any number of sessions share one store."""
     from cortex.service.auth import ADMIN
@@ -63,7 +66,11 @@ def mcp(state: _State) -> None:
     state_dir = state.need_state_dir()
     client = cast("MemoryAPI", Reconnecting(lambda: ensure_server(state_dir, agent_dirs=state.agent_dirs,
                                                                 embeddings=state.embeddings, location=state.store)))
-    run_stdio(build_mcp(lambda: client, lambda request: ADMIN))  # the server checks the client's token
+    try:
+        server = build_mcp(lambda: client, lambda request: ADMIN, tools)  # the server checks the client's token
+    except InvalidInputError as exc:
+        raise click.BadParameter(exc.reason, param_hint="--tools") from None
+    run_stdio(server)
 
 
 @group("server status")

@@ -14,6 +14,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,6 +38,35 @@ DEFAULT_HEADER_TIMEOUT = 10.0
 PROTECTED = ("/v1", "/mcp")
 #: Protected paths that take no token: signing in to the browser (the token is in the body, checked by the route).
 SIGN_IN = "/v1/session"
+#: Where the OAuth 2.0 protected-resource metadata (RFC 9728) is served: for the whole server, and suffixed with
+#: a protected path (``/.well-known/oauth-protected-resource/mcp``) for the resource at that path.
+RESOURCE_METADATA = "/.well-known/oauth-protected-resource"
+
+
+_HOST = re.compile(r"[A-Za-z0-9.\-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
+
+
+def origin_of(scope: Any) -> str:
+    """The scheme, host and port a request was sent to (``http://127.0.0.1:8080``), as the client named them."""
+    headers = dict(scope.get("headers") or ())
+    host = headers.get(b"host", b"").decode("latin-1")
+    if not _HOST.fullmatch(host):  # never echo what is not a host name or address into a header
+        server = scope.get("server") or ("127.0.0.1", 80)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scope.get('scheme', 'http')}://{host}"
+
+
+def metadata_url(scope: Any) -> str:
+    """The protected-resource metadata that describes the resource ``scope``'s request was for: the MCP
+    endpoint's for ``/mcp``, the server's otherwise."""
+    path = scope.get("path", "")
+    suffix = "/mcp" if path == "/mcp" or path.startswith("/mcp/") else ""
+    return origin_of(scope) + RESOURCE_METADATA + suffix
+
+
+def challenge(scope: Any) -> str:
+    """The ``WWW-Authenticate`` value of a 401 (RFC 6750 with RFC 9728's ``resource_metadata``)."""
+    return f'Bearer resource_metadata="{metadata_url(scope)}"'
 
 
 @dataclass(frozen=True)
@@ -115,12 +145,13 @@ class _TooSlow(BaseException):
     pass
 
 
-async def send_error(send: Any, status: int, kind: str, message: str) -> None:
-    """Send a complete ``{"error": ...}`` response (the service's error shape)."""
+async def send_error(send: Any, status: int, kind: str, message: str, scope: Any = None) -> None:
+    """Send a complete ``{"error": ...}`` response (the service's error shape); a 401 to ``scope``'s request
+    names where its resource's metadata is."""
     body = json.dumps({"error": {"type": kind, "message": message, "field": None, "reason": None}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
-        headers.append((b"www-authenticate", b"Bearer"))
+        headers.append((b"www-authenticate", challenge(scope).encode("latin-1") if scope else b"Bearer"))
     headers.append((b"connection", b"close"))  # an unread body must not be taken for the next request
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
@@ -153,7 +184,7 @@ class Guard:
                 await send_error(send, 503, "TokenFileError", str(exc))
                 return
             except AuthError as exc:
-                await send_error(send, 401, "AuthError", str(exc))
+                await send_error(send, 401, "AuthError", str(exc), scope)
                 return
             except CortexError as exc:
                 await send_error(send, 500, type(exc).__name__, str(exc))

@@ -142,7 +142,8 @@ def bearer(token: str) -> dict[str, str]:
 async def test_tokens_isolate_agents(secured, local_cx):
     api, tokens = secured
     r = await api.post("/v1/agents/alice/memories", json={"content": "alice secret"})
-    assert r.status_code == 401 and r.json()["error"]["type"] == "AuthError" and r.headers["www-authenticate"] == "Bearer"
+    assert r.status_code == 401 and r.json()["error"]["type"] == "AuthError" and r.headers["www-authenticate"].startswith(
+        'Bearer resource_metadata="http') and r.headers["www-authenticate"].endswith('/.well-known/oauth-protected-resource"')
     for header in (bearer("ctx_wrong"), {"Authorization": "Basic abc"}, {"Authorization": "Bearer "}):
         assert (await api.get("/v1/agents/alice/stats", headers=header)).status_code == 401
     r = await api.post("/v1/agents/alice/memories", json={"content": "alice secret"}, headers=bearer(tokens["alice"]))

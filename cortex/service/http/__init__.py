@@ -22,7 +22,8 @@ import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
 
 from cortex import notices
@@ -30,7 +31,7 @@ from cortex.api.operations import API_PREFIX
 from cortex.core import Cortex
 from cortex.errors import AuthError, CortexError
 from cortex.service.auth import ADMIN, LOCAL, Principal, TokenStore
-from cortex.service.guard import Guard, Limits
+from cortex.service.guard import RESOURCE_METADATA, Guard, Limits, origin_of
 from cortex.service.http import (
     admin,
     consolidation,
@@ -194,6 +195,7 @@ def create_app(
         app.router.routes.extend(router.routes)
     generic.add_routes(app)  # an operation of the table no router serves: built from its row and its method
     _slashes_in_last_segment(app)
+    _resource_metadata(app, mcp_server is not None)
     if mcp_server is not None:
         app.router.routes.extend(mcp_app.routes)  # exactly /mcp; any other path is a JSON 404 of this app
     if web:
@@ -213,6 +215,28 @@ def create_app(
 #: Path parameters that are free text and may hold "/" (a session id is the harness's own), when they end their
 #: route's path: they take the rest of the path.
 FREE_TEXT_SEGMENTS = ("session",)
+
+
+def _resource_metadata(app: FastAPI, mcp: bool) -> None:
+    """OAuth 2.0 protected-resource metadata (RFC 9728), which a 401's ``WWW-Authenticate`` points to: the server's
+    API, and with ``mcp`` the MCP endpoint at the path-suffixed address. Cortex issues its bearer tokens itself
+    (``cortex token create``): no authorization server is named, and a client sends the token it was given."""
+
+    def document(request: Request, path: str) -> JSONResponse:
+        origin = origin_of(request.scope)
+        body = {"resource": origin + path, "bearer_methods_supported": ["header"],
+                "resource_name": "Cortex MCP server" if path else "Cortex API"}
+        return JSONResponse(body, headers={"Cache-Control": "max-age=3600"})
+
+    def server(request: Request) -> JSONResponse:
+        return document(request, "")
+
+    def mcp_endpoint(request: Request) -> JSONResponse:
+        return document(request, "/mcp")
+
+    app.add_api_route(RESOURCE_METADATA, server, methods=["GET"], include_in_schema=False)
+    if mcp:
+        app.add_api_route(RESOURCE_METADATA + "/mcp", mcp_endpoint, methods=["GET"], include_in_schema=False)
 
 
 def _slashes_in_last_segment(app: FastAPI) -> None:

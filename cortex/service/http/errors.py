@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from cortex.service.guard import challenge
 from cortex.errors import (
     AgentNotFoundError,
     AuthError,
@@ -101,7 +102,10 @@ async def _cortex_error(request: Request, exc: CortexError) -> Response:
     if _sparql_route(request):  # the protocol: a malformed query or parameter is 400
         status = 400 if isinstance(exc, InvalidInputError) else status_of(exc)
         return protocol_error(request, status, exc, field=field)
-    return error_response(status_of(exc), exc, field=field)
+    answer = error_response(status_of(exc), exc, field=field)
+    if answer.status_code == 401:
+        answer.headers["WWW-Authenticate"] = challenge(request.scope)
+    return answer
 
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> Response:

@@ -14,6 +14,7 @@ types and output models they share are in :mod:`.outputs`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +30,7 @@ from cortex.service.auth import Principal
 from cortex.service.mcp import generic
 from cortex.service.mcp.admin import AdminTools
 from cortex.service.mcp.consolidation import ConsolidationTools
-from cortex.service.mcp.context import ToolContext, add_tools
+from cortex.service.mcp.context import TOOLS_ENV, ToolContext, add_tools, tool_selection
 from cortex.service.mcp.graph import GraphTools
 from cortex.service.mcp.memories import MemoriesTools
 from cortex.service.mcp.notes import NotesTools
@@ -37,7 +38,7 @@ from cortex.service.mcp.protocol import ProtocolState, add_protocol_handlers, un
 from cortex.service.mcp.reading import ReadingTools
 from cortex.service.mcp.sessions import SessionsTools
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "argument_error", "build_mcp"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "TOOLS_ENV", "argument_error", "build_mcp", "tool_selection"]
 
 #: Each domain's tools, in the order of the facade's domains (:data:`cortex.api.operations.DOMAINS`).
 TOOLS: tuple[type[ToolContext], ...] = (MemoriesTools, ReadingTools, AdminTools, SessionsTools, NotesTools,
@@ -105,18 +106,34 @@ INSTRUCTIONS = (
     "one stays in memory_history); validate_memory confirms one is still right. Memories can be shared: "
     "scope 'team:NAME' or 'swarm' on add_memory, and inject_learning for leads."
 )
+#: The instructions of the lean default set (the tools it lacks are not named).
+LEAN_INSTRUCTIONS = (
+    "Persistent memory for agents. Start with list_agents: it names the agents you may use, and every other tool "
+    "takes one of those names as `agent`. Call agent_start when an agent begins a task (it returns the "
+    "<agent-memory> block of what it learned before), search_memories before you work on something you may have "
+    "met before, add_memory when you learn a pattern, convention, insight or decision worth keeping, and "
+    "agent_end with the agent's output to keep its LEARNED:/PATTERN:/CONVENTION:/DECISION:/INSIGHT: lines. "
+    "When a memory is wrong, update_memory corrects it; when a fact changed, supersede_memory replaces it. "
+    "Memories can be shared: scope 'team:NAME' or 'swarm' on add_memory. (This is the lean tool set; the server "
+    "has admin, history and consolidation tools with CORTEX_MCP_TOOLS=all.)"
+)
 
 
-def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Principal]) -> MCPServer:
+def build_mcp(backend: Callable[[], MemoryAPI], authenticate: Callable[[Any], Principal],
+              tools: str | None = None) -> MCPServer:
     """An MCP server whose tools call ``backend()``; ``authenticate(http_request_or_None)`` names the caller
-    (agent tokens only reach their own agent)."""
-    server = _CortexMCP(name="cortex", version="0.1.0", log_level="WARNING", instructions=INSTRUCTIONS)
+    (agent tokens only reach their own agent). ``tools`` chooses the tools listed (:func:`tool_selection`:
+    ``lean``, ``all`` or names); None reads :data:`TOOLS_ENV`, ``lean`` when unset."""
+    selected = tool_selection(tools if tools is not None else os.environ.get(TOOLS_ENV))
+    lean = selected <= tool_selection("lean")
+    server = _CortexMCP(name="cortex", version="0.1.0", log_level="WARNING",
+                        instructions=LEAN_INSTRUCTIONS if lean else INSTRUCTIONS)
     for model in (Memory, Page):  # deferred in the engine; tools serialise memories made without validation
         model.model_rebuild(force=True)
-    for tools in TOOLS:
-        add_tools(server, tools(backend, authenticate))
+    for domain in TOOLS:
+        add_tools(server, domain(backend, authenticate), selected)
     context = server.tools_context = ToolContext(backend, authenticate)
-    generic.add_tools(server, context, generic.registered(TOOLS))  # an operation no tool class serves
+    generic.add_tools(server, context, generic.registered(TOOLS), selected)  # an operation no tool class serves
     server.protocol = add_protocol_handlers(server, context)
 
     @server.resource("cortex://agents/{agent}/memory", name="agent_memory", mime_type="text/markdown",

@@ -15,8 +15,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 from cortex.api import MemoryAPI
+from cortex.api import operations
 from cortex.api.operations import operation
-from cortex.errors import AgentNotFoundError, CortexError
+from cortex.errors import AgentNotFoundError, CortexError, InvalidInputError
 from cortex.service.auth import Principal
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -89,10 +90,40 @@ def tool(name: str, annotations: ToolAnnotations) -> Callable[[_Method], _Method
     return mark
 
 
-def add_tools(server: MCPServer, tools: ToolContext) -> None:
-    """Register the methods of ``tools`` marked with :func:`tool`, in the order its class defines them."""
+#: The environment variable that chooses the MCP server's tools when the caller does not (``lean`` by default).
+TOOLS_ENV = "CORTEX_MCP_TOOLS"
+
+
+def all_tools(lean: bool = False) -> frozenset[str]:
+    """Every MCP tool of the table (read when called: a row added later counts), or the lean default set (the
+    rows marked ``lean``)."""
+    return frozenset(row.tool for row in operations.OPERATIONS.values() if row.tool is not None and
+                     (row.lean or not lean))
+
+
+def tool_selection(spec: str | None) -> frozenset[str]:
+    """The tools ``spec`` names: ``lean`` (the default, also for None or empty), ``all``, or a comma list of tool
+    names and of those two words (``lean,consolidate``). An unknown name is an error naming it."""
+    every, lean = all_tools(), all_tools(lean=True)
+    chosen: set[str] = set()
+    for word in (w.strip() for w in (spec or "lean").split(",")):
+        if word in ("", "lean"):
+            chosen |= lean
+        elif word == "all":
+            chosen |= every
+        elif word in every:
+            chosen.add(word)
+        else:
+            raise InvalidInputError("tools", f"no MCP tool {word[:80]!r} (lean, all, or tool names: "
+                                             f"{', '.join(sorted(every))})")
+    return frozenset(chosen)
+
+
+def add_tools(server: MCPServer, tools: ToolContext, selected: frozenset[str] | None = None) -> None:
+    """Register the methods of ``tools`` marked with :func:`tool` whose tool is among ``selected``, in the order
+    its class defines them (every one without ``selected``)."""
     for attribute in vars(type(tools)).values():
         mark = getattr(attribute, _MARK, None)
-        if isinstance(mark, ToolMark):
+        if isinstance(mark, ToolMark) and (selected is None or operation(mark.operation).tool in selected):
             server.add_tool(getattr(tools, attribute.__name__), name=operation(mark.operation).tool,
                             annotations=mark.annotations)

@@ -32,13 +32,14 @@ def registered(tools: Iterable[type[ToolContext]]) -> set[str]:
             if isinstance(mark := getattr(attribute, _MARK, None), ToolMark)}
 
 
-def add_tools(server: MCPServer, context: ToolContext, registered: set[str]) -> list[str]:
-    """Add to ``server`` the tool of every operation of the table whose tool is not among ``registered``; the
-    names of the tools added."""
+def add_tools(server: MCPServer, context: ToolContext, registered: set[str],
+              selected: frozenset[str] | None = None) -> list[str]:
+    """Add to ``server`` the tool of every operation of the table whose tool is not among ``registered`` (and is
+    among ``selected``, when given); the names of the tools added."""
     localns = vars(model)
     added = []
     for row in generic.rows():
-        if row.tool is None or row.tool in registered:
+        if row.tool is None or row.tool in registered or (selected is not None and row.tool not in selected):
             continue
         found = generic.signature(row.name, localns)
         if found is None:  # no protocol method: the surfaces' test names the operation
