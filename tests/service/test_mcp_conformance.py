@@ -22,8 +22,8 @@ from cortex.service.server import LOOPBACK_NAMES
 EXPECTED = Path(__file__).parent.parent / "fixtures" / "mcp" / "conformance-expected-failures.yml"
 #: the scenarios that apply to Cortex, all passing (docs/service.md gives the score)
 PASSING = ("server-initialize", "logging-set-level", "ping", "completion-complete", "tools-list",
-           "tools-call-simple-text", "tools-call-error", "resources-list", "resources-subscribe",
-           "resources-unsubscribe", "prompts-list", "dns-rebinding-protection")
+           "tools-call-simple-text", "tools-call-error", "resources-list", "prompts-list",
+           "dns-rebinding-protection")
 NODE, SUITE = os.environ.get("CORTEX_NODE22"), os.environ.get("CORTEX_MCP_CONFORMANCE")
 
 
