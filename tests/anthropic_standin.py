@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.model_standin import ModelStandIn
 
 Reply = tuple[list[dict[str, Any]], str]
 
@@ -57,32 +58,13 @@ def delegate(lesson: str, main_lesson: str) -> Callable[[dict[str, Any]], Reply]
     return answer
 
 
-class AnthropicStandIn:
+class AnthropicStandIn(ModelStandIn):
     """The server, on 127.0.0.1 and a free port, answering from a thread while open (``with`` starts it)."""
 
-    def __init__(self, answer: Callable[[dict[str, Any]], Reply]) -> None:
-        self.answer = answer
-        self.requests: list[dict[str, Any]] = []
-        self.paths: list[str] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+    PATH = ""
 
-    @property
-    def url(self) -> str:
-        """The base URL (``ANTHROPIC_BASE_URL``): ``http://127.0.0.1:PORT``."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> AnthropicStandIn:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._thread.join()
-        self._server.server_close()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler(self)
 
 
 def _events(blocks: list[dict[str, Any]], stop: str, model: str) -> list[tuple[str, dict[str, Any]]]:

@@ -8,37 +8,19 @@ in ``requests``.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.model_standin import ModelStandIn
 
-class GeminiStandIn:
+
+class GeminiStandIn(ModelStandIn):
     """The server, on 127.0.0.1 and a free port, answering from a thread while open (``with`` starts it)."""
 
-    def __init__(self, answer: Callable[[dict[str, Any]], str]) -> None:
-        self.answer = answer
-        self.requests: list[dict[str, Any]] = []
-        self.paths: list[str] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+    PATH = ""
 
-    @property
-    def url(self) -> str:
-        """The base URL (``GOOGLE_GEMINI_BASE_URL``): ``http://127.0.0.1:PORT``."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> GeminiStandIn:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._thread.join()
-        self._server.server_close()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler(self)
 
 
 def _handler(standin: GeminiStandIn) -> type[BaseHTTPRequestHandler]:
