@@ -15,7 +15,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.model_standin import ModelStandIn
+from tests.model_standin import ModelStandIn, send
 
 Reply = tuple[list[dict[str, Any]], str]
 
@@ -97,12 +97,7 @@ def _handler(standin: AnthropicStandIn) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _send(self, code: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send(self, json.dumps(payload).encode(), "application/json", code)
 
         def do_HEAD(self) -> None:
             self.send_response(200)
@@ -131,10 +126,6 @@ def _handler(standin: AnthropicStandIn) -> type[BaseHTTPRequestHandler]:
                                         "usage": {"input_tokens": 10, "output_tokens": 5}})
             data = b"".join(f"event: {name}\ndata: {json.dumps(event)}\n\n".encode()
                             for name, event in _events(blocks, stop, model))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send(self, data, "text/event-stream")
 
     return Handler

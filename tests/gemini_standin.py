@@ -11,7 +11,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.model_standin import ModelStandIn
+from tests.model_standin import ModelStandIn, send
 
 
 class GeminiStandIn(ModelStandIn):
@@ -31,11 +31,7 @@ def _handler(standin: GeminiStandIn) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _send(self, data: bytes, kind: str) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send(self, data, kind)
 
         def do_GET(self) -> None:
             standin.paths.append(self.path)

@@ -10,6 +10,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 
+def send(handler: BaseHTTPRequestHandler, data: bytes, kind: str, code: int = 200) -> None:
+    """Answer a request with ``data`` of media type ``kind`` (JSON, or a whole SSE stream at once)."""
+    handler.send_response(code)
+    handler.send_header("Content-Type", kind)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class ModelStandIn:
     """The server (``with`` starts it); a subclass gives its protocol's :meth:`handler` and the :data:`PATH` its
     clients' base URL ends with."""

@@ -11,7 +11,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.model_standin import ModelStandIn
+from tests.model_standin import ModelStandIn, send
 
 
 class ResponsesStandIn(ModelStandIn):
@@ -44,12 +44,7 @@ def _handler(standin: ResponsesStandIn) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _json(self, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send(self, json.dumps(payload).encode(), "application/json")
 
         def do_GET(self) -> None:
             standin.paths.append(self.path)
@@ -65,10 +60,6 @@ def _handler(standin: ResponsesStandIn) -> type[BaseHTTPRequestHandler]:
             standin.requests.append(body)
             data = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
                             for e in _events(standin.answer(body), len(standin.requests)))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send(self, data, "text/event-stream")
 
     return Handler
