@@ -85,8 +85,6 @@ async def _watch_remote(uri: str, agent: str, backend: Any, session: Any) -> Non
         async for event in backend.aevents():
             if _concerns(event, agent):
                 await session.send_resource_updated(uri)
-    except asyncio.CancelledError:
-        raise
     except Exception as exc:  # noqa: BLE001 - the stream or the connection ended: the watch ends with it
         log.debug("MCP resource watch of %s ended: %s", uri, exc)
 
@@ -107,8 +105,6 @@ async def _watch(uri: str, agent: str, backend: Any, session: Any) -> None:
                 return
             if any(event.kind in CHANGES for event in subscription.drain()):
                 await session.send_resource_updated(uri)
-    except asyncio.CancelledError:
-        raise
     except Exception as exc:  # noqa: BLE001 - the connection went away: the watch ends with it
         log.debug("MCP resource watch of %s ended: %s", uri, exc)
     finally:
