@@ -1,17 +1,17 @@
-"""``cortex install claude`` / ``cortex uninstall claude``: the hook entries in ``.claude/settings.json``, the
-MCP server entry in ``.mcp.json`` and this machine's ``CORTEX_BIN`` in ``.claude/settings.local.json``, merged
-into what is there and removed exactly (``cortex install codex|cursor|gemini``: :func:`install_harness`, below;
-``cortex install hermes``: :mod:`cortex.service.install_hermes`).
+"""``cortex install claude`` / ``cortex uninstall claude``: the hook entries in ``.claude/settings.json``, this
+machine's ``CORTEX_BIN`` in ``.claude/settings.local.json`` and the MCP server in Claude Code's local scope
+(``~/.claude.json``), merged into what is there and removed exactly (``cortex install codex|cursor|gemini``:
+:func:`install_harness`, below; ``cortex install hermes``: :mod:`cortex.service.install_hermes`).
 
-``.claude/settings.json`` and ``.mcp.json`` are committed and shared by a team, so they hold no path of this
-machine: the commands are ``"${CORTEX_BIN:-cortex}" hook claude EVENT`` and ``"${CORTEX_BIN:-cortex}" mcp``, the
-``cortex`` of ``PATH`` (an activated virtualenv, pipx) unless ``$CORTEX_BIN`` names one. The absolute path of
-this installation's ``cortex`` goes to ``.claude/settings.local.json`` (personal, not committed) as
-``env.CORTEX_BIN``: Claude Code merges that file into the project's settings and gives its ``env`` to the hooks
-and MCP servers it starts (``.mcp.json`` expands ``${VAR:-default}``), so the commands run with a bare ``PATH``
-too. The subagent hooks and ``PostToolUse`` (matcher ``Write|Edit|Bash``) are always installed; the main
-session's (``SessionStart``, ``Stop``, ``SessionEnd``) only for an agent named with ``--agent``, which must be
-declared (``--force`` installs an undeclared one), and which ``PostToolUse`` then names too.
+``.claude/settings.json`` is committed and shared by a team, so it holds no path of this machine: the commands
+are ``"${CORTEX_BIN:-cortex}" hook claude EVENT``. The absolute path of this installation's ``cortex`` goes to
+``.claude/settings.local.json`` (personal) as ``env.CORTEX_BIN``, which Claude Code gives to the hooks. It does
+not expand ``.mcp.json`` with that env (only with its own process environment), so the MCP server is written by
+absolute path to the project's entry in ``~/.claude.json``, as ``claude mcp add --scope local`` writes it (an
+earlier version's ``.mcp.json`` entry is removed). The subagent hooks and ``PostToolUse`` (matcher
+``Write|Edit|Bash``) are always installed; the main session's (``SessionStart``, ``Stop``, ``SessionEnd``) only
+for an agent named with ``--agent``, which must be declared (``--force`` installs an undeclared one), and which
+``PostToolUse`` then names too.
 """
 
 from __future__ import annotations
@@ -388,7 +388,9 @@ def codex_mcp() -> dict[str, Any]:
 def codex_mcp_toml() -> str:
     """:func:`codex_mcp` as the TOML table install appends to ``.codex/config.toml``."""
     entry = codex_mcp()
-    quote = lambda value: json.dumps(value, ensure_ascii=False)  # noqa: E731 - a JSON string is a TOML basic string
+    def quote(value: str) -> str:
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
     return (f"[mcp_servers.{MCP_NAME}]\ncommand = {quote(entry['command'])}\n"
             f"args = [{', '.join(quote(a) for a in entry['args'])}]\n")
 
