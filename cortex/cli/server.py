@@ -197,10 +197,11 @@ HARNESSES = ["claude", "codex", "cursor", "gemini", "hermes"]
 @click.option("--force", is_flag=True, help="Install --agent even when no agent definition declares it.")
 def install(target: str, agent: str | None, force: bool) -> None:
     """Wire a coding agent's hooks and Cortex's MCP server into the files it documents, merged into what is
-    there (idempotent; committed: the commands run "${CORTEX_BIN:-cortex}", no path of this machine). claude:
-    .claude/settings.json, .mcp.json, and this machine's cortex as env CORTEX_BIN in .claude/settings.local.json
-    (not committed), so the hooks also work outside the virtualenv; codex: .codex/hooks.json and
-    [mcp_servers.cortex] in .codex/config.toml (trust the hooks in Codex's /hooks); cursor: .cursor/hooks.json and
+    there (idempotent), and .cortex/.gitignore (store, state, logs). claude: hooks in .claude/settings.json
+    (committed: "${CORTEX_BIN:-cortex}") with this machine's cortex as env CORTEX_BIN in
+    .claude/settings.local.json, and the MCP server by absolute path in ~/.claude.json (local scope, personal);
+    codex: .codex/hooks.json and [mcp_servers.cortex] in .codex/config.toml by absolute path, listed in
+    .git/info/exclude (trust the hooks in Codex's /hooks); cursor: .cursor/hooks.json and
     .cursor/mcp.json; gemini: hooks and mcpServers in .gemini/settings.json; hermes: Cortex as Hermes Agent's
     memory provider ($HERMES_HOME/plugins/cortex/ and memory.provider: cortex in $HERMES_HOME/config.yaml)."""
     from cortex.service.install import install_harness

@@ -1,17 +1,17 @@
-"""``cortex install claude`` / ``cortex uninstall claude``: the hook entries in ``.claude/settings.json``, the
-MCP server entry in ``.mcp.json`` and this machine's ``CORTEX_BIN`` in ``.claude/settings.local.json``, merged
-into what is there and removed exactly (``cortex install codex|cursor|gemini``: :func:`install_harness`, below;
-``cortex install hermes``: :mod:`cortex.service.install_hermes`).
+"""``cortex install claude`` / ``cortex uninstall claude``: the hook entries in ``.claude/settings.json``, this
+machine's ``CORTEX_BIN`` in ``.claude/settings.local.json`` and the MCP server in Claude Code's local scope
+(``~/.claude.json``), merged into what is there and removed exactly (``cortex install codex|cursor|gemini``:
+:func:`install_harness`, below; ``cortex install hermes``: :mod:`cortex.service.install_hermes`).
 
-``.claude/settings.json`` and ``.mcp.json`` are committed and shared by a team, so they hold no path of this
-machine: the commands are ``"${CORTEX_BIN:-cortex}" hook claude EVENT`` and ``"${CORTEX_BIN:-cortex}" mcp``, the
-``cortex`` of ``PATH`` (an activated virtualenv, pipx) unless ``$CORTEX_BIN`` names one. The absolute path of
-this installation's ``cortex`` goes to ``.claude/settings.local.json`` (personal, not committed) as
-``env.CORTEX_BIN``: Claude Code merges that file into the project's settings and gives its ``env`` to the hooks
-and MCP servers it starts (``.mcp.json`` expands ``${VAR:-default}``), so the commands run with a bare ``PATH``
-too. The subagent hooks and ``PostToolUse`` (matcher ``Write|Edit|Bash``) are always installed; the main
-session's (``SessionStart``, ``Stop``, ``SessionEnd``) only for an agent named with ``--agent``, which must be
-declared (``--force`` installs an undeclared one), and which ``PostToolUse`` then names too.
+``.claude/settings.json`` is committed and shared by a team, so it holds no path of this machine: the commands
+are ``"${CORTEX_BIN:-cortex}" hook claude EVENT``. The absolute path of this installation's ``cortex`` goes to
+``.claude/settings.local.json`` (personal) as ``env.CORTEX_BIN``, which Claude Code gives to the hooks. It does
+not expand ``.mcp.json`` with that env (only with its own process environment), so the MCP server is written by
+absolute path to the project's entry in ``~/.claude.json``, as ``claude mcp add --scope local`` writes it (an
+earlier version's ``.mcp.json`` entry is removed). The subagent hooks and ``PostToolUse`` (matcher
+``Write|Edit|Bash``) are always installed; the main session's (``SessionStart``, ``Stop``, ``SessionEnd``) only
+for an agent named with ``--agent``, which must be declared (``--force`` installs an undeclared one), and which
+``PostToolUse`` then names too.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import sys
 import sysconfig
 from collections.abc import Callable
 from pathlib import Path
@@ -64,13 +66,41 @@ def local_bin() -> str | None:
     return str(script) if script.is_file() and os.access(script, os.X_OK) else None
 
 
+def resolved_argv() -> list[str]:
+    """How this machine runs this installation's ``cortex`` whatever ``PATH`` holds: its console script's absolute
+    path, else this interpreter with ``-m cortex``."""
+    script = local_bin()
+    return [script] if script is not None else [sys.executable, "-m", "cortex"]
+
+
+def resolved_mcp_entry() -> dict[str, Any]:
+    """The MCP server entry written to a personal file: this machine's ``cortex``, by absolute path (no shell
+    runs it, so no ``$VAR`` is needed)."""
+    argv = resolved_argv()
+    return {"type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp"], "env": {}}
+
+
+def claude_user_config() -> Path:
+    """Claude Code's own file (``~/.claude.json``, ``$CLAUDE_CONFIG_DIR/.claude.json`` when that is set), where
+    ``claude mcp add --scope local`` keeps a project's personal MCP servers, under ``projects.<abs path>``."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(base).expanduser() / ".claude.json" if base else Path.home() / ".claude.json"
+
+
 def _is_ours(command: Any) -> bool:
     return isinstance(command, str) and _OURS.match(command) is not None
 
 
 def _is_our_mcp(entry: Any) -> bool:
-    return isinstance(entry, dict) and (entry in ({"command": "cortex", "args": ["mcp"]}, mcp_entry())
-                                        or entry.get("args") == ["-m", "cortex", "mcp"])
+    """An MCP server entry some version of this module wrote (portable, by absolute path, or ``-m cortex``)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    extra = {k: v for k, v in entry.items() if k not in ("command", "args", "type")}
+    if extra not in ({}, {"env": {}}) or entry.get("type", "stdio") != "stdio":
+        return False
+    command, args = entry["command"], entry.get("args")
+    return (args == ["mcp"] and (command in ("cortex", "${%s:-cortex}" % BIN_ENV) or command.endswith("/cortex"))
+            or args == ["-m", "cortex", "mcp"])
 
 
 def check_agent(root: Path, agent: str) -> None:
@@ -116,9 +146,15 @@ def _read(path: Path, section: str, *, flat: bool = False) -> dict[str, Any]:
     return data
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write(path: Path, data: dict[str, Any], mode: int = 0o644) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)  # the user's .claude/ keeps its usual permissions
-    atomic_write(path, json.dumps(data, indent=2) + "\n", mode=0o644)
+    if path.exists():
+        mode = path.stat().st_mode & 0o777  # ~/.claude.json holds Claude Code's account: keep its mode
+    atomic_write(path, json.dumps(data, indent=2) + "\n", mode=mode)
+
+
+def _mcp_argv(entry: dict[str, Any]) -> list[str]:
+    return [entry["command"], *entry.get("args", [])]
 
 
 def _remove_ours(hooks: dict[str, Any], event: str, ours: Callable[[Any], bool] = _is_ours,
@@ -187,20 +223,43 @@ def install(root: Path, agent: str | None = None, *, force: bool = False) -> lis
         group["hooks"] = [{"type": "command", "command": command, "timeout": 30}]
         hooks.setdefault(event, []).append(group)
         changes.append(f"{settings_path}: {'updated' if replaced else 'added'} hook {event}: {command}")
-    servers = mcp.setdefault("mcpServers", {})
-    if servers.get(MCP_NAME) != mcp_entry():
-        if MCP_NAME in servers and not _is_our_mcp(servers[MCP_NAME]):
-            raise CortexError(f"{mcp_path} already has another MCP server named {MCP_NAME!r}; nothing was changed")
-        servers[MCP_NAME] = mcp_entry()
-        changes.append(f"{mcp_path}: added MCP server {MCP_NAME!r}")
-    if changes:
+    user_path = claude_user_config()
+    user, project_key = _read(user_path, "projects"), str(root.resolve())
+    entries = user.get("projects", {}).get(project_key, {})
+    if not isinstance(entries, dict) or not isinstance(entries.get("mcpServers", {}), dict):
+        raise CortexError(f"{user_path}: 'projects.{project_key}' is not what Claude Code writes; nothing was changed")
+    mine = entries.get("mcpServers", {}).get(MCP_NAME)
+    if mine is not None and not _is_our_mcp(mine):
+        raise CortexError(f"{user_path} already has another MCP server named {MCP_NAME!r} for {project_key}; "
+                          "nothing was changed")
+    hook_changes = bool(changes)
+    # the committed .mcp.json of earlier versions: Claude Code expands its ${CORTEX_BIN} from its own environment,
+    # not from settings.local.json's, so it ran the cortex of PATH; the personal entry below replaces it
+    mcp_changed = _is_our_mcp(mcp.get("mcpServers", {}).get(MCP_NAME))
+    if mcp_changed:
+        del mcp["mcpServers"][MCP_NAME]
+        if not mcp["mcpServers"]:
+            del mcp["mcpServers"]
+        changes.append(f"{mcp_path}: removed the MCP server {MCP_NAME!r} earlier versions wrote (it ran the cortex "
+                       f"of PATH; {user_path} now has it)")
+    if mine != resolved_mcp_entry():
+        project = user.setdefault("projects", {}).setdefault(project_key, {})
+        project.setdefault("mcpServers", {})[MCP_NAME] = resolved_mcp_entry()
+        _write(user_path, user, mode=0o600)
+        changes.append(f"{user_path}: {'updated' if mine else 'added'} MCP server {MCP_NAME!r} for {project_key} "
+                       f"(local scope, personal: {shlex.join(_mcp_argv(resolved_mcp_entry()))})")
+    if hook_changes:
         _write(settings_path, settings)
-        _write(mcp_path, mcp)
+    if mcp_changed:
+        if mcp:
+            _write(mcp_path, mcp)
+        else:
+            mcp_path.unlink()  # only what install wrote was in it
     executable = local_bin()
     env = local.get("env", {})
     if executable is None:
-        changes.append(f"no cortex console script in {sysconfig.get_path('scripts')}: the hooks and the MCP "
-                       f"server run the cortex found on PATH")
+        changes.append(f"no cortex console script in {sysconfig.get_path('scripts')}: the hooks run the cortex "
+                       f"found on PATH (or an exported {BIN_ENV}); the MCP server runs {sys.executable} -m cortex")
     elif env.get(BIN_ENV) != executable:
         local["env"] = {**env, BIN_ENV: executable}
         _write(local_path, local)
@@ -238,11 +297,19 @@ def uninstall(root: Path) -> list[str]:
     if "hooks" in settings and not hooks:
         del settings["hooks"]
     servers = mcp.get("mcpServers", {})
-    if _is_our_mcp(servers.get(MCP_NAME)):
+    if _is_our_mcp(servers.get(MCP_NAME)):  # an earlier version's
         del servers[MCP_NAME]
         changes.append(f"{mcp_path}: removed MCP server {MCP_NAME!r}")
         if not servers:
             del mcp["mcpServers"]
+    user_path = claude_user_config()
+    user, project_key = _read(user_path, "projects"), str(root.resolve())
+    entries = user.get("projects", {}).get(project_key)
+    if isinstance(entries, dict) and isinstance(entries.get("mcpServers"), dict) and _is_our_mcp(
+            entries["mcpServers"].get(MCP_NAME)):
+        del entries["mcpServers"][MCP_NAME]  # an empty mcpServers is what Claude Code itself leaves
+        _write(user_path, user)
+        changes.append(f"{user_path}: removed MCP server {MCP_NAME!r} for {project_key}")
     env = local.get("env", {})
     if BIN_ENV in env:
         del env[BIN_ENV]
@@ -262,9 +329,14 @@ def uninstall(root: Path) -> list[str]:
 
 # -- Codex CLI, Cursor, Gemini CLI ------------------------------------------------------------------------------
 # ``cortex install codex|cursor|gemini``: each tool's hook entries and MCP server entry, in the files it documents
-# (tests/fixtures/harnesses/README.md), merged into what is there and removed exactly. The committed commands are
-# portable as Claude Code's are; these tools have no personal settings file with an environment, so outside an
-# activated virtualenv the hooks find this machine's cortex through an exported $CORTEX_BIN (or PATH).
+# (tests/fixtures/harnesses/README.md), merged into what is there and removed exactly. Cursor's and Gemini CLI's
+# commands are portable as Claude Code's are: outside an activated virtualenv they find this machine's cortex
+# through an exported $CORTEX_BIN (or PATH). Codex has no personal per-project file and nothing sets $CORTEX_BIN
+# for it, so its hooks and MCP server name this machine's cortex by absolute path, in the project's .codex/ files,
+# which install keeps out of git through the clone's personal .git/info/exclude (when git does not track them).
+
+#: How any version of this module named cortex in a hook command: bare, portable, by absolute path, ``-m cortex``.
+_BIN = (r"(?:cortex|" + re.escape(PORTABLE) + r"|\S*/cortex|'[^']*/cortex'|(?:\S+|'[^']*') -m cortex)")
 
 #: When a hook is installed: ``subagent`` always (its payload names the agent), ``session`` only with --agent
 #: (the main session's), ``tool`` always, with the --agent when one is named.
@@ -280,18 +352,20 @@ class _Target:
     """Where a tool keeps its hooks and MCP servers, and the entries Cortex adds there."""
 
     def __init__(self, harness: str, hooks_file: str, hooks: tuple[_Hook, ...], mcp_file: str, mcp: dict[str, Any],
-                 *, flat: bool = False, millis: bool = False, notes: tuple[str, ...] = ()) -> None:
+                 *, flat: bool = False, millis: bool = False, resolved: bool = False,
+                 notes: tuple[str, ...] = ()) -> None:
         self.harness, self.hooks_file, self.hooks, self.mcp_file, self.mcp = harness, hooks_file, hooks, mcp_file, mcp
-        self.flat, self.millis, self.notes = flat, millis, notes
+        self.flat, self.millis, self.resolved, self.notes = flat, millis, resolved, notes
         events = "|".join(re.escape(h.event) for h in hooks)
-        self.pattern = re.compile(r"^(?:cortex|" + re.escape(PORTABLE) + f") hook {harness} ({events})"
+        self.pattern = re.compile("^" + _BIN + f" hook {harness} ({events})"
                                   r"(?: --agent [a-z0-9][a-z0-9_-]*)?$")
 
     def ours(self, command: Any) -> bool:
         return isinstance(command, str) and self.pattern.match(command) is not None
 
     def command(self, event: str, agent: str | None) -> str:
-        command = f"{PORTABLE} hook {self.harness} {event}"
+        binary = shlex.join(resolved_argv()) if self.resolved else PORTABLE
+        command = f"{binary} hook {self.harness} {event}"
         return f"{command} --agent {agent}" if agent else command
 
     def handler(self, hook: _Hook, command: str) -> dict[str, Any]:
@@ -305,9 +379,21 @@ class _Target:
         return handler
 
 
-CODEX_MCP = {"command": "cortex", "args": ["mcp"]}  # not run through a shell: no ${CORTEX_BIN:-cortex}
-#: ``[mcp_servers.cortex]`` as install appends it to ``.codex/config.toml`` (and uninstall finds it).
-CODEX_MCP_TOML = f'[mcp_servers.{MCP_NAME}]\ncommand = "cortex"\nargs = ["mcp"]\n'
+def codex_mcp() -> dict[str, Any]:
+    """``[mcp_servers.cortex]`` as install writes it: this machine's cortex (Codex runs it without a shell)."""
+    argv = resolved_argv()
+    return {"command": argv[0], "args": [*argv[1:], "mcp"]}
+
+
+def codex_mcp_toml() -> str:
+    """:func:`codex_mcp` as the TOML table install appends to ``.codex/config.toml``."""
+    entry = codex_mcp()
+    def quote(value: str) -> str:
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+
+    return (f"[mcp_servers.{MCP_NAME}]\ncommand = {quote(entry['command'])}\n"
+            f"args = [{', '.join(quote(a) for a in entry['args'])}]\n")
+
 
 TARGETS = {
     "codex": _Target(
@@ -315,10 +401,11 @@ TARGETS = {
         (_Hook("SubagentStart", SUBAGENT), _Hook("SubagentStop", SUBAGENT), _Hook("SessionStart", SESSION),
          _Hook("Stop", SESSION), _Hook("SessionEnd", SESSION, timeout=3),  # Codex caps SessionEnd hooks at 3 s
          _Hook("PostToolUse", TOOL, matcher="Bash|apply_patch")),
-        ".codex/config.toml", CODEX_MCP,
+        ".codex/config.toml", {}, resolved=True,
         notes=("Codex runs a new or changed hook only once you trust it: open /hooks in Codex and trust Cortex's "
                "(and a project's .codex/ is read only in a trusted project)",
-               "the hooks run $CORTEX_BIN, else the cortex on PATH; the MCP server runs the cortex on PATH")),
+               "the hooks and the MCP server run this machine's cortex by absolute path (run `cortex install codex` "
+               "again after moving it)")),
     "cursor": _Target(
         "cursor", ".cursor/hooks.json",
         (_Hook("subagentStop", SUBAGENT), _Hook("sessionStart", SESSION), _Hook("afterAgentResponse", SESSION),
@@ -358,8 +445,21 @@ def _hooks_wanted(target: _Target, hooks: dict[str, Any], agent: str | None) -> 
 
 
 def install_harness(root: Path, harness: str, agent: str | None = None, *, force: bool = False) -> list[str]:
-    """``cortex install codex|cursor|gemini``: add (or bring up to date) the tool's hooks and Cortex's MCP server
-    entry; a line per change (empty when everything was there), then what the user must know (trust)."""
+    """``cortex install claude|codex|cursor|gemini|hermes``: add (or bring up to date) the tool's hooks and
+    Cortex's MCP server entry, and keep what is this machine's out of git (``.cortex/.gitignore``; Codex's files in
+    ``.git/info/exclude``); a line per change (empty when everything was there), then what the user must know."""
+    from cortex.service import install_git
+
+    changes = _install_harness(root, harness, agent, force=force)
+    kept_out = install_git.ignore_cortex_dir(root)
+    if harness in TARGETS and TARGETS[harness].resolved:
+        target = TARGETS[harness]
+        kept_out += install_git.exclude_personal(root, harness, list(dict.fromkeys((target.hooks_file,
+                                                                                     target.mcp_file))))
+    return kept_out + changes
+
+
+def _install_harness(root: Path, harness: str, agent: str | None = None, *, force: bool = False) -> list[str]:
     if harness == "claude":
         return install(root, agent, force=force)
     if harness == "hermes":
@@ -418,7 +518,15 @@ def install_harness(root: Path, harness: str, agent: str | None = None, *, force
 
 
 def uninstall_harness(root: Path, harness: str) -> list[str]:
-    """Remove exactly what :func:`install_harness` adds (for any agent); a line per change."""
+    """Remove exactly what :func:`install_harness` adds (for any agent); a line per change. ``.cortex/.gitignore``
+    stays: the store it keeps out of git stays too."""
+    from cortex.service import install_git
+
+    changes = _uninstall_harness(root, harness)
+    return changes + (install_git.unexclude_personal(root, harness) if harness in TARGETS else [])
+
+
+def _uninstall_harness(root: Path, harness: str) -> list[str]:
     if harness == "claude":
         return uninstall(root)
     if harness == "hermes":
@@ -488,36 +596,42 @@ def _without_ours(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _codex_mcp_added(path: Path) -> str | None:
-    """The text of ``path`` with ``[mcp_servers.cortex]`` appended; None when it is there already."""
+    """The text of ``path`` with ``[mcp_servers.cortex]`` appended (an earlier version's replaced); None when it
+    is there already."""
     import tomllib
 
     text, data = _toml(path)
     servers = data.get("mcp_servers", {})
     if not isinstance(servers, dict):
         raise CortexError(f"{path}: 'mcp_servers' is not a table; fix it first, nothing was changed")
-    if servers.get(MCP_NAME) == CODEX_MCP:
+    if servers.get(MCP_NAME) == codex_mcp():
         return None
     if MCP_NAME in servers:
-        raise CortexError(f"{path} already has another MCP server named {MCP_NAME!r}; nothing was changed")
-    new = (text + "\n" if text and not text.endswith("\n") else text) + ("\n" if text.strip() else "") + CODEX_MCP_TOML
+        if not _is_our_mcp(servers[MCP_NAME]):
+            raise CortexError(f"{path} already has another MCP server named {MCP_NAME!r}; nothing was changed")
+        text = _codex_mcp_removed(path, text, data) or text
+        data = _without_ours(data)
+    table = codex_mcp_toml()
+    new = (text + "\n" if text and not text.endswith("\n") else text) + ("\n" if text.strip() else "") + table
     try:
         added = tomllib.loads(new)
     except tomllib.TOMLDecodeError:
         added = {}
-    if added.get("mcp_servers", {}).get(MCP_NAME) != CODEX_MCP or _without_ours(added) != _without_ours(data):
+    if added.get("mcp_servers", {}).get(MCP_NAME) != codex_mcp() or _without_ours(added) != _without_ours(data):
         raise CortexError(f"{path}: [mcp_servers.{MCP_NAME}] cannot be appended to this file (is mcp_servers an "
-                          f"inline table?); add it by hand ({CODEX_MCP_TOML!r}); nothing was changed")
+                          f"inline table?); add it by hand ({table!r}); nothing was changed")
     return new
 
 
-def _codex_mcp_removed(path: Path) -> str | None:
-    """The text of ``path`` without the ``[mcp_servers.cortex]`` install appended; None when it is not there (a
-    table that is not what install writes is someone else's, and left)."""
+def _codex_mcp_removed(path: Path, text: str | None = None, data: dict[str, Any] | None = None) -> str | None:
+    """The text of ``path`` (or ``text``, parsed as ``data``) without the ``[mcp_servers.cortex]`` an install
+    appended; None when it is not there (a table that is not what install writes is someone else's, and left)."""
     import tomllib
 
-    text, data = _toml(path)
+    if text is None or data is None:
+        text, data = _toml(path)
     found = data.get("mcp_servers", {})
-    if not isinstance(found, dict) or found.get(MCP_NAME) != CODEX_MCP:
+    if not isinstance(found, dict) or not _is_our_mcp(found.get(MCP_NAME)):
         return None
     lines = text.splitlines(keepends=True)
     header = next((k for k, line in enumerate(lines) if line.strip() == f"[mcp_servers.{MCP_NAME}]"), None)

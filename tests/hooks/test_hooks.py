@@ -185,15 +185,19 @@ def test_install_and_uninstall_claude_are_exact_and_idempotent(project):
     assert data["hooks"]["Stop"] == mine["hooks"]["Stop"]  # no main-session hooks without --agent
     commands = {e: [h["command"] for g in data["hooks"][e] for h in g["hooks"]] for e in data["hooks"]}
     assert commands["SubagentStart"] == ['"${CORTEX_BIN:-cortex}" hook claude SubagentStart']
-    assert json.loads((project / ".mcp.json").read_text())["mcpServers"] == {
-        "other": {"command": "other"}, "cortex": {"command": "${CORTEX_BIN:-cortex}", "args": ["mcp"]}}
+    # the committed .mcp.json is left alone: the MCP server is personal, in Claude Code's local scope
+    assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {"other": {"command": "other"}}}
+    user_file = Path(os.environ["HOME"]) / ".claude.json"
+    entry = json.loads(user_file.read_text())["projects"][str(project.resolve())]["mcpServers"]["cortex"]
+    assert entry["type"] == "stdio" and entry["args"][-1] == "mcp" and Path(entry["command"]).is_absolute()
+    assert f"{user_file}: added MCP server 'cortex'" in first.stderr
     if (project / ".claude" / "settings.local.json").exists():  # this machine's path: kept out of git
         assert ".claude/settings.local.json" in (project / ".gitignore").read_text().splitlines()
         assert "added .claude/settings.local.json" in first.stderr
-    snapshot = (settings.read_text(), (project / ".mcp.json").read_text())
+    snapshot = (settings.read_text(), (project / ".mcp.json").read_text(), user_file.read_text())
     again = cortex(project, "install", "claude")
     assert again.stderr.strip() == "already installed"
-    assert (settings.read_text(), (project / ".mcp.json").read_text()) == snapshot
+    assert (settings.read_text(), (project / ".mcp.json").read_text(), user_file.read_text()) == snapshot
     with_agent = cortex(project, "install", "claude", "--agent", "reviewer")
     assert "added hook SessionStart" in with_agent.stderr
     commands = {e: [h["command"] for g in json.loads(settings.read_text())["hooks"][e] for h in g["hooks"]]
@@ -206,6 +210,7 @@ def test_install_and_uninstall_claude_are_exact_and_idempotent(project):
     assert "added" not in removed.stderr
     assert json.loads(settings.read_text()) == mine
     assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {"other": {"command": "other"}}}
+    assert json.loads(user_file.read_text())["projects"][str(project.resolve())] == {"mcpServers": {}}
     assert cortex(project, "uninstall", "claude").stderr.strip() == "nothing to remove"
     broken = project / ".claude" / "settings.json"
     broken.write_text("{not json")

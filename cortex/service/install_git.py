@@ -1,0 +1,90 @@
+"""What ``cortex install`` keeps out of git: ``.cortex/.gitignore`` (the store, the hooks' state and logs, which
+hold this machine's data and ``cortex-tokens.json``; agent definitions and notes in ``.cortex/`` stay
+committable), and, for the files that name this machine's ``cortex`` by absolute path in a project (Codex's
+``.codex/`` files), lines in the clone's personal ``.git/info/exclude``: never the team's ``.gitignore``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+#: ``.cortex/.gitignore`` as install writes it (patterns relative to ``.cortex/``).
+CORTEX_IGNORED = ("/store/", "/state/", "/logs/")
+_CORTEX_HEADER = ("# written by `cortex install`: this machine's store (with its cortex-tokens.json), the hooks'\n"
+                  "# state and logs; agent definitions (agents/) and notes stay committable\n")
+#: The line that opens the block install adds to ``.git/info/exclude`` (uninstall removes the block).
+_EXCLUDE_HEADER = "# cortex install {harness}: this machine's path to cortex"
+
+
+def ignore_cortex_dir(root: Path) -> list[str]:
+    """Write (or complete) ``<root>/.cortex/.gitignore``; a line per change. A user's own lines are kept, and a
+    pattern already there is not repeated (idempotent)."""
+    path = root / ".cortex" / ".gitignore"
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError):
+        return [f"{path} could not be read: add {', '.join(CORTEX_IGNORED)} to it by hand"]
+    present = {line.strip() for line in text.splitlines()}
+    missing = [p for p in CORTEX_IGNORED if p not in present and p.lstrip("/") not in present]
+    if not missing:
+        return []
+    path.parent.mkdir(parents=True, exist_ok=True)
+    prefix = _CORTEX_HEADER if not text else ("" if text.endswith("\n") else "\n")
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(prefix + "".join(f"{p}\n" for p in missing))
+    return [f"{path}: ignored {', '.join(missing)} (this machine's store, state and logs)"]
+
+
+def _git_dir(root: Path) -> Path | None:
+    git = root / ".git"
+    return git if git.is_dir() else None  # a worktree's or submodule's .git file: left alone
+
+
+def _tracked(root: Path, files: list[str]) -> list[str]:
+    """Which of ``files`` git already tracks (an exclude line does nothing for those)."""
+    git = shutil.which("git")
+    if git is None:
+        return []
+    result = subprocess.run([git, "-C", str(root), "ls-files", "--", *files], capture_output=True, text=True,
+                            timeout=30, check=False)
+    return result.stdout.split() if result.returncode == 0 else []
+
+
+def exclude_personal(root: Path, harness: str, files: list[str]) -> list[str]:
+    """Add ``files`` (relative to ``root``) to ``.git/info/exclude`` in one block; a line per change, and a warning
+    for a file git already tracks (its absolute path would be committed)."""
+    git_dir = _git_dir(root)
+    if git_dir is None:
+        return []
+    changes = [f"{root / f} is tracked by git and now names this machine's cortex: do not commit that change"
+               for f in _tracked(root, files)]
+    path = git_dir / "info" / "exclude"
+    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+    header = _EXCLUDE_HEADER.format(harness=harness)
+    if header in text.splitlines():
+        return changes
+    path.parent.mkdir(parents=True, exist_ok=True)
+    block = "\n".join([header, *(f"/{f}" for f in files)]) + "\n"
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(("" if not text or text.endswith("\n") else "\n") + block)
+    return [*changes, f"{path}: ignored {', '.join(files)} (personal: this machine's path to cortex)"]
+
+
+def unexclude_personal(root: Path, harness: str) -> list[str]:
+    """Remove the block :func:`exclude_personal` added; a line per change."""
+    git_dir = _git_dir(root)
+    path = git_dir / "info" / "exclude" if git_dir is not None else None
+    if path is None or not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+    header = _EXCLUDE_HEADER.format(harness=harness)
+    start = next((k for k, line in enumerate(lines) if line.rstrip("\n") == header), None)
+    if start is None:
+        return []
+    end = start + 1
+    while end < len(lines) and lines[end].startswith("/") and not lines[end].startswith("#"):
+        end += 1
+    path.write_text("".join(lines[:start] + lines[end:]), encoding="utf-8")
+    return [f"{path}: removed the lines `cortex install {harness}` added"]
