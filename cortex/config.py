@@ -19,6 +19,10 @@ MAX_LIMIT = 10_000
 #: The ``<agent-memory>`` block at agent start: memories and characters, unless the agent's settings say.
 DEFAULT_START_LIMIT = 5
 DEFAULT_START_MAX_CHARS = 8000
+#: What a prompt adds (``agent_prompt``, the hooks' recall at each prompt): memories and characters, kept small
+#: (it is added to every substantive prompt, beside the start's block).
+DEFAULT_PROMPT_LIMIT = 3
+DEFAULT_PROMPT_MAX_CHARS = 1500
 DEFAULT_SEARCH_MODE = "hybrid"
 #: The memory types (``model.MemoryType`` is built from them).
 MEMORY_TYPES = ("pattern", "convention", "insight", "decision")

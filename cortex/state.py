@@ -16,6 +16,8 @@ one runs):
   the language model's (:mod:`cortex.capture.checkpoints`);
 * ``shown.json``: which memories each agent was last shown, per session, that its later output is matched
   against for the "used" signal (:class:`cortex.capture.usage.ShownLog`);
+* ``context.json``: which memories each agent session's context holds, per session: its latest start's block
+  and what each prompt added since (``agent_prompt`` adds only what is not there yet);
 * ``notes.json``: what syncing notes keeps between runs (the notes files promoted to a team, say);
 * ``cortex-sessions/``: the session log, one file per agent: the block each session's starts injected, what its
   output used, the transcripts read for it (:mod:`cortex.capture.sessionlog`).

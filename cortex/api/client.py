@@ -371,6 +371,7 @@ class RemoteCortex:
     usage_stats = remote(MemoryAPI.usage_stats)
     agent_overview = remote(MemoryAPI.agent_overview)
     agent_start = remote(MemoryAPI.agent_start)
+    agent_prompt = remote(MemoryAPI.agent_prompt)
     describe_agents = remote(MemoryAPI.describe_agents)
     resolve_agent = remote(MemoryAPI.resolve_agent)
     stored_scopes = remote(MemoryAPI.stored_scopes)

@@ -256,6 +256,19 @@ class ReadingAPI(Protocol):
         false."""
         ...
 
+    def agent_prompt(
+        self,
+        agent: str,
+        prompt: str,
+        limit: int | None = None,
+        max_chars: int | None = None,
+        *,
+        touch: bool = True,
+    ) -> str:
+        """The ``<agent-memory>`` block of the memories relevant to a prompt that the session's context does not
+        hold yet (at most 3 memories, 1,500 characters); "" when there are none."""
+        ...
+
     @staticmethod
     def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
         """The ``<agent-memory>`` block for ``memories`` (best first); "" when empty."""

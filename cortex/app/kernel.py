@@ -91,6 +91,9 @@ class Kernel:
         self._closed = False
         #: what each agent was shown at its latest start, per session (the "used" signal reads it)
         self._shown = usage.ShownLog(state / "shown.json" if state is not None else None)
+        #: what each agent session's context holds of the memories: its latest start's block and every prompt's
+        #: since (a prompt adds only what is not there; a use does not take it out, as it does of ``_shown``)
+        self._context = usage.ShownLog(state / "context.json" if state is not None else None)
         #: per agent session: the blocks its starts injected, what it used, its transcripts (the Sessions screens)
         self._sessions = SessionLog(state / SESSIONS_DIR if state is not None else None)
         self._state = state

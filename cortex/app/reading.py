@@ -320,11 +320,73 @@ class ReadingOps(Kernel):
             pairs = [(scope_.key, i) for scope_, ids in grouped.items() for i in ids]
             session = current_activity().session
             self._shown.record(agent, session, pairs)
+            self._context.record(agent, session, pairs)  # a start (a new, cleared or compacted context) holds this
             block = render_block(shown)
         if session:
             self._note_session(lambda: self._sessions.started(agent, session, self._clock(), task, block, pairs,
                                                               touched=touch))
         return block
+
+    @announced("injection", "prompt")
+    def agent_prompt(
+        self,
+        agent: str,
+        prompt: str,
+        limit: int | None = None,
+        max_chars: int | None = None,
+        *,
+        touch: bool = True,
+    ) -> str:
+        """The memories relevant to ``prompt`` that the session's context does not hold yet, as an
+        ``<agent-memory>`` block ("" when there are none): at most ``limit`` (3) memories in ``max_chars`` (1,500)
+        characters. Touches what it shows (unless ``touch`` is false).
+
+        What the context holds is the session's (the activity's ``session``): the block of its latest start, what
+        earlier prompts added, and the memories its own writes created. Only memories the prompt matches are
+        shown (a shared term, or a close enough vector: search's relevance floor), of the agent's project and
+        ``global``, ranked as a task's block is (relevance, confidence, decay; never usage)."""
+        prompt = check_query_text(prompt, "prompt")
+        definition = self._agent(agent)
+        limit = check_limit(limit if limit is not None else config.DEFAULT_PROMPT_LIMIT)
+        budget = check_limit(max_chars if max_chars is not None else config.DEFAULT_PROMPT_MAX_CHARS, "max_chars",
+                             10_000_000)
+        text = task_text(prompt, role_terms(definition.name, definition.description))
+        if not text.strip() or (not self.engine_settings.own and not self.engine_settings.external):
+            return ""
+        session = current_activity().session
+        own = self._scope(agent)
+        with self._memories.lock:
+            held = {i for _, i in self._context.shown(agent, session)} if session else set()
+            if session and self.engine_settings.own:
+                held |= listing.made_in_session(self._memories, own, session)
+        wanted = min(config.MAX_LIMIT, 2 * limit + len(held))  # room for what the context holds already
+        q = self._query(agent, None, limit=wanted)
+        if definition.settings.project is not None:
+            q = replace(q, filters=replace(q.filters, projects=frozenset([
+                check_project(definition.settings.project), config.DEFAULT_PROJECT])))
+        pending = self.engine.search(agent, prompt, wanted) if self.engine_settings.external else None
+        hits: list[Memory] = []
+        cosines: list[float] | None = None
+        if self.engine_settings.own:
+            result = run_search(self._memories, q.scopes, replace(q, text=text), SearchMode.HYBRID,
+                                reranking=BLOCK_RANKING, explain=pending is not None, fusion=self.fusion,
+                                now=self._clock(), policy=self._policy(agent))
+            hits, cosines = [h.memory for h in result], _cosines(result)
+        if pending is not None:
+            hits = [m for m, _ in self._merged(agent, replace(q, text=prompt), hits, pending, cosines)[0]]
+        with self._memories.lock:
+            shown = fit(compose([m for m in hits if m.id not in held], [], limit), budget)
+            grouped = _by_scope([m for m in shown if m.origin == "cortex"], q.scopes)
+            if touch and not self._memories.store.read_only:
+                now = self._clock()
+                for scope_, ids in grouped.items():
+                    self._memories.touch(scope_, ids, now)
+            pairs = [(scope_.key, i) for scope_, ids in grouped.items() for i in ids]
+            if pairs:  # what the session's later output is matched against for the "used" signal, too
+                self._shown.add(agent, session, pairs)
+                if session:
+                    self._context.add(agent, session, pairs)
+            return render_block(shown)
 
     def _listed(self, agent: str, **filters: Any) -> list[Memory]:
         """Every memory of ``agent``'s own scope that passes ``filters`` (those of :meth:`list_memories`)."""

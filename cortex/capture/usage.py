@@ -154,6 +154,20 @@ class ShownLog:
         key = self._key(agent, session)
         self._data.pop(key, None)
         self._data[key] = [[scope, memory_id] for scope, memory_id in shown]
+        self._save()
+
+    def add(self, agent: str, session: str | None, shown: Sequence[tuple[str, str]]) -> None:
+        """Remember that ``agent`` was also shown ``shown`` in ``session`` (a prompt's memories, beside what its
+        start showed)."""
+        self._load()
+        key = self._key(agent, session)
+        have = self._data.pop(key, [])
+        known = {(s, i) for s, i in have}
+        have.extend([scope, memory_id] for scope, memory_id in shown if (scope, memory_id) not in known)
+        self._data[key] = have
+        self._save()
+
+    def _save(self) -> None:
         while len(self._data) > self.MAX_SESSIONS:
             self._data.pop(next(iter(self._data)))
         if self.path is not None:

@@ -34,7 +34,7 @@ _MODULES = ("memories", "reading", "admin", "sessions", "notes", "graph", "conso
 #: only (the other modules' click declarations cost ~0.4x the interpreter's start). Any other name, a listing or
 #: ``--help`` adds every command (:func:`_add_commands`). tests/architecture checks it against the full group.
 _HOME = {name: module for module, names in (
-    ("reading", ("recall", "search", "list", "stats", "overview", "start")),
+    ("reading", ("recall", "search", "list", "stats", "overview", "start", "prompt")),
     ("memories", ("store", "store-many", "get", "update", "history", "provenance", "supersede", "validate", "inject",
                   "touch", "forget", "prune")),
     ("sessions", ("end", "task-done", "capture", "used")),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from typing import TYPE_CHECKING
 
 import click
@@ -143,5 +145,27 @@ def start(state: _State, agent: str, task: str | None, project: str | None, limi
         click.echo(block)
 
 
+@command("agent_prompt")
+@click.argument("agent")
+@click.argument("prompt")
+@click.option("--session", default=None,
+              help="The agent session whose context it completes: what its start and earlier prompts showed, and "
+                   "what it wrote, is left out (the hooks pass their payload's session id).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=None, help="At most this many memories (3).")
+@click.option("--max-chars", type=click.IntRange(1), default=None, help="At most this many characters (1500).")
+@click.option("--no-touch", is_flag=True, help="Do not mark what it shows as used.")
+@pass_state
+def prompt(state: _State, agent: str, prompt: str, session: str | None, limit: int | None, max_chars: int | None,
+           no_touch: bool) -> None:
+    """Print the <agent-memory> block of the memories PROMPT needs that the session's context lacks (nothing
+    when there are none; touches what it shows)."""
+    from cortex import provenance
+
+    with provenance.activity(session=session) if session else contextlib.nullcontext():
+        block = state.cortex().agent_prompt(agent, prompt, limit=limit, max_chars=max_chars, touch=not no_touch)
+    if block:
+        click.echo(block)
+
+
 #: The commands of this module, which :mod:`cortex.cli` adds to its group.
-COMMANDS: tuple[click.Command, ...] = (recall, search, list_, stats, overview, start)
+COMMANDS: tuple[click.Command, ...] = (recall, search, list_, stats, overview, start, prompt)

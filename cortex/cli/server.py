@@ -195,7 +195,10 @@ HARNESSES = ["claude", "codex", "cursor", "gemini", "hermes"]
               help="The main session's agent (declared in an agent directory): also wires the session's start and "
                    "stop hooks to its memory.")
 @click.option("--force", is_flag=True, help="Install --agent even when no agent definition declares it.")
-def install(target: str, agent: str | None, force: bool) -> None:
+@click.option("--prompt-recall/--no-prompt-recall", default=True,
+              help="With --agent: add the few memories each substantive prompt needs that the session lacks "
+                   "(claude, codex: UserPromptSubmit; gemini: BeforeAgent). --no-prompt-recall removes that hook.")
+def install(target: str, agent: str | None, force: bool, prompt_recall: bool) -> None:
     """Wire a coding agent's hooks and Cortex's MCP server into the files it documents, merged into what is
     there (idempotent), and .cortex/.gitignore (store, state, logs). claude: hooks in .claude/settings.json
     (committed: "${CORTEX_BIN:-cortex}") with this machine's cortex as env CORTEX_BIN in
@@ -206,7 +209,7 @@ def install(target: str, agent: str | None, force: bool) -> None:
     memory provider ($HERMES_HOME/plugins/cortex/ and memory.provider: cortex in $HERMES_HOME/config.yaml)."""
     from cortex.service.install import install_harness
 
-    changes = install_harness(config.find_project_root(), target, agent, force=force)
+    changes = install_harness(config.find_project_root(), target, agent, force=force, prompt_recall=prompt_recall)
     click.echo("\n".join(changes) if changes else "already installed", err=True)
 
 

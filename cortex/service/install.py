@@ -38,6 +38,8 @@ SESSION_EVENTS = ("SessionStart", "Stop", "SessionEnd")
 #: session's ``--agent`` when one is named (a subagent's payload names its own).
 TOOL_EVENT = "PostToolUse"
 TOOL_MATCHER = "Write|Edit|Bash"
+#: The recall at each prompt: with ``--agent``, unless ``prompt_recall`` is false (``--no-prompt-recall``).
+PROMPT_EVENT = "UserPromptSubmit"
 #: The variable naming this machine's ``cortex`` (in ``.claude/settings.local.json``).
 BIN_ENV = "CORTEX_BIN"
 #: How the committed commands name ``cortex``: ``$CORTEX_BIN``, else ``cortex`` on ``PATH``.
@@ -45,7 +47,7 @@ PORTABLE = '"${%s:-cortex}"' % BIN_ENV
 #: A command this module wrote, whatever agent it named (and the absolute-interpreter and bare forms of older
 #: versions).
 _OURS = re.compile(r"^(?:\S+ -m cortex|cortex|'[^']*' -m cortex|" + re.escape(PORTABLE) + ")"
-                   r" hook claude (SessionStart|SubagentStart|Stop|SubagentStop|SessionEnd|PostToolUse)"
+                   r" hook claude (SessionStart|SubagentStart|Stop|SubagentStop|SessionEnd|PostToolUse|UserPromptSubmit)"
                    r"(?: --agent [a-z0-9][a-z0-9_-]*)?$")
 
 
@@ -194,10 +196,11 @@ def _ours_in(hooks: dict[str, Any], event: str, ours: Callable[[Any], bool],
             if ours(h.get("command"))]
 
 
-def install(root: Path, agent: str | None = None, *, force: bool = False) -> list[str]:
+def install(root: Path, agent: str | None = None, *, force: bool = False, prompt_recall: bool = True) -> list[str]:
     """Add (or bring up to date) the hooks, the MCP entry and this machine's ``CORTEX_BIN``; returns a line per
     change (empty when everything was already there). ``agent`` names the main session's agent: its
-    ``SessionStart``/``Stop`` hooks are added; it must be declared unless ``force``."""
+    ``SessionStart``/``Stop`` hooks are added, and ``UserPromptSubmit`` unless ``prompt_recall`` is false (then an
+    installed one is removed); it must be declared unless ``force``."""
     if agent is not None:
         check_agent_name(agent)
         if not force:
@@ -211,6 +214,10 @@ def install(root: Path, agent: str | None = None, *, force: bool = False) -> lis
     wanted = {event: hook_command(event) for event in SUBAGENT_EVENTS}
     if agent is not None:
         wanted |= {event: hook_command(event, agent) for event in SESSION_EVENTS}
+        if prompt_recall:
+            wanted[PROMPT_EVENT] = hook_command(PROMPT_EVENT, agent)
+    if not prompt_recall and _remove_ours(hooks, PROMPT_EVENT):
+        changes.append(f"{settings_path}: removed hook {PROMPT_EVENT} (--no-prompt-recall)")
     # without --agent, an installed tool hook keeps the agent it names (a teammate's install does not drop it)
     wanted[TOOL_EVENT] = hook_command(TOOL_EVENT, agent) if agent is not None else next(
         (c for _, c in _ours_in(hooks, TOOL_EVENT, _is_ours)), hook_command(TOOL_EVENT))
@@ -291,7 +298,7 @@ def uninstall(root: Path) -> list[str]:
     local_path = root / ".claude" / "settings.local.json"
     settings, mcp, local = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers"), _read(local_path, "env")
     hooks = settings.get("hooks", {})
-    for event in (*SESSION_EVENTS, *SUBAGENT_EVENTS, TOOL_EVENT):
+    for event in (*SESSION_EVENTS, *SUBAGENT_EVENTS, TOOL_EVENT, PROMPT_EVENT):
         if _remove_ours(hooks, event):
             changes.append(f"{settings_path}: removed hook {event}")
     if "hooks" in settings and not hooks:
@@ -339,8 +346,9 @@ def uninstall(root: Path) -> list[str]:
 _BIN = (r"(?:cortex|" + re.escape(PORTABLE) + r"|\S*/cortex|'[^']*/cortex'|(?:\S+|'[^']*') -m cortex)")
 
 #: When a hook is installed: ``subagent`` always (its payload names the agent), ``session`` only with --agent
-#: (the main session's), ``tool`` always, with the --agent when one is named.
-SUBAGENT, SESSION, TOOL = "subagent", "session", "tool"
+#: (the main session's), ``tool`` always, with the --agent when one is named, ``prompt`` as ``session`` unless the
+#: recall at each prompt is turned off (``--no-prompt-recall``).
+SUBAGENT, SESSION, TOOL, PROMPT = "subagent", "session", "tool", "prompt"
 
 
 class _Hook:
@@ -400,7 +408,7 @@ TARGETS = {
         "codex", ".codex/hooks.json",
         (_Hook("SubagentStart", SUBAGENT), _Hook("SubagentStop", SUBAGENT), _Hook("SessionStart", SESSION),
          _Hook("Stop", SESSION), _Hook("SessionEnd", SESSION, timeout=3),  # Codex caps SessionEnd hooks at 3 s
-         _Hook("PostToolUse", TOOL, matcher="Bash|apply_patch")),
+         _Hook("PostToolUse", TOOL, matcher="Bash|apply_patch"), _Hook("UserPromptSubmit", PROMPT)),
         ".codex/config.toml", {}, resolved=True,
         notes=("Codex runs a new or changed hook only once you trust it: open /hooks in Codex and trust Cortex's "
                "(and a project's .codex/ is read only in a trusted project)",
@@ -421,7 +429,8 @@ TARGETS = {
     "gemini": _Target(
         "gemini", ".gemini/settings.json",
         (_Hook("SessionStart", SESSION), _Hook("AfterAgent", SESSION), _Hook("SessionEnd", SESSION),
-         _Hook("AfterTool", SESSION, matcher="^(run_shell_command|write_file|replace)$")),
+         _Hook("AfterTool", SESSION, matcher="^(run_shell_command|write_file|replace)$"),
+         _Hook("BeforeAgent", PROMPT)),
         ".gemini/settings.json", {"command": "${%s:-cortex}" % BIN_ENV, "args": ["mcp"]},  # settings are expanded
         millis=True,
         notes=("Gemini CLI reads a project's .gemini/settings.json in a trusted folder only, and warns once about "
@@ -430,10 +439,13 @@ TARGETS = {
 }
 
 
-def _hooks_wanted(target: _Target, hooks: dict[str, Any], agent: str | None) -> dict[str, tuple[_Hook, str]]:
+def _hooks_wanted(target: _Target, hooks: dict[str, Any], agent: str | None,
+                  prompt_recall: bool = True) -> dict[str, tuple[_Hook, str]]:
     """The hooks ``install`` wants for ``target``: event -> (hook, command)."""
     wanted: dict[str, tuple[_Hook, str]] = {}
     for hook in target.hooks:
+        if hook.when == PROMPT and not prompt_recall:
+            continue
         if hook.when == SUBAGENT:
             wanted[hook.event] = (hook, target.command(hook.event, None))
         elif agent is not None:
@@ -444,13 +456,16 @@ def _hooks_wanted(target: _Target, hooks: dict[str, Any], agent: str | None) -> 
     return wanted
 
 
-def install_harness(root: Path, harness: str, agent: str | None = None, *, force: bool = False) -> list[str]:
+def install_harness(root: Path, harness: str, agent: str | None = None, *, force: bool = False,
+                    prompt_recall: bool = True) -> list[str]:
     """``cortex install claude|codex|cursor|gemini|hermes``: add (or bring up to date) the tool's hooks and
     Cortex's MCP server entry, and keep what is this machine's out of git (``.cortex/.gitignore``; Codex's files in
-    ``.git/info/exclude``); a line per change (empty when everything was there), then what the user must know."""
+    ``.git/info/exclude``); a line per change (empty when everything was there), then what the user must know.
+    With ``agent``, the recall at each prompt is wired too (Claude Code's and Codex's ``UserPromptSubmit``, Gemini
+    CLI's ``BeforeAgent``) unless ``prompt_recall`` is false, which removes an installed one."""
     from cortex.service import install_git
 
-    changes = _install_harness(root, harness, agent, force=force)
+    changes = _install_harness(root, harness, agent, force=force, prompt_recall=prompt_recall)
     kept_out = install_git.ignore_cortex_dir(root)
     if harness in TARGETS and TARGETS[harness].resolved:
         target = TARGETS[harness]
@@ -459,9 +474,10 @@ def install_harness(root: Path, harness: str, agent: str | None = None, *, force
     return kept_out + changes
 
 
-def _install_harness(root: Path, harness: str, agent: str | None = None, *, force: bool = False) -> list[str]:
+def _install_harness(root: Path, harness: str, agent: str | None = None, *, force: bool = False,
+                     prompt_recall: bool = True) -> list[str]:
     if harness == "claude":
-        return install(root, agent, force=force)
+        return install(root, agent, force=force, prompt_recall=prompt_recall)
     if harness == "hermes":
         from cortex.service import install_hermes
 
@@ -482,7 +498,10 @@ def _install_harness(root: Path, harness: str, agent: str | None = None, *, forc
     changes: list[str] = []
     had_hooks = "hooks" in settings
     hooks = settings.setdefault("hooks", {})
-    for event, (hook, command) in _hooks_wanted(target, hooks, agent).items():
+    for hook in target.hooks:
+        if hook.when == PROMPT and not prompt_recall and _remove_ours(hooks, hook.event, target.ours, target.flat):
+            changes.append(f"{hooks_path}: removed hook {hook.event} (--no-prompt-recall)")
+    for event, (hook, command) in _hooks_wanted(target, hooks, agent, prompt_recall).items():
         if _ours_in(hooks, event, target.ours, target.flat) == [(hook.matcher, command)]:
             continue
         replaced = _remove_ours(hooks, event, target.ours, target.flat)

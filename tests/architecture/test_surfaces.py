@@ -107,6 +107,6 @@ def test_each_hot_command_is_found_in_its_own_module_as_the_full_group_has_it():
     fresh = _Group(name="fresh")
     with click.Context(fresh) as ctx:
         assert fresh.get_command(ctx, "search") is cli.commands["search"]
-        assert set(fresh._commands) == {"recall", "search", "list", "stats", "overview", "start"}
+        assert set(fresh._commands) == {"recall", "search", "list", "stats", "overview", "start", "prompt"}
         assert fresh.get_command(ctx, "review-all") is not None  # any other name: every command
     assert set(fresh.commands) == set(cli.commands)

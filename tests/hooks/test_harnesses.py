@@ -25,8 +25,9 @@ from tests.paths import TESTS
 FIXTURES = TESTS / "fixtures" / "harnesses"
 TRANSCRIPTS = TESTS / "fixtures" / "transcripts"
 AGENTS = ("developer", "reviewer")
-#: The events of each tool whose answer injects the block.
-STARTS = {"codex": ("SessionStart", "SubagentStart"), "cursor": ("sessionStart",), "gemini": ("SessionStart",)}
+#: The events of each tool whose answer injects the block (the starts, and the recall at each prompt).
+STARTS = {"codex": ("SessionStart", "SubagentStart", "UserPromptSubmit"), "cursor": ("sessionStart",),
+          "gemini": ("SessionStart", "BeforeAgent")}
 RECORDED = sorted((tool, path.stem) for tool in ("codex", "cursor", "gemini")
                   for path in (FIXTURES / tool).glob("*.json") if path.stem not in ("config", "hooks", "mcp"))
 

@@ -28,6 +28,8 @@ SUBAGENT_STOP = "subagent_stop"
 SESSION_END = "session_end"
 #: a tool ran: the marker lines of a Beads comment, a notes file written
 TOOL = "tool"
+#: the user submitted a prompt (``Call.task``): add the memories it needs that the context lacks
+PROMPT = "prompt"
 ENDS = (STOP, SUBAGENT_STOP, SESSION_END)
 STARTS = (START, SUBAGENT_START)
 

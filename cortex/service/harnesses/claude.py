@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from cortex import jsonsafe
-from cortex.service.harnesses.base import SESSION_END, START, STOP, SUBAGENT_START, SUBAGENT_STOP, TOOL, Call, \
-    Harness, Offset, Reading, home_dir, log, text
+from cortex.service.harnesses.base import PROMPT, SESSION_END, START, STOP, SUBAGENT_START, SUBAGENT_STOP, TOOL, \
+    Call, Harness, Offset, Reading, home_dir, log, text
 
 #: SessionStart ``source`` values of a session that already started (its memories were touched then); "fork" (a
 #: conversation branched from another, Claude Code 2.1) is one too.
@@ -150,7 +150,7 @@ class Claude(Harness):
     name = "claude"
     title = "Claude Code"
     events = {"SessionStart": START, "SubagentStart": SUBAGENT_START, "Stop": STOP, "SubagentStop": SUBAGENT_STOP,
-              "SessionEnd": SESSION_END, "PostToolUse": TOOL}
+              "SessionEnd": SESSION_END, "PostToolUse": TOOL, "UserPromptSubmit": PROMPT}
 
     def call(self, event: str, payload: dict[str, Any]) -> Call:
         tool = payload.get("tool_name")

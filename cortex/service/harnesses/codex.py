@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from cortex import jsonsafe
-from cortex.service.harnesses.base import SESSION_END, START, STOP, SUBAGENT_START, SUBAGENT_STOP, TOOL, Call, \
-    Harness, Offset, Reading, home_dir, log, text
+from cortex.service.harnesses.base import PROMPT, SESSION_END, START, STOP, SUBAGENT_START, SUBAGENT_STOP, TOOL, \
+    Call, Harness, Offset, Reading, home_dir, log, text
 from cortex.service.harnesses.tools import patch_files, shell_outcome
 
 REPEATED_STARTS = ("resume", "clear", "compact")
@@ -236,13 +236,13 @@ class Codex(Harness):
     name = "codex"
     title = "Codex"
     events = {"SessionStart": START, "SubagentStart": SUBAGENT_START, "Stop": STOP, "SubagentStop": SUBAGENT_STOP,
-              "SessionEnd": SESSION_END, "PostToolUse": TOOL}
+              "SessionEnd": SESSION_END, "PostToolUse": TOOL, "UserPromptSubmit": PROMPT}
     common_fields = ("session_id", "transcript_path", "cwd", "hook_event_name")
     fields = {"SessionStart": ("source",), "SubagentStart": ("agent_id", "agent_type"),
               "Stop": ("stop_hook_active", "last_assistant_message"),
               "SubagentStop": ("agent_transcript_path", "stop_hook_active", "agent_id", "agent_type",
                                "last_assistant_message"),
-              "PostToolUse": ("tool_name", "tool_input")}
+              "PostToolUse": ("tool_name", "tool_input"), "UserPromptSubmit": ("prompt",)}
 
     def call(self, event: str, payload: dict[str, Any]) -> Call:
         tool = payload.get("tool_name")
@@ -259,6 +259,7 @@ class Codex(Harness):
             cwd=payload.get("cwd"), repeated=event == "SessionStart" and payload.get("source") in REPEATED_STARTS,
             last_message=text(payload, "last_assistant_message"),
             stop_hook_active=bool(payload.get("stop_hook_active")),
+            task=text(payload, "prompt") if event == "UserPromptSubmit" else None,
             command=command,
             files=tuple(patch_files(tool_input)) if tool == "apply_patch" else (), payload=payload)
 
@@ -300,7 +301,7 @@ class Codex(Harness):
         return spawn_task(parent, agent_type, call.payload.get("agent_id"))
 
     def answer(self, event: str, context: str | None) -> str:
-        if not context or self.events.get(event) not in (START, SUBAGENT_START):
+        if not context or self.events.get(event) not in (START, SUBAGENT_START, PROMPT):
             return ""  # exit 0 with nothing on stdout: valid for every event
         return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
 

@@ -23,8 +23,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cortex.service.harnesses.base import SESSION_END, START, STOP, TOOL, Call, Harness, Offset, Reading, home_dir, \
-    text
+from cortex.service.harnesses.base import PROMPT, SESSION_END, START, STOP, TOOL, Call, Harness, Offset, Reading, \
+    home_dir, text
 
 REPEATED_STARTS = ("resume", "clear")
 SHELL_TOOLS = ("run_shell_command",)
@@ -37,11 +37,12 @@ OPEN_TAG, CLOSE_TAG = "<agent-memory>", "</agent-memory>"
 class Gemini(Harness):
     name = "gemini"
     title = "Gemini CLI"
-    events = {"SessionStart": START, "AfterAgent": STOP, "SessionEnd": SESSION_END, "AfterTool": TOOL}
+    events = {"SessionStart": START, "AfterAgent": STOP, "SessionEnd": SESSION_END, "AfterTool": TOOL,
+              "BeforeAgent": PROMPT}
     quiet = True
     common_fields = ("session_id", "transcript_path", "cwd", "hook_event_name")
     fields = {"SessionStart": ("source",), "AfterAgent": ("prompt_response", "stop_hook_active"),
-              "AfterTool": ("tool_name", "tool_input")}
+              "AfterTool": ("tool_name", "tool_input"), "BeforeAgent": ("prompt",)}
 
     def call(self, event: str, payload: dict[str, Any]) -> Call:
         tool = payload.get("tool_name")
@@ -53,6 +54,7 @@ class Gemini(Harness):
             cwd=payload.get("cwd") or os.environ.get("GEMINI_PROJECT_DIR") or None,
             repeated=event == "SessionStart" and payload.get("source") in REPEATED_STARTS,
             stop_hook_active=bool(payload.get("stop_hook_active")),
+            task=text(payload, "prompt") if self.events.get(event) == PROMPT else None,
             command=text(tool_input, "command") if tool in SHELL_TOOLS else None,
             files=(written,) if written else (), payload=payload)
 
@@ -72,7 +74,7 @@ class Gemini(Harness):
         return "\n".join([f"Agent memory ({agent}):", *lines])
 
     def answer(self, event: str, context: str | None) -> str:
-        if context and self.events.get(event) == START:
+        if context and self.events.get(event) in (START, PROMPT):
             return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
         return "{}"  # never empty: the CLI would read stderr as the answer
 

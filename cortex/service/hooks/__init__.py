@@ -17,6 +17,8 @@ has each tool's).
   agent's lines. Marker lines inside fenced code blocks are not captured (:mod:`cortex.markers`). With a language
   model configured, a lead's ``Stop`` also has the round end of each (non-temporary) team it leads run after the
   hook has answered (``Cortex.team_round_end``: in the server's queue, else a detached ``cortex team round-end``).
+* ``UserPromptSubmit``: answer ``additionalContext`` with the few memories the prompt needs that the session's
+  context does not hold yet (:mod:`~cortex.service.hooks.prompt`; nothing for "ok", "thanks", a slash command).
 * ``PostToolUse``: the marker lines of a Beads comment a Bash command added (``bd comment ID "LEARNED: ..."``)
   become the agent's memories, ``bead ID`` in their PROV-O activity (channel ``beads``); a Markdown file a Write
   or Edit changed is synced when it is in a notes directory (``Cortex.sync_notes(file=...)``).
@@ -37,7 +39,8 @@ engine).
 * :mod:`~cortex.service.hooks.session`: the hook call's connection, and its agents resolved once;
 * :mod:`~cortex.service.hooks.offsets`: how far each transcript was captured, which sessions were shown a block;
 * :mod:`~cortex.service.hooks.delivery`: captures delivered, or spooled;
-* :mod:`~cortex.service.hooks.end`, :mod:`~cortex.service.hooks.tool`: what a stop and a tool call do;
+* :mod:`~cortex.service.hooks.end`, :mod:`~cortex.service.hooks.tool`, :mod:`~cortex.service.hooks.prompt`: what a
+  stop, a tool call and a prompt do;
 * :mod:`~cortex.service.hooks.later`: what runs after the hook answered (extraction, round ends).
 """
 
@@ -51,10 +54,11 @@ from typing import Any
 
 from cortex import config, discovery, jsonsafe, provenance
 from cortex.service import harnesses
-from cortex.service.harnesses.base import ENDS, STARTS, SUBAGENT_START, TOOL, Call, Harness, is_project as _is_project, \
-    linked as _linked, log as _log, quietly, reset_quiet, say as _say
+from cortex.service.harnesses.base import ENDS, PROMPT, STARTS, SUBAGENT_START, TOOL, Call, Harness, \
+    is_project as _is_project, linked as _linked, log as _log, quietly, reset_quiet, say as _say
 from cortex.service.hooks.end import end as _end
 from cortex.service.hooks.offsets import Offsets
+from cortex.service.hooks.prompt import prompt as _prompt, worth_recall
 from cortex.service.hooks.session import MAX_TASK_CHARS, HookSession, Unknown, here as _here
 from cortex.service.hooks.tool import tool as _tool
 
@@ -134,6 +138,8 @@ def _run(adapter: Harness, event: str, raw: str, agent: str | None) -> str:
         if call.action is None:
             _log(root, f"{where[:100]!r}: not an event Cortex handles ({', '.join(adapter.events)}); nothing done")
             return nothing
+        if call.action == PROMPT and not worth_recall(call.task):
+            return nothing  # "ok", "thanks", a slash command: answered before the store is reached
         missing = [field for field in adapter.expected(event) if field not in payload]
         if missing:  # another version of the tool: what the payload has is used, and the log says what it lacks
             _log(root, f"{where}: the payload has no {', '.join(missing)} (another version of {adapter.title}?); "
@@ -144,7 +150,7 @@ def _run(adapter: Harness, event: str, raw: str, agent: str | None) -> str:
         discovery.set_process_label("cortex hook")
         # the call's one way to the store, closed when it is done; a start only reads (the block), so it opens
         # the store read-only while another process writes it instead of waiting for that process
-        with HookSession(root, read_only=call.action in STARTS) as session:
+        with HookSession(root, read_only=call.action in (*STARTS, PROMPT)) as session:
             return _handle(session, adapter, event, call, agent_type)
     except Unknown as exc:
         _log(root, f"{where}: no memory for agent type {exc.args[0]!r} (built-in or not declared; "
@@ -167,6 +173,8 @@ def _handle(session: HookSession, adapter: Harness, event: str, call: Call, agen
     if call.action in ENDS:
         _end(session, adapter, where, call, agent_type)
         return nothing
+    if call.action == PROMPT:
+        return _prompt(session, adapter, event, call, agent_type)
     # a subagent's task is the adapter's to find (Claude Code's and Codex's payloads carry none)
     task = adapter.subagent_task(root, call, agent_type) if call.action == SUBAGENT_START else call.task
     if isinstance(task, str):
