@@ -109,9 +109,7 @@ def test_codex_injects_at_start_and_captures_at_stop(tmp_path):
             [str(bin_dir / "codex"), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
              "Review the payment webhook retries"],
             cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
-            # Codex gives hooks its own environment: nothing else tells them where cortex is (issue 33, item 10)
-            env=bare_env(home, bin_dir, CODEX_HOME=str(home / ".codex"), STANDIN_API_KEY="sk-standin",
-                         CORTEX_BIN=local_bin() or "cortex"))
+            env=bare_env(home, bin_dir, CODEX_HOME=str(home / ".codex"), STANDIN_API_KEY="sk-standin"))
         requests = list(model.requests)
     assert result.returncode == 0, result.stdout + result.stderr
     texts = [json.dumps(body) for body in requests]
