@@ -4,6 +4,7 @@ agent names, resource subscriptions, and the spec's error codes for unknown prom
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from mcp_types import PromptReference, ResourceTemplateReference
 from cortex import Cortex
 from cortex.service.auth import ADMIN, Principal
 from cortex.service.mcp import build_mcp
+from cortex.service.mcp.logs import BURST, LogBridge
 from cortex.service.mcp.protocol import INVALID_PARAMS, RESOURCE_NOT_FOUND
 
 TEMPLATE = ResourceTemplateReference(uri="cortex://agents/{agent}/memory")
@@ -122,3 +124,64 @@ def test_subscribing_to_another_agent_s_or_an_unknown_resource_is_refused(cx):
     for uri in ("cortex://agents/alice/memory", "cortex://agents/bob/other", "file:///etc/passwd",
                 "cortex://agents/../memory"):
         assert asyncio.run(main(uri)) == RESOURCE_NOT_FOUND, uri
+
+
+def test_log_records_reach_the_client_that_set_a_level(cx):
+    """After logging/setLevel, Cortex's own warnings (here: agent_end skipping a SUPERSEDES of a memory that does
+    not exist) reach that client as notifications/message, redacted; below its level, and before it asked,
+    nothing does; a second connection with another level gets only what it asked for."""
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    output = f"SUPERSEDES no-such-memory-{secret}: the new text"
+
+    async def session(level: str | None) -> list:
+        received: list = []
+
+        async def on_log(params) -> None:
+            received.append(params)
+
+        async with Client(build_mcp(lambda: cx, lambda request: ADMIN), mode="legacy",
+                          logging_callback=on_log) as client:
+            if level is not None:
+                await client.set_logging_level(level)
+            await client.call_tool("agent_end", {"agent": "alice", "output": output})
+            for _ in range(50):  # the notification is sent by a task of the server's loop
+                if received:
+                    break
+                await asyncio.sleep(0.02)
+        return received
+
+    warned = asyncio.run(session("warning"))
+    assert len(warned) == 1, warned
+    (message,) = warned
+    assert message.level == "warning" and message.logger.startswith("cortex")
+    assert "skipped SUPERSEDES" in message.data["message"] and secret not in message.data["message"]
+    assert asyncio.run(session("error")) == []
+    assert asyncio.run(session(None)) == []
+    logging.getLogger("cortex.test").error("after the connections closed")  # the first record removes their bridges
+    assert not [h for h in logging.getLogger("cortex").handlers if isinstance(h, LogBridge)]
+
+
+def test_the_log_bridge_rate_limits_and_counts_what_it_dropped():
+    sent: list = []
+
+    class Session:
+        async def send_log_message(self, level, data, logger=None) -> None:
+            sent.append((level, data, logger))
+
+    async def main() -> None:
+        bridge = LogBridge(Session(), asyncio.get_running_loop(), "info")
+        bridge.attach()
+        try:
+            for i in range(BURST + 30):
+                logging.getLogger("cortex.test").info("message %d", i)
+            logging.getLogger("cortex.test").debug("below the level")
+            await asyncio.sleep(1.1)  # RATE a second come back
+            logging.getLogger("cortex.test").error("after the pause")
+            await asyncio.sleep(0.05)
+        finally:
+            bridge.detach()
+
+    asyncio.run(main())
+    assert [d["message"] for _, d, _ in sent[:BURST]] == [f"message {i}" for i in range(BURST)]
+    assert sent[-1][0] == "error" and sent[-1][1] == {"message": "after the pause", "dropped": 30}
+    assert len(sent) == BURST + 1 and all(logger == "cortex.test" for *_, logger in sent)

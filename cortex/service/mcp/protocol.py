@@ -1,5 +1,6 @@
-"""The MCP utilities a memory server answers besides tools: ``logging/setLevel``, ``completion/complete`` (the
-agent names of the ``cortex://agents/{agent}/memory`` template), ``resources/subscribe`` and
+"""The MCP utilities a memory server answers besides tools: ``logging/setLevel`` (then Cortex's log records go to
+the client, :mod:`cortex.service.mcp.logs`), ``completion/complete`` (the agent names of the
+``cortex://agents/{agent}/memory`` template), ``resources/subscribe`` and
 ``resources/unsubscribe``; and the spec's error codes for an unknown prompt (-32602) or resource (-32002).
 
 A subscription to an agent's memory sends ``notifications/resources/updated`` each time a memory the agent reads is
@@ -30,6 +31,7 @@ from mcp_types import (
 )
 
 from cortex.service.mcp.context import ToolContext
+from cortex.service.mcp.logs import LogBridge
 
 __all__ = ["INVALID_PARAMS", "LEVELS", "RESOURCE_NOT_FOUND", "ProtocolState", "add_protocol_handlers"]
 
@@ -58,6 +60,7 @@ class ProtocolState:
         self.level = "warning"
         self.subscribed: set[str] = set()
         self.watchers: dict[str, asyncio.Task[None]] = {}
+        self.bridge: LogBridge | None = None
 
     def logs(self, level: str) -> bool:
         """Whether a log message at ``level`` passes the level the client set."""
@@ -118,6 +121,12 @@ def add_protocol_handlers(server: MCPServer, context: ToolContext) -> ProtocolSt
 
     async def set_level(ctx: Any, params: SetLevelRequestParams) -> EmptyResult:
         state.level = str(params.level)
+        if state.bridge is not None:
+            state.bridge.detach()
+            state.bridge = None
+        if getattr(ctx, "request", None) is None:  # a lasting connection: Cortex's log records from now on
+            state.bridge = LogBridge(ctx.session, asyncio.get_running_loop(), state.level)
+            state.bridge.attach()
         return EmptyResult()
 
     async def complete(ctx: Any, params: CompleteRequestParams) -> CompleteResult:
