@@ -78,7 +78,7 @@ def _exercise(client_pkg, server) -> None:
     assert isinstance(got, models.Memory) and got.id == written.id and got.content == HOSTILE
 
     found = api("memories.search_v1_agents_agent_search_get").sync("alice", client=client, query="left",
-                                                                    mode="keyword")
+                                                                    mode="bm25")
     assert isinstance(found, models.SearchResult)
     assert [hit.memory.id for hit in found.hits] == [written.id]
     assert isinstance(found.hits[0], models.Hit) and found.hits[0].score > 0
