@@ -50,7 +50,7 @@ RUN_SETTINGS = frozenset({"CORTEX_TEST_SPARQL", "CORTEX_REQUIRE_SERVERS", "CORTE
                           # the real clients' virtualenvs (.ci/run makes them) and whether they must be there
                           "CORTEX_REQUIRE_CLIENTS", "CORTEX_MEM0_PYTHON", "CORTEX_OPENVIKING_PYTHON",
                           "CORTEX_HERMES_PYTHON", "CORTEX_NODE22", "CORTEX_MCP_CONFORMANCE",
-                          "CORTEX_AGENTS_BIN"})
+                          "CORTEX_AGENTS_BIN", "CORTEX_OPENAPI_CLIENT_BIN"})
 #: What a coding agent's harness sets (the suite may run inside a Claude Code or Codex session): the product
 #: reads these before the home directory.
 HARNESS_SETTINGS = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR",
