@@ -92,6 +92,10 @@ def _exercise(client_pkg, server) -> None:
     forget = api("memories.forget_v1_agents_agent_memories_memory_id_delete")
     missing = forget.sync_detailed("alice", "no-such-memory", client=client)
     assert missing.status_code == 404, missing
+    # the error is typed too: the OpenAPI declares Cortex's one error body on every route
+    assert type(missing.parsed).__name__ == "ErrorResponse", missing.parsed
+    error = missing.parsed.error.to_dict()  # the generator names the field `type_` in Python, `type` on the wire
+    assert error["type"] == "MemoryNotFoundError" and "no-such-memory" in error["message"], error
     gone = forget.sync_detailed("alice", written.id, client=client)
     assert gone.status_code in (200, 204), gone
     after = api("memories.get_v1_agents_agent_memories_memory_id_get").sync_detailed("alice", written.id,
@@ -100,4 +104,4 @@ def _exercise(client_pkg, server) -> None:
 
     wrong = client_pkg.AuthenticatedClient(base_url=server.url, token="not-a-token")
     denied = api("agents.list_agents_v1_agents_get").sync_detailed(client=wrong)
-    assert denied.status_code in (401, 403), denied
+    assert denied.status_code == 401 and denied.parsed.error.to_dict()["type"] == "AuthError", denied

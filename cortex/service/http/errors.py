@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cortex.service.guard import challenge
@@ -35,6 +36,33 @@ from cortex.errors import (
 
 #: Attributes of Cortex errors sent in ``error.details`` (and set again on the exception by RemoteCortex).
 ERROR_DETAILS = ("agent", "memory_id", "expected", "actual")
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong: the error's type (``MemoryNotFoundError``, ``InvalidInputError``...), its message, the
+    request field it names and why, and what a client needs to act on it (``details``: e.g. the current version)."""
+
+    type: str
+    message: str | None = None
+    field: str | None = None
+    reason: str | None = None
+    details: dict[str, str | int] | None = None
+
+
+class ErrorResponse(BaseModel):
+    """The body of every error the API answers (the SPARQL endpoint's are text unless the client sent JSON)."""
+
+    error: ErrorDetail = Field(description="what went wrong")
+
+
+_MEANINGS = {400: "Malformed request (not JSON, or a malformed SPARQL query)", 401: "No token, or an unknown one",
+             403: "The token may not do this", 404: "No such agent, memory, run or session for this token",
+             409: "Conflict: a stale version, a locked store, memory switched off, a broken agent definition",
+             422: "Invalid input: the field and the reason are named", 429: "Too busy: retry later",
+             503: "A query took too long, or the token file is unreadable"}
+#: The error answers every route declares in the OpenAPI, with their one body (a generated client types them).
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorResponse, "description": meaning} for status, meaning in _MEANINGS.items()}
 
 
 def status_of(exc: CortexError) -> int:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from cortex import model
 from cortex.api import generic
 from cortex.service.auth import Principal
+from cortex.service.http.errors import ERROR_RESPONSES
 from cortex.service.http.routing import Caller, Cx, scoped
 
 #: ``{name}`` parameters of a route's path.
@@ -62,7 +63,7 @@ def _add_route(app: FastAPI, signature: generic.Signature) -> None:
     assert row.route is not None
     settings: dict[str, Any] = {"methods": [row.route.method], "status_code": row.route.status,
                                 "tags": [row.route.tag], "name": row.name, "operation_id": row.name,
-                                "summary": row.summary}
+                                "summary": row.summary, "responses": ERROR_RESPONSES}
     try:
         app.router.add_api_route(row.route.full_path, endpoint(signature), response_model=_answer_model(signature),
                                  **settings)

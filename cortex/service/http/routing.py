@@ -14,6 +14,7 @@ from cortex.api.operations import route
 from cortex.core import Cortex
 from cortex.errors import AgentNotFoundError
 from cortex.service.auth import Principal
+from cortex.service.http.errors import ERROR_RESPONSES
 from cortex.service.queue import CaptureQueue
 
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
@@ -54,10 +55,11 @@ def operation(router: APIRouter, name: str, **settings: Any) -> Callable[[Endpoi
     method, path, success status and tag come from the table; ``settings`` are FastAPI's own (``response_model``,
     ``responses``). OpenAPI names the operation after the endpoint function."""
     where = route(name)
+    responses = {**ERROR_RESPONSES, **settings.pop("responses", {})}
 
     def register(endpoint: Endpoint) -> Endpoint:
         router.add_api_route(where.full_path, endpoint, methods=[where.method], status_code=where.status,
-                             tags=[where.tag], **settings)
+                             tags=[where.tag], responses=responses, **settings)
         return endpoint
 
     return register
