@@ -22,7 +22,7 @@ def recorded(event: str) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("event", ["BeforeAgent", "AfterAgent"])
-def test_the_task_is_the_prompt_without_the_clis_hook_context(event):
+def test_the_task_is_the_prompt_without_the_clis_hook_context(event: str) -> None:
     payload = recorded(event)
     typed = payload["prompt"]
     wrapped = payload | {"prompt": f"{WRAPPED}\n\n{WRAPPED}\n\n{typed}"}
@@ -41,11 +41,11 @@ def test_the_task_is_the_prompt_without_the_clis_hook_context(event):
     (f"{WRAPPED}\n" + "y" * 200_000, "y" * 200_000),
     ("<HOOK_CONTEXT>not the CLI's tag</HOOK_CONTEXT> go", "<HOOK_CONTEXT>not the CLI's tag</HOOK_CONTEXT> go"),
 ])
-def test_only_the_clis_leading_blocks_are_taken_away(prompt, task):
+def test_only_the_clis_leading_blocks_are_taken_away(prompt: str, task: str | None) -> None:
     assert user_prompt({"prompt": prompt}) == task
     assert HARNESS.call("BeforeAgent", {"prompt": prompt}).task == task
 
 
-def test_a_prompt_that_is_not_text_is_no_task():
+def test_a_prompt_that_is_not_text_is_no_task() -> None:
     assert user_prompt({"prompt": ["garbage"]}) is None
     assert HARNESS.call("BeforeAgent", {"prompt": 42}).task is None
