@@ -488,11 +488,12 @@ def test_install_and_uninstall_are_exact_and_leave_foreign_entries(project, tool
     with_agent = cortex(project, "install", tool, "--agent", "developer")
     assert with_agent.returncode == 0 and "added hook" in with_agent.stderr
     commands = installed_commands(project, tool)
-    if tool == "codex":  # this machine's cortex by absolute path (nothing sets $CORTEX_BIN for Codex)
-        from cortex.service.install import resolved_argv
+    from cortex.service.install import resolved_argv
 
-        binary = shlex.join(resolved_argv())
-        assert all(c.startswith(binary + " hook codex ") for cs in commands.values() for c in cs if "cortex" in c)
+    argv = resolved_argv()
+    if tool in ("codex", "gemini"):  # this machine's cortex by absolute path (nothing sets $CORTEX_BIN for them)
+        binary = shlex.join(argv)
+        assert all(c.startswith(f"{binary} hook {tool} ") for cs in commands.values() for c in cs if "cortex" in c)
         commands = {e: [c.replace(binary, '"${CORTEX_BIN:-cortex}"', 1) for c in cs] for e, cs in commands.items()}
     for event, documented in documented_commands(tool).items():  # the commands the tool's snippets show
         if event in commands:
@@ -502,7 +503,6 @@ def test_install_and_uninstall_are_exact_and_leave_foreign_entries(project, tool
     if tool == "codex":
         assert "trust" in first.stderr and "/hooks" in first.stderr
         data = tomllib.loads((project / ".codex/config.toml").read_text())
-        argv = resolved_argv()
         assert data["mcp_servers"] == {"other": {"command": "other"},
                                        "cortex": {"command": argv[0], "args": [*argv[1:], "mcp"]}}
         assert data["model"] == "gpt-5.3-codex" and "hooks" in data
@@ -522,8 +522,8 @@ def test_install_and_uninstall_are_exact_and_leave_foreign_entries(project, tool
         assert data["theme"] == "GitHub" and data["hooks"]["BeforeTool"][0]["hooks"][0]["command"] == "./guard.sh"
         assert data["hooks"]["SessionStart"][0]["hooks"][0] == {
             "name": "cortex-SessionStart", "type": "command", "timeout": 30000,
-            "command": '"${CORTEX_BIN:-cortex}" hook gemini SessionStart --agent developer'}
-        assert data["mcpServers"]["cortex"] == {"command": "${CORTEX_BIN:-cortex}", "args": ["mcp"]}
+            "command": f"{shlex.join(argv)} hook gemini SessionStart --agent developer"}
+        assert data["mcpServers"]["cortex"] == {"command": argv[0], "args": [*argv[1:], "mcp"]}
     # a teammate's install without --agent keeps the agent the tool hooks name
     assert cortex(project, "install", tool).stderr.strip() == "already installed"
     removed = cortex(project, "uninstall", tool)

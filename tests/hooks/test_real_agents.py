@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from cortex import Cortex
-from cortex.service.install import local_bin
 from tests.anthropic_standin import AnthropicStandIn, delegate, text_of
 from tests.gemini_standin import GeminiStandIn
 from tests.responses_standin import ResponsesStandIn
@@ -139,7 +138,7 @@ def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
              "--model", "gemini-2.5-flash"],
             cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
             env=bare_env(home, bin_dir, GOOGLE_GEMINI_BASE_URL=model.url, GEMINI_API_KEY="standin-key",
-                         GEMINI_CLI_NO_RELAUNCH="1", CORTEX_BIN=local_bin() or "cortex"))
+                         GEMINI_CLI_NO_RELAUNCH="1"))
         requests = list(model.requests)
     assert result.returncode == 0, result.stdout + result.stderr
     texts = [json.dumps(body) for body in requests]
