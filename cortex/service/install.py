@@ -336,11 +336,13 @@ def uninstall(root: Path) -> list[str]:
 
 # -- Codex CLI, Cursor, Gemini CLI ------------------------------------------------------------------------------
 # ``cortex install codex|cursor|gemini``: each tool's hook entries and MCP server entry, in the files it documents
-# (tests/fixtures/harnesses/README.md), merged into what is there and removed exactly. Cursor's and Gemini CLI's
-# commands are portable as Claude Code's are: outside an activated virtualenv they find this machine's cortex
-# through an exported $CORTEX_BIN (or PATH). Codex has no personal per-project file and nothing sets $CORTEX_BIN
-# for it, so its hooks and MCP server name this machine's cortex by absolute path, in the project's .codex/ files,
-# which install keeps out of git through the clone's personal .git/info/exclude (when git does not track them).
+# (tests/fixtures/harnesses/README.md), merged into what is there and removed exactly. Cursor's commands are
+# portable as Claude Code's are: outside an activated virtualenv they find this machine's cortex through an
+# exported $CORTEX_BIN (or PATH). Codex and Gemini CLI have no personal per-project file and nothing sets
+# $CORTEX_BIN for them (Gemini CLI expands its settings before it loads .gemini/.env, and that file would shadow the
+# user's ~/.gemini/.env), so their hooks and MCP server name this machine's cortex by absolute path, in the
+# project's files, which install keeps out of git through the clone's personal .git/info/exclude (when git does not
+# track them).
 
 #: How any version of this module named cortex in a hook command: bare, portable, by absolute path, ``-m cortex``.
 _BIN = (r"(?:cortex|" + re.escape(PORTABLE) + r"|\S*/cortex|'[^']*/cortex'|(?:\S+|'[^']*') -m cortex)")
@@ -375,6 +377,10 @@ class _Target:
         binary = shlex.join(resolved_argv()) if self.resolved else PORTABLE
         command = f"{binary} hook {self.harness} {event}"
         return f"{command} --agent {agent}" if agent else command
+
+    def mcp_entry(self) -> dict[str, Any]:
+        """The MCP server entry install writes: this machine's cortex when the target is ``resolved``."""
+        return codex_mcp() if self.resolved else self.mcp
 
     def handler(self, hook: _Hook, command: str) -> dict[str, Any]:
         if self.flat:  # Cursor: {"command", "timeout"[, "matcher"]}, seconds
@@ -431,11 +437,11 @@ TARGETS = {
         (_Hook("SessionStart", SESSION), _Hook("AfterAgent", SESSION), _Hook("SessionEnd", SESSION),
          _Hook("AfterTool", SESSION, matcher="^(run_shell_command|write_file|replace)$"),
          _Hook("BeforeAgent", PROMPT)),
-        ".gemini/settings.json", {"command": "${%s:-cortex}" % BIN_ENV, "args": ["mcp"]},  # settings are expanded
-        millis=True,
+        ".gemini/settings.json", {}, millis=True, resolved=True,
         notes=("Gemini CLI reads a project's .gemini/settings.json in a trusted folder only, and warns once about "
                "new hooks; it has no subagent events, so only the main session's agent (--agent) has hooks",
-               "the hooks and the MCP server run $CORTEX_BIN, else the cortex on PATH")),
+               "the hooks and the MCP server run this machine's cortex by absolute path (run `cortex install "
+               "gemini` again after moving it)")),
 }
 
 
@@ -514,12 +520,13 @@ def _install_harness(root: Path, harness: str, agent: str | None = None, *, forc
         del settings["hooks"]
     if harness != "codex":
         servers = mcp.setdefault("mcpServers", {})
-        if servers.get(MCP_NAME) != target.mcp:
+        if servers.get(MCP_NAME) != target.mcp_entry():
             if MCP_NAME in servers and not _is_our_mcp(servers[MCP_NAME]) and servers[MCP_NAME] not in (
                     t.mcp for t in TARGETS.values()):
                 raise CortexError(f"{mcp_path} already has another MCP server named {MCP_NAME!r}; nothing was changed")
-            servers[MCP_NAME] = target.mcp
-            changes.append(f"{mcp_path}: added MCP server {MCP_NAME!r}")
+            replaced = MCP_NAME in servers
+            servers[MCP_NAME] = target.mcp_entry()
+            changes.append(f"{mcp_path}: {'updated' if replaced else 'added'} MCP server {MCP_NAME!r}")
     elif toml is not None:
         changes.append(f"{mcp_path}: added [mcp_servers.{MCP_NAME}]")
     if not changes:
@@ -566,7 +573,7 @@ def _uninstall_harness(root: Path, harness: str) -> list[str]:
     if "hooks" in settings and not hooks:
         del settings["hooks"]
     servers = mcp.get("mcpServers", {})
-    if harness != "codex" and servers.get(MCP_NAME) == target.mcp:
+    if harness != "codex" and (servers.get(MCP_NAME) == target.mcp_entry() or _is_our_mcp(servers.get(MCP_NAME))):
         del servers[MCP_NAME]
         changes.append(f"{mcp_path}: removed MCP server {MCP_NAME!r}")
         if not servers:

@@ -488,11 +488,12 @@ def test_install_and_uninstall_are_exact_and_leave_foreign_entries(project, tool
     with_agent = cortex(project, "install", tool, "--agent", "developer")
     assert with_agent.returncode == 0 and "added hook" in with_agent.stderr
     commands = installed_commands(project, tool)
-    if tool == "codex":  # this machine's cortex by absolute path (nothing sets $CORTEX_BIN for Codex)
-        from cortex.service.install import resolved_argv
+    from cortex.service.install import resolved_argv
 
-        binary = shlex.join(resolved_argv())
-        assert all(c.startswith(binary + " hook codex ") for cs in commands.values() for c in cs if "cortex" in c)
+    argv = resolved_argv()
+    if tool in ("codex", "gemini"):  # this machine's cortex by absolute path (nothing sets $CORTEX_BIN for them)
+        binary = shlex.join(argv)
+        assert all(c.startswith(f"{binary} hook {tool} ") for cs in commands.values() for c in cs if "cortex" in c)
         commands = {e: [c.replace(binary, '"${CORTEX_BIN:-cortex}"', 1) for c in cs] for e, cs in commands.items()}
     for event, documented in documented_commands(tool).items():  # the commands the tool's snippets show
         if event in commands:
@@ -502,7 +503,6 @@ def test_install_and_uninstall_are_exact_and_leave_foreign_entries(project, tool
     if tool == "codex":
         assert "trust" in first.stderr and "/hooks" in first.stderr
         data = tomllib.loads((project / ".codex/config.toml").read_text())
-        argv = resolved_argv()
         assert data["mcp_servers"] == {"other": {"command": "other"},
                                        "cortex": {"command": argv[0], "args": [*argv[1:], "mcp"]}}
         assert data["model"] == "gpt-5.3-codex" and "hooks" in data
@@ -522,8 +522,8 @@ def test_install_and_uninstall_are_exact_and_leave_foreign_entries(project, tool
         assert data["theme"] == "GitHub" and data["hooks"]["BeforeTool"][0]["hooks"][0]["command"] == "./guard.sh"
         assert data["hooks"]["SessionStart"][0]["hooks"][0] == {
             "name": "cortex-SessionStart", "type": "command", "timeout": 30000,
-            "command": '"${CORTEX_BIN:-cortex}" hook gemini SessionStart --agent developer'}
-        assert data["mcpServers"]["cortex"] == {"command": "${CORTEX_BIN:-cortex}", "args": ["mcp"]}
+            "command": f"{shlex.join(argv)} hook gemini SessionStart --agent developer"}
+        assert data["mcpServers"]["cortex"] == {"command": argv[0], "args": [*argv[1:], "mcp"]}
     # a teammate's install without --agent keeps the agent the tool hooks name
     assert cortex(project, "install", tool).stderr.strip() == "already installed"
     removed = cortex(project, "uninstall", tool)
@@ -710,42 +710,47 @@ def test_install_keeps_the_store_and_machine_paths_out_of_git(project):
     (project / ".cortex" / "logs" / "hooks.log").write_text("a line\n")
     (project / ".cortex" / "state").mkdir(exist_ok=True)
     (project / ".cortex" / "state" / "transcripts.json").write_text("{}")
-    for tool in ("claude", "codex"):
+    for tool in ("claude", "codex", "gemini"):
         assert cortex(project, "install", tool, "--agent", "developer").returncode == 0
     assert cortex(project, "install", "codex").stderr.strip() == "already installed"  # idempotent
+    assert cortex(project, "install", "gemini").stderr.strip() == "already installed"
     staged = _git(project, "add", "-A", "--dry-run").splitlines()
     assert "add '.cortex/agents/developer.md'" in staged and "add '.cortex/.gitignore'" in staged
     assert not [line for line in staged if any(p in line for p in (
-        ".cortex/store", ".cortex/logs", ".cortex/state", "cortex-tokens", ".codex/", "settings.local.json"))], staged
+        ".cortex/store", ".cortex/logs", ".cortex/state", "cortex-tokens", ".codex/", "settings.local.json", ".gemini/"))], staged
     assert "add '.claude/settings.json'" in staged  # the portable hooks stay shareable
     status = _git(project, "status", "--porcelain", "--untracked-files=all")
-    assert ".cortex/store" not in status and ".codex/" not in status
+    assert ".cortex/store" not in status and ".codex/" not in status and ".gemini/" not in status
     ignore = (project / ".cortex" / ".gitignore").read_text()
     assert cortex(project, "install", "claude").returncode == 0
     assert (project / ".cortex" / ".gitignore").read_text() == ignore
     exclude = (project / ".git" / "info" / "exclude").read_text()
     assert cortex(project, "uninstall", "codex").returncode == 0
+    assert cortex(project, "uninstall", "gemini").returncode == 0
     assert "cortex install codex" not in (project / ".git" / "info" / "exclude").read_text()
+    assert ".gemini" not in (project / ".git" / "info" / "exclude").read_text()
     assert (project / ".git" / "info" / "exclude").read_text() + "" != exclude
 
 
 def test_installed_commands_run_with_a_path_that_lacks_cortex(project):
     """The exact strings install wrote, through ``sh -c`` with a PATH that has no cortex (a virtualenv install
-    outside its activation): Claude Code's MCP server, Codex's hook and MCP server."""
+    outside its activation): Claude Code's MCP server, Codex's and Gemini CLI's hooks and MCP servers."""
     seed(project, "developer", "Money amounts are Decimal, never float")
-    for tool in ("claude", "codex"):
+    for tool in ("claude", "codex", "gemini"):
         assert cortex(project, "install", tool, "--agent", "developer").returncode == 0
     bare = {"PATH": "/usr/bin:/bin", "HOME": os.environ["HOME"], "CORTEX_EMBEDDINGS": "none",
             **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})}
     assert subprocess.run(["/bin/sh", "-c", "command -v cortex"], env=bare, capture_output=True).returncode != 0
-    hook = installed_commands(project, "codex")["SessionStart"][0]
-    result = subprocess.run(["/bin/sh", "-c", hook], input=json.dumps(recorded("codex", "SessionStart", project)),
-                            capture_output=True, text=True, env=bare, cwd=project, timeout=60)
-    assert result.returncode == 0 and result.stderr == "", result.stderr
-    assert "Money amounts" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    for tool in ("codex", "gemini"):
+        hook = installed_commands(project, tool)["SessionStart"][0]
+        result = subprocess.run(["/bin/sh", "-c", hook], input=json.dumps(recorded(tool, "SessionStart", project)),
+                                capture_output=True, text=True, env=bare, cwd=project, timeout=60)
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+        assert "Money amounts" in json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     claude = json.loads((Path(os.environ["HOME"]) / ".claude.json").read_text())
     servers = [claude["projects"][str(project.resolve())]["mcpServers"]["cortex"],
-               tomllib.loads((project / ".codex/config.toml").read_text())["mcp_servers"]["cortex"]]
+               tomllib.loads((project / ".codex/config.toml").read_text())["mcp_servers"]["cortex"],
+               json.loads((project / ".gemini/settings.json").read_text())["mcpServers"]["cortex"]]
     hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}) + "\n"
     for server in servers:

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from cortex import Cortex
-from cortex.service.install import local_bin
 from tests.anthropic_standin import AnthropicStandIn, delegate, text_of
 from tests.gemini_standin import GeminiStandIn
 from tests.responses_standin import ResponsesStandIn
@@ -139,7 +138,7 @@ def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
              "--model", "gemini-2.5-flash"],
             cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
             env=bare_env(home, bin_dir, GOOGLE_GEMINI_BASE_URL=model.url, GEMINI_API_KEY="standin-key",
-                         GEMINI_CLI_NO_RELAUNCH="1", CORTEX_BIN=local_bin() or "cortex"))
+                         GEMINI_CLI_NO_RELAUNCH="1"))
         requests = list(model.requests)
     assert result.returncode == 0, result.stdout + result.stderr
     texts = [json.dumps(body) for body in requests]
@@ -148,3 +147,51 @@ def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
     log = project / ".cortex" / "logs" / "hooks.log"
     assert "Traceback" not in (log.read_text() if log.exists() else "")
     assert "always run the link checker" in " ".join(stored(project, "lead")), (log.read_text() if log.exists() else "")
+
+
+#: What the stand-in model stores through Cortex's MCP server (quotes, ``>``, a look-alike and a newline: the
+#: content must reach the store as the model wrote it).
+MCP_NOTE = 'deploys go through "make ship" > never by hand; ＜tag＞ ok\nsecond line'
+
+
+def mcp_session(body: dict[str, object]) -> tuple[list[dict[str, object]], str]:
+    """The scripted model: a first turn sleeps (``claude -p`` does not wait for MCP servers to connect), the second
+    calls Cortex's ``add_memory`` tool, the third answers with what the tool returned."""
+    messages = body.get("messages") or []
+    results = [block for message in messages if isinstance(message, dict) and isinstance(message.get("content"), list)
+               for block in message["content"] if isinstance(block, dict) and block.get("type") == "tool_result"]
+    if not results:
+        return [{"type": "tool_use", "id": "toolu_sleep", "name": "Bash",
+                 "input": {"command": "sleep 10", "description": "wait"}}], "tool_use"
+    if len(results) == 1:
+        return [{"type": "tool_use", "id": "toolu_cortex", "name": "mcp__cortex__add_memory",
+                 "input": {"agent": "lead", "content": MCP_NOTE}}], "tool_use"
+    return [{"type": "text", "text": "Stored."}], "end_turn"
+
+
+def test_claude_code_runs_cortexs_mcp_server_off_path(tmp_path):
+    """The MCP server install wrote to Claude Code's local scope starts with ``cortex`` off PATH and no
+    CORTEX_BIN: a tool call reaches the store and its result reaches the model."""
+    bin_dir = agents_bin("claude")
+    project = make_project(tmp_path / "proj", "lead")
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    installed = cortex(project, "install", "claude", "--agent", "lead", CLAUDE_CONFIG_DIR=str(home / ".claude"))
+    assert installed.returncode == 0, installed.stderr
+    assert "mcpServers" in (home / ".claude" / ".claude.json").read_text()
+    seed(project, {"lead": "the payments code lives in src/pay"})
+    with AnthropicStandIn(mcp_session) as model:
+        result = subprocess.run(
+            [str(bin_dir / "claude"), "-p", "Note how deploys work", "--output-format", "json",
+             "--allowedTools", "Bash(sleep 10),mcp__cortex__add_memory"],
+            cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
+            env=bare_env(home, bin_dir, ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-standin",
+                         CLAUDE_CONFIG_DIR=str(home / ".claude"), ENABLE_TOOL_SEARCH="false"))
+        requests = list(model.requests)
+    assert result.returncode == 0, result.stdout + result.stderr
+    last = json.dumps(requests[-1].get("messages", [])) if requests else ""
+    assert "toolu_cortex" in last, (result.stdout[-2000:], [text_of(r)[-500:] for r in requests])
+    answered = [block for message in requests[-1]["messages"] if isinstance(message.get("content"), list)
+                for block in message["content"] if block.get("tool_use_id") == "toolu_cortex"]
+    assert answered and not answered[0].get("is_error"), answered
+    assert MCP_NOTE in stored(project, "lead")

@@ -32,6 +32,24 @@ WRITE_TOOLS = ("write_file", "replace")
 PATH_KEYS = ("file_path", "absolute_path", "path")
 #: The block's tags, left out for Gemini CLI (it would show them as ``&lt;agent-memory&gt;``).
 OPEN_TAG, CLOSE_TAG = "<agent-memory>", "</agent-memory>"
+#: The CLI's wrapper around a hook's context; in ``-p`` mode SessionStart's context is prepended to the prompt.
+HOOK_OPEN, HOOK_CLOSE = "<hook_context>", "</hook_context>"
+
+
+def user_prompt(payload: dict[str, Any]) -> str | None:
+    """The payload's ``prompt`` as the user typed it: without the ``<hook_context>`` blocks the CLI put before it.
+
+    The CLI escapes ``<`` and ``>`` inside a hook's context, so the first ``</hook_context>`` closes the block; an
+    unclosed one is left as it is (it is then the user's own text).
+    """
+    prompt = text(payload, "prompt")
+    while prompt is not None:
+        rest = prompt.lstrip()
+        end = rest.find(HOOK_CLOSE) if rest.startswith(HOOK_OPEN) else -1
+        if end < 0:
+            return rest or None
+        prompt = rest[end + len(HOOK_CLOSE):]
+    return None
 
 
 class Gemini(Harness):
@@ -54,7 +72,7 @@ class Gemini(Harness):
             cwd=payload.get("cwd") or os.environ.get("GEMINI_PROJECT_DIR") or None,
             repeated=event == "SessionStart" and payload.get("source") in REPEATED_STARTS,
             stop_hook_active=bool(payload.get("stop_hook_active")),
-            task=text(payload, "prompt") if self.events.get(event) == PROMPT else None,
+            task=user_prompt(payload) if self.events.get(event) == PROMPT else None,
             command=text(tool_input, "command") if tool in SHELL_TOOLS else None,
             files=(written,) if written else (), payload=payload)
 
