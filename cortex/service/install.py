@@ -148,11 +148,19 @@ def _read(path: Path, section: str, *, flat: bool = False) -> dict[str, Any]:
     return data
 
 
-def _write(path: Path, data: dict[str, Any], mode: int = 0o644) -> None:
+def _write(path: Path, data: dict[str, Any], mode: int = 0o644, *, follow: bool = False) -> None:
+    """``data`` as JSON the way the agents write it (two-space indent, non-ASCII as is), atomically; ``follow``: a
+    symlink (a dotfiles checkout's ``~/.claude.json``) has its target replaced, not itself."""
+    if follow and path.is_symlink():
+        path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)  # the user's .claude/ keeps its usual permissions
     if path.exists():
         mode = path.stat().st_mode & 0o777  # ~/.claude.json holds Claude Code's account: keep its mode
-    atomic_write(path, json.dumps(data, indent=2) + "\n", mode=mode)
+    try:  # JSON.stringify writes "é" and "🙂" as is: the user's other entries keep their bytes
+        text = json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800") has no UTF-8: escaped, as JSON.stringify does
+        text = json.dumps(data, indent=2).encode("utf-8")
+    atomic_write(path, text + b"\n", mode=mode)
 
 
 def _mcp_argv(entry: dict[str, Any]) -> list[str]:
@@ -252,7 +260,7 @@ def install(root: Path, agent: str | None = None, *, force: bool = False, prompt
     if mine != resolved_mcp_entry():
         project = user.setdefault("projects", {}).setdefault(project_key, {})
         project.setdefault("mcpServers", {})[MCP_NAME] = resolved_mcp_entry()
-        _write(user_path, user, mode=0o600)
+        _write(user_path, user, mode=0o600, follow=True)
         changes.append(f"{user_path}: {'updated' if mine else 'added'} MCP server {MCP_NAME!r} for {project_key} "
                        f"(local scope, personal: {shlex.join(_mcp_argv(resolved_mcp_entry()))})")
     if hook_changes:
@@ -315,7 +323,7 @@ def uninstall(root: Path) -> list[str]:
     if isinstance(entries, dict) and isinstance(entries.get("mcpServers"), dict) and _is_our_mcp(
             entries["mcpServers"].get(MCP_NAME)):
         del entries["mcpServers"][MCP_NAME]  # an empty mcpServers is what Claude Code itself leaves
-        _write(user_path, user)
+        _write(user_path, user, follow=True)
         changes.append(f"{user_path}: removed MCP server {MCP_NAME!r} for {project_key}")
     env = local.get("env", {})
     if BIN_ENV in env:
@@ -342,8 +350,10 @@ def uninstall(root: Path) -> list[str]:
 # for it, so its hooks and MCP server name this machine's cortex by absolute path, in the project's .codex/ files,
 # which install keeps out of git through the clone's personal .git/info/exclude (when git does not track them).
 
+#: One word as ``shlex.join`` quotes it: bare characters, '…' runs, and "'" for a quote in a path.
+_WORD = r"""(?:'[^']*'|"'"|[^\s'"])"""
 #: How any version of this module named cortex in a hook command: bare, portable, by absolute path, ``-m cortex``.
-_BIN = (r"(?:cortex|" + re.escape(PORTABLE) + r"|\S*/cortex|'[^']*/cortex'|(?:\S+|'[^']*') -m cortex)")
+_BIN = (r"(?:cortex|" + re.escape(PORTABLE) + rf"|{_WORD}*(?:/cortex|'[^']*/cortex')|{_WORD}+ -m cortex)")
 
 #: When a hook is installed: ``subagent`` always (its payload names the agent), ``session`` only with --agent
 #: (the main session's), ``tool`` always, with the --agent when one is named, ``prompt`` as ``session`` unless the
