@@ -148,6 +148,9 @@ def _read(path: Path, section: str, *, flat: bool = False) -> dict[str, Any]:
     return data
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _write(path: Path, data: dict[str, Any], mode: int = 0o644, *, follow: bool = False) -> None:
     """``data`` as JSON the way the agents write it (two-space indent, non-ASCII as is), atomically; ``follow``: a
     symlink (a dotfiles checkout's ``~/.claude.json``) has its target replaced, not itself."""
@@ -156,11 +159,10 @@ def _write(path: Path, data: dict[str, Any], mode: int = 0o644, *, follow: bool 
     path.parent.mkdir(parents=True, exist_ok=True)  # the user's .claude/ keeps its usual permissions
     if path.exists():
         mode = path.stat().st_mode & 0o777  # ~/.claude.json holds Claude Code's account: keep its mode
-    try:  # JSON.stringify writes "é" and "🙂" as is: the user's other entries keep their bytes
-        text = json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate ("\ud800") has no UTF-8: escaped, as JSON.stringify does
-        text = json.dumps(data, indent=2).encode("utf-8")
-    atomic_write(path, text + b"\n", mode=mode)
+    # JSON.stringify writes "é" and "🙂" as is, and a lone surrogate (no UTF-8 for it) as "\ud800": the user's
+    # other entries keep their bytes
+    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(data, indent=2, ensure_ascii=False))
+    atomic_write(path, text + "\n", mode=mode)
 
 
 def _mcp_argv(entry: dict[str, Any]) -> list[str]:
@@ -323,6 +325,8 @@ def uninstall(root: Path) -> list[str]:
     if isinstance(entries, dict) and isinstance(entries.get("mcpServers"), dict) and _is_our_mcp(
             entries["mcpServers"].get(MCP_NAME)):
         del entries["mcpServers"][MCP_NAME]  # an empty mcpServers is what Claude Code itself leaves
+        if entries == {"mcpServers": {}}:  # the entry install created (Claude Code's own have more keys)
+            del user["projects"][project_key]
         _write(user_path, user, follow=True)
         changes.append(f"{user_path}: removed MCP server {MCP_NAME!r} for {project_key}")
     env = local.get("env", {})
