@@ -289,7 +289,11 @@ def install(root: Path, agent: str | None = None, *, force: bool = False, prompt
 def _ignore(root: Path, entry: str) -> bool:
     """Add ``entry`` to the project's ``.gitignore`` unless a line already names it (as Claude Code does when it
     creates the file); True when it was added."""
+    from cortex.service.install_git import writable_inside
+
     path = root / ".gitignore"
+    if not writable_inside(path, root):
+        return False
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
     except (OSError, UnicodeDecodeError):

@@ -18,10 +18,20 @@ _CORTEX_HEADER = ("# written by `cortex install`: this machine's store (with its
 _EXCLUDE_HEADER = "# cortex install {harness}: this machine's path to cortex"
 
 
+def writable_inside(path: Path, root: Path) -> bool:
+    """Whether install may append to ``path``: absent or a regular file, inside ``root`` once its links are
+    followed (a cloned project's ``.gitignore`` linked to ``~/.bashrc`` must not get install's lines)."""
+    resolved = path.resolve()
+    return resolved.is_relative_to(root.resolve()) and (resolved.is_file() or not resolved.exists())
+
+
 def ignore_cortex_dir(root: Path) -> list[str]:
     """Write (or complete) ``<root>/.cortex/.gitignore``; a line per change. A user's own lines are kept, and a
     pattern already there is not repeated (idempotent)."""
     path = root / ".cortex" / ".gitignore"
+    if not writable_inside(path, root):
+        return [f"{path} is not a file of the project (a link out of it, or a directory): add "
+                f"{', '.join(CORTEX_IGNORED)} to .cortex/.gitignore by hand"]
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
     except (OSError, UnicodeDecodeError):

@@ -113,3 +113,29 @@ def test_codex_under_a_quoted_path_in_a_git_worktree(tmp_path: Path, hostile_cor
     exclude = exclude if exclude.is_absolute() else project / exclude
     assert "cortex install" not in exclude.read_text()
     assert run("uninstall", "codex").returncode == 0
+
+
+def test_ignore_files_linked_out_of_the_project_are_never_written(tmp_path: Path) -> None:
+    project, victim = tmp_path / "cloned", tmp_path / "bashrc"
+    (project / ".git").mkdir(parents=True)
+    (project / ".cortex").mkdir()
+    victim.write_text("export PATH=~/bin:$PATH\n")
+    (project / ".cortex" / ".gitignore").symlink_to(victim)
+    (project / ".gitignore").symlink_to(victim)
+    result = cortex(project, "install", "claude")
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "export PATH=~/bin:$PATH\n"
+    assert ".cortex/.gitignore is not a file of the project" in result.stderr
+
+    other = tmp_path / "dir-project"
+    (other / ".cortex" / ".gitignore").mkdir(parents=True)  # a directory where the file belongs
+    (other / ".git").mkdir()
+    assert cortex(other, "install", "codex").returncode == 0
+
+    mine = tmp_path / "mine"
+    (mine / ".cortex").mkdir(parents=True)
+    (mine / ".cortex" / ".gitignore").write_text("my-notes.tmp\n/logs/")  # no final newline
+    for _ in range(2):
+        assert cortex(mine, "install", "gemini").returncode == 0
+    lines = (mine / ".cortex" / ".gitignore").read_text().splitlines()
+    assert lines[:2] == ["my-notes.tmp", "/logs/"] and sorted(lines[2:]) == ["/state/", "/store/"]
