@@ -10,6 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from cortex.files import atomic_write
+
 #: ``.cortex/.gitignore`` as install writes it (patterns relative to ``.cortex/``).
 CORTEX_IGNORED = ("/store/", "/state/", "/logs/")
 _CORTEX_HEADER = ("# written by `cortex install`: this machine's store (with its cortex-tokens.json), the hooks'\n"
@@ -104,5 +106,6 @@ def unexclude_personal(root: Path, harness: str) -> list[str]:
     end = start + 1
     while end < len(lines) and lines[end].startswith("/") and not lines[end].startswith("#"):
         end += 1
-    path.write_text("".join(lines[:start] + lines[end:]), encoding="utf-8")
+    # atomically (a kill mid-write leaves the old file, never half of it), with the file's mode
+    atomic_write(path, "".join(lines[:start] + lines[end:]), mode=path.stat().st_mode & 0o777)
     return [f"{path}: removed the lines `cortex install {harness}` added"]
