@@ -283,16 +283,24 @@ def install(root: Path, agent: str | None = None, *, force: bool = False, prompt
         changes.append(f"{local_path}: set env {BIN_ENV}={executable} (this machine's cortex)")
     if (local_path.exists() and (root / ".git").exists()) and _ignore(root, ".claude/settings.local.json"):
         changes.append(f"{root / '.gitignore'}: added .claude/settings.local.json (personal, never committed)")
+    elif local_path.exists() and (root / ".git").exists() and not _ignorable(root):
+        changes.append(f"{root / '.gitignore'} links out of the project: add .claude/settings.local.json to your "
+                       f"ignore files by hand (it names this machine's cortex)")
     return changes
+
+
+def _ignorable(root: Path) -> bool:
+    """Whether install may add lines to the project's ``.gitignore`` (not a link out of the project)."""
+    from cortex.service.install_git import writable_inside
+
+    return writable_inside(root / ".gitignore", root)
 
 
 def _ignore(root: Path, entry: str) -> bool:
     """Add ``entry`` to the project's ``.gitignore`` unless a line already names it (as Claude Code does when it
     creates the file); True when it was added."""
-    from cortex.service.install_git import writable_inside
-
     path = root / ".gitignore"
-    if not writable_inside(path, root):
+    if not _ignorable(root):
         return False
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""

@@ -126,6 +126,8 @@ def test_ignore_files_linked_out_of_the_project_are_never_written(tmp_path: Path
     assert result.returncode == 0, result.stderr
     assert victim.read_text() == "export PATH=~/bin:$PATH\n"
     assert ".cortex/.gitignore is not a file of the project" in result.stderr
+    if (project / ".claude" / "settings.local.json").exists():  # this machine's path: the user is told
+        assert ".gitignore links out of the project: add .claude/settings.local.json" in result.stderr
 
     other = tmp_path / "dir-project"
     (other / ".cortex" / ".gitignore").mkdir(parents=True)  # a directory where the file belongs
