@@ -157,6 +157,11 @@ async def send_error(send: Any, status: int, kind: str, message: str, scope: Any
     await send({"type": "http.response.body", "body": body})
 
 
+#: The most bytes a request's headers may hold (answered 431 beyond). uvicorn's h11 holds its incomplete headers
+#: to this bound, but a request whose line and headers arrive in one read (100 KB over loopback) bypasses it.
+MAX_HEADER_BYTES = 16 * 1024
+
+
 class Guard:
     """ASGI middleware: token from the headers first (``authenticate(headers)``: the bearer token, or the
     browser's session cookie with its key), then a bounded, timed body."""
@@ -174,6 +179,9 @@ class Guard:
             return
         if self.on_request is not None:
             self.on_request()
+        if sum(len(k) + len(v) + 4 for k, v in scope["headers"]) > MAX_HEADER_BYTES:
+            await send_error(send, 431, "HeadersTooLarge", f"the request's headers are over {MAX_HEADER_BYTES} bytes")
+            return
         headers = dict(scope["headers"])
         path = scope.get("path", "")
         who = None  # the agent the verified token names (cortex.caller): never what a header says otherwise

@@ -148,11 +148,21 @@ def _read(path: Path, section: str, *, flat: bool = False) -> dict[str, Any]:
     return data
 
 
-def _write(path: Path, data: dict[str, Any], mode: int = 0o644) -> None:
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _write(path: Path, data: dict[str, Any], mode: int = 0o644, *, follow: bool = False) -> None:
+    """``data`` as JSON the way the agents write it (two-space indent, non-ASCII as is), atomically; ``follow``: a
+    symlink (a dotfiles checkout's ``~/.claude.json``) has its target replaced, not itself."""
+    if follow and path.is_symlink():
+        path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)  # the user's .claude/ keeps its usual permissions
     if path.exists():
         mode = path.stat().st_mode & 0o777  # ~/.claude.json holds Claude Code's account: keep its mode
-    atomic_write(path, json.dumps(data, indent=2) + "\n", mode=mode)
+    # JSON.stringify writes "é" and "🙂" as is, and a lone surrogate (no UTF-8 for it) as "\ud800": the user's
+    # other entries keep their bytes
+    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(data, indent=2, ensure_ascii=False))
+    atomic_write(path, text + "\n", mode=mode)
 
 
 def _mcp_argv(entry: dict[str, Any]) -> list[str]:
@@ -252,7 +262,7 @@ def install(root: Path, agent: str | None = None, *, force: bool = False, prompt
     if mine != resolved_mcp_entry():
         project = user.setdefault("projects", {}).setdefault(project_key, {})
         project.setdefault("mcpServers", {})[MCP_NAME] = resolved_mcp_entry()
-        _write(user_path, user, mode=0o600)
+        _write(user_path, user, mode=0o600, follow=True)
         changes.append(f"{user_path}: {'updated' if mine else 'added'} MCP server {MCP_NAME!r} for {project_key} "
                        f"(local scope, personal: {shlex.join(_mcp_argv(resolved_mcp_entry()))})")
     if hook_changes:
@@ -273,13 +283,25 @@ def install(root: Path, agent: str | None = None, *, force: bool = False, prompt
         changes.append(f"{local_path}: set env {BIN_ENV}={executable} (this machine's cortex)")
     if (local_path.exists() and (root / ".git").exists()) and _ignore(root, ".claude/settings.local.json"):
         changes.append(f"{root / '.gitignore'}: added .claude/settings.local.json (personal, never committed)")
+    elif local_path.exists() and (root / ".git").exists() and not _ignorable(root):
+        changes.append(f"{root / '.gitignore'} links out of the project: add .claude/settings.local.json to your "
+                       f"ignore files by hand (it names this machine's cortex)")
     return changes
+
+
+def _ignorable(root: Path) -> bool:
+    """Whether install may add lines to the project's ``.gitignore`` (not a link out of the project)."""
+    from cortex.service.install_git import writable_inside
+
+    return writable_inside(root / ".gitignore", root)
 
 
 def _ignore(root: Path, entry: str) -> bool:
     """Add ``entry`` to the project's ``.gitignore`` unless a line already names it (as Claude Code does when it
     creates the file); True when it was added."""
     path = root / ".gitignore"
+    if not _ignorable(root):
+        return False
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
     except (OSError, UnicodeDecodeError):
@@ -315,7 +337,9 @@ def uninstall(root: Path) -> list[str]:
     if isinstance(entries, dict) and isinstance(entries.get("mcpServers"), dict) and _is_our_mcp(
             entries["mcpServers"].get(MCP_NAME)):
         del entries["mcpServers"][MCP_NAME]  # an empty mcpServers is what Claude Code itself leaves
-        _write(user_path, user)
+        if entries == {"mcpServers": {}}:  # the entry install created (Claude Code's own have more keys)
+            del user["projects"][project_key]
+        _write(user_path, user, follow=True)
         changes.append(f"{user_path}: removed MCP server {MCP_NAME!r} for {project_key}")
     env = local.get("env", {})
     if BIN_ENV in env:
@@ -344,8 +368,10 @@ def uninstall(root: Path) -> list[str]:
 # project's files, which install keeps out of git through the clone's personal .git/info/exclude (when git does not
 # track them).
 
+#: One word as ``shlex.join`` quotes it: bare characters, '…' runs, and "'" for a quote in a path.
+_WORD = r"""(?:'[^']*'|"'"|[^\s'"])"""
 #: How any version of this module named cortex in a hook command: bare, portable, by absolute path, ``-m cortex``.
-_BIN = (r"(?:cortex|" + re.escape(PORTABLE) + r"|\S*/cortex|'[^']*/cortex'|(?:\S+|'[^']*') -m cortex)")
+_BIN = (r"(?:cortex|" + re.escape(PORTABLE) + rf"|{_WORD}*(?:/cortex|'[^']*/cortex')|{_WORD}+ -m cortex)")
 
 #: When a hook is installed: ``subagent`` always (its payload names the agent), ``session`` only with --agent
 #: (the main session's), ``tool`` always, with the --agent when one is named, ``prompt`` as ``session`` unless the

@@ -10,6 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from cortex.files import atomic_write
+
 #: ``.cortex/.gitignore`` as install writes it (patterns relative to ``.cortex/``).
 CORTEX_IGNORED = ("/store/", "/state/", "/logs/")
 _CORTEX_HEADER = ("# written by `cortex install`: this machine's store (with its cortex-tokens.json), the hooks'\n"
@@ -18,10 +20,20 @@ _CORTEX_HEADER = ("# written by `cortex install`: this machine's store (with its
 _EXCLUDE_HEADER = "# cortex install {harness}: this machine's path to cortex"
 
 
+def writable_inside(path: Path, root: Path) -> bool:
+    """Whether install may append to ``path``: absent or a regular file, inside ``root`` once its links are
+    followed (a cloned project's ``.gitignore`` linked to ``~/.bashrc`` must not get install's lines)."""
+    resolved = path.resolve()
+    return resolved.is_relative_to(root.resolve()) and (resolved.is_file() or not resolved.exists())
+
+
 def ignore_cortex_dir(root: Path) -> list[str]:
     """Write (or complete) ``<root>/.cortex/.gitignore``; a line per change. A user's own lines are kept, and a
     pattern already there is not repeated (idempotent)."""
     path = root / ".cortex" / ".gitignore"
+    if not writable_inside(path, root):
+        return [f"{path} is not a file of the project (a link out of it, or a directory): add "
+                f"{', '.join(CORTEX_IGNORED)} to .cortex/.gitignore by hand"]
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
     except (OSError, UnicodeDecodeError):
@@ -37,9 +49,19 @@ def ignore_cortex_dir(root: Path) -> list[str]:
     return [f"{path}: ignored {', '.join(missing)} (this machine's store, state and logs)"]
 
 
-def _git_dir(root: Path) -> Path | None:
+def _exclude_file(root: Path) -> Path | None:
+    """The clone's personal exclude file: ``.git/info/exclude``, or, where ``.git`` is a file (a worktree, a
+    submodule), the one git reads there (``git rev-parse --git-path info/exclude``); None without a repository."""
     git = root / ".git"
-    return git if git.is_dir() else None  # a worktree's or submodule's .git file: left alone
+    if git.is_dir():
+        return git / "info" / "exclude"
+    exe = shutil.which("git")
+    if not git.is_file() or exe is None:
+        return None
+    result = subprocess.run([exe, "-C", str(root), "rev-parse", "--git-path", "info/exclude"], capture_output=True,
+                            text=True, timeout=30, check=False)
+    found = result.stdout.rstrip("\n")
+    return root / found if result.returncode == 0 and found else None  # relative to root when not absolute
 
 
 def _tracked(root: Path, files: list[str]) -> list[str]:
@@ -55,12 +77,11 @@ def _tracked(root: Path, files: list[str]) -> list[str]:
 def exclude_personal(root: Path, harness: str, files: list[str]) -> list[str]:
     """Add ``files`` (relative to ``root``) to ``.git/info/exclude`` in one block; a line per change, and a warning
     for a file git already tracks (its absolute path would be committed)."""
-    git_dir = _git_dir(root)
-    if git_dir is None:
+    path = _exclude_file(root)
+    if path is None:
         return []
     changes = [f"{root / f} is tracked by git and now names this machine's cortex: do not commit that change"
                for f in _tracked(root, files)]
-    path = git_dir / "info" / "exclude"
     text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
     header = _EXCLUDE_HEADER.format(harness=harness)
     if header in text.splitlines():
@@ -74,8 +95,7 @@ def exclude_personal(root: Path, harness: str, files: list[str]) -> list[str]:
 
 def unexclude_personal(root: Path, harness: str) -> list[str]:
     """Remove the block :func:`exclude_personal` added; a line per change."""
-    git_dir = _git_dir(root)
-    path = git_dir / "info" / "exclude" if git_dir is not None else None
+    path = _exclude_file(root)
     if path is None or not path.exists():
         return []
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
@@ -86,5 +106,6 @@ def unexclude_personal(root: Path, harness: str) -> list[str]:
     end = start + 1
     while end < len(lines) and lines[end].startswith("/") and not lines[end].startswith("#"):
         end += 1
-    path.write_text("".join(lines[:start] + lines[end:]), encoding="utf-8")
+    # atomically (a kill mid-write leaves the old file, never half of it), with the file's mode
+    atomic_write(path, "".join(lines[:start] + lines[end:]), mode=path.stat().st_mode & 0o777)
     return [f"{path}: removed the lines `cortex install {harness}` added"]

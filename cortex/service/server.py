@@ -27,7 +27,7 @@ from cortex.app import Cortex
 from cortex.errors import AuthError, InvalidInputError, StoreLockedError
 from cortex.service import control
 from cortex.service.auth import TokenStore
-from cortex.service.guard import Limits
+from cortex.service.guard import MAX_HEADER_BYTES, Limits
 from cortex.state import state_dir_of
 from cortex.store import Location
 
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("cortex.serve")
 LOOPBACK_NAMES = ["127.0.0.1", "localhost", "::1", "[::1]"]
 DEFAULT_MAX_CONCURRENCY = 256
-#: The largest request line and headers (bytes).
-MAX_HEADER_BYTES = 16 * 1024
 
 
 def is_loopback(host: str) -> bool:
