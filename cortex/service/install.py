@@ -1,17 +1,19 @@
-"""``cortex install claude`` / ``cortex uninstall claude``: the hook entries in ``.claude/settings.json``, this
-machine's ``CORTEX_BIN`` in ``.claude/settings.local.json`` and the MCP server in Claude Code's local scope
-(``~/.claude.json``), merged into what is there and removed exactly (``cortex install codex|cursor|gemini``:
-:func:`install_harness`, below; ``cortex install hermes``: :mod:`cortex.service.install_hermes`).
+"""``cortex install claude`` / ``cortex uninstall claude``: the subagent and tool hooks in ``.claude/settings.json``,
+the main session's hooks and this machine's ``CORTEX_BIN`` in ``.claude/settings.local.json``, and the MCP server
+in Claude Code's local scope (``~/.claude.json``), merged into what is there and removed exactly (``cortex install
+codex|cursor|gemini``: :func:`install_harness`, below; ``cortex install hermes``:
+:mod:`cortex.service.install_hermes`).
 
-``.claude/settings.json`` is committed and shared by a team, so it holds no path of this machine: the commands
-are ``"${CORTEX_BIN:-cortex}" hook claude EVENT``. The absolute path of this installation's ``cortex`` goes to
-``.claude/settings.local.json`` (personal) as ``env.CORTEX_BIN``, which Claude Code gives to the hooks. It does
-not expand ``.mcp.json`` with that env (only with its own process environment), so the MCP server is written by
-absolute path to the project's entry in ``~/.claude.json``, as ``claude mcp add --scope local`` writes it (an
-earlier version's ``.mcp.json`` entry is removed). The subagent hooks and ``PostToolUse`` (matcher
-``Write|Edit|Bash``) are always installed; the main session's (``SessionStart``, ``Stop``, ``SessionEnd``) only
-for an agent named with ``--agent``, which must be declared (``--force`` installs an undeclared one), and which
-``PostToolUse`` then names too.
+``.claude/settings.json`` is committed and shared by a team, so it holds no path of this machine: its commands are
+``"${CORTEX_BIN:-cortex}" hook claude EVENT``. The absolute path of this installation's ``cortex`` goes to
+``.claude/settings.local.json`` (personal) as ``env.CORTEX_BIN``, which Claude Code gives to the hooks of a
+session. The main session's hooks (``SessionStart``, ``UserPromptSubmit``, ``Stop``, ``SessionEnd``), only for an
+agent named with ``--agent`` (declared, or ``--force``), are this user's and go to ``settings.local.json`` by
+absolute path: Claude Code fires ``SessionEnd`` outside a session too (``claude mcp list``), without that env.
+Claude Code does not expand ``.mcp.json`` with that env either (only with its own process environment), so the MCP
+server is written by absolute path to the project's entry in ``~/.claude.json``, as ``claude mcp add --scope
+local`` writes it (an earlier version's ``.mcp.json`` entry is removed). The subagent hooks and ``PostToolUse``
+(matcher ``Write|Edit|Bash``, naming the ``--agent`` when there is one) are always installed.
 """
 
 from __future__ import annotations
@@ -44,17 +46,25 @@ PROMPT_EVENT = "UserPromptSubmit"
 BIN_ENV = "CORTEX_BIN"
 #: How the committed commands name ``cortex``: ``$CORTEX_BIN``, else ``cortex`` on ``PATH``.
 PORTABLE = '"${%s:-cortex}"' % BIN_ENV
-#: A command this module wrote, whatever agent it named (and the absolute-interpreter and bare forms of older
-#: versions).
-_OURS = re.compile(r"^(?:\S+ -m cortex|cortex|'[^']*' -m cortex|" + re.escape(PORTABLE) + ")"
-                   r" hook claude (SessionStart|SubagentStart|Stop|SubagentStop|SessionEnd|PostToolUse|UserPromptSubmit)"
-                   r"(?: --agent [a-z0-9][a-z0-9_-]*)?$")
+#: One word as ``shlex.join`` quotes it: bare characters, '…' runs, and "'" for a quote in a path.
+_WORD = r"""(?:'[^']*'|"'"|[^\s'"])"""
+#: How any version of this module named cortex in a hook command: bare, portable, by absolute path, ``-m cortex``.
+_BIN = (r"(?:cortex|" + re.escape(PORTABLE) + rf"|{_WORD}*(?:/cortex|'[^']*/cortex')|{_WORD}+ -m cortex)")
+#: A command this module wrote, whatever agent it named: portable, by absolute path (the main session's, in the
+#: personal file), and the bare and ``-m cortex`` forms of older versions.
+_OURS = re.compile("^" + _BIN + r" hook claude (SessionStart|SubagentStart|Stop|SubagentStop|SessionEnd|PostToolUse"
+                   r"|UserPromptSubmit)(?: --agent [a-z0-9][a-z0-9_-]*)?$")
 
 
 def hook_command(event: str, agent: str | None = None) -> str:
     """The command Claude Code runs for ``event`` (portable: no path of this machine)."""
     command = f"{PORTABLE} hook claude {event}"
     return f"{command} --agent {agent}" if agent else command
+
+
+def session_hook_command(event: str, agent: str) -> str:
+    """The command of a main-session hook (personal: this machine's ``cortex`` by absolute path)."""
+    return f"{shlex.join(resolved_argv())} hook claude {event} --agent {agent}"
 
 
 def mcp_entry() -> dict[str, Any]:
@@ -206,6 +216,20 @@ def _ours_in(hooks: dict[str, Any], event: str, ours: Callable[[Any], bool],
             if ours(h.get("command"))]
 
 
+def _place(hooks: dict[str, Any], wanted: dict[str, str], path: Path, changes: list[str]) -> None:
+    """Make ``hooks`` hold exactly ``wanted``'s command for each of its events (the tool hook with its matcher),
+    replacing this module's earlier ones; a line per change (naming ``path``) in ``changes``."""
+    for event, command in wanted.items():
+        matcher = TOOL_MATCHER if event == TOOL_EVENT else None
+        if _ours_in(hooks, event, _is_ours) == [(matcher, command)]:
+            continue
+        replaced = _remove_ours(hooks, event)
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": 30}]
+        hooks.setdefault(event, []).append(group)
+        changes.append(f"{path}: {'updated' if replaced else 'added'} hook {event}: {command}")
+
+
 def install(root: Path, agent: str | None = None, *, force: bool = False, prompt_recall: bool = True) -> list[str]:
     """Add (or bring up to date) the hooks, the MCP entry and this machine's ``CORTEX_BIN``; returns a line per
     change (empty when everything was already there). ``agent`` names the main session's agent: its
@@ -220,26 +244,34 @@ def install(root: Path, agent: str | None = None, *, force: bool = False, prompt
     local_path = root / ".claude" / "settings.local.json"
     # all checked before anything is written
     settings, mcp, local = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers"), _read(local_path, "env")
-    hooks = settings.setdefault("hooks", {})
+    _read(local_path, "hooks")
+    hooks, local_hooks = settings.setdefault("hooks", {}), local.get("hooks", {})
     wanted = {event: hook_command(event) for event in SUBAGENT_EVENTS}
+    # The main session's hooks are personal (the agent is this user's choice) and name this machine's cortex: a
+    # command Claude Code runs outside a session (`claude mcp list` fires SessionEnd) gets no settings env
+    personal: dict[str, str] = {}
     if agent is not None:
-        wanted |= {event: hook_command(event, agent) for event in SESSION_EVENTS}
+        personal = {event: session_hook_command(event, agent) for event in SESSION_EVENTS}
         if prompt_recall:
-            wanted[PROMPT_EVENT] = hook_command(PROMPT_EVENT, agent)
-    if not prompt_recall and _remove_ours(hooks, PROMPT_EVENT):
-        changes.append(f"{settings_path}: removed hook {PROMPT_EVENT} (--no-prompt-recall)")
+            personal[PROMPT_EVENT] = session_hook_command(PROMPT_EVENT, agent)
+        for event in (*SESSION_EVENTS, PROMPT_EVENT):  # where earlier versions wrote them
+            if _remove_ours(hooks, event):
+                changes.append(f"{settings_path}: removed hook {event} (moved to {local_path}: personal)")
+    if not prompt_recall:
+        for path, found in ((settings_path, hooks), (local_path, local_hooks)):
+            if _remove_ours(found, PROMPT_EVENT):
+                changes.append(f"{path}: removed hook {PROMPT_EVENT} (--no-prompt-recall)")
     # without --agent, an installed tool hook keeps the agent it names (a teammate's install does not drop it)
     wanted[TOOL_EVENT] = hook_command(TOOL_EVENT, agent) if agent is not None else next(
         (c for _, c in _ours_in(hooks, TOOL_EVENT, _is_ours)), hook_command(TOOL_EVENT))
-    for event, command in wanted.items():
-        matcher = TOOL_MATCHER if event == TOOL_EVENT else None
-        if _ours_in(hooks, event, _is_ours) == [(matcher, command)]:
-            continue
-        replaced = _remove_ours(hooks, event)
-        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
-        group["hooks"] = [{"type": "command", "command": command, "timeout": 30}]
-        hooks.setdefault(event, []).append(group)
-        changes.append(f"{settings_path}: {'updated' if replaced else 'added'} hook {event}: {command}")
+    _place(hooks, wanted, settings_path, changes)
+    _place(local_hooks, personal, local_path, changes)
+    if local_hooks:
+        local["hooks"] = local_hooks
+    else:
+        local.pop("hooks", None)
+    settings_changed, local_changed = (any(line.startswith(f"{path}:") for line in changes)
+                                       for path in (settings_path, local_path))
     user_path = claude_user_config()
     user, project_key = _read(user_path, "projects"), str(root.resolve())
     entries = user.get("projects", {}).get(project_key, {})
@@ -249,7 +281,6 @@ def install(root: Path, agent: str | None = None, *, force: bool = False, prompt
     if mine is not None and not _is_our_mcp(mine):
         raise CortexError(f"{user_path} already has another MCP server named {MCP_NAME!r} for {project_key}; "
                           "nothing was changed")
-    hook_changes = bool(changes)
     # the committed .mcp.json of earlier versions: Claude Code expands its ${CORTEX_BIN} from its own environment,
     # not from settings.local.json's, so it ran the cortex of PATH; the personal entry below replaces it
     mcp_changed = _is_our_mcp(mcp.get("mcpServers", {}).get(MCP_NAME))
@@ -265,7 +296,7 @@ def install(root: Path, agent: str | None = None, *, force: bool = False, prompt
         _write(user_path, user, mode=0o600, follow=True)
         changes.append(f"{user_path}: {'updated' if mine else 'added'} MCP server {MCP_NAME!r} for {project_key} "
                        f"(local scope, personal: {shlex.join(_mcp_argv(resolved_mcp_entry()))})")
-    if hook_changes:
+    if settings_changed:
         _write(settings_path, settings)
     if mcp_changed:
         if mcp:
@@ -279,8 +310,10 @@ def install(root: Path, agent: str | None = None, *, force: bool = False, prompt
                        f"found on PATH (or an exported {BIN_ENV}); the MCP server runs {sys.executable} -m cortex")
     elif env.get(BIN_ENV) != executable:
         local["env"] = {**env, BIN_ENV: executable}
-        _write(local_path, local)
+        local_changed = True
         changes.append(f"{local_path}: set env {BIN_ENV}={executable} (this machine's cortex)")
+    if local_changed:
+        _write(local_path, local)
     if (local_path.exists() and (root / ".git").exists()) and _ignore(root, ".claude/settings.local.json"):
         changes.append(f"{root / '.gitignore'}: added .claude/settings.local.json (personal, never committed)")
     elif local_path.exists() and (root / ".git").exists() and not _ignorable(root):
@@ -319,12 +352,14 @@ def uninstall(root: Path) -> list[str]:
     settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
     local_path = root / ".claude" / "settings.local.json"
     settings, mcp, local = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers"), _read(local_path, "env")
-    hooks = settings.get("hooks", {})
-    for event in (*SESSION_EVENTS, *SUBAGENT_EVENTS, TOOL_EVENT, PROMPT_EVENT):
-        if _remove_ours(hooks, event):
-            changes.append(f"{settings_path}: removed hook {event}")
-    if "hooks" in settings and not hooks:
-        del settings["hooks"]
+    _read(local_path, "hooks")
+    for path, data in ((settings_path, settings), (local_path, local)):
+        hooks = data.get("hooks", {})
+        for event in (*SESSION_EVENTS, *SUBAGENT_EVENTS, TOOL_EVENT, PROMPT_EVENT):
+            if _remove_ours(hooks, event):
+                changes.append(f"{path}: removed hook {event}")
+        if "hooks" in data and not hooks:
+            del data["hooks"]
     servers = mcp.get("mcpServers", {})
     if _is_our_mcp(servers.get(MCP_NAME)):  # an earlier version's
         del servers[MCP_NAME]
@@ -368,10 +403,6 @@ def uninstall(root: Path) -> list[str]:
 # project's files, which install keeps out of git through the clone's personal .git/info/exclude (when git does not
 # track them).
 
-#: One word as ``shlex.join`` quotes it: bare characters, '…' runs, and "'" for a quote in a path.
-_WORD = r"""(?:'[^']*'|"'"|[^\s'"])"""
-#: How any version of this module named cortex in a hook command: bare, portable, by absolute path, ``-m cortex``.
-_BIN = (r"(?:cortex|" + re.escape(PORTABLE) + rf"|{_WORD}*(?:/cortex|'[^']*/cortex')|{_WORD}+ -m cortex)")
 
 #: When a hook is installed: ``subagent`` always (its payload names the agent), ``session`` only with --agent
 #: (the main session's), ``tool`` always, with the --agent when one is named, ``prompt`` as ``session`` unless the

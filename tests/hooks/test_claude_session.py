@@ -20,10 +20,13 @@ class Session:
 
     def __init__(self, project: Path, tmp: Path) -> None:
         self.project = project
+        # what Claude Code merges: the committed .claude/settings.json (subagent and tool hooks) and the personal
+        # .claude/settings.local.json (the main session's hooks and the env, both naming this machine's cortex)
         settings = json.loads((project / ".claude" / "settings.json").read_text())
-        self.commands = {event: groups[-1]["hooks"][-1]["command"] for event, groups in settings["hooks"].items()}
-        # what Claude Code merges from the personal .claude/settings.local.json: this machine's cortex
-        self.env = json.loads((project / ".claude" / "settings.local.json").read_text())["env"]
+        local = json.loads((project / ".claude" / "settings.local.json").read_text())
+        self.commands = {event: groups[-1]["hooks"][-1]["command"]
+                         for data in (settings, local) for event, groups in data["hooks"].items()}
+        self.env = local["env"]
         self.claude = tmp / "claude"  # Claude Code's directory ($CLAUDE_CONFIG_DIR): where its transcripts are
         self.parent = self.claude / "projects" / "-proj" / "session.jsonl"
         self.parent.parent.mkdir(parents=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import subprocess
 import sys
@@ -200,11 +201,15 @@ def test_install_and_uninstall_claude_are_exact_and_idempotent(project):
     assert (settings.read_text(), (project / ".mcp.json").read_text(), user_file.read_text()) == snapshot
     with_agent = cortex(project, "install", "claude", "--agent", "reviewer")
     assert "added hook SessionStart" in with_agent.stderr
-    commands = {e: [h["command"] for g in json.loads(settings.read_text())["hooks"][e] for h in g["hooks"]]
-                for e in ("SessionStart", "Stop", "SessionEnd")}
-    assert commands == {"SessionStart": ['"${CORTEX_BIN:-cortex}" hook claude SessionStart --agent reviewer'],
-                        "Stop": ["echo mine", '"${CORTEX_BIN:-cortex}" hook claude Stop --agent reviewer'],
-                        "SessionEnd": ['"${CORTEX_BIN:-cortex}" hook claude SessionEnd --agent reviewer']}
+    # the main session's hooks are personal, by this machine's cortex: `claude mcp list` fires SessionEnd
+    # outside a session, without settings.local.json's env
+    assert json.loads(settings.read_text())["hooks"]["Stop"] == mine["hooks"]["Stop"]
+    local = json.loads((project / ".claude" / "settings.local.json").read_text())
+    binary = shlex.join([local["env"]["CORTEX_BIN"]])
+    commands = {e: [h["command"] for g in local["hooks"][e] for h in g["hooks"]] for e in local["hooks"]}
+    assert commands == {e: [f"{binary} hook claude {e} --agent reviewer"]
+                        for e in ("SessionStart", "Stop", "SessionEnd", "UserPromptSubmit")}
+    assert not {"SessionStart", "SessionEnd", "UserPromptSubmit"} & set(json.loads(settings.read_text())["hooks"])
     removed = cortex(project, "uninstall", "claude")
     assert removed.returncode == 0 and "removed hook SubagentStart" in removed.stderr
     assert "added" not in removed.stderr

@@ -212,10 +212,12 @@ def test_through_a_server_the_prompt_hook_imports_no_heavy_module(project):
 
 
 def test_install_wires_the_prompt_hooks_and_the_opt_out_removes_them(project):
-    files = {"claude": ".claude/settings.json", "codex": ".codex/hooks.json", "gemini": ".gemini/settings.json"}
+    # Claude Code's main-session hooks are in the personal file
+    files = {"claude": ".claude/settings.local.json", "codex": ".codex/hooks.json", "gemini": ".gemini/settings.json"}
 
     def events(tool: str) -> dict[str, list[str]]:
-        data = json.loads((project / files[tool]).read_text()).get("hooks", {})
+        path = project / files[tool]
+        data = json.loads(path.read_text()).get("hooks", {}) if path.exists() else {}
         return {e: [h["command"] for g in groups for h in g["hooks"]] for e, groups in data.items()}
 
     for tool, event in PROMPTS.items():

@@ -195,3 +195,25 @@ def test_claude_code_runs_cortexs_mcp_server_off_path(tmp_path):
                 for block in message["content"] if block.get("tool_use_id") == "toolu_cortex"]
     assert answered and not answered[0].get("is_error"), answered
     assert MCP_NOTE in stored(project, "lead")
+
+
+def test_claude_mcp_list_outside_a_session_runs_cortexs_hooks_off_path(tmp_path):
+    """``claude mcp list`` fires ``SessionEnd`` without ``settings.local.json``'s env: the main session's hooks,
+    which install writes there by absolute path, still run with ``cortex`` off PATH (a portable command in the
+    committed file failed here: ``cortex: not found``), and the MCP server connects."""
+    bin_dir = agents_bin("claude")
+    project = make_project(tmp_path / "proj", "lead")
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    config_dir = str(home / ".claude")
+    assert cortex(project, "install", "claude", "--agent", "lead", CLAUDE_CONFIG_DIR=config_dir).returncode == 0
+    user_file = home / ".claude" / ".claude.json"
+    user = json.loads(user_file.read_text())
+    user["projects"][str(project.resolve())]["hasTrustDialogAccepted"] = True  # as after the trust dialog
+    user_file.write_text(json.dumps(user))
+    result = subprocess.run([str(bin_dir / "claude"), "mcp", "list"], cwd=project, capture_output=True, text=True,
+                            timeout=120, check=False, stdin=subprocess.DEVNULL,
+                            env=bare_env(home, bin_dir, CLAUDE_CONFIG_DIR=config_dir))
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and "Connected" in output, output
+    assert "failed" not in output, output  # as "SessionEnd hook [...] failed: /bin/sh: 1: cortex: not found"

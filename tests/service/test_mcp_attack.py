@@ -53,9 +53,12 @@ def test_a_token_subscribes_and_completes_only_its_agents(live) -> None:
 def test_subscriptions_of_one_caller_never_lock_out_another(live) -> None:
     server, alice, admin = live
     for k in range(MAX_SUBSCRIPTIONS + 1):  # an admin may name any agent: one per name
-        rpc(server, admin, "resources/subscribe", {"uri": f"cortex://agents/ghost-{k}/memory"}, k)
+        answer = rpc(server, admin, "resources/subscribe", {"uri": f"cortex://agents/ghost-{k}/memory"}, k)
+        assert "result" in answer, answer  # stateless: nothing is kept, so there is no room to run out of
+    # a new resource, never subscribed before, by another caller
     answer = rpc(server, alice, "resources/subscribe", {"uri": "cortex://agents/alice/memory"})
     assert "result" in answer, answer
+    assert "result" in rpc(server, alice, "resources/unsubscribe", {"uri": "cortex://agents/alice/memory"})
 
 
 def test_a_bogus_log_level_is_invalid_params(live) -> None:

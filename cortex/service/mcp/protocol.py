@@ -7,7 +7,7 @@ A subscription to an agent's memory sends ``notifications/resources/updated`` ea
 written (its own, its teams', the swarm's) or a consolidation run changes them, in this process (the facade's
 events, :mod:`cortex.events`), on the connection that subscribed. Only a connection that lasts can be notified:
 ``cortex mcp`` over stdio, or a client in the same process. ``/mcp`` of ``cortex serve`` answers each request on its
-own (stateless, JSON replies), so a subscription there is accepted and recorded, and nothing is sent.
+own (stateless, JSON replies), so a subscription there is checked and accepted, and nothing is kept or sent.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "e
 MAX_COMPLETIONS = 100
 AGENT_TEMPLATE = "cortex://agents/{agent}/memory"
 AGENT_RESOURCE = re.compile(r"cortex://agents/([^/]+)/memory")
-#: The most resources subscribed at once (one server may hold many stateless HTTP callers' subscriptions).
+#: The most resources one lasting connection subscribes to at once.
 MAX_SUBSCRIPTIONS = 256
 #: The kinds of event that change what an agent's memory resource shows.
 CHANGES = ("write", "consolidation")
@@ -147,19 +147,22 @@ def add_protocol_handlers(server: MCPServer, context: ToolContext) -> ProtocolSt
         request = getattr(ctx, "request", None)
         if found is None or not context.authenticate(request).may_use(found.group(1)):
             raise unknown_resource(uri)
+        if request is not None:  # stateless HTTP: nothing can be sent on it, so nothing is kept (no caller's
+            return EmptyResult()  # subscriptions can fill the server's room for another's)
         if uri not in state.subscribed and len(state.subscribed) >= MAX_SUBSCRIPTIONS:
             raise MCPError(code=INVALID_PARAMS, message=f"this server already holds {MAX_SUBSCRIPTIONS} resource "
                                                         "subscriptions, the most it keeps: unsubscribe one first")
         state.subscribed.add(uri)
         backend = context.backend()
-        if request is None and uri not in state.watchers and (callable(getattr(backend, "subscribe", None))
+        if uri not in state.watchers and (callable(getattr(backend, "subscribe", None))
                                                               or callable(getattr(backend, "aevents", None))):
             state.watchers[uri] = asyncio.get_running_loop().create_task(
                 _watch(uri, found.group(1), backend, ctx.session))
         return EmptyResult()
 
     async def unsubscribe(ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
-        state.stop(str(params.uri))
+        if getattr(ctx, "request", None) is None:
+            state.stop(str(params.uri))
         return EmptyResult()
 
     lowlevel.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
