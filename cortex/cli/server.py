@@ -200,12 +200,13 @@ HARNESSES = ["claude", "codex", "cursor", "gemini", "hermes"]
                    "(claude, codex: UserPromptSubmit; gemini: BeforeAgent). --no-prompt-recall removes that hook.")
 def install(target: str, agent: str | None, force: bool, prompt_recall: bool) -> None:
     """Wire a coding agent's hooks and Cortex's MCP server into the files it documents, merged into what is
-    there (idempotent), and .cortex/.gitignore (store, state, logs). claude: hooks in .claude/settings.json
-    (committed: "${CORTEX_BIN:-cortex}") with this machine's cortex as env CORTEX_BIN in
-    .claude/settings.local.json, and the MCP server by absolute path in ~/.claude.json (local scope, personal);
-    codex: .codex/hooks.json and [mcp_servers.cortex] in .codex/config.toml by absolute path, listed in
-    .git/info/exclude (trust the hooks in Codex's /hooks); cursor: .cursor/hooks.json and
-    .cursor/mcp.json; gemini: hooks and mcpServers in .gemini/settings.json; hermes: Cortex as Hermes Agent's
+    there (idempotent), and .cortex/.gitignore (store, state, logs). claude: subagent and tool hooks in
+    .claude/settings.json (committed: "${CORTEX_BIN:-cortex}"), this machine's cortex as env CORTEX_BIN and the
+    --agent's main-session hooks by absolute path in .claude/settings.local.json, and the MCP server by absolute
+    path in ~/.claude.json (local scope, personal); codex: .codex/hooks.json and [mcp_servers.cortex] in
+    .codex/config.toml by absolute path, listed in .git/info/exclude (trust the hooks in Codex's /hooks); cursor:
+    .cursor/hooks.json and .cursor/mcp.json; gemini: hooks and mcpServers in .gemini/settings.json by absolute
+    path, listed in .git/info/exclude; hermes: Cortex as Hermes Agent's
     memory provider ($HERMES_HOME/plugins/cortex/ and memory.provider: cortex in $HERMES_HOME/config.yaml)."""
     from cortex.service.install import install_harness
 
