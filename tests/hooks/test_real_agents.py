@@ -51,6 +51,27 @@ def seed(project: Path, memories: dict[str, str]) -> None:
             cx.store(agent, content)
 
 
+#: The start's block holds five memories: four confident ones beside the seeded one fill it, and the one the prompt
+#: needs (less confident) reaches the model through the prompt's hook (UserPromptSubmit, BeforeAgent) only.
+FILLERS = [f"the {w} service logs to syslog" for w in ("billing", "search", "mailer", "cron")]
+NEEDED = "order totals are quantized once, after summing the line items"
+ASK = " Why are order totals quantized?"
+
+
+def seed_prompt_case(project: Path, agent: str) -> None:
+    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+        cx.agents.register(agent)
+        cx.store_many(agent, [{"content": c, "confidence": 0.95} for c in FILLERS]
+                      + [{"content": NEEDED, "confidence": 0.4}])
+
+
+def assert_prompt_recall(first_request: str) -> None:
+    """The first request to the model holds the start's block and, after it, what the prompt needed (the start's
+    five did not hold it: tests/hooks/test_prompt_recall.py checks that on the same seeds)."""
+    assert NEEDED in first_request, first_request[-3000:]
+    assert all(first_request.index(f) < first_request.index(NEEDED) for f in FILLERS), first_request[-3000:]
+
+
 def stored(project: Path, agent: str) -> list[str]:
     with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
         if hasattr(cx, "agents"):  # a server the agent started may still own the store: its client then
@@ -68,11 +89,12 @@ def test_claude_code_injects_and_captures_with_a_subagent(tmp_path):
     assert cortex(project, "install", "claude", "--agent", "lead").returncode == 0
     seed(project, {"lead": "the payments code lives in src/pay",
                    "reviewer": "webhooks need an idempotency key"})
+    seed_prompt_case(project, "lead")
     home = tmp_path / "home"
     home.mkdir()
     with AnthropicStandIn(delegate("retries use exponential backoff", "always run the link checker")) as model:
         result = subprocess.run(
-            [str(bin_dir / "claude"), "-p", "DELEGATE reviewer: Review the payment webhook retries",
+            [str(bin_dir / "claude"), "-p", "DELEGATE reviewer: Review the payment webhook retries." + ASK,
              "--allowedTools", "Agent,Task", "--output-format", "json"],
             cwd=project, capture_output=True, text=True, timeout=240, check=False,
             env=bare_env(home, bin_dir, ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-standin",
@@ -82,6 +104,7 @@ def test_claude_code_injects_and_captures_with_a_subagent(tmp_path):
     texts = [text_of(body) for body in requests]
     main = [t for t in texts if "DELEGATE reviewer" in t]
     assert main and "<agent-memory" in main[0] and "the payments code lives in src/pay" in main[0]
+    assert_prompt_recall(main[0])
     sub = [t for t in texts if "You are reviewer." in t]
     assert sub and "webhooks need an idempotency key" in sub[0], texts
     log = project / ".cortex" / "logs" / "hooks.log"
@@ -95,6 +118,7 @@ def test_codex_injects_at_start_and_captures_at_stop(tmp_path):
     project = make_project(tmp_path / "proj", "lead")
     assert cortex(project, "install", "codex", "--agent", "lead").returncode == 0
     seed(project, {"lead": "the payments code lives in src/pay"})
+    seed_prompt_case(project, "lead")
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
     with ResponsesStandIn(lambda body: "Looked.\nPATTERN: always run the link checker") as model:
@@ -106,13 +130,14 @@ def test_codex_injects_at_start_and_captures_at_stop(tmp_path):
             f'[projects."{project}"]\ntrust_level = "trusted"\n')
         result = subprocess.run(
             [str(bin_dir / "codex"), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
-             "Review the payment webhook retries"],
+             "Review the payment webhook retries." + ASK],
             cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
             env=bare_env(home, bin_dir, CODEX_HOME=str(home / ".codex"), STANDIN_API_KEY="sk-standin"))
         requests = list(model.requests)
     assert result.returncode == 0, result.stdout + result.stderr
     texts = [json.dumps(body) for body in requests]
     assert texts and "<agent-memory" in texts[0] and "the payments code lives in src/pay" in texts[0], texts
+    assert_prompt_recall(texts[0])
     log = project / ".cortex" / "logs" / "hooks.log"
     assert "Traceback" not in (log.read_text() if log.exists() else "")
     assert "always run the link checker" in " ".join(stored(project, "lead")), (log.read_text() if log.exists() else "")
@@ -123,6 +148,7 @@ def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
     project = make_project(tmp_path / "proj", "lead")
     assert cortex(project, "install", "gemini", "--agent", "lead").returncode == 0
     seed(project, {"lead": "the payments code lives in src/pay"})
+    seed_prompt_case(project, "lead")
     home = tmp_path / "home"
     (home / ".gemini").mkdir(parents=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps({
@@ -134,7 +160,7 @@ def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
         result = subprocess.run(
             # a model named skips Gemini CLI's model router, whose classifier asks for JSON the stand-in does not
             # give (it then retries with back-off for ~100 s)
-            [str(bin_dir / "gemini"), "-p", "Review the payment webhook retries", "--output-format", "json",
+            [str(bin_dir / "gemini"), "-p", "Review the payment webhook retries." + ASK, "--output-format", "json",
              "--model", "gemini-2.5-flash"],
             cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
             env=bare_env(home, bin_dir, GOOGLE_GEMINI_BASE_URL=model.url, GEMINI_API_KEY="standin-key",
@@ -144,6 +170,7 @@ def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
     texts = [json.dumps(body) for body in requests]
     assert texts and "<agent-memory" in texts[0] and "the payments code lives in src/pay" in texts[0], (
         result.stderr[-3000:], texts)
+    assert_prompt_recall(texts[0])
     log = project / ".cortex" / "logs" / "hooks.log"
     assert "Traceback" not in (log.read_text() if log.exists() else "")
     assert "always run the link checker" in " ".join(stored(project, "lead")), (log.read_text() if log.exists() else "")
