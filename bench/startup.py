@@ -14,6 +14,8 @@ Every command is a new process, timed from its start to its exit, as a coding ag
   ``SubagentStart`` is measured twice: with the task Claude Code gives it (read from the parent transcript's
   ``Agent`` tool call, so the block is ranked for it) and without one. Each run is a new session: its block is
   shown, and so touched, for the first time;
+* the ``UserPromptSubmit`` hook (the recall at each prompt) with a substantive prompt (the task above) and with
+  "ok, thanks", which its gate answers before the store is opened;
 * ``cortex search AGENT QUERY`` (hybrid, falling back to bm25 when no model is configured) with the default
   embedding settings and with ``CORTEX_EMBEDDINGS=none``, and ``cortex recall AGENT QUERY``.
 
@@ -48,6 +50,7 @@ AGENT_MD = f"---\nname: {AGENT}\ndescription: reviews code changes\nmemory: true
 TASK = "Review the session cache change: check the token expiry and the null pointer handling in the auth module"
 #: The targets of issue 31, as multiples of ``python -c pass``.
 TARGETS = {"hook SessionStart": 5.0, "hook SubagentStart (task)": 5.0, "hook SubagentStart (no task)": 5.0,
+           "hook UserPromptSubmit": 5.0,
            "cortex search": 10.0, "cortex search (embeddings none)": 10.0}
 
 
@@ -109,6 +112,11 @@ def commands(project: Path, script: Path) -> dict[str, tuple[list[str], Any, dic
                                               transcript_path=str(project / "parent.jsonl")), hook_env),
         "hook SubagentStart (no task)": (["sh", "-c", hook_command("SubagentStart")],
                                          payload("SubagentStart", agent_type=AGENT, agent_id="a1"), hook_env),
+        # the recall at each prompt (issue 33): a substantive prompt, and one its gate answers before the store
+        "hook UserPromptSubmit": (["sh", "-c", hook_command("UserPromptSubmit", AGENT)],
+                                  payload("UserPromptSubmit", prompt=TASK), hook_env),
+        "hook UserPromptSubmit (ok)": (["sh", "-c", hook_command("UserPromptSubmit", AGENT)],
+                                       payload("UserPromptSubmit", prompt="ok, thanks"), hook_env),
         "cortex search": ([py, "-m", "cortex", "search", AGENT, "session token cache"], "", {}),
         "cortex search (embeddings none)": ([py, "-m", "cortex", "search", AGENT, "session token cache"], "",
                                             {"CORTEX_EMBEDDINGS": "none"}),
@@ -130,7 +138,9 @@ def run_once(argv: list[str], stdin: str, cwd: Path, env: dict[str, str]) -> tup
 
 def check(name: str, out: str) -> None:
     """The command did its work: a hook answered with a block, a search or recall found something."""
-    if name.startswith("hook"):
+    if name == "hook UserPromptSubmit (ok)":
+        assert out.strip() == "", out[:300]  # the gate: nothing to add, nothing printed
+    elif name.startswith("hook"):
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
         assert context.startswith("<agent-memory>"), out[:300]
     elif name.startswith("cortex"):
