@@ -72,6 +72,33 @@ def assert_prompt_recall(first_request: str) -> None:
     assert all(first_request.index(f) < first_request.index(NEEDED) for f in FILLERS), first_request[-3000:]
 
 
+def lead_project(tmp_path: Path, tool: str) -> tuple[Path, Path, Path]:
+    """The npm ``bin`` holding ``tool``, a project where ``cortex install TOOL --agent lead`` ran with lead's
+    memories seeded (the start's and the prompt's), and a scratch home with the tool's folder."""
+    bin_dir = agents_bin(tool)
+    project = make_project(tmp_path / "proj", "lead")
+    assert cortex(project, "install", tool, "--agent", "lead").returncode == 0
+    seed(project, {"lead": "the payments code lives in src/pay"})
+    seed_prompt_case(project, "lead")
+    home = tmp_path / "home"
+    (home / f".{tool}").mkdir(parents=True)
+    return bin_dir, project, home
+
+
+def assert_injected_and_captured(project: Path, result: subprocess.CompletedProcess, requests: list) -> None:
+    """The agent ran; its first request to the model held the start's block and the prompt's memory; the marker
+    line the model answered is in lead's memory; no hook failed."""
+    assert result.returncode == 0, result.stdout + result.stderr
+    texts = [json.dumps(body) for body in requests]
+    assert texts and "<agent-memory" in texts[0] and "the payments code lives in src/pay" in texts[0], (
+        result.stderr[-3000:], texts)
+    assert_prompt_recall(texts[0])
+    log = project / ".cortex" / "logs" / "hooks.log"
+    said = log.read_text() if log.exists() else ""
+    assert "Traceback" not in said
+    assert "always run the link checker" in " ".join(stored(project, "lead")), said
+
+
 def stored(project: Path, agent: str) -> list[str]:
     with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
         if hasattr(cx, "agents"):  # a server the agent started may still own the store: its client then
@@ -114,13 +141,7 @@ def test_claude_code_injects_and_captures_with_a_subagent(tmp_path):
 
 
 def test_codex_injects_at_start_and_captures_at_stop(tmp_path):
-    bin_dir = agents_bin("codex")
-    project = make_project(tmp_path / "proj", "lead")
-    assert cortex(project, "install", "codex", "--agent", "lead").returncode == 0
-    seed(project, {"lead": "the payments code lives in src/pay"})
-    seed_prompt_case(project, "lead")
-    home = tmp_path / "home"
-    (home / ".codex").mkdir(parents=True)
+    bin_dir, project, home = lead_project(tmp_path, "codex")
     with ResponsesStandIn(lambda body: "Looked.\nPATTERN: always run the link checker") as model:
         (home / ".codex" / "config.toml").write_text(
             'model = "standin"\nmodel_provider = "standin"\ncheck_for_update_on_startup = false\n'
@@ -134,23 +155,11 @@ def test_codex_injects_at_start_and_captures_at_stop(tmp_path):
             cwd=project, capture_output=True, text=True, timeout=240, check=False, stdin=subprocess.DEVNULL,
             env=bare_env(home, bin_dir, CODEX_HOME=str(home / ".codex"), STANDIN_API_KEY="sk-standin"))
         requests = list(model.requests)
-    assert result.returncode == 0, result.stdout + result.stderr
-    texts = [json.dumps(body) for body in requests]
-    assert texts and "<agent-memory" in texts[0] and "the payments code lives in src/pay" in texts[0], texts
-    assert_prompt_recall(texts[0])
-    log = project / ".cortex" / "logs" / "hooks.log"
-    assert "Traceback" not in (log.read_text() if log.exists() else "")
-    assert "always run the link checker" in " ".join(stored(project, "lead")), (log.read_text() if log.exists() else "")
+    assert_injected_and_captured(project, result, requests)
 
 
 def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
-    bin_dir = agents_bin("gemini")
-    project = make_project(tmp_path / "proj", "lead")
-    assert cortex(project, "install", "gemini", "--agent", "lead").returncode == 0
-    seed(project, {"lead": "the payments code lives in src/pay"})
-    seed_prompt_case(project, "lead")
-    home = tmp_path / "home"
-    (home / ".gemini").mkdir(parents=True)
+    bin_dir, project, home = lead_project(tmp_path, "gemini")
     (home / ".gemini" / "settings.json").write_text(json.dumps({
         "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": True}},
         "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
@@ -166,14 +175,7 @@ def test_gemini_cli_injects_at_start_and_captures_after_the_agent(tmp_path):
             env=bare_env(home, bin_dir, GOOGLE_GEMINI_BASE_URL=model.url, GEMINI_API_KEY="standin-key",
                          GEMINI_CLI_NO_RELAUNCH="1"))
         requests = list(model.requests)
-    assert result.returncode == 0, result.stdout + result.stderr
-    texts = [json.dumps(body) for body in requests]
-    assert texts and "<agent-memory" in texts[0] and "the payments code lives in src/pay" in texts[0], (
-        result.stderr[-3000:], texts)
-    assert_prompt_recall(texts[0])
-    log = project / ".cortex" / "logs" / "hooks.log"
-    assert "Traceback" not in (log.read_text() if log.exists() else "")
-    assert "always run the link checker" in " ".join(stored(project, "lead")), (log.read_text() if log.exists() else "")
+    assert_injected_and_captured(project, result, requests)
 
 
 #: What the stand-in model stores through Cortex's MCP server (quotes, ``>``, a look-alike and a newline: the
