@@ -126,9 +126,10 @@ def check_agent(root: Path, agent: str) -> None:
                           f"(--force installs the hooks for {agent!r} anyway)")
 
 
-def _read(path: Path, section: str, *, flat: bool = False) -> dict[str, Any]:
-    """The JSON object in ``path`` ({} when there is none); its ``section`` (hooks, mcpServers) must have the
-    shape its tool gives it (``flat``: Cursor's hooks, a list of handlers per event), else nothing is changed."""
+def _read(path: Path, *sections: str, flat: bool = False) -> dict[str, Any]:
+    """The JSON object in ``path`` ({} when there is none); each of its ``sections`` (hooks, mcpServers, env) must
+    have the shape its tool gives it (``flat``: Cursor's hooks, a list of handlers per event), else nothing is
+    changed."""
     if not path.exists():
         return {}
     try:
@@ -137,25 +138,28 @@ def _read(path: Path, section: str, *, flat: bool = False) -> dict[str, Any]:
         raise CortexError(f"{path} is not valid JSON ({exc}); fix it first, nothing was changed") from None
     if not isinstance(data, dict):
         raise CortexError(f"{path} does not hold a JSON object; nothing was changed")
-    part = data.get(section, {})
-    problem = None
+    for section in sections:
+        problem = _section_problem(section, data.get(section, {}), flat)
+        if problem is not None:
+            raise CortexError(f"{path}: {problem}; fix it first, nothing was changed")
+    return data
+
+
+def _section_problem(section: str, part: Any, flat: bool) -> str | None:
+    """What is wrong with the ``section`` of a settings file (None when it has its tool's shape)."""
     if not isinstance(part, dict):
-        problem = f"'{section}' is not an object"
-    elif section == "hooks" and flat:
+        return f"'{section}' is not an object"
+    if section == "hooks" and flat:
         for event, entries in part.items():
             if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-                problem = f"'hooks.{event}' is not a list of {{\"command\": ...}} objects"
-                break
+                return f"'hooks.{event}' is not a list of {{\"command\": ...}} objects"
     elif section == "hooks":
         for event, groups in part.items():
             if not isinstance(groups, list) or not all(
                     isinstance(g, dict) and isinstance(g.get("hooks", []), list)
                     and all(isinstance(h, dict) for h in g.get("hooks", [])) for g in groups):
-                problem = f"'hooks.{event}' is not a list of {{\"hooks\": [...]}} groups"
-                break
-    if problem is not None:
-        raise CortexError(f"{path}: {problem}; fix it first, nothing was changed")
-    return data
+                return f"'hooks.{event}' is not a list of {{\"hooks\": [...]}} groups"
+    return None
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -243,8 +247,8 @@ def install(root: Path, agent: str | None = None, *, force: bool = False, prompt
     settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
     local_path = root / ".claude" / "settings.local.json"
     # all checked before anything is written
-    settings, mcp, local = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers"), _read(local_path, "env")
-    _read(local_path, "hooks")
+    settings, mcp = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers")
+    local = _read(local_path, "env", "hooks")
     hooks, local_hooks = settings.setdefault("hooks", {}), local.get("hooks", {})
     wanted = {event: hook_command(event) for event in SUBAGENT_EVENTS}
     # The main session's hooks are personal (the agent is this user's choice) and name this machine's cortex: a
@@ -351,8 +355,8 @@ def uninstall(root: Path) -> list[str]:
     changes = []
     settings_path, mcp_path = root / ".claude" / "settings.json", root / ".mcp.json"
     local_path = root / ".claude" / "settings.local.json"
-    settings, mcp, local = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers"), _read(local_path, "env")
-    _read(local_path, "hooks")
+    settings, mcp = _read(settings_path, "hooks"), _read(mcp_path, "mcpServers")
+    local = _read(local_path, "env", "hooks")
     for path, data in ((settings_path, settings), (local_path, local)):
         hooks = data.get("hooks", {})
         for event in (*SESSION_EVENTS, *SUBAGENT_EVENTS, TOOL_EVENT, PROMPT_EVENT):

@@ -155,7 +155,7 @@ def add_protocol_handlers(server: MCPServer, context: ToolContext) -> ProtocolSt
         state.subscribed.add(uri)
         backend = context.backend()
         if uri not in state.watchers and (callable(getattr(backend, "subscribe", None))
-                                                              or callable(getattr(backend, "aevents", None))):
+                                          or callable(getattr(backend, "aevents", None))):
             state.watchers[uri] = asyncio.get_running_loop().create_task(
                 _watch(uri, found.group(1), backend, ctx.session))
         return EmptyResult()
