@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -149,6 +149,103 @@ def load_locomo(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[str], 
     return questions, build
 
 
+def load_locomo_sessions(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[str], int]], float]:
+    """Long memories: every LoCoMo session stored whole as one memory (``[{date}]`` then one
+    ``{speaker}: {text}`` line per turn, ~1,000-4,000 characters, longer than the model's 256 tokens); gold =
+    the sessions holding a question's evidence. The questions and the time spent in ``store_many``."""
+    data = json.loads(path.read_text())
+    build, questions = 0.0, []
+    for conv in data:
+        agent = "locomo-sessions-" + conv["sample_id"].lower().replace("_", "-")
+        cx.agents.register(agent)
+        c = conv["conversation"]
+        entries, numbers = [], []
+        n = 1
+        while f"session_{n}" in c:
+            date_text = c[f"session_{n}_date_time"]
+            lines = [f"{t['speaker']}: {t['text']}" + (f" [photo: {t['blip_caption']}]" if t.get("blip_caption") else "")
+                     for t in c[f"session_{n}"]]
+            entries.append({"content": f"[{date_text}]\n" + "\n".join(lines)[:60_000],
+                            "created_at": _locomo_date(date_text)})
+            numbers.append(n)
+            n += 1
+        ASKED_AT[agent] = max(e["created_at"] for e in entries)
+        t0 = time.perf_counter()
+        stored = cx.store_many(agent, entries)
+        build += time.perf_counter() - t0
+        by_number = {k: m.id for k, m in zip(numbers, stored)}
+        for qa in conv["qa"]:
+            if qa["category"] == 5:
+                continue
+            gold = {by_number[int(s)] for ref in qa.get("evidence", []) for s, _ in _EVIDENCE.findall(ref)
+                    if int(s) in by_number}
+            if gold:
+                questions.append((agent, qa["question"], gold, qa["category"]))
+    return questions, build
+
+
+def load_longmemeval_sessions(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[str], int]], float]:
+    """Long memories: every LongMemEval-S haystack session's user turns stored as one memory (one line per
+    turn, session date as createdAt; median ~1,100 characters, up to 60,000); gold = the answer sessions."""
+    data = json.loads(path.read_text())
+    build, questions = 0.0, []
+    for i, inst in enumerate(data):
+        if inst["question_id"].endswith("_abs"):
+            continue
+        agent = f"lme-sessions-{i}"
+        cx.agents.register(agent)
+        entries, ids = [], []
+        for sid, date, session in zip(inst["haystack_session_ids"], inst["haystack_dates"], inst["haystack_sessions"]):
+            text = "\n".join(t["content"].strip() for t in session if t["role"] == "user" and t["content"].strip())
+            if text:
+                entries.append({"content": text[:60_000], "created_at": _lme_date(date)})
+                ids.append(sid)
+        ASKED_AT[agent] = max(_lme_date(inst["question_date"]), max(e["created_at"] for e in entries))
+        t0 = time.perf_counter()
+        stored = cx.store_many(agent, entries)
+        build += time.perf_counter() - t0
+        by_session = {sid: m.id for sid, m in zip(ids, stored)}
+        gold = {by_session[s] for s in inst["answer_session_ids"] if s in by_session}
+        if gold:
+            questions.append((agent, inst["question"], gold, 0))
+    return questions, build
+
+
+def evaluate(cx: Cortex, questions: list[tuple[str, str, set[str], int]], modes: list[tuple[str, str, Fusion | None]],
+             rerank: Reranking | bool, memories: int, build: float) -> dict:
+    """R@5, R@10, NDCG@10, MRR@10 and latency of each mode over ``questions`` (agent, question, gold ids, group)."""
+    results: dict = {"memories": memories, "questions": len(questions), "build_s": build,
+                     "store_per_s": memories / build if build else 0.0, "modes": {}}
+    for label, mode, fusion in modes:
+        rows, latencies = [], []
+        for agent, question, gold, _ in questions:
+            t0 = time.perf_counter()
+            result = search(cx, fusion, agent, question, mode, 10, rerank)
+            latencies.append(time.perf_counter() - t0)
+            ranked = [h.memory.id for h in result]
+            rows.append((recall_at(ranked, gold, 5), recall_at(ranked, gold, 10), ndcg_at(ranked, gold),
+                         mrr_at(ranked, gold)))
+        results["modes"][label] = {
+            "R@5": sum(r[0] for r in rows) / len(rows), "R@10": sum(r[1] for r in rows) / len(rows),
+            "NDCG@10": sum(r[2] for r in rows) / len(rows), "MRR@10": sum(r[3] for r in rows) / len(rows),
+            "latency": percentiles(latencies), "mode_used": result.mode, "note": result.note}
+    return results
+
+
+def run_sessions(cx: Cortex, data: Path, modes: list[tuple[str, str, Fusion | None]], rerank: Reranking | bool,
+                 skip_longmemeval: bool) -> dict:
+    """Both datasets with whole sessions as memories."""
+    out = {}
+    loaders = [("locomo", load_locomo_sessions, data / "locomo10.json")]
+    if not skip_longmemeval:
+        loaders.append(("longmemeval_s_subset", load_longmemeval_sessions, data / "longmemeval_s_subset101.json"))
+    for name, loader, path in loaders:
+        questions, build = loader(cx, path)
+        memories = sum(cx.count(a) for a in {q[0] for q in questions})
+        out[name] = evaluate(cx, questions, modes, rerank, memories, build)
+    return out
+
+
 #: Questions no LoCoMo conversation is about: what a search returns for them is noise (relevance floor).
 OFF_TOPIC = [
     "How do I configure the ingress controller of a Kubernetes cluster?",
@@ -264,6 +361,70 @@ def run_longmemeval(cx: Cortex, path: Path, modes: list[tuple[str, str, Fusion |
     return results
 
 
+CODING = Path(__file__).resolve().parent / "data" / "coding"
+
+
+def load_coding(cx: Cortex, directory: Path) -> tuple[list[dict], dict[str, str]]:
+    """The coding-agent set (bench/data/coding/README.md): one agent holds the project's memories, stored in
+    the order they were written, each at its moment; a memory that ``supersedes`` another replaces it through
+    :meth:`Cortex.supersede`. Returns the questions and the memory id of each key."""
+    agent = "coding"
+    cx.agents.register(agent)
+    rows = [json.loads(line) for line in (directory / "memories.jsonl").read_text().splitlines() if line.strip()]
+    rows.sort(key=lambda r: r["created_at"])
+    ids: dict[str, str] = {}
+    batch: list[dict] = []
+
+    def flush() -> None:
+        if batch:
+            for row, memory in zip(batch, cx.store_many(agent, [
+                    {"content": r["content"], "created_at": _iso(r["created_at"])} for r in batch])):
+                ids[row["key"]] = memory.id
+            batch.clear()
+
+    for row in rows:
+        if row.get("supersedes"):
+            flush()
+            CLOCK.now = _iso(row["created_at"])
+            ids[row["key"]] = cx.supersede(agent, ids[row["supersedes"]], row["content"]).id
+        else:
+            batch.append(row)
+    flush()
+    ASKED_AT[agent] = _iso(rows[-1]["created_at"]) + timedelta(days=1)
+    questions = [json.loads(line) for line in (directory / "questions.jsonl").read_text().splitlines() if line.strip()]
+    return questions, ids
+
+
+def _iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def run_coding(cx: Cortex, directory: Path, modes: list[tuple[str, str, Fusion | None]]) -> dict:
+    """Each mode on the coding-agent set, with the product's defaults (reranking on, each question asked the
+    day after the last memory): R@5 per kind, top-1 (the first hit is a gold memory) and outdated memories
+    (superseded versions) in the top 10."""
+    questions, ids = load_coding(cx, directory)
+    results: dict = {"memories": cx.count("coding"), "questions": len(questions), "modes": {}}
+    for label, mode, fusion in modes:
+        per_kind: dict[str, list[tuple[float, float, int]]] = defaultdict(list)
+        latencies = []
+        for q in questions:
+            gold = {ids[k] for k in q["gold"]}
+            outdated = {ids[k] for k in q.get("outdated", [])}
+            t0 = time.perf_counter()
+            result = search(cx, fusion, "coding", q["question"], mode, 10, True)
+            latencies.append(time.perf_counter() - t0)
+            ranked = [h.memory.id for h in result]
+            for kind in (q["kind"], "all", f"split:{q.get('split', 'dev')}"):
+                per_kind[kind].append((recall_at(ranked, gold, 5), float(bool(ranked) and ranked[0] in gold),
+                                       len(outdated & set(ranked[:10]))))
+        results["modes"][label] = {
+            "mode_used": result.mode, "latency": percentiles(latencies),
+            "kinds": {k: {"n": len(v), "R@5": sum(r[0] for r in v) / len(v), "top1": sum(r[1] for r in v) / len(v),
+                          "outdated_in_top10": sum(r[2] for r in v)} for k, v in sorted(per_kind.items())}}
+    return results
+
+
 def run_latency(cx: Cortex, path: Path, n: int = 10_000) -> dict:
     """bm25 and hybrid search latency (default settings, limit 10) on one agent of ``n`` memories."""
     data = json.loads(path.read_text())
@@ -301,6 +462,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--decay-floor", type=float, default=None,
                         help="with --rerank: the least weight decay gives (default: the library's)")
     parser.add_argument("--skip-longmemeval", action="store_true")
+    parser.add_argument("--levels", default="turns,sessions,coding",
+                        help="turns: one memory per turn; sessions: whole sessions as memories; coding: the "
+                             "coding-agent set of bench/data/coding")
+    parser.add_argument("--coding", type=Path, default=CODING, help="the coding-agent set's directory")
     parser.add_argument("--latency", action="store_true", help="also measure search latency at 10k memories")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -313,15 +478,21 @@ def main(argv: list[str] | None = None) -> dict:
                                                            clock=CLOCK) as cx:
         results["model"] = cx.embeddings.model if cx.embeddings else None
         results["default_fusion"] = vars(cx.fusion)
-        results["locomo"] = run_locomo(cx, args.data / "locomo10.json", todo, rerank)
-        if not args.skip_longmemeval:
+        levels = args.levels.split(",")
+        if "coding" in levels:
+            results["coding"] = run_coding(cx, args.coding, todo)
+        if "sessions" in levels:
+            results["sessions"] = run_sessions(cx, args.data, todo, rerank, args.skip_longmemeval)
+        if "turns" in levels:
+            results["locomo"] = run_locomo(cx, args.data / "locomo10.json", todo, rerank)
+        if "turns" in levels and not args.skip_longmemeval:
             results["longmemeval_s_subset"] = run_longmemeval(cx, args.data / "longmemeval_s_subset101.json",
                                                               todo, rerank)
         CLOCK.now = datetime.now(timezone.utc)
         if args.latency:
             results["latency_10k"] = run_latency(cx, args.data / "longmemeval_s_subset101.json")
     rows = []
-    for mode, r in results["locomo"]["modes"].items():
+    for mode, r in results.get("locomo", {}).get("modes", {}).items():
         rows.append(("LoCoMo turns", mode, r["mode_used"], f"{r['R@5']:.3f}", f"{r['R@10']:.3f}",
                      f"{r['NDCG@10']:.3f}", f"{r['MRR@10']:.3f}", f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
     for mode, r in results.get("longmemeval_s_subset", {}).get("modes", {}).items():
@@ -329,6 +500,14 @@ def main(argv: list[str] | None = None) -> dict:
             x = r[level]
             rows.append((f"LongMemEval-S {level}", mode, r["mode_used"], f"{x['R@5']:.3f}", f"{x['R@10']:.3f}",
                          f"{x['NDCG@10']:.3f}", f"{x['MRR@10']:.3f}", f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
+    for name, title in (("locomo", "LoCoMo sessions whole"), ("longmemeval_s_subset", "LongMemEval-S sessions whole")):
+        for mode, r in results.get("sessions", {}).get(name, {}).get("modes", {}).items():
+            rows.append((title, mode, r["mode_used"], f"{r['R@5']:.3f}", f"{r['R@10']:.3f}", f"{r['NDCG@10']:.3f}",
+                         f"{r['MRR@10']:.3f}", f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
+    for mode, r in results.get("coding", {}).get("modes", {}).items():
+        x = r["kinds"]["all"]
+        rows.append(("coding set (R@5, top-1)", mode, r["mode_used"], f"{x['R@5']:.3f}", "", "", f"{x['top1']:.3f}",
+                     f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
     for mode, r in results.get("latency_10k", {}).get("modes", {}).items():
         rows.append(("10k memories, limit 10", mode, r["mode_used"], "", "", "", "",
                      f"{r['latency']['p50_ms']:.2f}", f"{r['latency']['p95_ms']:.2f}"))
@@ -336,7 +515,11 @@ def main(argv: list[str] | None = None) -> dict:
         if args.rerank else "off"
     print_table(f"Retrieval (rerank {setting}, embeddings {results['model']})", rows,
                 ("data", "mode", "used", "R@5", "R@10", "NDCG@10", "MRR@10", "p50 ms", "p95 ms"))
-    for mode, r in results["locomo"]["modes"].items():
+    for mode, r in results.get("coding", {}).get("modes", {}).items():
+        kinds = ", ".join(f"{k}: R@5 {v['R@5']:.3f} top-1 {v['top1']:.3f}" for k, v in r["kinds"].items() if k != "all")
+        outdated = r["kinds"]["all"]["outdated_in_top10"]
+        print(f"coding {mode}: {kinds}; outdated memories in a top 10: {outdated}")
+    for mode, r in results.get("locomo", {}).get("modes", {}).items():
         cats = ", ".join(f"cat {c}: R@10 {v['R@10']:.3f}" for c, v in r["per_category"].items())
         print(f"LoCoMo {mode}: {cats}; empty results {r['empty_share']:.1%}; hits per question "
               f"{r['hits_per_question']:.1f}; hits for an off-topic question {r['off_topic_hits']:.1f}")

@@ -25,6 +25,7 @@ import numpy as np
 
 from cortex import config
 from cortex.errors import CortexError, InvalidInputError
+from cortex.index.vectors import Embedded
 
 
 class EmbeddingError(CortexError):
@@ -44,6 +45,33 @@ class EmbeddingProvider(Protocol):
 
 
 _LOAD_LOCK = threading.Lock()  # one model load at a time, whichever provider
+
+#: A long text is embedded in windows of the model's length that overlap by a quarter (64 of 256 tokens), at
+#: most this many (spread evenly over the text beyond that: ~6,000 tokens, ~25,000 characters, are covered
+#: whole); search scores it by its best window (docs/retrieval.md).
+MAX_WINDOWS = 32
+
+
+def embed_documents(provider: EmbeddingProvider, texts: Sequence[str]) -> Embedded:
+    """The vectors of memories' ``texts``: by windows when the provider embeds long texts that way
+    (``embed_windows``), else one row each."""
+    windows = getattr(provider, "embed_windows", None)
+    if windows is not None:
+        embedded: Embedded = windows(texts)
+        return embedded
+    return Embedded(provider.embed(texts))
+
+
+def window_starts(length: int, size: int, cap: int = MAX_WINDOWS) -> list[int]:
+    """Where the windows of ``size`` tokens start in a text of ``length`` tokens: every ``3/4 * size``
+    tokens, the last one ending with the text; at most ``cap`` of them, the first and the last included."""
+    if length <= size:
+        return [0]
+    stride = max(1, size * 3 // 4)
+    starts = list(range(0, length - size, stride)) + [length - size]
+    if len(starts) > cap:
+        starts = [starts[round(k * (len(starts) - 1) / (cap - 1))] for k in range(cap)]
+    return starts
 
 
 def _unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -161,7 +189,8 @@ class _OnnxModel:
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         # each text runs alone: padding would also change the int8 activations' dynamic quantization ranges
         self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=max_tokens)
+        self.tokenizer.no_truncation()  # texts are cut here: the first window, or every window (embed_windows)
+        self.max_tokens = max_tokens
         self._sessions: dict[tuple[int, bool], Any] = {}
         self._inputs: set[str] = set()
         self._lock = threading.Lock()
@@ -200,22 +229,48 @@ class _OnnxModel:
             optimized = self._calls > 0 or len(texts) > 4
         self._calls += 1
         session = self.session(threads, optimized)
-        rows = []
-        for encoding in self.tokenizer.encode_batch(list(texts)):
-            ids = np.asarray([encoding.ids], dtype=np.int64)
-            mask = np.asarray([encoding.attention_mask], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            hidden = np.asarray(session.run(None, feed)[0], dtype=np.float64)
-            if hidden.ndim == 3:  # token states: mean over the tokens the mask keeps
-                weights = mask[0].astype(np.float64)[:, None]
-                rows.append((hidden[0] * weights).sum(axis=0) / max(float(weights.sum()), 1.0))
-            else:  # a model that pools itself
-                rows.append(hidden[0])
+        rows = [self._run(session, self._window(encoding.ids, 0))
+                for encoding in self.tokenizer.encode_batch(list(texts))]
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
         return _unit_rows(np.stack(rows))
+
+    def embed_windows(self, texts: Sequence[str], threads: int, optimized: bool | None = None) -> Embedded:
+        """:meth:`embed`, with the later windows of texts longer than the model's length (:func:`window_starts`)."""
+        if optimized is None:
+            optimized = self._calls > 0 or len(texts) > 4
+        self._calls += 1
+        session = self.session(threads, optimized)
+        heads: list[np.ndarray] = []
+        later: list[list[np.ndarray]] = []
+        for encoding in self.tokenizer.encode_batch(list(texts)):
+            ids = encoding.ids
+            starts = window_starts(max(len(ids) - 2, 0), self.max_tokens - 2)
+            vectors = _unit_rows(np.stack([self._run(session, self._window(ids, s)) for s in starts]))
+            heads.append(vectors[0])
+            later.append(list(vectors[1:]))
+        if not heads:
+            return Embedded(np.zeros((0, 0), dtype=np.float32))
+        return Embedded.of(heads, later)
+
+    def _window(self, ids: list[int], start: int) -> list[int]:
+        """The tokens of the window at ``start`` (of the text between the first and the last special token),
+        those two around it, as truncation at ``max_tokens`` keeps them for the first window."""
+        if len(ids) <= self.max_tokens:
+            return ids
+        return [ids[0], *ids[1 + start : 1 + start + self.max_tokens - 2], ids[-1]]
+
+    def _run(self, session: Any, ids: list[int]) -> np.ndarray:
+        """One inference: the mean-pooled (not yet normalised) vector of ``ids``."""
+        tokens = np.asarray([ids], dtype=np.int64)
+        mask = np.ones_like(tokens)
+        feed = {"input_ids": tokens, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(tokens)
+        hidden = np.asarray(session.run(None, feed)[0], dtype=np.float64)
+        if hidden.ndim == 3:  # token states: mean over the tokens (no padding: the mask keeps all)
+            return hidden[0].mean(axis=0)  # type: ignore[no-any-return]
+        return hidden[0]  # type: ignore[no-any-return]  # a model that pools itself
 
 
 def _check_sha256(model_file: Path, sha256: str) -> None:
@@ -338,6 +393,17 @@ class OnnxEmbeddings(_BackgroundLoad):
         except Exception as exc:
             raise EmbeddingError(f"local embedding model {self.model} failed: {exc}") from exc
 
+    def embed_windows(self, texts: Sequence[str]) -> Embedded:
+        """The vectors of memories' texts: :meth:`embed`'s row of each (its first window), with a vector for
+        each later window of a text longer than the model's length (:data:`MAX_WINDOWS` at most)."""
+        model = self._load()
+        few = len(texts) <= 4
+        try:
+            return model.embed_windows(texts, self.threads if few else self.batch_threads,
+                                       optimized=True if self._long_lived else None)
+        except Exception as exc:
+            raise EmbeddingError(f"local embedding model {self.model} failed: {exc}") from exc
+
 
 #: The provider ``local`` names.
 LocalEmbeddings = OnnxEmbeddings
@@ -415,6 +481,26 @@ class TorchEmbeddings(_BackgroundLoad):
         finally:
             torch.set_num_threads(self.threads)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+    def embed_windows(self, texts: Sequence[str]) -> Embedded:
+        """The vectors of memories' texts: one row each (the model truncates at its length), and one more for
+        each later window of a text longer than that (:func:`window_starts`), cut at token boundaries."""
+        model: Any = self._load()
+        size = int(model.max_seq_length) - 2
+        pieces: list[str] = []
+        owner: list[int] = []
+        for k, text in enumerate(texts):
+            offsets = model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+            for start in window_starts(len(offsets), size):
+                span = offsets[start : start + size]
+                pieces.append(text if len(offsets) <= size else text[span[0][0] : span[-1][1]])
+                owner.append(k)
+        vectors = self.embed(pieces)
+        first = [owner.index(k) for k in range(len(texts))]
+        later = [[vectors[j] for j, o in enumerate(owner) if o == k and j != first[k]] for k in range(len(texts))]
+        if not texts:
+            return Embedded(vectors)
+        return Embedded.of([vectors[j] for j in first], later)
 
 
 class HashEmbeddings:

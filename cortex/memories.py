@@ -38,9 +38,10 @@ import numpy as np
 from pyoxigraph import Quad, RdfFormat, Triple
 
 from cortex import provenance
-from cortex.embeddings import EmbeddingError, EmbeddingProvider
+from cortex.embeddings import EmbeddingError, EmbeddingProvider, embed_documents
 from cortex.index.manager import IndexManager
 from cortex.index.memory_index import MemoryIndex
+from cortex.index.vectors import Embedded
 from cortex.model import Filters, GeneratedBy, IndexStatus, Memory, Provenance, Revision, Scope
 from cortex.state import index_root
 from cortex.store.base import Change, MemoryStore
@@ -60,7 +61,7 @@ EMBED_BATCH = 128
 #: Vectors computed ahead of a write (:meth:`MemoryRepository.embed_ahead`) kept at most.
 AHEAD_KEPT = 4096
 
-Vectors = tuple[str, np.ndarray]  # (model, one unit row per memory)
+Vectors = tuple[str, Embedded]  # (model, the vectors of each memory: one row, and the later windows of long ones)
 
 
 class OperationLock:
@@ -167,7 +168,7 @@ class MemoryRepository:
         self._indexes = IndexManager(store, index_root(state_dir))
         self._codec = MemoryCodec(store.vocab)  # the SPARQL texts of provenance reads
         self.lock = OperationLock(self._indexes.begin_operation)
-        self._ahead: dict[tuple[str, str], np.ndarray] = {}  # (model, content) -> vector (see embed_ahead)
+        self._ahead: dict[tuple[str, str], Embedded] = {}  # (model, content) -> its vectors (see embed_ahead)
         self._ahead_lock = threading.Lock()
         #: The write path's redaction step (the facade installs it: :mod:`cortex.capture.scrub`): every memory an
         #: ``add`` or ``write`` creates or changes passes it before anything is written or embedded.
@@ -604,26 +605,26 @@ class MemoryRepository:
         with self._ahead_lock:
             ready = [self._ahead.pop((provider.model, t), None) for t in texts]
         if texts and all(r is not None for r in ready):
-            return provider.model, np.stack(ready)  # type: ignore[arg-type]
+            return provider.model, Embedded.join(ready)  # type: ignore[arg-type]
         missing = [k for k, r in enumerate(ready) if r is None]  # only these are embedded: the rest were ahead
         try:
             todo = [texts[k] for k in missing]
             if progress is None:
-                made = provider.embed(todo)
+                made = embed_documents(provider, todo)
             else:
                 parts = []
                 for start in range(0, len(todo), EMBED_BATCH):
-                    parts.append(provider.embed(todo[start:start + EMBED_BATCH]))
+                    parts.append(embed_documents(provider, todo[start:start + EMBED_BATCH]))
                     progress("embed", done + min(start + EMBED_BATCH, len(todo)), total)
-                made = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+                made = Embedded.join(parts) if parts else Embedded(np.zeros((0, 0), dtype=np.float32))
         except EmbeddingError as exc:
             log.warning("%s: storing %d memories without vectors: %s", scope.label, len(memories), exc)
             return None
         if len(missing) == len(texts):
             return provider.model, made
-        for k, vector in zip(missing, made):
-            ready[k] = vector
-        return provider.model, np.stack(ready)  # type: ignore[arg-type]
+        for j, k in enumerate(missing):
+            ready[k] = made.take([j])
+        return provider.model, Embedded.join(ready)  # type: ignore[arg-type]
 
     def embed_ahead(self, contents: Sequence[str]) -> None:
         """Compute the vectors of contents a write will store under the lock (a consolidation run's new memories:
@@ -636,11 +637,11 @@ class MemoryRepository:
         if not wanted:
             return
         try:
-            vectors = provider.embed(wanted)
+            vectors = embed_documents(provider, wanted)
         except EmbeddingError:
             return
         with self._ahead_lock:
-            self._ahead.update(((provider.model, c), v) for c, v in zip(wanted, vectors))
+            self._ahead.update(((provider.model, c), vectors.take([k])) for k, c in enumerate(wanted))
             while len(self._ahead) > AHEAD_KEPT:
                 del self._ahead[next(iter(self._ahead))]
 
@@ -673,17 +674,17 @@ class MemoryRepository:
                 pairs = [(i, c) for i, c in zip(batch, self.store.contents(scope, batch)) if c is not None]
             if pairs:
                 if release:
-                    vectors = provider.embed([c for _, c in pairs])
+                    vectors = embed_documents(provider, [c for _, c in pairs])
                 with self.lock:
                     if not release:
-                        vectors = provider.embed([c for _, c in pairs])
+                        vectors = embed_documents(provider, [c for _, c in pairs])
                     index = self._indexes.get(scope)
                     same = [k for k, (i, c) in enumerate(pairs) if index.has_content(i, c)]
                     ids = [pairs[k][0] for k in same]
                     if ids:
                         self._indexes.log_vectors(scope, provider.model, ids, [pairs[k][1] for k in same],
-                                                  vectors[same])
-                        index.set_vectors(provider.model, ids, vectors[same])
+                                                  vectors.take(same))
+                        index.set_vectors(provider.model, ids, vectors.take(same))
                     done += len(ids)
             if progress is not None:
                 progress(min(start + batch_size, len(memory_ids)), len(memory_ids))

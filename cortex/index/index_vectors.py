@@ -11,7 +11,7 @@ import numpy as np
 from cortex.index import ann
 from cortex.index.layout import IndexData, content_hash
 from cortex.index.lists import Vec
-from cortex.index.vectors import Rows
+from cortex.index.vectors import Embedded, Rows
 from cortex.model import Filters
 
 #: The graph's candidates, as a multiple of the documents a ranker wants, then grown by this factor while too
@@ -31,7 +31,7 @@ class CarriedVectors:
     model: str
     ids: list[str]
     digests: np.ndarray
-    rows: np.ndarray
+    vectors: Embedded
 
     def apply(self, index: "IndexVectors") -> int:
         """Attach the vectors whose memory is in ``index`` with the same content; returns how many."""
@@ -39,32 +39,46 @@ class CarriedVectors:
         keep = [(memory_id, k) for memory_id in index.ids if (k := position.get(memory_id)) is not None
                 and index.has_digest(memory_id, int(self.digests[k]))]
         if keep:
-            index.set_vectors(self.model, [i for i, _ in keep], self.rows[[k for _, k in keep]])
+            index.set_vectors(self.model, [i for i, _ in keep], self.vectors.take([k for _, k in keep]))
         return len(keep)
 
 
 class IndexVectors(IndexData):
     """Vectors of an index's memories (a base of :class:`~cortex.index.memory_index.MemoryIndex`)."""
 
-    def set_vectors(self, model: str, memory_ids: Sequence[str], vectors: np.ndarray) -> None:
-        """Attach embedding vectors (unit rows made by ``model``) to live memories; unknown ids are skipped.
+    def set_vectors(self, model: str, memory_ids: Sequence[str], vectors: Embedded | np.ndarray) -> None:
+        """Attach embedding vectors (unit rows made by ``model``, with the later windows of long memories) to
+        live memories, replacing the vectors they had; unknown ids are skipped.
 
         An index holds vectors of one model: adopting another one discards the vectors it held.
         """
         if len(memory_ids) == 0:
             return
-        if self.vectors is None or self.vector_model != model or self.vectors.dim != vectors.shape[1]:
+        if isinstance(vectors, np.ndarray):
+            vectors = Embedded(vectors)
+        dim = vectors.rows.shape[1]
+        if self.vectors is None or self.vector_model != model or self.vectors.dim != dim:
             self.drop_vectors()
             self.vector_model = model
-            self.vectors = Rows(vectors.shape[1])
+            self.vectors = Rows(dim)
             self.vectors.extend_to(len(self.ids))
-        touched = []
-        for memory_id, row in zip(memory_ids, vectors):
+        touched, later = [], []
+        for k, (memory_id, row) in enumerate(zip(memory_ids, vectors.rows)):
             doc = self.doc_of.get(memory_id)
             if doc is not None:
                 self.vectors.a[doc] = row
                 self.has_vector.a[doc] = True
                 touched.append(doc)
+                later += [(doc, window) for window in vectors.windows(k)]
+        if self.windows is not None and touched:
+            owners = self.window_doc.view
+            owners[np.isin(owners, touched)] = -1  # the windows of what they had
+        if later:
+            if self.windows is None:
+                self.windows = Rows(dim)
+            for doc, window in later:
+                self.windows.append(window)
+                self.window_doc.append(doc)
         if self.ann is not None:
             self.ann.touched(np.array(touched, dtype=np.int64))
 
@@ -72,6 +86,8 @@ class IndexVectors(IndexData):
         """Forget every vector (the model changed)."""
         self.vector_model = None
         self.vectors = None
+        self.windows = None
+        self.window_doc = Vec(np.int64)
         self.ann = None
         self.has_vector = Vec(np.bool_, np.zeros(len(self.ids), dtype=bool))
 
@@ -115,9 +131,27 @@ class IndexVectors(IndexData):
         if self.vectors is None:
             return np.zeros(len(self.ids), dtype=np.float64)
         if filters is None or depth <= 0 or graph is None or graph.dim != self.vectors.dim or not graph.usable():
-            scores = self.vectors.view @ np.asarray(query, dtype=np.float32)
-            return scores.astype(np.float64)
+            scores = (self.vectors.view @ np.asarray(query, dtype=np.float32)).astype(np.float64)
+            best = self._best_windows(np.asarray(query, dtype=np.float32))
+            if best is not None:
+                np.maximum.at(scores, best[0], best[1])
+            return scores
         return self._approximate(graph, np.asarray(query, dtype=np.float32), filters, depth)
+
+    def _best_windows(self, query: np.ndarray, docs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """(document, cosine) of the later windows of the live documents (of ``docs`` only, when given), or
+        None when there are none."""
+        if self.windows is None or self.windows.n == 0:
+            return None
+        owners = self.window_doc.view
+        live = owners >= 0
+        live[live] = self.alive.view[owners[live]]
+        if docs is not None:
+            live &= np.isin(owners, docs)
+        rows = np.flatnonzero(live)
+        if len(rows) == 0:
+            return None
+        return owners[rows], (self.windows.a[rows] @ query).astype(np.float64)
 
     def _approximate(self, graph: ann.AnnGraph, query: np.ndarray, filters: Filters, depth: int) -> np.ndarray:
         n = len(self.ids)
@@ -131,9 +165,12 @@ class IndexVectors(IndexData):
             k = int(k / max(share, 1e-9))
             if len(passing) < EXACT_BELOW:  # as few as a small scope has: scored like one
                 k = MAX_CANDIDATES + 1
+        best = self._best_windows(query)
+        # a long memory whose best window is not its first: the graph (of first windows) may not propose it
+        windowed = best[0][np.argsort(-best[1])[: max(depth, 1) * OVERFETCH]] if best is not None else outside[:0]
         while k <= MAX_CANDIDATES:
             found = graph.search(query, k)
-            docs = np.unique(np.concatenate([found, outside]))
+            docs = np.unique(np.concatenate([found, outside, windowed]))
             docs = docs[usable[docs]]
             if np.count_nonzero(self.keep(docs, filters)) >= depth or k >= graph.size:
                 break
@@ -149,7 +186,13 @@ class IndexVectors(IndexData):
         """Exact cosine similarity of these documents' vectors with the unit vector ``query``."""
         if self.vectors is None:
             return np.zeros(len(docs), dtype=np.float64)
-        scores: np.ndarray = (self.vectors.a[docs] @ np.asarray(query, dtype=np.float32)).astype(np.float64)
+        query = np.asarray(query, dtype=np.float32)
+        scores: np.ndarray = (self.vectors.a[docs] @ query).astype(np.float64)
+        best = self._best_windows(query, docs)
+        if best is not None:
+            order = np.argsort(docs, kind="stable")
+            at = order[np.searchsorted(docs[order], best[0])]
+            np.maximum.at(scores, at, best[1])
         return scores
 
     def ann_due(self) -> bool:
@@ -163,7 +206,21 @@ class IndexVectors(IndexData):
             return None
         docs = np.flatnonzero(self.has_vector.view & self.alive.view)
         return CarriedVectors(self.vector_model, [self.ids[d] for d in docs],
-                              self.col("content_hash")[docs].copy(), self.vectors.view[docs].copy())
+                              self.col("content_hash")[docs].copy(), self.embedded(docs))
+
+    def embedded(self, docs: np.ndarray) -> Embedded:
+        """The vectors of these documents, their later windows included."""
+        assert self.vectors is not None
+        rows = self.vectors.view[docs].copy()
+        if self.windows is None or self.windows.n == 0:
+            return Embedded(rows)
+        owners = self.window_doc.view
+        position = {int(d): k for k, d in enumerate(docs)}
+        kept = [w for w, o in enumerate(owners) if int(o) in position]
+        if not kept:
+            return Embedded(rows)
+        return Embedded(rows, self.windows.view[kept].copy(),
+                        np.array([position[int(owners[w])] for w in kept], dtype=np.int64))
 
 
 def _narrowing(filters: Filters) -> bool:

@@ -107,6 +107,10 @@ class IndexData:
         #: embedding vectors (unit rows, aligned with documents) of one model; zero rows where missing
         self.vector_model: str | None = None
         self.vectors: Rows | None = None
+        #: the later windows of long memories (their first is in ``vectors``), each with its document in
+        #: ``window_doc`` (-1: replaced); a document's cosine is the best of its windows
+        self.windows: Rows | None = None
+        self.window_doc = Vec(np.int64)
         #: the approximate nearest-neighbour graph of those vectors (large scopes only; see cortex.index.ann)
         self.ann: AnnGraph | None = None
         #: Memory subjects in the store that the index cannot hold (incomplete, not written by Cortex),
@@ -223,5 +227,10 @@ class IndexData:
             self.has_vector = Vec(np.bool_, self.has_vector.view[keep_docs])
             if self.vectors is not None:
                 self.vectors = Rows(self.vectors.dim, self.vectors.view[keep_docs])
+            if self.windows is not None:
+                owners = self.window_doc.view
+                kept = np.flatnonzero((owners >= 0) & alive[np.maximum(owners, 0)])
+                self.windows = Rows(self.windows.dim, self.windows.view[kept])
+                self.window_doc = Vec(np.int64, new_doc[owners[kept]])
             if self.ann is not None:
                 self.ann.renumber(alive, new_doc)

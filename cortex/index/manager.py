@@ -38,7 +38,7 @@ import numpy as np
 from cortex import config
 from cortex.files import atomic_write, private_dir, read_regular
 from cortex.index.memory_index import CarriedVectors, MemoryIndex, content_hash
-from cortex.index.vectors import VectorLog
+from cortex.index.vectors import Embedded, VectorLog
 from cortex.model import Memory, Scope
 from cortex.store.base import Change, MemoryStore
 
@@ -358,20 +358,25 @@ class IndexManager:
             if found is None:
                 return
             model, records = found
-            ids, rows = [], []
-            for memory_id, digest, row in records:
+            latest: dict[str, list[np.ndarray]] = {}  # id -> its windows, as last logged
+            for memory_id, digest, window, row in records:
                 # vectors of memories that never reached the store, or of content they no longer have, are ignored
-                if index.has_digest(memory_id, digest):
-                    ids.append(memory_id)
-                    rows.append(row)
+                if not index.has_digest(memory_id, digest):
+                    continue
+                if window == 0:
+                    latest.pop(memory_id, None)  # embedded again: the later record is the one that counts
+                    latest[memory_id] = [row]
+                elif memory_id in latest and len(latest[memory_id]) == window:
+                    latest[memory_id].append(row)
         except (OSError, ValueError) as exc:
             log.warning("vector log of %s is unreadable (%s): its vectors will be computed again", scope.label, exc)
             return
-        if ids:
-            index.set_vectors(model, ids, np.stack(rows))
+        if latest:
+            index.set_vectors(model, list(latest), Embedded.of([w[0] for w in latest.values()],
+                                                               [w[1:] for w in latest.values()]))
 
     def log_vectors(self, scope: Scope, model: str, memory_ids: list[str], contents: Sequence[str],
-                    vectors: np.ndarray) -> None:
+                    vectors: Embedded) -> None:
         """Make vectors of these contents durable. Call *before* the store write of their memories. (Read-only:
         they stay in the index, in memory; the writer's log is not this process's to append to.)"""
         if self.root is not None and memory_ids and not self.read_only:

@@ -24,7 +24,7 @@ from cortex.index.index_vectors import CarriedVectors
 from cortex.index.layout import COLUMNS, TYPE_CODES, IndexData
 from cortex.index.lists import PostingLists, Vec
 from cortex.index.texts import Texts
-from cortex.index.vectors import Rows
+from cortex.index.vectors import Embedded, Rows
 
 log = logging.getLogger("cortex.index")
 
@@ -90,8 +90,12 @@ class Snapshots(IndexData):
     def _vector_arrays(self) -> dict[str, np.ndarray]:
         if self.vectors is None or self.vector_model is None:
             return {}
-        return {"vector_model": _text_array([self.vector_model]), "vectors": self.vectors.view,
-                "has_vector": self.has_vector.view}
+        arrays = {"vector_model": _text_array([self.vector_model]), "vectors": self.vectors.view,
+                  "has_vector": self.has_vector.view}
+        if self.windows is not None:
+            kept = np.flatnonzero(self.window_doc.view >= 0)
+            arrays.update(windows=self.windows.view[kept], window_doc=self.window_doc.view[kept])
+        return arrays
 
     @staticmethod
     def read_vectors(path: Path) -> "CarriedVectors | None":
@@ -104,12 +108,19 @@ class Snapshots(IndexData):
                 ids, digests = _strings(data["ids"]), data["col_content_hash"]
                 vectors, has = data["vectors"], data["has_vector"].astype(bool)
                 model = _strings(data["vector_model"])[0]
+                windows = (data["windows"], data["window_doc"]) if "windows" in data.files else None
         except Exception:  # noqa: BLE001 - an unreadable file has nothing to carry
             return None
         if not (len(ids) == len(digests) == len(vectors) == len(has)) or not np.isfinite(vectors).all():
             return None
         docs = np.flatnonzero(has)
-        return CarriedVectors(model, [ids[d] for d in docs], digests[docs], vectors[docs])
+        carried = Embedded(vectors[docs])
+        if windows is not None and _windows_fit(windows[0], windows[1], vectors.shape[1], len(ids)):
+            position = np.full(len(ids), -1, dtype=np.int64)
+            position[docs] = np.arange(len(docs))
+            kept = position[windows[1]] >= 0
+            carried = Embedded(vectors[docs], windows[0][kept], position[windows[1][kept]])
+        return CarriedVectors(model, [ids[d] for d in docs], digests[docs], carried)
 
     @classmethod
     def load(cls, path: Path) -> Self | None:
@@ -155,6 +166,11 @@ class Snapshots(IndexData):
             index.vector_model = _strings(arrays["vector_model"])[0]
             index.vectors = Rows(arrays["vectors"].shape[1], arrays["vectors"])
             index.has_vector = Vec(np.bool_, arrays["has_vector"])
+            if "windows" in arrays:
+                if not _windows_fit(arrays["windows"], arrays["window_doc"], index.vectors.dim, n):
+                    return None
+                index.windows = Rows(index.vectors.dim, arrays["windows"])
+                index.window_doc = Vec(np.int64, arrays["window_doc"])
         index._doc_of = None  # built on first use (see IndexData.doc_of)
         texts = Texts.from_arrays(arrays, "texts_", n)
         if texts is None:
@@ -185,7 +201,14 @@ class Snapshots(IndexData):
         for lists in (self.raw, self.terms, self.tag_lists):
             if not lists.consistent(n):
                 return False
-        return self.vectors is None or bool(np.isfinite(self.vectors.view).all())
+        return self.vectors is None or bool(np.isfinite(self.vectors.view).all()) and (
+            self.windows is None or bool(np.isfinite(self.windows.view).all()))
+
+
+def _windows_fit(windows: np.ndarray, owners: np.ndarray, dim: int, n: int) -> bool:
+    """Whether a snapshot's later windows fit its documents."""
+    return windows.ndim == 2 and windows.shape[1] == dim and len(owners) == len(windows) and (
+        len(owners) == 0 or (int(owners.min()) >= 0 and int(owners.max()) < n))
 
 
 #: Each member's array data starts at a multiple of this in the file (so the arrays read in place are aligned).

@@ -3,7 +3,9 @@ aligned with its documents) and the append-only log that makes new vectors durab
 
 Vectors are expensive to recompute (milliseconds per memory), so unlike the postings they are not rebuilt
 from the store on recovery: the snapshot holds the vectors of its documents, and ``vectors.log`` holds every
-vector computed since, written *before* the store write of its memory. A torn last record (crash while
+vector computed since, written *before* the store write of its memory. A memory longer than the model's window
+has one vector per window (:class:`Embedded`): the first is its row in the matrix, the others are kept beside
+it, and search scores it by its best window. A torn last record (crash while
 appending) or damaged record ends the log (each record carries a CRC); a vector whose memory never reached
 the store is ignored at load, and so is one made for other content than the memory has (an update whose store
 write did not happen).
@@ -15,6 +17,7 @@ import json
 import struct
 import zlib
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -22,8 +25,69 @@ import numpy as np
 
 from cortex.files import open_regular, read_regular
 
-_MAGIC = b"CORTEX-VECTORS 3\n"
+_MAGIC = b"CORTEX-VECTORS 4\n"
+#: the format before windows: records without a window number, read as first windows
+_MAGIC_3 = b"CORTEX-VECTORS 3\n"
 _DIGEST = 8  # bytes of the content digest each record carries
+
+
+def _no_rows() -> np.ndarray:
+    return np.zeros((0, 0), dtype=np.float32)
+
+
+def _no_owners() -> np.ndarray:
+    return np.zeros(0, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """The vectors of several texts: ``rows``, one per text (of its first window: all of a text that fits the
+    model), and ``extra``, the later windows of the long texts, each with the position of its text in
+    ``owner``. A text's relevance to a query is the best cosine among its windows."""
+
+    rows: np.ndarray
+    extra: np.ndarray = field(default_factory=_no_rows)
+    owner: np.ndarray = field(default_factory=_no_owners)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def take(self, positions: Sequence[int] | np.ndarray) -> "Embedded":
+        """The vectors of the texts at ``positions``, in that order."""
+        positions = np.asarray(positions, dtype=np.int64)
+        if len(self.owner) == 0:
+            return Embedded(self.rows[positions])
+        new_of = {int(old): new for new, old in enumerate(positions)}
+        keep = np.array([int(o) in new_of for o in self.owner], dtype=bool)
+        return Embedded(self.rows[positions], self.extra[keep],
+                        np.array([new_of[int(o)] for o in self.owner[keep]], dtype=np.int64))
+
+    def windows(self, k: int) -> np.ndarray:
+        """The later windows of text ``k`` (no rows for a short one)."""
+        rows: np.ndarray = self.extra[:0] if len(self.owner) == 0 else self.extra[self.owner == k]
+        return rows
+
+    @staticmethod
+    def join(parts: Sequence["Embedded"]) -> "Embedded":
+        """The vectors of the texts of ``parts``, one after the other."""
+        if len(parts) == 1:
+            return parts[0]
+        rows = np.concatenate([p.rows for p in parts])
+        extras = [(p.extra, p.owner + offset) for p, offset in
+                  zip(parts, np.cumsum([0] + [len(p) for p in parts[:-1]])) if len(p.owner)]
+        if not extras:
+            return Embedded(rows)
+        return Embedded(rows, np.concatenate([e for e, _ in extras]), np.concatenate([o for _, o in extras]))
+
+    @staticmethod
+    def of(heads: Sequence[np.ndarray], windows: Sequence[Sequence[np.ndarray]]) -> "Embedded":
+        """From each text's first vector and its later windows' vectors."""
+        owner = [k for k, later in enumerate(windows) for _ in later]
+        if not owner:
+            return Embedded(np.stack(heads).astype(np.float32))
+        return Embedded(np.stack(heads).astype(np.float32),
+                        np.stack([v for later in windows for v in later]).astype(np.float32),
+                        np.array(owner, dtype=np.int64))
 
 
 class Rows:
@@ -69,7 +133,8 @@ class Rows:
 
 class VectorLog:
     """``vectors.log``: a header naming the model, then records
-    ``[id length][id][content digest, int64][float32 * dim][crc32]``.
+    ``[id length][id][content digest, int64][window, uint16][float32 * dim][crc32]`` (window 0 is a memory's
+    first vector; a log of format 3 has no window numbers, and all its records are first windows).
 
     The CRC covers the id and the vector: a record that is torn (crash while appending) or damaged ends the
     log there, so a damaged file never hands out a wrong vector (those memories are embedded again later).
@@ -80,49 +145,55 @@ class VectorLog:
         self._handle: BinaryIO | None = None
         self._model: str | None = None
 
-    def append(self, model: str, ids: Sequence[str], digests: Sequence[int], vectors: np.ndarray) -> None:
+    def append(self, model: str, ids: Sequence[str], digests: Sequence[int], vectors: Embedded) -> None:
         """Append vectors made by ``model`` of the contents with these digests
-        (:func:`cortex.index.memory_index.content_hash`); a log of another model is started afresh."""
+        (:func:`cortex.index.memory_index.content_hash`); a log of another model or format is started afresh."""
         if self._handle is None or self._model != model:
             self.close()
             existing = _read_header(self.path)
-            if existing is None or existing[0] != model or existing[1] != vectors.shape[1]:
+            if existing is None or existing[0] != model or existing[1] != vectors.rows.shape[1] or existing[3] != 4:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                header = json.dumps({"model": model, "dim": int(vectors.shape[1])}).encode() + b"\n"
+                header = json.dumps({"model": model, "dim": int(vectors.rows.shape[1])}).encode() + b"\n"
                 self.path.write_bytes(_MAGIC + header)
             else:
                 # a torn or damaged record must not swallow the bytes of the records appended after it
                 with open(self.path, "r+b") as fh:
-                    fh.truncate(_valid_length(fh.read(), existing[1], existing[2]))
+                    fh.truncate(_valid_length(fh.read(), existing[1], existing[2], 4))
             self._handle = open(self.path, "ab")
             self._model = model
         chunks = []
-        rows = np.ascontiguousarray(vectors, dtype="<f4")
-        for memory_id, digest, row in zip(ids, digests, rows):
-            body = struct.pack("<B", len(memory_id)) + memory_id.encode("ascii") + struct.pack("<q", digest) \
-                + row.tobytes()
-            chunks.append(body + struct.pack("<I", zlib.crc32(body)))
+        rows = np.ascontiguousarray(vectors.rows, dtype="<f4")
+        extra = np.ascontiguousarray(vectors.extra, dtype="<f4")
+        for k, (memory_id, digest, row) in enumerate(zip(ids, digests, rows)):
+            head = struct.pack("<B", len(memory_id)) + memory_id.encode("ascii") + struct.pack("<q", digest)
+            later = extra[vectors.owner == k] if len(vectors.owner) else extra[:0]
+            for window, vector in enumerate([row, *later]):
+                body = head + struct.pack("<H", window) + vector.tobytes()
+                chunks.append(body + struct.pack("<I", zlib.crc32(body)))
         assert self._handle is not None
         self._handle.write(b"".join(chunks))
         self._handle.flush()  # to the OS: survives a crash of this process
 
-    def read(self) -> tuple[str, Iterator[tuple[str, int, np.ndarray]]] | None:
-        """The model and the valid records (id, content digest, vector), up to the first torn or damaged one,
-        or None when there is no readable log."""
+    def read(self) -> tuple[str, Iterator[tuple[str, int, int, np.ndarray]]] | None:
+        """The model and the valid records (id, content digest, window, vector), up to the first torn or damaged
+        one, or None when there is no readable log."""
         header = _read_header(self.path)
         if header is None:
             return None
-        model, dim, offset = header
+        model, dim, offset, version = header
         try:
             data = read_regular(self.path)
         except OSError:
             return None
+        window_bytes = 2 if version == 4 else 0
 
-        def records() -> Iterator[tuple[str, int, np.ndarray]]:
-            for start, size in _records(data, dim, offset):
+        def records() -> Iterator[tuple[str, int, int, np.ndarray]]:
+            for start, size in _records(data, dim, offset, version):
                 memory_id = data[start + 1 : start + 1 + size].decode("ascii")
                 (digest,) = struct.unpack_from("<q", data, start + 1 + size)
-                yield memory_id, digest, np.frombuffer(data, dtype="<f4", count=dim, offset=start + 1 + size + _DIGEST)
+                window = struct.unpack_from("<H", data, start + 1 + size + _DIGEST)[0] if window_bytes else 0
+                yield memory_id, digest, window, np.frombuffer(
+                    data, dtype="<f4", count=dim, offset=start + 1 + size + _DIGEST + window_bytes)
 
         return model, records()
 
@@ -133,9 +204,9 @@ class VectorLog:
             self._model = None
 
 
-def _records(data: bytes, dim: int, offset: int) -> Iterator[tuple[int, int]]:
+def _records(data: bytes, dim: int, offset: int, version: int) -> Iterator[tuple[int, int]]:
     """(start, id length) of each valid record from ``offset``, stopping at the first torn or damaged one."""
-    pos, width = offset, dim * 4 + _DIGEST
+    pos, width = offset, dim * 4 + _DIGEST + (2 if version == 4 else 0)
     while pos < len(data):
         size = data[pos]
         end = pos + 1 + size + width
@@ -148,24 +219,26 @@ def _records(data: bytes, dim: int, offset: int) -> Iterator[tuple[int, int]]:
         pos = end + 4
 
 
-def _valid_length(data: bytes, dim: int, offset: int) -> int:
+def _valid_length(data: bytes, dim: int, offset: int, version: int) -> int:
     """The length of ``data`` up to the end of its last valid record."""
     end = offset
-    for start, size in _records(data, dim, offset):
-        end = start + 1 + size + dim * 4 + _DIGEST + 4
+    for start, size in _records(data, dim, offset, version):
+        end = start + 1 + size + dim * 4 + _DIGEST + (2 if version == 4 else 0) + 4
     return end
 
 
-def _read_header(path: Path) -> tuple[str, int, int] | None:
+def _read_header(path: Path) -> tuple[str, int, int, int] | None:
+    """(model, dim, offset of the first record, format version) of a vector log, or None."""
     try:
         with open_regular(path) as fh:
-            if fh.read(len(_MAGIC)) != _MAGIC:
-                return None
+            magic = fh.read(len(_MAGIC))
             line = fh.readline(4096)
     except OSError:
         return None
+    if magic not in (_MAGIC, _MAGIC_3):
+        return None
     try:
         header = json.loads(line)
-        return str(header["model"]), int(header["dim"]), len(_MAGIC) + len(line)
+        return str(header["model"]), int(header["dim"]), len(_MAGIC) + len(line), 4 if magic == _MAGIC else 3
     except (ValueError, KeyError, TypeError):
         return None

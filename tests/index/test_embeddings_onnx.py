@@ -72,13 +72,36 @@ def test_vectors_are_unit_length_and_the_same_alone_or_in_a_batch(local):
 
 
 def test_tokenized_without_padding_and_truncated_at_256(local):
-    tokenizer = local._load().tokenizer
-    short = tokenizer.encode("a short text")
+    model = local._load()
+    short = model.tokenizer.encode("a short text")
     assert 0 not in short.ids and len(short.ids) < 10  # [PAD] is id 0: the shipped file would pad to 128
-    long = tokenizer.encode(" ".join(f"word{i}" for i in range(400)))
-    assert len(long.ids) == MAX_TOKENS == 256
-    vectors = local.embed(["alpha " * 300, "alpha " * 300 + "omega " * 300])  # the tail is cut off
+    long = model.tokenizer.encode(" ".join(f"word{i}" for i in range(400)))
+    first = model._window(long.ids, 0)
+    assert len(first) == MAX_TOKENS == 256
+    assert first[0] == long.ids[0] and first[-1] == long.ids[-1] == 102  # [CLS] ... [SEP], as truncation keeps
+    assert first[1:-1] == long.ids[1:255]
+    vectors = local.embed(["alpha " * 300, "alpha " * 300 + "omega " * 300])  # a query: its first window
     np.testing.assert_allclose(vectors[0], vectors[1], atol=1e-6)
+
+
+def test_a_long_text_is_embedded_in_overlapping_windows_covering_all_of_it(local):
+    from cortex.embeddings import window_starts
+
+    assert window_starts(254, 254) == [0]
+    assert window_starts(600, 254) == [0, 190, 346]  # a quarter overlaps; the last window ends with the text
+    many = window_starts(100_000, 254)
+    assert len(many) == 32 and many[0] == 0 and many[-1] == 100_000 - 254
+    head = "The deploy script lives in ops/deploy.sh and runs on every tag. " * 40  # ~560 tokens
+    tail = "Gotcha: the staging database password rotates every Monday at 03:00 UTC."
+    short = "a short memory"
+    embedded = local.embed_windows([short, head + tail])
+    assert embedded.rows.shape == (2, 384) and len(embedded.windows(0)) == 0
+    later = embedded.windows(1)
+    assert len(later) >= 2  # the tail is in the last window
+    np.testing.assert_allclose(embedded.rows, local.embed([short, head + tail]), atol=1e-6)  # the first window
+    query = local.embed(["when does the staging database password rotate?"])[0]
+    assert float(later[-1] @ query) > float(embedded.rows[1] @ query) + 0.1
+    np.testing.assert_allclose(np.linalg.norm(later, axis=1), 1.0, rtol=1e-5)
 
 
 def test_the_onnx_build_has_its_own_model_id():
