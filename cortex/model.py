@@ -759,7 +759,7 @@ class Reranking:
     #: per-source decay (the half-lives are the agent's :class:`~cortex.lifecycle.Policy`)
     decay: bool = True
     half_life_days: float = 14.0
-    recency_floor: float = 0.5
+    recency_floor: float = 0.9
     #: the least weight decay gives an old memory (1: decay has no effect; 0: the bare factor)
     decay_floor: float = DECAY_FLOOR
     max_usage_boost: float = 1.5

@@ -3,7 +3,7 @@
 Each factor multiplies the fused relevance (normalised so the best candidate is 1.0) and stays within a
 bounded range, so a strongly relevant old memory still beats a barely relevant fresh one:
 
-* recency: ``floor + (1 - floor) * 0.5 ** (days since lastUsedAt / half_life_days)`` (default floor 0.5,
+* recency: ``floor + (1 - floor) * 0.5 ** (days since lastUsedAt / half_life_days)`` (default floor 0.9,
   half-life 14 days);
 * usage: ``1 + (max_usage_boost - 1) * min(1, log1p(usageCount) / log1p(saturation))`` (up to 1.5x at 10 uses);
 * used: ``1 + (max_used_boost - 1) * min(1, log1p(usedCount) / log1p(used_saturation))`` (up to 1.5x at 5 uses):

@@ -8,7 +8,14 @@ Fusion (``hybrid``) works on a candidate pool: the best ``depth`` documents of e
 applied. Every pool member has both scores (both rankers score every document), so nothing is guessed for
 a document only one ranker liked. Methods:
 
-* ``linear``: relative score fusion, ``w * minmax(bm25) + (1 - w) * minmax(cosine)`` over the pool;
+* ``gated`` (the default): ``bm25 / max(bm25) + a * g * cosine``, the cosine in its own units, weighted by how
+  far the semantic side's best candidate stands out from the pool's median, ``g = min(1, (max - median) /
+  spread)``. A semantic side that cannot tell its candidates apart (flat cosines: ``g`` near 0, or differences
+  far smaller than the lexical ones) cannot reorder the lexical ranking, so hybrid does not fall below bm25 when
+  the model is weak; when it is sure, it moves a memory by its cosine lead;
+* ``linear``: relative score fusion, ``w * minmax(bm25) + (1 - w) * minmax(cosine)`` over the pool (min-max
+  stretches even a flat cosine spread to the full range: the former default, it fell below bm25 on long
+  memories);
 * ``rrf``: reciprocal rank fusion, ``1 / (k + rank_bm25) + 1 / (k + rank_cosine)``;
 * ``dbsf``: distribution-based score fusion, each score scaled by mean +- 3 standard deviations of its
   ranker's top ``depth``.
@@ -35,6 +42,8 @@ from cortex.recall import Part, merge, parts_of, recall_scored
 from cortex.rerank import COLUMNS as RERANK_COLUMNS
 from cortex.rerank import Reranking
 from cortex.rerank import factors as rerank_factors
+from cortex.temporal import BOOST as TIME_BOOST
+from cortex.temporal import time_cue
 
 
 class SearchMode(StrEnum):
@@ -55,14 +64,18 @@ def check_mode(value: object) -> SearchMode:
         raise InvalidInputError("mode", f"unknown search mode {value!r}; use one of {allowed}") from None
 
 
-FUSION_METHODS = ("linear", "rrf", "dbsf")
+FUSION_METHODS = ("gated", "linear", "rrf", "dbsf")
 
 
 @dataclass(frozen=True)
 class Fusion:
     """How ``hybrid`` combines the lexical and the semantic ranking."""
 
-    method: str = "linear"
+    method: str = "gated"
+    #: ``gated``: the weight of the cosine against the lexical score scaled to 1 for the best candidate
+    semantic_weight: float = 3.0
+    #: ``gated``: the lead of the best cosine over the pool's median at which the semantic side has its full weight
+    confidence_spread: float = 0.3
     #: share of the lexical score in ``linear`` (the semantic score gets the rest)
     lexical_weight: float = 0.5
     rrf_k: int = 60
@@ -77,6 +90,10 @@ class Fusion:
             raise InvalidInputError("fusion", f"unknown method {self.method!r}; use one of {', '.join(FUSION_METHODS)}")
         if not 0 <= self.lexical_weight <= 1:
             raise InvalidInputError("lexical_weight", f"must be between 0 and 1, not {self.lexical_weight!r}")
+        if not 0 <= self.semantic_weight <= 100:
+            raise InvalidInputError("semantic_weight", f"must be between 0 and 100, not {self.semantic_weight!r}")
+        if not 0 < self.confidence_spread <= 2:
+            raise InvalidInputError("confidence_spread", f"must be above 0 and at most 2, not {self.confidence_spread!r}")
         if not (isinstance(self.depth, int) and self.depth >= 1):
             raise InvalidInputError("depth", f"must be an integer >= 1, not {self.depth!r}")
         if not -1 <= self.min_similarity <= 1:
@@ -155,7 +172,9 @@ def _fuse(
     lex = np.array([lexicals[k][d] for (k, _), d in zip(pool, docs)], dtype=np.float64)
     sem = np.where(has_vector, [cosines[k][d] for (k, _), d in zip(pool, docs)], 0.0)
     lex_scores, sem_scores = np.array([s for _, _, s in lex_top]), np.array([s for _, _, s in sem_top])
-    if fusion.method == "rrf":
+    if fusion.method == "gated":
+        fused = _gated(lex, sem, has_vector, fusion)
+    elif fusion.method == "rrf":
         fused = _rrf(lex, lex_scores, fusion.rrf_k) + _rrf(sem, sem_scores, fusion.rrf_k, present=has_vector)
     else:
         if fusion.method == "linear":
@@ -171,6 +190,19 @@ def _fuse(
                {"lexical": float(lex[p]), "semantic": float(sem[p]), "fused": float(fused[p])})
         for p in order
     ]
+
+
+def _gated(lex: np.ndarray, sem: np.ndarray, has_vector: np.ndarray, fusion: Fusion) -> np.ndarray:
+    """``lex / max(lex) + a * g * cosine`` (see the module's docstring): the semantic side's say grows with how
+    far its best candidate stands out from the pool's median cosine."""
+    top = float(lex.max()) if len(lex) else 0.0
+    lexical = lex / top if top > 0 else np.zeros_like(lex)
+    cosines = sem[has_vector]
+    if len(cosines) == 0:
+        return lexical
+    lead = float(cosines.max() - np.median(cosines))
+    gate = min(1.0, max(0.0, lead / fusion.confidence_spread))
+    return lexical + fusion.semantic_weight * gate * np.where(has_vector, sem, 0.0)
 
 
 def _minmax(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -224,7 +256,9 @@ def search(
     Ranked modes over-fetch ``reranking.overfetch`` times the limit; ``all`` keeps the contract's order.
     ``explain`` always gives ``lexical``, ``semantic``, ``fused``, ``recency``, ``usage``, ``confidence`` and
     ``decay`` (the factor) and ``decay_weight`` with ``score == fused * recency * usage * confidence *
-    decay_weight``.
+    decay_weight``. A query that names a time back from now ("two weeks ago", :mod:`cortex.temporal`) fetches
+    more candidates and multiplies the relevance of those written around then by ``cortex.temporal.BOOST``
+    (in ``fused``).
     """
     used, note, query_vector = requested, None, None
     if requested in (SearchMode.SEMANTIC, SearchMode.HYBRID):
@@ -234,23 +268,27 @@ def search(
         if note is not None:
             used, note = SearchMode.BM25, f"{requested.value} search fell back to bm25: {note}"
     reranked = used is not SearchMode.ALL and reranking.enabled
-    fetch = min(query.limit * reranking.overfetch, 10_000) if reranked else query.limit
+    cue = time_cue(query.text or "", now) if used is not SearchMode.ALL else None
+    fetch = min(query.limit * max(reranking.overfetch, 3 if cue else 1), 10_000) if reranked or cue else query.limit
     with memories.lock:
         parts = parts_of(memories.index, scopes)
         ranked = rank(parts, replace(query, limit=fetch), used, query_vector=query_vector, fusion=fusion)
         scores = np.array([r.score for r in ranked], dtype=np.float64)
+        columns = _columns(parts, ranked) if ranked and (reranked or cue) else {}
+        if cue is not None and ranked:  # "a week ago": what was written then is favoured (cortex.temporal)
+            scores = scores * np.where(cue.near(columns["created"]), TIME_BOOST, 1.0)
         if reranked and ranked:
             # relevance relative to the best candidate, so the factors' bounded ranges mean the same thing in
             # every mode (a cosine of 0.3 and a BM25 of 12 are not comparable); factors from the index columns,
             # so only the hits kept are loaded
             top = float(scores.max())
             fused = np.maximum(scores, 0.0) / top if top > 0 else np.zeros(len(scores))
-            factors = rerank_factors(reranking, _columns(parts, ranked), now, policy)
+            factors = rerank_factors(reranking, columns, now, policy)
             scores = fused * factors["recency"] * factors["usage"] * factors["confidence"] * factors["decay_weight"]
             order = np.argsort(-scores, kind="stable")[: query.limit]
         else:
             fused, factors = scores, {}
-            order = np.arange(min(len(ranked), query.limit))
+            order = np.argsort(-scores, kind="stable")[: query.limit] if cue else np.arange(min(len(ranked), query.limit))
         chosen = [ranked[k] for k in order]
         loaded = {(m.scope, m.id): m for m in memories.load_many([(r.scope, r.id) for r in chosen])}
     hits = []

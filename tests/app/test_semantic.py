@@ -15,6 +15,7 @@ import pytest
 
 from cortex import Cortex
 from cortex.embeddings import EmbeddingError
+from cortex.errors import InvalidInputError
 from cortex.search import Fusion
 
 from tests.conftest import Clock, open_agents
@@ -76,7 +77,7 @@ def test_semantic_mode_ranks_by_cosine(hx):
     assert result[0].memory.id == stored[1].id and 0 < result[0].explain["semantic"] <= 1
 
 
-@pytest.mark.parametrize("method", ["linear", "rrf", "dbsf"])
+@pytest.mark.parametrize("method", ["gated", "linear", "rrf", "dbsf"])
 def test_every_fusion_method_combines_both_rankings(hx, method):
     hx.fusion = Fusion(method=method)
     hx.store("reviewer", "zx81 checklist")
@@ -87,6 +88,29 @@ def test_every_fusion_method_combines_both_rankings(hx, method):
     for h in hits:  # the explained components multiply to the score
         e = h.explain
         assert h.score == pytest.approx(e["fused"] * e["recency"] * e["usage"] * e["confidence"])
+
+
+def test_a_flat_semantic_side_cannot_reorder_the_lexical_ranking():
+    """The default fusion's construction: cosines that barely differ (a weak model) leave bm25's order as it is,
+    where min-max fusion stretched them to the full range and let them decide."""
+    from cortex.search import _gated, _minmax
+
+    lex = np.array([9.0, 8.5, 8.0, 7.0])
+    flat = np.array([0.30, 0.32, 0.33, 0.34])  # reversed, but flat: the model cannot tell them apart
+    every = np.ones(4, dtype=bool)
+    gated = _gated(lex, flat, every, Fusion())
+    assert list(np.argsort(-gated)) == [0, 1, 2, 3]
+    linear = 0.5 * _minmax(lex, lex) + 0.5 * _minmax(flat, flat)
+    assert list(np.argsort(-linear))[0] != 0  # what min-max did with the same scores
+    sure = np.array([0.20, 0.21, 0.22, 0.75])  # one candidate far above the rest: the semantic side is sure
+    assert list(np.argsort(-_gated(lex, sure, every, Fusion())))[0] == 3
+    assert list(_gated(np.zeros(4), sure, every, Fusion())) == pytest.approx(list(3 * sure))  # no lexical match
+
+
+def test_fusion_settings_are_checked():
+    for bad in ({"semantic_weight": -1}, {"confidence_spread": 0}, {"method": "max"}):
+        with pytest.raises(InvalidInputError, match=next(iter(bad))):
+            Fusion(**bad)
 
 
 def test_filters_apply_to_semantic_and_hybrid(hx):

@@ -20,7 +20,7 @@ PACKAGE = ROOT / "cortex"
 LAYERS: list[tuple[str, list[str]]] = [
     ("surfaces", ["cortex.cli", "cortex.__main__", "cortex.service", "cortex.integrations"]),
     ("facade", ["cortex.app", "cortex.core", "cortex.api", "cortex.client"]),
-    ("engine", ["cortex.recall", "cortex.search", "cortex.rerank", "cortex.render", "cortex.capture",
+    ("engine", ["cortex.recall", "cortex.search", "cortex.rerank", "cortex.temporal", "cortex.render", "cortex.capture",
                 "cortex.lifecycle", "cortex.scopes", "cortex.listing", "cortex.sparql",
                 "cortex.transfer", "cortex.shapes", "cortex.importers", "cortex.consolidation",
                 "cortex.providers"]),

@@ -1,0 +1,50 @@
+"""A query that names a time back from now ("two weeks ago", "yesterday") favours what was written then."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from cortex.temporal import time_cue
+from tests.conftest import open_agents
+
+NOW = datetime(2026, 6, 1, 12, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(("text", "days", "tolerance"), [
+    ("Which book did I finish a week ago?", 7, 3.5),
+    ("what did we decide yesterday about the cache?", 1, 2),
+    ("I visited a museum two months ago", 60, 30),
+    ("the deploy 5 days ago failed", 5, 2.5),
+    ("notes from the day before yesterday", 2, 2),
+    ("What Did We Ship LAST MONTH", 30, 15),
+])
+def test_phrases_that_name_a_distance_back(text, days, tolerance):
+    cue = time_cue(text, NOW)
+    assert cue is not None and cue.at == NOW - timedelta(days=days)
+    assert cue.tolerance == timedelta(days=tolerance)
+
+
+@pytest.mark.parametrize("text", ["what is the deploy command", "in March we moved to uv", "the 5 days rule",
+                                  "ago", "weekly report", "a" * 10_000 + " ago"])
+def test_no_cue_where_no_distance_back_is_named(text):
+    assert time_cue(text, NOW) is None
+
+
+def test_what_was_written_around_then_comes_first(tmp_path, clock):
+    with open_agents(tmp_path / "store", "me", clock=clock, embeddings="hash") as cx:
+        clock.now = NOW - timedelta(days=60)
+        old = cx.store("me", "I finished reading a novel about the sea")
+        clock.now = NOW - timedelta(days=7)
+        recent = cx.store("me", "I finished reading a novel about the war")
+        clock.now = NOW - timedelta(days=1)
+        cx.store_many("me", [{"content": f"I finished reading a novel, chapter note {i}"} for i in range(12)])
+        clock.now = NOW
+        for mode in ("bm25", "hybrid"):
+            for rerank in (True, False):
+                hits = cx.search("me", "which novel did I finish reading a week ago?", mode=mode, rerank=rerank,
+                                 limit=3, explain=True).hits
+                assert hits[0].memory.id == recent.id, (mode, rerank)
+            hits = cx.search("me", "which novel did I finish reading two months ago?", mode=mode, limit=3).hits
+            assert hits[0].memory.id == old.id
