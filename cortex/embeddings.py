@@ -56,10 +56,19 @@ def embed_documents(provider: EmbeddingProvider, texts: Sequence[str]) -> Embedd
     """The vectors of memories' ``texts``: by windows when the provider embeds long texts that way
     (``embed_windows``), else one row each."""
     windows = getattr(provider, "embed_windows", None)
-    if windows is not None:
-        embedded: Embedded = windows(texts)
-        return embedded
-    return Embedded(provider.embed(texts))
+    embedded: Embedded = windows(texts) if windows is not None else Embedded(provider.embed(texts))
+    check_vectors(embedded.rows, len(texts))
+    if len(embedded.owner):
+        check_vectors(embedded.extra, len(embedded.extra))
+    return embedded
+
+
+def check_vectors(vectors: np.ndarray, count: int) -> None:
+    """Raise :class:`EmbeddingError` unless ``vectors`` are ``count`` finite rows (a provider of the user's that
+    answers NaN would otherwise make every score of a search NaN)."""
+    if len(vectors) != count or (count and (vectors.ndim != 2 or not np.isfinite(vectors).all())):
+        raise EmbeddingError(f"the embedding provider answered {len(vectors)} rows for {count} texts, or rows "
+                             "that are not finite numbers")
 
 
 def window_starts(length: int, size: int, cap: int = MAX_WINDOWS) -> list[int]:

@@ -38,7 +38,7 @@ import numpy as np
 from pyoxigraph import Quad, RdfFormat, Triple
 
 from cortex import provenance
-from cortex.embeddings import EmbeddingError, EmbeddingProvider, embed_documents
+from cortex.embeddings import EmbeddingError, EmbeddingProvider, check_vectors, embed_documents
 from cortex.index.manager import IndexManager
 from cortex.index.memory_index import MemoryIndex
 from cortex.index.vectors import Embedded
@@ -731,7 +731,9 @@ class MemoryRepository:
         if self.embeddings is None:
             return None, "no embedding provider configured"
         try:
-            return self.embeddings.embed([text])[0], None
+            vectors = self.embeddings.embed([text])
+            check_vectors(vectors, 1)
+            return vectors[0], None
         except EmbeddingError as exc:
             return None, f"embedding the query failed: {exc}"
 

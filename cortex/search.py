@@ -200,7 +200,8 @@ def _gated(lex: np.ndarray, sem: np.ndarray, has_vector: np.ndarray, fusion: Fus
     cosines = sem[has_vector]
     if len(cosines) == 0:
         return lexical
-    lead = float(cosines.max() - np.median(cosines))
+    # nothing matched a word: there is no lexical ranking to protect, and the cosine alone ranks
+    lead = float(cosines.max() - np.median(cosines)) if top > 0 else fusion.confidence_spread
     gate = min(1.0, max(0.0, lead / fusion.confidence_spread))
     return lexical + fusion.semantic_weight * gate * np.where(has_vector, sem, 0.0)
 
@@ -268,7 +269,8 @@ def search(
         if note is not None:
             used, note = SearchMode.BM25, f"{requested.value} search fell back to bm25: {note}"
     reranked = used is not SearchMode.ALL and reranking.enabled
-    cue = time_cue(query.text or "", now) if used is not SearchMode.ALL else None
+    # "two weeks ago" counts back from the moment the search is about: as_of when it asks about the past
+    cue = time_cue(query.text or "", query.filters.as_of or now) if used is not SearchMode.ALL else None
     fetch = min(query.limit * max(reranking.overfetch, 3 if cue else 1), 10_000) if reranked or cue else query.limit
     with memories.lock:
         parts = parts_of(memories.index, scopes)
@@ -276,7 +278,7 @@ def search(
         scores = np.array([r.score for r in ranked], dtype=np.float64)
         columns = _columns(parts, ranked) if ranked and (reranked or cue) else {}
         if cue is not None and ranked:  # "a week ago": what was written then is favoured (cortex.temporal)
-            scores = scores * np.where(cue.near(columns["created"]), TIME_BOOST, 1.0)
+            scores = scores * np.where(cue.near(columns["created"]) & (scores > 0), TIME_BOOST, 1.0)
         if reranked and ranked:
             # relevance relative to the best candidate, so the factors' bounded ranges mean the same thing in
             # every mode (a cosine of 0.3 and a BM25 of 12 are not comparable); factors from the index columns,

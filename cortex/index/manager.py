@@ -358,16 +358,20 @@ class IndexManager:
             if found is None:
                 return
             model, records = found
-            latest: dict[str, list[np.ndarray]] = {}  # id -> its windows, as last logged
-            for memory_id, digest, window, row in records:
+            latest: dict[str, list[np.ndarray]] = {}  # id -> its windows, as last logged whole
+            group: list[np.ndarray] = []
+            owner = ""
+            for memory_id, digest, window, windows, row in records:
                 # vectors of memories that never reached the store, or of content they no longer have, are ignored
                 if not index.has_digest(memory_id, digest):
                     continue
                 if window == 0:
+                    group, owner = [row], memory_id
+                else:
+                    group = group + [row] if owner == memory_id and len(group) == window else []
+                if group and len(group) == windows:  # a group cut short is left out: embedded again later
                     latest.pop(memory_id, None)  # embedded again: the later record is the one that counts
-                    latest[memory_id] = [row]
-                elif memory_id in latest and len(latest[memory_id]) == window:
-                    latest[memory_id].append(row)
+                    latest[memory_id] = group
         except (OSError, ValueError) as exc:
             log.warning("vector log of %s is unreadable (%s): its vectors will be computed again", scope.label, exc)
             return

@@ -167,11 +167,12 @@ class MemoryIndex(Ranking, IndexVectors, Snapshots):
         doc = self.doc_of.get(memory.id)
         if doc is None or self.cols["content_hash"].a[doc] != content_hash(memory.content) \
                 or tuple(self.extras.get(memory.id, {}).get("tags", ())) != memory.tags:
-            vector = self.vector_of(memory.id) if doc is not None and self.cols["content_hash"].a[doc] == \
-                content_hash(memory.content) else None
+            same = doc is not None and self.vectors is not None and bool(self.has_vector.a[doc]) and \
+                self.cols["content_hash"].a[doc] == content_hash(memory.content)
+            vectors = self.embedded(np.array([doc])) if same else None  # its row and its later windows
             self.add(memory)
-            if vector is not None and self.vector_model is not None:  # only the tags changed: the vector holds
-                self.set_vectors(self.vector_model, [memory.id], vector[None, :])
+            if vectors is not None and self.vector_model is not None:  # only the tags changed: the vectors hold
+                self.set_vectors(self.vector_model, [memory.id], vectors)
             return
         self._current = None
         self._touched(doc)

@@ -23,7 +23,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from cortex.files import open_regular, read_regular
+from cortex.files import atomic_writer, open_regular, read_regular
 
 _MAGIC = b"CORTEX-VECTORS 4\n"
 #: the format before windows: records without a window number, read as first windows
@@ -133,8 +133,10 @@ class Rows:
 
 class VectorLog:
     """``vectors.log``: a header naming the model, then records
-    ``[id length][id][content digest, int64][window, uint16][float32 * dim][crc32]`` (window 0 is a memory's
-    first vector; a log of format 3 has no window numbers, and all its records are first windows).
+    ``[id length][id][content digest, int64][window, uint8][windows, uint8][float32 * dim][crc32]``: window k
+    of the memory's n (window 0 is its row). A memory's vectors count only when all n are there: a group cut
+    short (a torn append) is left out, and the memory is embedded again. A log of format 3 (no window numbers:
+    each record is a whole memory's vector) is read, and converted when appended to.
 
     The CRC covers the id and the vector: a record that is torn (crash while appending) or damaged ends the
     log there, so a damaged file never hands out a wrong vector (those memories are embedded again later).
@@ -154,7 +156,11 @@ class VectorLog:
             if existing is None or existing[0] != model or existing[1] != vectors.rows.shape[1] or existing[3] != 4:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 header = json.dumps({"model": model, "dim": int(vectors.rows.shape[1])}).encode() + b"\n"
-                self.path.write_bytes(_MAGIC + header)
+                kept = b""
+                if existing is not None and existing[3] == 3 and existing[:2] == (model, vectors.rows.shape[1]):
+                    kept = self._converted()  # vectors only this log holds (no snapshot has them yet)
+                with atomic_writer(self.path) as fh:
+                    fh.write(_MAGIC + header + kept)
             else:
                 # a torn or damaged record must not swallow the bytes of the records appended after it
                 with open(self.path, "r+b") as fh:
@@ -165,18 +171,22 @@ class VectorLog:
         rows = np.ascontiguousarray(vectors.rows, dtype="<f4")
         extra = np.ascontiguousarray(vectors.extra, dtype="<f4")
         for k, (memory_id, digest, row) in enumerate(zip(ids, digests, rows)):
-            head = struct.pack("<B", len(memory_id)) + memory_id.encode("ascii") + struct.pack("<q", digest)
             later = extra[vectors.owner == k] if len(vectors.owner) else extra[:0]
-            for window, vector in enumerate([row, *later]):
-                body = head + struct.pack("<H", window) + vector.tobytes()
-                chunks.append(body + struct.pack("<I", zlib.crc32(body)))
+            chunks += _records_of(memory_id, digest, [row, *later])
         assert self._handle is not None
         self._handle.write(b"".join(chunks))
         self._handle.flush()  # to the OS: survives a crash of this process
 
-    def read(self) -> tuple[str, Iterator[tuple[str, int, int, np.ndarray]]] | None:
-        """The model and the valid records (id, content digest, window, vector), up to the first torn or damaged
-        one, or None when there is no readable log."""
+    def _converted(self) -> bytes:
+        """The records of this format-3 log in format 4 (each one a memory's only window)."""
+        found = self.read()
+        if found is None:
+            return b""
+        return b"".join(b"".join(_records_of(i, d, [v])) for i, d, _, _, v in found[1])
+
+    def read(self) -> tuple[str, Iterator[tuple[str, int, int, int, np.ndarray]]] | None:
+        """The model and the valid records (id, content digest, window, windows, vector), up to the first torn
+        or damaged one, or None when there is no readable log."""
         header = _read_header(self.path)
         if header is None:
             return None
@@ -187,12 +197,13 @@ class VectorLog:
             return None
         window_bytes = 2 if version == 4 else 0
 
-        def records() -> Iterator[tuple[str, int, int, np.ndarray]]:
+        def records() -> Iterator[tuple[str, int, int, int, np.ndarray]]:
             for start, size in _records(data, dim, offset, version):
                 memory_id = data[start + 1 : start + 1 + size].decode("ascii")
                 (digest,) = struct.unpack_from("<q", data, start + 1 + size)
-                window = struct.unpack_from("<H", data, start + 1 + size + _DIGEST)[0] if window_bytes else 0
-                yield memory_id, digest, window, np.frombuffer(
+                window, windows = struct.unpack_from("<BB", data, start + 1 + size + _DIGEST) if window_bytes \
+                    else (0, 1)
+                yield memory_id, digest, window, windows, np.frombuffer(
                     data, dtype="<f4", count=dim, offset=start + 1 + size + _DIGEST + window_bytes)
 
         return model, records()
@@ -202,6 +213,17 @@ class VectorLog:
             self._handle.close()
             self._handle = None
             self._model = None
+
+
+def _records_of(memory_id: str, digest: int, windows: Sequence[np.ndarray]) -> list[bytes]:
+    """The format-4 records of one memory's vectors (its row first, then its later windows)."""
+    head = struct.pack("<B", len(memory_id)) + memory_id.encode("ascii") + struct.pack("<q", digest)
+    out = []
+    windows = windows[:255]  # the count is one byte (the providers make at most 32)
+    for window, vector in enumerate(windows):
+        body = head + struct.pack("<BB", window, len(windows)) + np.asarray(vector, dtype="<f4").tobytes()
+        out.append(body + struct.pack("<I", zlib.crc32(body)))
+    return out
 
 
 def _records(data: bytes, dim: int, offset: int, version: int) -> Iterator[tuple[int, int]]:

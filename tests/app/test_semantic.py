@@ -107,6 +107,32 @@ def test_a_flat_semantic_side_cannot_reorder_the_lexical_ranking():
     assert list(_gated(np.zeros(4), sure, every, Fusion())) == pytest.approx(list(3 * sure))  # no lexical match
 
 
+def test_a_memory_only_the_semantic_side_found_keeps_its_cosine():
+    from cortex.search import _gated
+
+    assert list(_gated(np.zeros(1), np.array([0.4]), np.ones(1, dtype=bool), Fusion())) == pytest.approx([1.2])
+    same = _gated(np.zeros(3), np.array([0.4, 0.4, 0.3]), np.ones(3, dtype=bool), Fusion())
+    assert same[0] == same[1] > same[2] > 0
+
+
+class Broken:
+    """A provider of the user's that answers NaN."""
+
+    model = "broken"
+
+    def embed(self, texts):
+        return np.full((len(texts), 8), np.nan, dtype=np.float32)
+
+
+def test_a_provider_answering_nan_stores_without_vectors_and_searches_by_words(store_path):
+    with open_agents(store_path, "reviewer", embeddings=Broken()) as cx:
+        kept = cx.store("reviewer", "the vault token is rotated weekly")
+        assert cx.index_status("reviewer").vectors == 0
+        result = cx.search("reviewer", "vault token")
+        assert result.mode == "bm25" and "not finite" in result.note
+        assert result[0].memory.id == kept.id and result[0].score > 0
+
+
 def test_fusion_settings_are_checked():
     for bad in ({"semantic_weight": -1}, {"confidence_spread": 0}, {"method": "max"}):
         with pytest.raises(InvalidInputError, match=next(iter(bad))):

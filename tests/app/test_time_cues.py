@@ -48,3 +48,15 @@ def test_what_was_written_around_then_comes_first(tmp_path, clock):
                 assert hits[0].memory.id == recent.id, (mode, rerank)
             hits = cx.search("me", "which novel did I finish reading two months ago?", mode=mode, limit=3).hits
             assert hits[0].memory.id == old.id
+
+
+def test_as_of_counts_back_from_the_moment_asked_about(tmp_path, clock):
+    with open_agents(tmp_path / "store", "me", clock=clock, embeddings="hash") as cx:
+        clock.now = NOW - timedelta(days=120)
+        then = cx.store("me", "we picked the queue library")
+        clock.now = NOW - timedelta(days=100)
+        cx.store("me", "we picked the queue library again")
+        clock.now = NOW
+        hits = cx.search("me", "which queue library did we pick two weeks ago?", as_of=NOW - timedelta(days=106),
+                         mode="bm25", rerank=False).hits
+        assert hits[0].memory.id == then.id
