@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -112,6 +113,21 @@ def _locomo_date(text: str) -> datetime:
     return datetime.strptime(text, "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
 
 
+def _locomo_sessions(conv: dict) -> Iterator[tuple[int, str, list[dict]]]:
+    """(number, date text, turns) of each session of a LoCoMo conversation, in order."""
+    c = conv["conversation"]
+    n = 1
+    while f"session_{n}" in c:
+        yield n, c[f"session_{n}_date_time"], c[f"session_{n}"]
+        n += 1
+
+
+def _turn_text(turn: dict) -> str:
+    """``{speaker}: {text}``, with `` [photo: {caption}]`` when the turn shared one."""
+    text = f"{turn['speaker']}: {turn['text']}"
+    return text + f" [photo: {turn['blip_caption']}]" if turn.get("blip_caption") else text
+
+
 def load_locomo(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[str], int]], float]:
     """Store every conversation (one agent each); the questions (agent, question, gold ids, category) and
     the time spent in ``store_many``."""
@@ -121,18 +137,11 @@ def load_locomo(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, set[str], 
     for conv in data:
         agent = "locomo-" + conv["sample_id"].lower().replace("_", "-")
         cx.agents.register(agent)
-        c = conv["conversation"]
         entries, dia_ids = [], []
-        n = 1
-        while f"session_{n}" in c:
-            date_text = c[f"session_{n}_date_time"]
-            for turn in c[f"session_{n}"]:
-                text = f"[{date_text}] {turn['speaker']}: {turn['text']}"
-                if turn.get("blip_caption"):
-                    text += f" [photo: {turn['blip_caption']}]"
-                entries.append({"content": text, "created_at": _locomo_date(date_text)})
+        for _, date_text, turns in _locomo_sessions(conv):
+            for turn in turns:
+                entries.append({"content": f"[{date_text}] {_turn_text(turn)}", "created_at": _locomo_date(date_text)})
                 dia_ids.append(turn["dia_id"])
-            n += 1
         ASKED_AT[agent] = max(e["created_at"] for e in entries)  # questions come after the conversation
         t0 = time.perf_counter()
         stored = cx.store_many(agent, entries)
@@ -161,17 +170,11 @@ def load_locomo_sessions(cx: Cortex, path: Path) -> tuple[list[tuple[str, str, s
     for conv in data:
         agent = "locomo-sessions-" + conv["sample_id"].lower().replace("_", "-")
         cx.agents.register(agent)
-        c = conv["conversation"]
         entries, numbers = [], []
-        n = 1
-        while f"session_{n}" in c:
-            date_text = c[f"session_{n}_date_time"]
-            lines = [f"{t['speaker']}: {t['text']}" + (f" [photo: {t['blip_caption']}]" if t.get("blip_caption") else "")
-                     for t in c[f"session_{n}"]]
-            entries.append({"content": f"[{date_text}]\n" + "\n".join(lines)[:60_000],
+        for n, date_text, turns in _locomo_sessions(conv):
+            entries.append({"content": f"[{date_text}]\n" + "\n".join(_turn_text(t) for t in turns)[:60_000],
                             "created_at": _locomo_date(date_text)})
             numbers.append(n)
-            n += 1
         ASKED_AT[agent] = max(e["created_at"] for e in entries)
         t0 = time.perf_counter()
         stored = cx.store_many(agent, entries)
