@@ -215,12 +215,12 @@ class IndexVectors(IndexData):
         if self.windows is None or self.windows.n == 0:
             return Embedded(rows)
         owners = self.window_doc.view
-        position = {int(d): k for k, d in enumerate(docs)}
-        kept = [w for w, o in enumerate(owners) if int(o) in position]
-        if not kept:
+        position = np.full(len(self.ids), -1, dtype=np.int64)
+        position[docs] = np.arange(len(docs))
+        kept = np.flatnonzero((owners >= 0) & (position[np.maximum(owners, 0)] >= 0))
+        if len(kept) == 0:
             return Embedded(rows)
-        return Embedded(rows, self.windows.view[kept].copy(),
-                        np.array([position[int(owners[w])] for w in kept], dtype=np.int64))
+        return Embedded(rows, self.windows.view[kept].copy(), position[owners[kept]])
 
 
 def _narrowing(filters: Filters) -> bool:
