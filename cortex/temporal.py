@@ -1,6 +1,7 @@
 """Time named in a query: "three weeks ago", "yesterday", "last month". Ranked search favours the memories
 written around the moment such a phrase points at (docs/retrieval.md measures it on LongMemEval, whose
-questions are asked at a date of their own).
+questions are asked at a date of their own). A query about the past of a fact ("what did we use previously",
+"before we switched") also reads the superseded versions, which search otherwise leaves out.
 
 Only phrases that name a distance back from now count; an absolute date ("in March") is left to the lexical
 side, which matches the date a memory carries in its text."""
@@ -24,6 +25,10 @@ _AGO = re.compile(r"\b(\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|
                   r"\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
 _NAMED_RE = re.compile(r"\b(the day before yesterday|yesterday|last weekend|last week|last month|last year)\b",
                        re.IGNORECASE)
+_LOOKS_BACK = re.compile(
+    r"\b(?:used to|previously|formerly|originally|at first|in the past|before (?:we|they|I|it|you) "
+    r"(?:switched|moved|migrated|changed|replaced|upgraded|dropped)|(?:the )?old (?:way|setup|value|version|one)"
+    r"|what did (?:we|I|you) use before)\b", re.IGNORECASE)
 #: How much a memory written around the moment gains (a factor on its relevance): measured, see the docs.
 BOOST = 1.25
 
@@ -60,3 +65,9 @@ def time_cue(text: str, now: datetime) -> TimeCue | None:
         days = _NAMED[phrase.lower()]
     back = timedelta(days=days)
     return TimeCue(phrase, now - back, max(timedelta(days=2), back / 2))
+
+
+def looks_back(text: str) -> bool:
+    """Whether ``text`` asks about how something was before it changed ("used to", "previously", "before we
+    switched", "the old setup"): then the versions a supersession replaced are answers too."""
+    return _LOOKS_BACK.search(text) is not None

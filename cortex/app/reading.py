@@ -27,6 +27,7 @@ from cortex.render import compose, fit, general_ids, role_terms, task_text
 from cortex.render import render as render_block
 from cortex.rerank import NO_RERANKING, Reranking
 from cortex.search import SearchMode, check_mode
+from cortex.temporal import looks_back
 from cortex.search import search as run_search
 from cortex.validation import (
     check_limit,
@@ -99,12 +100,16 @@ class ReadingOps(Kernel):
 
         Ranked modes over-fetch candidates and rerank them by recency, use, confidence and decay by source (see
         :mod:`cortex.rerank`); ``rerank=False`` or a :class:`Reranking` changes that. ``all`` keeps the
-        contract's order. With ``explain`` each hit carries its score components.
+        contract's order. With ``explain`` each hit carries its score components. A ranked query that asks
+        about the past of a fact ("what did we use previously", :func:`cortex.temporal.looks_back`) includes
+        superseded memories, as ``include_superseded=True`` would.
         """
+        requested = check_mode(mode)
+        if requested is not SearchMode.ALL and as_of is None and isinstance(query, str) and looks_back(query):
+            include_superseded = True
         q = self._query(agent, query, text_required=True, type=type, project=project, limit=limit, tags=tags,
                         scope=scope, source=source, include_expired=include_expired,
                         include_superseded=include_superseded, as_of=as_of)
-        requested = check_mode(mode)
         settings = rerank if isinstance(rerank, Reranking) else (Reranking() if rerank else NO_RERANKING)
         pending = self._ask_providers(q, scope)
         if not self.engine_settings.own:

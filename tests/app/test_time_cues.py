@@ -60,3 +60,30 @@ def test_as_of_counts_back_from_the_moment_asked_about(tmp_path, clock):
         hits = cx.search("me", "which queue library did we pick two weeks ago?", as_of=NOW - timedelta(days=106),
                          mode="bm25", rerank=False).hits
         assert hits[0].memory.id == then.id
+
+
+@pytest.mark.parametrize(("text", "back"), [
+    ("what did we use previously for dependency management?", True),
+    ("which package manager did we use before we switched to uv?", True),
+    ("what was the old setup for CI?", True),
+    ("We used to deploy with Fly, right?", True),
+    ("what do we use for dependency management?", False),
+    ("run the migrations before deploying", False),
+    ("how old is the cache?", False),
+])
+def test_a_question_about_the_past_of_a_fact(text, back):
+    from cortex.temporal import looks_back
+
+    assert looks_back(text) is back
+
+
+def test_asking_about_the_past_reads_the_superseded_version(tmp_path, clock):
+    with open_agents(tmp_path / "store", "me", clock=clock, embeddings="hash") as cx:
+        old = cx.store("me", "we use Poetry for dependency management")
+        new = cx.supersede("me", old.id, "we moved to uv for dependency management")
+        for mode in ("bm25", "hybrid"):
+            now = [h.memory.id for h in cx.search("me", "what do we use for dependency management?", mode=mode)]
+            assert now == [new.id]
+            then = [h.memory.id for h in cx.search("me", "what did we use previously for dependency management?",
+                                                   mode=mode)]
+            assert set(then) == {old.id, new.id}
