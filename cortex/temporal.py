@@ -27,7 +27,7 @@ _NAMED_RE = re.compile(r"\b(the day before yesterday|yesterday|last weekend|last
                        re.IGNORECASE)
 _LOOKS_BACK = re.compile(
     r"\b(?:used to|previously|formerly|originally|at first|in the past|before (?:we|they|I|it|you) "
-    r"(?:switched|moved|migrated|changed|replaced|upgraded|dropped)|(?:the )?old (?:way|setup|value|version|one)"
+    r"(?:switched|moved|migrated|changed|replaced|upgraded|dropped)|the old (?:way|setup)"
     r"|what did (?:we|I|you) use before)\b", re.IGNORECASE)
 #: How much a memory written around the moment gains (a factor on its relevance): measured, see the docs.
 BOOST = 1.25
