@@ -121,7 +121,7 @@ def test_recency_usage_and_confidence_reorder_equal_relevance(cx, clock):
     recent, = cx.store_many("reviewer", [{"content": "flaky integration test", "confidence": 0.7}])
     hits = cx.search("reviewer", "flaky integration", mode="bm25", explain=True).hits
     assert [h.memory.id for h in hits] == [recent.id, stale.id]
-    assert hits[1].explain["recency"] == pytest.approx(0.75)  # one half-life: 0.5 + 0.5 * 0.5
+    assert hits[1].explain["recency"] == pytest.approx(0.95)  # one half-life: 0.9 + 0.1 * 0.5
     assert hits[0].explain["fused"] == hits[1].explain["fused"] == 1.0
     sure, = cx.store_many("reviewer", [{"content": "flaky integration test", "confidence": 1.0}])
     clock.advance(days=1)

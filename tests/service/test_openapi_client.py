@@ -40,9 +40,11 @@ def test_generated_client_covers_every_operation_and_works(tmp_path: Path) -> No
         assert spec_response.status_code == 200
         (tmp_path / "openapi.json").write_bytes(spec_response.content)
         out = tmp_path / "generated"
+        # the generator formats its output with ruff, installed beside it in its virtualenv
+        env = {**os.environ, "PATH": f"{Path(GENERATOR).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         generated = subprocess.run([GENERATOR, "generate", "--path", str(tmp_path / "openapi.json"),
                                     "--output-path", str(out), "--meta", "none"],
-                                   capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                                   capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
         assert generated.returncode == 0, generated.stdout + generated.stderr
         report = generated.stdout + generated.stderr
         # The generator reports every endpoint or schema it could not translate as a warning and drops it.
