@@ -234,10 +234,7 @@ class _OnnxModel:
     def embed(self, texts: Sequence[str], threads: int, optimized: bool | None = None) -> np.ndarray:
         """Mean-pooled, unit-length rows, one inference per text. ``optimized`` None: the process's first call,
         when it embeds at most 4 texts, runs on the quick session; every later one on the optimized session."""
-        if optimized is None:
-            optimized = self._calls > 0 or len(texts) > 4
-        self._calls += 1
-        session = self.session(threads, optimized)
+        session = self._session_for(texts, threads, optimized)
         rows = [self._run(session, self._window(encoding.ids, 0))
                 for encoding in self.tokenizer.encode_batch(list(texts))]
         if not rows:
@@ -246,10 +243,7 @@ class _OnnxModel:
 
     def embed_windows(self, texts: Sequence[str], threads: int, optimized: bool | None = None) -> Embedded:
         """:meth:`embed`, with the later windows of texts longer than the model's length (:func:`window_starts`)."""
-        if optimized is None:
-            optimized = self._calls > 0 or len(texts) > 4
-        self._calls += 1
-        session = self.session(threads, optimized)
+        session = self._session_for(texts, threads, optimized)
         heads: list[np.ndarray] = []
         later: list[list[np.ndarray]] = []
         for encoding in self.tokenizer.encode_batch(list(texts)):
@@ -261,6 +255,13 @@ class _OnnxModel:
         if not heads:
             return Embedded(np.zeros((0, 0), dtype=np.float32))
         return Embedded.of(heads, later)
+
+    def _session_for(self, texts: Sequence[str], threads: int, optimized: bool | None) -> Any:
+        """The session a call embedding ``texts`` runs on (``optimized`` None: see :meth:`embed`)."""
+        if optimized is None:
+            optimized = self._calls > 0 or len(texts) > 4
+        self._calls += 1
+        return self.session(threads, optimized)
 
     def _window(self, ids: list[int], start: int) -> list[int]:
         """The tokens of the window at ``start`` (of the text between the first and the last special token),
@@ -394,22 +395,22 @@ class OnnxEmbeddings(_BackgroundLoad):
         command's query or memory) runs on a session without graph optimizations, which loads in half the
         time; everything after it, and everything in a process that called :meth:`warm_up` (a server), on an
         optimized one (see :meth:`_OnnxModel.session`)."""
-        model = self._load()
-        few = len(texts) <= 4
-        try:
-            return model.embed(texts, self.threads if few else self.batch_threads,
-                               optimized=True if self._long_lived else None)
-        except Exception as exc:
-            raise EmbeddingError(f"local embedding model {self.model} failed: {exc}") from exc
+        rows: np.ndarray = self._call(_OnnxModel.embed, texts)
+        return rows
 
     def embed_windows(self, texts: Sequence[str]) -> Embedded:
         """The vectors of memories' texts: :meth:`embed`'s row of each (its first window), with a vector for
         each later window of a text longer than the model's length (:data:`MAX_WINDOWS` at most)."""
+        embedded: Embedded = self._call(_OnnxModel.embed_windows, texts)
+        return embedded
+
+    def _call(self, method: Any, texts: Sequence[str]) -> Any:
+        """``method`` of the loaded model on ``texts``, with the thread policy, its failures as EmbeddingError."""
         model = self._load()
         few = len(texts) <= 4
         try:
-            return model.embed_windows(texts, self.threads if few else self.batch_threads,
-                                       optimized=True if self._long_lived else None)
+            return method(model, texts, self.threads if few else self.batch_threads,
+                          optimized=True if self._long_lived else None)
         except Exception as exc:
             raise EmbeddingError(f"local embedding model {self.model} failed: {exc}") from exc
 
@@ -504,12 +505,12 @@ class TorchEmbeddings(_BackgroundLoad):
                 span = offsets[start : start + size]
                 pieces.append(text if len(offsets) <= size else text[span[0][0] : span[-1][1]])
                 owner.append(k)
-        vectors = self.embed(pieces)
-        first = [owner.index(k) for k in range(len(texts))]
-        later = [[vectors[j] for j, o in enumerate(owner) if o == k and j != first[k]] for k in range(len(texts))]
         if not texts:
-            return Embedded(vectors)
-        return Embedded.of([vectors[j] for j in first], later)
+            return Embedded(np.zeros((0, 0), dtype=np.float32))
+        vectors = self.embed(pieces)
+        owners = np.array(owner, dtype=np.int64)
+        first = np.r_[True, owners[1:] != owners[:-1]]  # each text's windows are consecutive, its first first
+        return Embedded(vectors[first], vectors[~first], owners[~first])
 
 
 class HashEmbeddings:

@@ -51,7 +51,6 @@ class TimeCue:
 def time_cue(text: str, now: datetime) -> TimeCue | None:
     """The moment ``text`` points at ("2 weeks ago": now minus 14 days, give or take 7), or None. The tolerance is
     half the distance, at least two days: people round ("a month ago" is rarely 30 days)."""
-    days: int | None = None
     match = _AGO.search(text)
     if match is not None:
         count = match.group(1).lower()

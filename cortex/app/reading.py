@@ -27,8 +27,8 @@ from cortex.render import compose, fit, general_ids, role_terms, task_text
 from cortex.render import render as render_block
 from cortex.rerank import NO_RERANKING, Reranking
 from cortex.search import SearchMode, check_mode
-from cortex.temporal import looks_back
 from cortex.search import search as run_search
+from cortex.temporal import looks_back
 from cortex.validation import (
     check_limit,
     check_project,

@@ -211,16 +211,10 @@ class IndexVectors(IndexData):
     def embedded(self, docs: np.ndarray) -> Embedded:
         """The vectors of these documents, their later windows included."""
         assert self.vectors is not None
-        rows = self.vectors.view[docs].copy()
         if self.windows is None or self.windows.n == 0:
-            return Embedded(rows)
-        owners = self.window_doc.view
-        position = np.full(len(self.ids), -1, dtype=np.int64)
-        position[docs] = np.arange(len(docs))
-        kept = np.flatnonzero((owners >= 0) & (position[np.maximum(owners, 0)] >= 0))
-        if len(kept) == 0:
-            return Embedded(rows)
-        return Embedded(rows, self.windows.view[kept].copy(), position[owners[kept]])
+            return Embedded(self.vectors.view).take(docs)
+        live = self.window_doc.view >= 0  # not the windows of vectors since replaced
+        return Embedded(self.vectors.view, self.windows.view[live], self.window_doc.view[live]).take(docs)
 
 
 def _narrowing(filters: Filters) -> bool:

@@ -370,8 +370,7 @@ class IndexManager:
                 else:
                     group = group + [row] if owner == memory_id and len(group) == window else []
                 if group and len(group) == windows:  # a group cut short is left out: embedded again later
-                    latest.pop(memory_id, None)  # embedded again: the later record is the one that counts
-                    latest[memory_id] = group
+                    latest[memory_id] = group  # embedded again: the later group replaces the earlier one
         except (OSError, ValueError) as exc:
             log.warning("vector log of %s is unreadable (%s): its vectors will be computed again", scope.label, exc)
             return

@@ -114,13 +114,9 @@ class Snapshots(IndexData):
         if not (len(ids) == len(digests) == len(vectors) == len(has)) or not np.isfinite(vectors).all():
             return None
         docs = np.flatnonzero(has)
-        carried = Embedded(vectors[docs])
-        if windows is not None and _windows_fit(windows[0], windows[1], vectors.shape[1], len(ids)):
-            position = np.full(len(ids), -1, dtype=np.int64)
-            position[docs] = np.arange(len(docs))
-            kept = position[windows[1]] >= 0
-            carried = Embedded(vectors[docs], windows[0][kept], position[windows[1][kept]])
-        return CarriedVectors(model, [ids[d] for d in docs], digests[docs], carried)
+        fit = windows is not None and _windows_fit(windows[0], windows[1], vectors.shape[1], len(ids))
+        every = Embedded(vectors, *windows) if windows is not None and fit else Embedded(vectors)
+        return CarriedVectors(model, [ids[d] for d in docs], digests[docs], every.take(docs))
 
     @classmethod
     def load(cls, path: Path) -> Self | None:

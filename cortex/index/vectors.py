@@ -57,10 +57,12 @@ class Embedded:
         positions = np.asarray(positions, dtype=np.int64)
         if len(self.owner) == 0:
             return Embedded(self.rows[positions])
-        new_of = {int(old): new for new, old in enumerate(positions)}
-        keep = np.array([int(o) in new_of for o in self.owner], dtype=bool)
-        return Embedded(self.rows[positions], self.extra[keep],
-                        np.array([new_of[int(o)] for o in self.owner[keep]], dtype=np.int64))
+        new_of = np.full(len(self.rows), -1, dtype=np.int64)
+        new_of[positions] = np.arange(len(positions))
+        keep = new_of[self.owner] >= 0
+        if not keep.any():
+            return Embedded(self.rows[positions])
+        return Embedded(self.rows[positions], self.extra[keep], new_of[self.owner[keep]])
 
     def windows(self, k: int) -> np.ndarray:
         """The later windows of text ``k`` (no rows for a short one)."""
@@ -195,7 +197,7 @@ class VectorLog:
             data = read_regular(self.path)
         except OSError:
             return None
-        window_bytes = 2 if version == 4 else 0
+        window_bytes = _window_bytes(version)
 
         def records() -> Iterator[tuple[str, int, int, int, np.ndarray]]:
             for start, size in _records(data, dim, offset, version):
@@ -226,9 +228,14 @@ def _records_of(memory_id: str, digest: int, windows: Sequence[np.ndarray]) -> l
     return out
 
 
+def _window_bytes(version: int) -> int:
+    """The bytes a record of this log format spends on its window number and count (none before format 4)."""
+    return 2 if version == 4 else 0
+
+
 def _records(data: bytes, dim: int, offset: int, version: int) -> Iterator[tuple[int, int]]:
     """(start, id length) of each valid record from ``offset``, stopping at the first torn or damaged one."""
-    pos, width = offset, dim * 4 + _DIGEST + (2 if version == 4 else 0)
+    pos, width = offset, dim * 4 + _DIGEST + _window_bytes(version)
     while pos < len(data):
         size = data[pos]
         end = pos + 1 + size + width
@@ -245,7 +252,7 @@ def _valid_length(data: bytes, dim: int, offset: int, version: int) -> int:
     """The length of ``data`` up to the end of its last valid record."""
     end = offset
     for start, size in _records(data, dim, offset, version):
-        end = start + 1 + size + dim * 4 + _DIGEST + (2 if version == 4 else 0) + 4
+        end = start + 1 + size + dim * 4 + _DIGEST + _window_bytes(version) + 4
     return end
 
 
