@@ -75,12 +75,12 @@ def mrr_at(ranked: list[str], gold: set[str], k: int = 10) -> float:
 
 
 def parse_fusion(spec: str) -> Fusion:
-    """``gated:3/0.3`` (semantic weight / confidence spread), ``linear:0.5`` (lexical weight), ``dbsf:0.5``,
+    """``gated:3/0.35`` (semantic weight / confidence spread), ``linear:0.5`` (lexical weight), ``dbsf:0.5``,
     ``rrf:60`` (k), ``floor:0.2`` (the default fusion with another relevance floor)."""
     method, _, value = spec.partition(":")
     if method == "gated":
         weight, _, spread = value.partition("/")
-        return Fusion(semantic_weight=float(weight or 3.0), confidence_spread=float(spread or 0.3))
+        return Fusion(semantic_weight=float(weight or 3.0), confidence_spread=float(spread or 0.35))
     if method == "rrf":
         return Fusion(method="rrf", rrf_k=int(value or 60))
     if method == "floor":

@@ -75,7 +75,7 @@ class Fusion:
     #: ``gated``: the weight of the cosine against the lexical score scaled to 1 for the best candidate
     semantic_weight: float = 3.0
     #: ``gated``: the lead of the best cosine over the pool's median at which the semantic side has its full weight
-    confidence_spread: float = 0.3
+    confidence_spread: float = 0.35
     #: share of the lexical score in ``linear`` (the semantic score gets the rest)
     lexical_weight: float = 0.5
     rrf_k: int = 60
