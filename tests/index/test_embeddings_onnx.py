@@ -196,6 +196,18 @@ def test_close_to_the_torch_fp32_vectors(local, torch_local):
     assert cosines.min() >= 0.998, cosines
 
 
+def test_the_torch_build_embeds_the_same_windows_as_the_onnx_one(local, torch_local):
+    """A long memory is windowed alike by both builds (same starts, one vector each, close to the ONNX ones), so
+    switching provider keeps what search can see of it."""
+    head = "The deploy script lives in ops/deploy.sh and runs on every tag. " * 40
+    texts = ["a short memory", head + "Gotcha: the staging database password rotates every Monday at 03:00 UTC."]
+    onnx, torch = local.embed_windows(texts), torch_local.embed_windows(texts)
+    assert len(torch.windows(0)) == 0 and len(torch.windows(1)) == len(onnx.windows(1)) >= 2
+    np.testing.assert_allclose(torch.rows, torch_local.embed(texts), atol=1e-5)
+    cosines = (onnx.windows(1) * torch.windows(1)).sum(axis=1)
+    assert cosines.min() >= 0.99, cosines
+
+
 def test_switching_from_torch_to_onnx_re_embeds_and_never_mixes(store_path, local, torch_local):
     with open_agents(store_path, "reviewer", embeddings=torch_local) as cx:
         cx.store_many("reviewer", [{"content": c} for c in TEXTS])
