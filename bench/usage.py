@@ -11,7 +11,12 @@ positive). For each split: precision and recall of "used" overall, recall (used 
 per kind, and the detector's time per shown memory (``cortex.capture.usage.drawn_on``, the function every channel
 calls).
 
-Prints a table and writes bench/results/usage.json.
+The replay (``--replay``, also part of the default run): sessions of one agent on one task, on a real on-disk
+store; memory A is drawn on in every session's output, B is shown every time and never used, C (as relevant) is
+stored after the fifth session. Per session: search rank of each, the usage part of its score (``explain``), and
+which of them the two-memory block shows.
+
+Prints tables and writes bench/results/usage.json.
 """
 
 from __future__ import annotations
@@ -70,6 +75,43 @@ def evaluate(sessions: list[dict]) -> dict:
             "ms_per_shown_memory": elapsed * 1000 / max(1, shown_total), "errors": errors}
 
 
+REPLAY_TASK = "deploy the api"
+REPLAY_MEMORIES = {
+    "A": "Before you deploy the api, run the database migrations with alembic upgrade head",
+    "B": "Deploy the api only after the release tag is pushed to the deploy repository",
+    "C": "After you deploy the api, watch the canary dashboard for five minutes",
+}
+REPLAY_OUTPUT = "As noted: run the database migrations with alembic upgrade head first. Deployed the api."
+
+
+def replay(sessions: int = 15, c_after: int = 5) -> list[dict]:
+    """Per session: each memory's search rank (1-based), usage factor, shown and used counts, and the block."""
+    import tempfile
+
+    from cortex import Cortex
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, Cortex.open(Path(tmp) / "store", embeddings=None) as cx:
+        cx.agents.register("dev", description="a developer")
+        ids = {k: cx.store("dev", REPLAY_MEMORIES[k]).id for k in "AB"}
+        for session in range(1, sessions + 1):
+            block = cx.agent_start("dev", task=REPLAY_TASK, limit=2)
+            if session == c_after:
+                ids["C"] = cx.store("dev", REPLAY_MEMORIES["C"]).id
+            cx.agent_end("dev", REPLAY_OUTPUT)
+            hits = cx.search("dev", REPLAY_TASK, mode="bm25", explain=True).hits
+            rank = {h.memory.id: n for n, h in enumerate(hits, 1)}
+            row: dict = {"session": session, "block": [k for k, i in ids.items()
+                                                        if REPLAY_MEMORIES[k] in block]}
+            for key, memory_id in ids.items():
+                memory = cx.get("dev", memory_id)
+                hit = next(h for h in hits if h.memory.id == memory_id)
+                row[key] = {"rank": rank[memory_id], "usage": hit.explain["usage"] if hit.explain else None,
+                            "shown": memory.usage_count, "used": memory.used_count}
+            rows.append(row)
+    return rows
+
+
 def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
@@ -79,10 +121,20 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--set", type=Path, default=SET)
     parser.add_argument("--split", choices=["dev", "heldout", "all"], default=None,
                         help="one split (default: dev, heldout and all, each reported)")
+    parser.add_argument("--replay", action="store_true", help="only the replay")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    splits = [args.split] if args.split else ["dev", "heldout", "all"]
     results: dict = {"set": str(args.set), "splits": {}}
+    results["replay"] = replay()
+    rows = [(str(r["session"]), *(f"{r[k]['rank']} / {r[k]['usage']:.2f} / {r[k]['shown']}:{r[k]['used']}"
+                                  if k in r else "-" for k in "ABC"), " ".join(r["block"]))
+            for r in results["replay"]]
+    print_table("Replay: one task, A used every session, B shown and never used, C stored after session 5 "
+                "(search rank / usage factor / shown:used)", rows, ("session", "A", "B", "C", "block of 2"))
+    if args.replay:
+        write_json("usage", results, args.json)
+        return results
+    splits = [args.split] if args.split else ["dev", "heldout", "all"]
     drawn_on([("warm", "warm up the detector")], "warm up")  # a model's load is not the detector's cost
     for split in splits:
         results["splits"][split] = evaluate(load(args.set, split))

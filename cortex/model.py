@@ -768,24 +768,34 @@ class Reranking:
     used: bool = True
     max_used_boost: float = 1.5
     used_saturation: int = 5
+    #: a memory shown (usageCount) more than ``unused_grace`` times that no output ever drew on loses weight: half
+    #: every ``unused_halving`` further showings, down to ``unused_floor`` (the block learns what does not help)
+    unused: bool = True
+    unused_grace: int = 3
+    unused_halving: int = 5
+    unused_floor: float = 0.5
     #: Candidates fetched per requested result before reranking.
     overfetch: int = 3
 
     def __post_init__(self) -> None:
-        for name in ("recency", "usage", "used", "confidence", "decay"):
+        for name in ("recency", "usage", "used", "unused", "confidence", "decay"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidInputError(name, f"must be true or false, not {getattr(self, name)!r}")
-        for name in ("half_life_days", "recency_floor", "decay_floor", "max_usage_boost", "max_used_boost"):
+        for name in ("half_life_days", "recency_floor", "decay_floor", "max_usage_boost", "max_used_boost",
+                     "unused_floor"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise InvalidInputError(name, f"must be a finite number, not {value!r}")
-        for name in ("usage_saturation", "used_saturation"):
+        for name in ("usage_saturation", "used_saturation", "unused_halving"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
                 raise InvalidInputError(name, f"must be an integer from 1 to 10**9, not {value!r}")
         if not 0 < self.half_life_days <= 36_500:
             raise InvalidInputError("half_life_days", f"must be above 0 and at most 36500, not {self.half_life_days!r}")
-        for name in ("recency_floor", "decay_floor"):
+        if isinstance(self.unused_grace, bool) or not isinstance(self.unused_grace, int) or \
+                not 0 <= self.unused_grace <= 10**9:
+            raise InvalidInputError("unused_grace", f"must be an integer from 0 to 10**9, not {self.unused_grace!r}")
+        for name in ("recency_floor", "decay_floor", "unused_floor"):
             if not 0 <= getattr(self, name) <= 1:
                 raise InvalidInputError(name, f"must be between 0 and 1, not {getattr(self, name)!r}")
         for name in ("max_usage_boost", "max_used_boost"):
@@ -796,4 +806,4 @@ class Reranking:
 
     @property
     def enabled(self) -> bool:
-        return self.recency or self.usage or self.used or self.confidence or self.decay
+        return self.recency or self.usage or self.used or self.unused or self.confidence or self.decay

@@ -9,6 +9,10 @@ bounded range, so a strongly relevant old memory still beats a barely relevant f
 * used: ``1 + (max_used_boost - 1) * min(1, log1p(usedCount) / log1p(used_saturation))`` (up to 1.5x at 5 uses):
   an agent's later output drew on the memory (:mod:`cortex.capture.usage`); unlike usage, being shown does not
   count, so the block's ranking keeps it; ``explain`` reports it multiplied into ``usage``;
+* unused: a memory shown (``usageCount``) more than ``unused_grace`` times that no output drew on
+  (``usedCount`` 0) weighs ``max(unused_floor, 0.5 ** ((usageCount - unused_grace) / unused_halving))`` (default:
+  from the fourth showing, half after eight more, never below 0.5): what is shown again and again and never helps
+  gives its place to what might; ``explain`` reports it multiplied into ``usage``;
 * confidence: ``0.5 + 0.5 * confidence``;
 * decay: ``0.5 ** (age_days / half_life_days)`` by the memory's source, the age counted from its latest
   creation, update or validation (:meth:`cortex.lifecycle.Policy.decay`); it weighs the score as
@@ -41,7 +45,7 @@ def factors(self: Reranking, columns: Mapping[str, np.ndarray], now: datetime,
     any memory is loaded, so only the hits that survive are read from the store."""
     n = len(columns["usage"])
     ones = np.ones(n, dtype=np.float64)
-    recency = usage = used = confidence = decay = weight = ones
+    recency = usage = used = unused = confidence = decay = weight = ones
     now_us = to_micros(now)
     if self.recency:
         days = np.maximum(0.0, (now_us - columns["last_used"]) / 86_400e6)
@@ -52,16 +56,21 @@ def factors(self: Reranking, columns: Mapping[str, np.ndarray], now: datetime,
     if self.used:
         used = 1 + (self.max_used_boost - 1) * np.minimum(1.0, np.log1p(columns["used"]) /
                                                          math.log1p(self.used_saturation))
+    if self.unused:
+        beyond = np.maximum(0.0, columns["usage"].astype(np.float64) - self.unused_grace)
+        unused = np.where(columns["used"] > 0, 1.0,
+                          np.maximum(self.unused_floor, 0.5 ** (beyond / self.unused_halving)))
     if self.confidence:
         confidence = 0.5 + 0.5 * columns["confidence"].astype(np.float64)
     if self.decay:
         start = np.maximum(np.maximum(columns["created"], columns["updated"]), columns["validated"])
         decay = (policy or DEFAULT_POLICY).decay(start, columns["source"], now_us)
         weight = self.decay_floor + (1 - self.decay_floor) * decay
-    # one "usage" factor (shown or touched, times drawn on): explain keeps its keys
-    return {"recency": recency, "usage": usage * used, "confidence": confidence, "decay": decay,
+    # one "usage" factor (shown or touched, times drawn on, times never drawn on): explain keeps its keys
+    return {"recency": recency, "usage": usage * used * unused, "confidence": confidence, "decay": decay,
             "decay_weight": weight}
 
 
 DEFAULT_POLICY = Policy()
-NO_RERANKING = Reranking(recency=False, usage=False, used=False, confidence=False, decay=False, overfetch=1)
+NO_RERANKING = Reranking(recency=False, usage=False, used=False, unused=False, confidence=False, decay=False,
+                         overfetch=1)

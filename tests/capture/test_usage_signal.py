@@ -134,3 +134,41 @@ def test_used_and_usage_stats_on_the_cli_and_http(tmp_path):
         assert answer.status_code == 200 and answer.json() == []
     finally:
         server.stop()
+
+
+def test_replay_the_used_memory_rises_and_the_never_used_one_gives_its_place(cx):
+    """Sessions on one task: A is drawn on every time, B is shown every time and never used; C, as relevant,
+    arrives later. A ranks first in search and in the block, B's usage part of the score falls below 1 after
+    its grace showings (explain shows it), and C takes B's place in a two-memory block."""
+    a = cx.store("dev", "Before you deploy the api, run the database migrations with alembic upgrade head")
+    b = cx.store("dev", "Deploy the api only after the release tag is pushed to the deploy repository")
+    task, usage, blocks = "deploy the api", [], []
+    for session in range(1, 11):
+        block = cx.agent_start("dev", task=task, limit=2)
+        blocks.append(block)
+        if session == 5:
+            c = cx.store("dev", "After you deploy the api, watch the canary dashboard for five minutes")
+        cx.agent_end("dev", "As noted: run the database migrations with alembic upgrade head first. Deployed the api.")
+        hits = cx.search("dev", task, mode="bm25", explain=True).hits
+        usage.append({h.memory.id: h.explain["usage"] for h in hits})
+    assert cx.get("dev", a.id).used_count == 10 and cx.get("dev", b.id).used_count == 0
+    assert [h.memory.id for h in cx.search("dev", task, mode="bm25").hits][0] == a.id
+    assert usage[-1][a.id] > 2.0  # shown and used: both boosts
+    assert usage[2][b.id] > 1.0 > usage[-1][b.id]  # shown three times: still lifted; then the penalty
+    assert "release tag" in blocks[0] and "release tag" not in blocks[6] and "canary" in blocks[6]
+    assert all("alembic" in block for block in blocks)
+    assert cx.get("dev", c.id).usage_count > 0
+
+
+def test_the_unused_penalty_is_a_setting(cx):
+    b = cx.store("dev", "Deploy the api only after the release tag is pushed to the deploy repository")
+    for _ in range(12):
+        cx.agent_start("dev", task="deploy the api")
+    from cortex.rerank import Reranking
+    on = cx.search("dev", "deploy the api", mode="bm25", explain=True).hits[0].explain["usage"]
+    off = cx.search("dev", "deploy the api", mode="bm25", explain=True,
+                    rerank=Reranking(unused=False)).hits[0].explain["usage"]
+    assert on == pytest.approx(off * 0.5) and off == pytest.approx(1.5)
+    with pytest.raises(Exception, match="unused_floor"):
+        Reranking(unused_floor=2)
+    assert cx.get("dev", b.id).used_count == 0
