@@ -13,8 +13,8 @@ calls).
 
 The replay (``--replay``, also part of the default run): sessions of one agent on one task, on a real on-disk
 store; memory A is drawn on in every session's output, B is shown every time and never used, C (as relevant) is
-stored after the fifth session. Per session: search rank of each, the usage part of its score (``explain``), and
-which of them the two-memory block shows.
+stored after the fifth session. Per session: search rank of each and the usage part of its score (``explain``,
+with ``Reranking(unused=True)``: the block's rule), and which of them the two-memory block shows.
 
 Prints tables and writes bench/results/usage.json.
 """
@@ -88,7 +88,7 @@ def replay(sessions: int = 15, c_after: int = 5) -> list[dict]:
     """Per session: each memory's search rank (1-based), usage factor, shown and used counts, and the block."""
     import tempfile
 
-    from cortex import Cortex
+    from cortex import Cortex, Reranking
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp, Cortex.open(Path(tmp) / "store", embeddings=None) as cx:
@@ -99,7 +99,8 @@ def replay(sessions: int = 15, c_after: int = 5) -> list[dict]:
             if session == c_after:
                 ids["C"] = cx.store("dev", REPLAY_MEMORIES["C"]).id
             cx.agent_end("dev", REPLAY_OUTPUT)
-            hits = cx.search("dev", REPLAY_TASK, mode="bm25", explain=True).hits
+            # search's explain with the rule on (the block has it on; search by default not: a touch is a use)
+            hits = cx.search("dev", REPLAY_TASK, mode="bm25", explain=True, rerank=Reranking(unused=True)).hits
             rank = {h.memory.id: n for n, h in enumerate(hits, 1)}
             row: dict = {"session": session, "block": [k for k, i in ids.items()
                                                         if REPLAY_MEMORIES[k] in block]}

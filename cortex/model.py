@@ -769,8 +769,10 @@ class Reranking:
     max_used_boost: float = 1.5
     used_saturation: int = 5
     #: a memory shown (usageCount) more than ``unused_grace`` times that no output ever drew on loses weight: half
-    #: every ``unused_halving`` further showings, down to ``unused_floor`` (the block learns what does not help)
-    unused: bool = True
+    #: every ``unused_halving`` further showings, down to ``unused_floor``. On in the block's ranking
+    #: (:data:`cortex.render.RANKING`: the block learns what does not help); off by default in search, where
+    #: usageCount also counts explicit touches (a use the agent recorded itself)
+    unused: bool = False
     unused_grace: int = 3
     unused_halving: int = 5
     unused_floor: float = 0.5

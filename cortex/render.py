@@ -107,8 +107,10 @@ def render(memories: Sequence[Memory], max_chars: int | None = None) -> str:
 
 # -- which memories the block shows ------------------------------------------------------------------
 
-#: The reranking of a task's block: relevance, confidence and decay; never usage or last use (injection feeds both).
-RANKING = Reranking(recency=False, usage=False)
+#: The reranking of a task's block: relevance, confidence, decay and use (usedCount); never usage or last use
+#: (injection feeds both), except that a memory shown again and again that no output drew on loses weight
+#: (``unused``: the block learns from use, docs/capture.md).
+RANKING = Reranking(recency=False, usage=False, unused=True)
 #: A memory at least this confident keeps a slot in a task's block even when the task does not match it (0.9 is
 #: what ``validate`` gives).
 GENERAL_MIN_CONFIDENCE = 0.9

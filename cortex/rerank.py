@@ -12,7 +12,8 @@ bounded range, so a strongly relevant old memory still beats a barely relevant f
 * unused: a memory shown (``usageCount``) more than ``unused_grace`` times that no output drew on
   (``usedCount`` 0) weighs ``max(unused_floor, 0.5 ** ((usageCount - unused_grace) / unused_halving))`` (default:
   from the fourth showing, half after eight more, never below 0.5): what is shown again and again and never helps
-  gives its place to what might; ``explain`` reports it multiplied into ``usage``;
+  gives its place to what might; ``explain`` reports it multiplied into ``usage``; on in the block's ranking, off
+  by default in search (``Reranking(unused=True)`` turns it on), where usageCount also counts explicit touches;
 * confidence: ``0.5 + 0.5 * confidence``;
 * decay: ``0.5 ** (age_days / half_life_days)`` by the memory's source, the age counted from its latest
   creation, update or validation (:meth:`cortex.lifecycle.Policy.decay`); it weighs the score as

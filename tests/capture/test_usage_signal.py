@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cortex import Cortex
+from cortex import Cortex, Reranking
 from cortex.capture.usage import drawn_on
 
 from tests.service_helpers import cortex, env, make_project, start_server
@@ -149,7 +149,7 @@ def test_replay_the_used_memory_rises_and_the_never_used_one_gives_its_place(cx)
         if session == 5:
             c = cx.store("dev", "After you deploy the api, watch the canary dashboard for five minutes")
         cx.agent_end("dev", "As noted: run the database migrations with alembic upgrade head first. Deployed the api.")
-        hits = cx.search("dev", task, mode="bm25", explain=True).hits
+        hits = cx.search("dev", task, mode="bm25", explain=True, rerank=Reranking(unused=True)).hits
         usage.append({h.memory.id: h.explain["usage"] for h in hits})
     assert cx.get("dev", a.id).used_count == 10 and cx.get("dev", b.id).used_count == 0
     assert [h.memory.id for h in cx.search("dev", task, mode="bm25").hits][0] == a.id
@@ -160,15 +160,14 @@ def test_replay_the_used_memory_rises_and_the_never_used_one_gives_its_place(cx)
     assert cx.get("dev", c.id).usage_count > 0
 
 
-def test_the_unused_penalty_is_a_setting(cx):
+def test_the_unused_penalty_is_a_setting_off_by_default_in_search(cx):
     b = cx.store("dev", "Deploy the api only after the release tag is pushed to the deploy repository")
     for _ in range(12):
         cx.agent_start("dev", task="deploy the api")
-    from cortex.rerank import Reranking
-    on = cx.search("dev", "deploy the api", mode="bm25", explain=True).hits[0].explain["usage"]
-    off = cx.search("dev", "deploy the api", mode="bm25", explain=True,
-                    rerank=Reranking(unused=False)).hits[0].explain["usage"]
-    assert on == pytest.approx(off * 0.5) and off == pytest.approx(1.5)
+    on = cx.search("dev", "deploy the api", mode="bm25", explain=True,
+                   rerank=Reranking(unused=True)).hits[0].explain["usage"]
+    off = cx.search("dev", "deploy the api", mode="bm25", explain=True).hits[0].explain["usage"]
+    assert on == pytest.approx(off * 0.5) and off == pytest.approx(1.5)  # a touch is a use too: not by default
     with pytest.raises(Exception, match="unused_floor"):
         Reranking(unused_floor=2)
     assert cx.get("dev", b.id).used_count == 0
