@@ -88,8 +88,7 @@ class Memory(BaseModel):
     superseded_reason: str | None = None
     scope: str = "agent"
     author: str | None = None
-    #: times the agent's later output drew on the memory after it was shown (cortex.capture.usage); unlike
-    #: ``usage_count``, being shown does not count
+    #: times an output drew on the memory after it was shown (cortex.capture.usage); being shown does not count
     used_count: int = 0
     #: where the memory lives: ``cortex`` (this store) or the name of the memory provider a read of the ``both`` or
     #: ``external`` engine brought it from (cortex.providers; such a memory is not in the store)
@@ -251,8 +250,7 @@ class Hit(BaseModel):
 
     memory: Memory
     score: float
-    #: With ``explain=True``: the score's components ``lexical``, ``semantic``, ``fused``, ``recency``,
-    #: ``usage``, ``confidence`` (``score == fused * recency * usage * confidence``).
+    #: With ``explain=True``: the score's components (:func:`cortex.search.search` lists them and their product).
     explain: dict[str, float] | None = None
 
 
@@ -383,8 +381,7 @@ class CaptureReport(BaseModel):
     summary: Memory | None = None
     #: task outcomes recorded from the subagent calls the transcript shows
     tasks: list[Memory] = []
-    #: task outcomes for another agent that read as instructions to agents: held for review, not recorded
-    #: (``cortex review AGENT`` lists them)
+    #: task outcomes for another agent that read as instructions: held for review (``cortex review AGENT``)
     held: list["ReviewItem"] = []
     #: memories shown to the agent that its output drew on (the "used" signal)
     used: list[str] = []
@@ -639,8 +636,7 @@ class ConsolidationReport(BaseModel):
     superseded: list[Supersession] = Field(default_factory=list)
     #: contradictions listed for review instead of applied
     review: list[ReviewItem] = Field(default_factory=list)
-    #: contradictions from the review someone decided to keep both of, held memories rejected
-    #: (``resolve_review(..., accept=False)``)
+    #: contradictions kept both of, held memories rejected (``resolve_review(..., accept=False)``)
     dismissed: list[ReviewItem] = Field(default_factory=list)
     #: what the run would have written where it reaches other agents, held for review instead (kind ``held``)
     held: list[ReviewItem] = Field(default_factory=list)
@@ -768,10 +764,7 @@ class Reranking:
     used: bool = True
     max_used_boost: float = 1.5
     used_saturation: int = 5
-    #: a memory shown (usageCount) more than ``unused_grace`` times that no output ever drew on loses weight: half
-    #: every ``unused_halving`` further showings, down to ``unused_floor``. On in the block's ranking
-    #: (:data:`cortex.render.RANKING`: the block learns what does not help); off by default in search, where
-    #: usageCount also counts explicit touches (a use the agent recorded itself)
+    #: shown over ``unused_grace`` times, never drawn on: weight halves every ``unused_halving`` (cortex.rerank)
     unused: bool = False
     unused_grace: int = 3
     unused_halving: int = 5
@@ -788,23 +781,19 @@ class Reranking:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise InvalidInputError(name, f"must be a finite number, not {value!r}")
-        for name in ("usage_saturation", "used_saturation", "unused_halving"):
+        for name, low, high in (("usage_saturation", 1, 10**9), ("used_saturation", 1, 10**9),
+                                ("unused_halving", 1, 10**9), ("unused_grace", 0, 10**9), ("overfetch", 1, 100)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
-                raise InvalidInputError(name, f"must be an integer from 1 to 10**9, not {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InvalidInputError(name, f"must be an integer from {low} to {high:,}, not {value!r}")
         if not 0 < self.half_life_days <= 36_500:
             raise InvalidInputError("half_life_days", f"must be above 0 and at most 36500, not {self.half_life_days!r}")
-        if isinstance(self.unused_grace, bool) or not isinstance(self.unused_grace, int) or \
-                not 0 <= self.unused_grace <= 10**9:
-            raise InvalidInputError("unused_grace", f"must be an integer from 0 to 10**9, not {self.unused_grace!r}")
         for name in ("recency_floor", "decay_floor", "unused_floor"):
             if not 0 <= getattr(self, name) <= 1:
                 raise InvalidInputError(name, f"must be between 0 and 1, not {getattr(self, name)!r}")
         for name in ("max_usage_boost", "max_used_boost"):
             if not 1 <= getattr(self, name) <= 100:
                 raise InvalidInputError(name, f"must be from 1 to 100, not {getattr(self, name)!r}")
-        if isinstance(self.overfetch, bool) or not (isinstance(self.overfetch, int) and 1 <= self.overfetch <= 100):
-            raise InvalidInputError("overfetch", f"must be an integer from 1 to 100, not {self.overfetch!r}")
 
     @property
     def enabled(self) -> bool:
