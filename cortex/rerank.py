@@ -11,7 +11,7 @@ bounded range, so a strongly relevant old memory still beats a barely relevant f
   count, so the block's ranking keeps it; ``explain`` reports it multiplied into ``usage``;
 * unused: a memory shown (``usageCount``) more than ``unused_grace`` times that no output drew on
   (``usedCount`` 0) weighs ``max(unused_floor, 0.5 ** ((usageCount - unused_grace) / unused_halving))`` (default:
-  from the fourth showing, half after eight more, never below 0.5): what is shown again and again and never helps
+  from the fourth showing, half at the eighth, never below 0.5): what is shown again and again and never helps
   gives its place to what might; ``explain`` reports it multiplied into ``usage``; on in the block's ranking, off
   by default in search (``Reranking(unused=True)`` turns it on), where usageCount also counts explicit touches;
 * confidence: ``0.5 + 0.5 * confidence``;

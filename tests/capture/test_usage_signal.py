@@ -15,6 +15,7 @@ import pytest
 
 from cortex import Cortex, Reranking
 from cortex.capture.usage import drawn_on
+from cortex.errors import InvalidInputError
 
 from tests.service_helpers import cortex, env, make_project, start_server
 
@@ -168,6 +169,6 @@ def test_the_unused_penalty_is_a_setting_off_by_default_in_search(cx):
                    rerank=Reranking(unused=True)).hits[0].explain["usage"]
     off = cx.search("dev", "deploy the api", mode="bm25", explain=True).hits[0].explain["usage"]
     assert on == pytest.approx(off * 0.5) and off == pytest.approx(1.5)  # a touch is a use too: not by default
-    with pytest.raises(Exception, match="unused_floor"):
+    with pytest.raises(InvalidInputError, match="unused_floor"):
         Reranking(unused_floor=2)
     assert cx.get("dev", b.id).used_count == 0
