@@ -14,6 +14,9 @@ DEFAULT_CONFIDENCE = 0.7
 #: ``prune`` deletes memories with a confidence strictly below this.
 DEFAULT_MIN_CONFIDENCE = 0.3
 #: Results of recall and search when no limit is given; the largest limit accepted.
+#: The orders of the per-memory usage (``cortex stats --usage``, ``memory_usage``): what proved useful first, by
+#: uses per showing, most shown, shown and never used (``cortex.model.UsageOrder`` spells the same).
+USAGE_ORDERS = ("used", "ratio", "shown", "unused")
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 10_000
 #: The ``<agent-memory>`` block at agent start: memories and characters, unless the agent's settings say.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyoxigraph import Literal, NamedNode
 
+from cortex import config
 from cortex.errors import InvalidInputError
 from cortex.model import Filters, Scope
 from cortex.recall import Part
@@ -123,24 +124,47 @@ def page(parts: Sequence[Part], filters: Filters, cursor: str | None, limit: int
     return [(parts[k].scope, i) for _, i, k in shown], (encode_cursor(*shown[-1][:2]) if more and shown else None)
 
 
-def usage_by_source(index: "MemoryIndex") -> dict[str, dict[str, int]]:
+def usage_by_source(index: "MemoryIndex") -> dict[str, dict[str, int | float | None]]:
     """Per source of the index's live memories: ``memories``, ``shown`` (shown or touched at least once),
-    ``used`` (drawn on by an output at least once), ``times_shown`` (usageCount summed) and ``times_used``
-    (usedCount summed). Every source that has memories, in the sources' order."""
+    ``used`` (drawn on by an output at least once), ``times_shown`` (usageCount summed), ``times_used``
+    (usedCount summed) and ``ratio`` (times used / times shown; None when never shown). Every source that has
+    memories, in the sources' order."""
     import numpy as np
 
     from cortex.index.memory_index import SOURCE_CODES
 
     docs = np.flatnonzero(index.alive.view)
     source, usage, used = (index.col(c)[docs] for c in ("source", "usage", "used"))
-    out: dict[str, dict[str, int]] = {}
+    out: dict[str, dict[str, int | float | None]] = {}
     for member, code in SOURCE_CODES.items():
         mine = source == code
         if mine.any():
+            times_shown, times_used = int(usage[mine].sum()), int(used[mine].sum())
             out[member.value] = {"memories": int(mine.sum()), "shown": int((usage[mine] > 0).sum()),
-                                 "used": int((used[mine] > 0).sum()), "times_shown": int(usage[mine].sum()),
-                                 "times_used": int(used[mine].sum())}
+                                 "used": int((used[mine] > 0).sum()), "times_shown": times_shown,
+                                 "times_used": times_used,
+                                 "ratio": round(times_used / times_shown, 3) if times_shown else None}
     return out
+
+
+
+
+def usage_by_memory(index: "MemoryIndex", order: str, limit: int) -> list[str]:
+    """Ids of at most ``limit`` live memories by their use: ``used`` (those an output drew on, most uses first:
+    what proved useful), ``ratio`` (those shown, by uses per showing), ``shown`` (those shown, most first) or
+    ``unused`` (those shown and never drawn on, most shown first)."""
+    import numpy as np
+
+    docs = np.flatnonzero(index.alive.view)
+    shown, used = index.col("usage")[docs].astype(np.int64), index.col("used")[docs].astype(np.int64)
+    ratio = np.where(shown > 0, used / np.maximum(shown, 1), 0.0)
+    keep = {"used": used > 0, "ratio": shown > 0, "shown": shown > 0, "unused": (shown > 0) & (used == 0)}[order]
+    # np.lexsort sorts by its last key first; ascending, so the keys are negated
+    keys = {"used": (-shown, -ratio, -used), "ratio": (-shown, -used, -ratio), "shown": (-used, -shown),
+            "unused": (-shown,)}[order]
+    picked = np.flatnonzero(keep)
+    ranked = picked[np.lexsort(tuple(k[picked] for k in keys))] if picked.size else picked
+    return [index.ids[int(doc)] for doc in docs[ranked[:limit]]]
 
 
 #: Decay buckets of :func:`overview`: a memory is ``fresh`` at or above the first bound of its decay factor,

@@ -21,11 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cortex import config
 from cortex.errors import InvalidInputError
-from cortex.model_sessions import SessionDetail as SessionDetail
-from cortex.model_sessions import SessionInfo as SessionInfo
-from cortex.model_sessions import SessionMemory as SessionMemory
-from cortex.model_sessions import SessionPage as SessionPage
-from cortex.model_sessions import SessionStart as SessionStart
+from cortex.model_sessions import MemoryUsage as MemoryUsage, SessionDetail as SessionDetail  # noqa: I001
+from cortex.model_sessions import SessionInfo as SessionInfo, SessionMemory as SessionMemory
+from cortex.model_sessions import SessionPage as SessionPage, SessionStart as SessionStart, UsageOrder as UsageOrder
 
 
 class MemoryType(StrEnum):

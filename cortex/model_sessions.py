@@ -1,10 +1,12 @@
 """What the session log records and the Sessions screens read (:meth:`cortex.Cortex.sessions`,
 :meth:`cortex.Cortex.session_detail`): an agent's sessions, each start's exact block, what it showed and used, what
-it created and changed. Re-exported by :mod:`cortex.model`."""
+it created and changed; and how often each memory was shown and used (:meth:`cortex.Cortex.memory_usage`).
+Re-exported by :mod:`cortex.model`."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -79,3 +81,23 @@ class SessionDetail(BaseModel):
     shown: list[SessionMemory] = []
     created: list[SessionMemory] = []
     changed: list[SessionMemory] = []
+
+#: The orders of :meth:`cortex.Cortex.memory_usage`.
+UsageOrder = Literal["used", "ratio", "shown", "unused"]
+
+
+class MemoryUsage(BaseModel):
+    """How one memory fared in use (:meth:`cortex.Cortex.memory_usage`): ``shown`` (usageCount: shown in a block or
+    touched), ``used`` (usedCount: an agent's later output drew on it), ``ratio`` (used / shown; None when never
+    shown) and its last use."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    id: str
+    content: str
+    type: str
+    source: str
+    shown: int
+    used: int
+    ratio: float | None
+    last_used_at: datetime | None = None

@@ -369,6 +369,7 @@ class RemoteCortex:
     list_memories = remote(MemoryAPI.list_memories)
     stats = remote(MemoryAPI.stats)
     usage_stats = remote(MemoryAPI.usage_stats)
+    memory_usage = remote(MemoryAPI.memory_usage)
     agent_overview = remote(MemoryAPI.agent_overview)
     agent_start = remote(MemoryAPI.agent_start)
     agent_prompt = remote(MemoryAPI.agent_prompt)

@@ -139,6 +139,8 @@ _ROWS = (
         "How many memories", client="hand"),
     _op("usage_stats", "reading", Route("GET", "/agents/{agent}/usage", 200, "memories"), "memory_stats", "stats",
         "Per source: memories shown and used"),
+    _op("memory_usage", "reading", Route("GET", "/agents/{agent}/usage/memories", 200, "memories"), "memory_usage",
+        "stats", "Per memory: shown, used and their ratio (what proved useful)", answer="list[MemoryUsage]"),
     _op("agent_overview", "reading", Route("GET", "/agents/{agent}/overview", 200, "memories"), "agent_overview",
         "overview", "The agent at a glance: counts by type, source and scope, last activity, decay"),
     _op("agent_start", "reading", Route("POST", "/agents/{agent}/start", 200, "prompt"), "agent_start", "start",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the client imports this module: no models (pydantic) or eng
         IndexStatus,
         Memory,
         MemoryType,
+        MemoryUsage,
         NotesReport,
         Page,
         Provenance,
@@ -231,8 +232,13 @@ class ReadingAPI(Protocol):
         """How many memories the agent has."""
         ...
 
-    def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
-        """Per source: memories, how many were shown and how many used, and the times of each."""
+    def usage_stats(self, agent: str) -> dict[str, dict[str, int | float | None]]:
+        """Per source: memories, how many were shown and how many used, the times of each and their ratio."""
+        ...
+
+    def memory_usage(self, agent: str, *, order: str = "used", limit: int = 20) -> list[MemoryUsage]:
+        """Per memory: how often it was shown and used, and the ratio. ``order``: ``used`` (those used, most
+        first: what proved useful), ``ratio``, ``shown`` or ``unused`` (shown and never used)."""
         ...
 
     def agent_overview(self, agent: str) -> dict[str, Any]:

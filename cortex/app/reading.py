@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from cortex import config, lifecycle, listing
 from cortex.app.kernel import Kernel, announced
+from cortex.errors import InvalidInputError
 from cortex.model import (
     Hit,
     Memory,
     MemoryType,
+    MemoryUsage,
     Page,
     Query,
     Scope,
@@ -227,12 +229,31 @@ class ReadingOps(Kernel):
         self._agent(agent)
         return len(self._memories.index(self._scope(agent)))
 
-    def usage_stats(self, agent: str) -> dict[str, dict[str, int]]:
+    def usage_stats(self, agent: str) -> dict[str, dict[str, int | float | None]]:
         """Per source of the agent's current memories: how many there are (``memories``), how many were shown
-        at least once (``shown``) and how many an output drew on (``used``), and the totals of showings and uses
-        (``times_shown``: usageCount, which explicit touches add to; ``times_used``: usedCount)."""
+        at least once (``shown``) and how many an output drew on (``used``), the totals of showings and uses
+        (``times_shown``: usageCount, which explicit touches add to; ``times_used``: usedCount) and their
+        ``ratio`` (None when none was shown). Per memory: :meth:`memory_usage`."""
         self._agent(agent)
         return listing.usage_by_source(self._memories.index(self._scope(agent)))
+
+    def memory_usage(self, agent: str, *, order: str = "used", limit: int = 20) -> list[MemoryUsage]:
+        """The agent's own memories by their use (what a "proved useful" panel shows): per memory how often it was
+        shown (usageCount: in a block, or touched), how often an output drew on it (usedCount) and the ratio.
+        ``order``: ``used`` (those used, most uses first), ``ratio`` (those shown, by uses per showing),
+        ``shown`` (those shown, most first) or ``unused`` (shown and never used, most shown first)."""
+        self._agent(agent)
+        if order not in config.USAGE_ORDERS:
+            raise InvalidInputError("order", f"must be one of {', '.join(config.USAGE_ORDERS)}, not {order!r}")
+        limit = check_limit(limit, "limit", 1000)
+        scope = self._scope(agent)
+        with self._memories.lock:
+            ids = listing.usage_by_memory(self._memories.index(scope), order, limit)
+            memories = self._memories.load_many([(scope, i) for i in ids])
+        return [MemoryUsage(id=m.id, content=m.content, type=m.type.value, source=m.source.value,
+                            shown=m.usage_count, used=m.used_count,
+                            ratio=round(m.used_count / m.usage_count, 3) if m.usage_count else None,
+                            last_used_at=m.last_used_at) for m in memories]
 
     def agent_overview(self, agent: str) -> dict[str, Any]:
         """The agent at a glance, from the derived indexes: its own current memories' figures

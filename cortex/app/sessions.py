@@ -130,25 +130,53 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         if not shown or not output:
             return []
         by_key = {s.key: s for s in self._read_scopes(agent, None)}
-        marked: list[Memory] = []
         with self._memories.lock:
             pairs = [(by_key[k], i) for k, i in shown if k in by_key and i not in exclude]
             contents = {(s.key, m.id): m.content for s, m in
                         ((s, m) for s, i in pairs for m in self._memories.load(s, [i]))}
-            found = usage.drawn_on([(i, contents[(s.key, i)]) for s, i in pairs if (s.key, i) in contents], output)
+            embed, vectors = self._usage_model(pairs)
+        # judged outside the lock: the embedding model may run (a few borderline memories)
+        found = usage.drawn_on([(i, contents[(s.key, i)]) for s, i in pairs if (s.key, i) in contents], output,
+                               embed=embed, vectors=vectors)
+        named = session if session is not None else current_activity().session
+        marked: list[Memory] = []
+        with self._memories.lock:
+            # a use counts once per start: another Stop of the session may have marked some meanwhile
+            still = {i for _, i in self._shown.shown(agent, named)}
+            found = [(i, why) for i, why in found if i in still]
             hits = {i for i, _ in found}
             for scope_ in dict.fromkeys(s for s, i in pairs if i in hits):
                 ids = [i for s, i in pairs if s == scope_ and i in hits]
                 marked.extend(self._changing(lambda: self._memories.mark_used(scope_, ids)))
             if hits:
                 # used once per start: a later Stop of the same session does not count the same use again
-                named = session if session is not None else current_activity().session
-                self._shown.record(agent, named, [(k, i) for k, i in shown if i not in hits])
+                self._shown.record(agent, named, [(k, i) for k, i in self._shown.shown(agent, named)
+                                                  if i not in hits])
                 if named:
                     keys = {i: s.key for s, i in pairs}
                     self._note_session(lambda: self._sessions.used(agent, named, self._clock(),
                                                                    [(keys[i], i, why) for i, why in found]))
         return marked
+
+    def _usage_model(self, pairs: Sequence[tuple[Scope, str]]) -> tuple[usage.Embed | None, dict[str, Any]]:
+        """The embedding model the "used" detector may re-judge borderline memories with (the store's, when it
+        is the all-MiniLM-L6-v2 the detector's weights were fitted with; a failure of it leaves the lexical
+        judgement), and the shown memories' vectors the index holds for it."""
+        provider = self._memories.embeddings
+        if provider is None or getattr(provider, "model", None) not in usage.SEMANTIC_MODELS:
+            return None, {}
+
+        def embed(texts: Sequence[str]) -> Any:
+            return provider.embed(texts)
+
+        vectors: dict[str, Any] = {}
+        for scope_, memory_id in pairs:
+            index = self._memories.index(scope_)
+            if index.vector_model == provider.model:
+                vector = index.vector_of(memory_id)
+                if vector is not None:
+                    vectors[memory_id] = vector.copy()
+        return embed, vectors
 
     @announced("capture", "transcript")
     def capture_transcript(self, agent: str, path: str | os.PathLike[str], *, format: str | None = None,

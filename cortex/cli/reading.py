@@ -108,13 +108,24 @@ def list_(state: _State, agent: str, type_: str | None, project: str | None, lim
 
 @command("stats")
 @click.argument("agent")
-@click.option("--usage", is_flag=True, help="Per source instead: how many memories were shown (injected or "
-                                            "touched) and how many an agent's output actually used.")
+@click.option("--usage", is_flag=True, help="Use instead: per source (by_source) and per memory (by_memory) how "
+                                            "often memories were shown (injected or touched), how often an "
+                                            "agent's output actually used them, and the ratio.")
+@click.option("--order", type=click.Choice(config.USAGE_ORDERS), default="used", show_default=True,
+              help="With --usage, the memories listed: used (those used, most first: what proved useful), ratio, "
+                   "shown, or unused (shown and never used).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True,
+              help="With --usage, how many memories are listed.")
 @pass_state
-def stats(state: _State, agent: str, usage: bool) -> None:
-    """Count an agent's memories by type (with --usage: per source, how often shown memories were used)."""
+def stats(state: _State, agent: str, usage: bool, order: str, limit: int) -> None:
+    """Count an agent's memories by type (with --usage: per source and per memory, how often shown memories were
+    used)."""
     cx = state.cortex(read_only=True)
-    _emit(cx.usage_stats(agent) if usage else cx.stats(agent))
+    if not usage:
+        _emit(cx.stats(agent))
+        return
+    _emit({"by_source": cx.usage_stats(agent),
+           "by_memory": [m.model_dump(mode="json") for m in cx.memory_usage(agent, order=order, limit=limit)]})
 
 
 @command("agent_overview")

@@ -54,7 +54,7 @@ def test_agent_end_marks_what_the_output_used_once(cx):
     assert cx.get("dev", db.id).used_count == 1
     assert cx.record_use("dev", "nothing shown to this agent since is used: compose.test.yml 5433") == []
     stats = cx.usage_stats("dev")
-    assert stats["manual"] == {"memories": 2, "shown": 2, "used": 1, "times_shown": 2, "times_used": 1}
+    assert stats["manual"] == {"memories": 2, "shown": 2, "used": 1, "times_shown": 2, "times_used": 1, "ratio": 0.5}
 
 
 def test_ranking_prefers_used_to_shown(cx):
@@ -126,7 +126,7 @@ def test_used_and_usage_stats_on_the_cli_and_http(tmp_path):
     assert used.returncode == 0, used.stderr
     assert [m["id"] for m in json.loads(used.stdout)] == [db.id]
     stats = cortex(project, "stats", "dev", "--usage", CORTEX_EMBEDDINGS="none")
-    assert json.loads(stats.stdout)["manual"]["used"] == 1
+    assert json.loads(stats.stdout)["by_source"]["manual"]["used"] == 1
     server = start_server(project, CORTEX_EMBEDDINGS="none")
     try:
         headers = {"Authorization": f"Bearer {server.token}"}

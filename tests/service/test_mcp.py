@@ -25,7 +25,7 @@ TOOLS = ["add_memory", "agent_end", "agent_overview", "agent_start", "capture_ru
          "delete_memory", "export_beads",
          "export_memories", "export_notes", "get_memory", "get_session", "health",
          "import_memories", "import_memories_from", "index_status", "inject_learning", "list_agents", "list_memories", "list_sessions", "memory_history",
-         "memory_provenance", "memory_stats", "promote_notes", "prune_memories", "purge_expired", "recall", "record_task",
+         "memory_provenance", "memory_stats", "memory_usage", "promote_notes", "prune_memories", "purge_expired", "recall", "record_task",
          "record_use", "reindex", "resolve_contradiction", "review_all", "review_contradictions",
          "scan_secrets", "search_memories", "server_info", "sparql_query", "supersede_memory", "sync_notes",
          "team_round", "team_round_end", "touch_memory", "undo_capture", "undo_consolidation",

@@ -94,3 +94,33 @@ def test_hostile_text_in_the_list_is_text(page, site) -> None:
     sign_in(page, site.admin, "/agents/carol")
     expect(page.get_by_role("link", name=hostile)).to_be_visible()
     assert_inert(page)
+
+
+def test_an_agents_page_shows_what_proved_useful_and_what_was_shown_and_never_used(page, site) -> None:
+    """The "proved useful" panel reads GET /v1/agents/{agent}/usage/memories: the memory the agent's output
+    applied in other words, with its counts; the one shown every time and never used below it."""
+    token = site.tokens["bob"]
+    useful = site.call("POST", "/v1/agents/bob/memories", token=token, json={
+        "content": "Run database migrations with alembic upgrade head before deploying"}).json()
+    idle = site.call("POST", "/v1/agents/bob/memories", token=token, json={
+        "content": f"Invoice PDFs are rendered with WeasyPrint {HOSTILE}"}).json()
+    for _ in range(3):
+        assert site.call("POST", "/v1/agents/bob/start", token=token, json={"limit": 100}).status_code == 200
+        used = site.call("POST", "/v1/agents/bob/used", token=token,
+                         json={"output": "I ran alembic upgrade head before deploying: migrations go first."})
+        assert [m["id"] for m in used.json()] == [useful["id"]]
+    want = {m["id"]: m for m in site.call("GET", "/v1/agents/bob/usage/memories?order=shown&limit=1000",
+                                          token=token).json()}
+    sign_in(page, token, "/agents/bob")
+    panel = page.get_by_role("region", name="Proved useful")
+    proved = panel.get_by_role("table", name="Memories that proved useful")
+    row = proved.get_by_role("row").filter(has=page.get_by_role("link", name=re.compile("alembic upgrade head")))
+    expect(row.get_by_role("cell").nth(1)).to_have_text(str(want[useful["id"]]["shown"]))
+    expect(row.get_by_role("cell").nth(2)).to_have_text(str(want[useful["id"]]["used"]))
+    expect(proved).not_to_contain_text("WeasyPrint")
+    never = panel.get_by_role("table", name="Memories shown and never used")
+    expect(never).to_contain_text("WeasyPrint")
+    expect(never.get_by_role("row").filter(has_text="WeasyPrint").get_by_role("cell").nth(2)).to_have_text("0")
+    assert want[idle["id"]]["used"] == 0 and want[idle["id"]]["shown"] >= 3
+    assert_inert(page)
+    assert serious_axe_violations(page) == []

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Query
 
 from cortex import config
-from cortex.model import Memory, Page, SearchResult
+from cortex.model import Memory, MemoryUsage, Page, SearchResult, UsageOrder
 from cortex.service.http.bodies import Block, ReadFilters, StartBody, Tags, reranking, tag_list
 from cortex.service.http.routing import Caller, Cx, operation, scoped
 
@@ -63,9 +63,18 @@ def agent_overview(agent: str, caller: Caller, cx: Cx) -> dict[str, Any]:
 
 
 @operation(router, "usage_stats")
-def usage_stats(agent: str, caller: Caller, cx: Cx) -> dict[str, dict[str, int]]:
-    """Per source of the agent's memories: how many, how many shown and used, and the times of each."""
+def usage_stats(agent: str, caller: Caller, cx: Cx) -> dict[str, dict[str, int | float | None]]:
+    """Per source of the agent's memories: how many, how many shown and used, the times of each and their ratio."""
     return cx.usage_stats(scoped(caller, agent))
+
+
+@operation(router, "memory_usage")
+def memory_usage(agent: str, caller: Caller, cx: Cx,
+                 order: Annotated[UsageOrder, Query(description="used (what proved useful), ratio, shown, or "
+                                                                "unused (shown and never used)")] = "used",
+                 limit: Annotated[int, Query(ge=1, le=1000)] = 20) -> list[MemoryUsage]:
+    """Per memory of the agent: how often it was shown and used, and the ratio."""
+    return cx.memory_usage(scoped(caller, agent), order=order, limit=limit)
 
 
 @operation(router, "agent_start")

@@ -147,8 +147,8 @@ class StatsOutput(BaseModel):
     agent: str
     total: int
     by_type: dict[str, int]
-    #: per source: memories, how many were shown and how many used (an output drew on them), times of each
-    usage: dict[str, dict[str, int]] = {}
+    #: per source: memories, how many were shown and how many used (an output drew on them), times of each, ratio
+    usage: dict[str, dict[str, int | float | None]] = {}
 
 
 class AgentInfo(BaseModel):

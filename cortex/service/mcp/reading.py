@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from cortex import config
-from cortex.model import Page
+from cortex.model import MemoryUsage, Page, UsageOrder
 from cortex.service.mcp.context import READ_ONLY, WRITES, ToolContext, tool
 from cortex.service.mcp.outputs import (
     Agent,
@@ -121,6 +121,21 @@ class ReadingTools(ToolContext):
             by_type = cx.stats(agent)
             return StatsOutput(agent=agent, total=sum(by_type.values()), by_type=by_type,
                                usage=cx.usage_stats(agent))
+
+    @tool("memory_usage", READ_ONLY)
+    def memory_usage(
+        self,
+        agent: Agent,
+        ctx: Context,
+        order: Annotated[UsageOrder, Field(description="used: those an output drew on, most uses first (what "
+                                                       "proved useful); ratio; shown; unused: shown and never used")]
+        = "used",
+        limit: Annotated[int, Field(description="How many memories at most", ge=1, le=1000)] = 20,
+    ) -> list[MemoryUsage]:
+        """Per memory of the agent: how often it was shown at a start, how often its later output drew on it, and
+        the ratio."""
+        with self.calling(ctx, agent) as cx:
+            return cx.memory_usage(agent, order=order, limit=limit)
 
     @tool("agent_overview", READ_ONLY)
     def agent_overview(self, agent: Agent, ctx: Context) -> dict[str, Any]:

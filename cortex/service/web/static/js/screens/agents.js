@@ -1,5 +1,6 @@
 // Agents: /agents lists each declared agent with memory (its figures from GET /v1/agents/{agent}/overview) and
-// the broken agent files; /agents/<name> is one agent at a glance and a paged list of every memory it reads.
+// the broken agent files; /agents/<name> is one agent at a glance, what proved useful (GET
+// /v1/agents/{agent}/usage/memories) and a paged list of every memory it reads.
 
 import {query} from "../api.js";
 import {badge, facts, h, memoryPath, num, s, table, when} from "../dom.js";
@@ -97,13 +98,24 @@ function memoryRows(agent, items) {
     badge(m.type), badge(scopeName(m.scope), "scope"), num(m.confidence), when(m.created_at)]);
 }
 
+// How many memories each usage table lists.
+const USAGE_ROWS = 10;
+
+function usageRows(agent, items) {
+  return items.map((m) => [
+    h("a", {href: memoryPath(agent, m.id), class: "content"}, m.content),
+    String(m.shown), String(m.used), m.ratio === null ? "—" : num(m.ratio)]);
+}
+
 async function one(ctx) {
   const [name] = ctx.params;
   const cursor = ctx.query.get("cursor");
-  const [declared, o, page] = await Promise.all([
+  const [declared, o, page, useful, unused] = await Promise.all([
     ctx.agents(),
     ctx.api("GET", `${agentPath(name)}/overview`),
     ctx.api("GET", `${agentPath(name)}/list${query({limit: PAGE, cursor})}`),
+    ctx.api("GET", `${agentPath(name)}/usage/memories${query({order: "used", limit: USAGE_ROWS})}`),
+    ctx.api("GET", `${agentPath(name)}/usage/memories${query({order: "unused", limit: USAGE_ROWS})}`),
   ]);
   const d = declared.find((a) => a.name === name) || {};
   return h("section", {},
@@ -126,6 +138,14 @@ async function one(ctx) {
         ["Leads its teams", d.lead ? "yes" : "no"],
         ["Project", d.project || "all"],
       ])),
+    h("section", {"aria-labelledby": "useful"},
+      h("h2", {id: "useful"}, "Proved useful"),
+      h("p", {class: "muted"}, "Its own memories its later work drew on after a start showed them (cited, repeated ",
+        "or applied in other words), most uses first; and those shown again and again that it never used."),
+      useful.length ? table("Memories that proved useful", ["Content", "Shown", "Used", "Used per showing"],
+        usageRows(name, useful), {class: "usage"}) : h("p", {}, "No memory used yet."),
+      unused.length ? table("Memories shown and never used", ["Content", "Shown", "Used", "Used per showing"],
+        usageRows(name, unused), {class: "usage"}) : null),
     h("section", {"aria-labelledby": "memories"},
       h("h2", {id: "memories"}, "Memories"),
       h("p", {class: "muted"}, "Newest first, every scope it reads, ", String(PAGE), " at a time.",
