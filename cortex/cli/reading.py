@@ -48,18 +48,23 @@ def recall(state: _State, agent: str, query: str | None, type_: str | None, proj
 @click.option("--limit", type=click.IntRange(1, config.MAX_LIMIT), default=config.DEFAULT_LIMIT, show_default=True)
 @click.option("--explain", is_flag=True, help="Include each hit's score components.")
 @click.option("--as-of", default=None, help="What was recorded and valid at this moment (ISO 8601).")
+@click.option("--unused", is_flag=True, help="Weigh down memories shown at starts over 3 times that no output "
+                                             "used (the block's rule; off by default: a touch counts as shown).")
 @read_filters
 @click.option("--format", "fmt", type=FORMATS, default="json", show_default=True)
 @pass_state
 def search(state: _State, agent: str, query: str, mode: str, type_: str | None, project: str | None, limit: int,
-           explain: bool, as_of: str | None, tags: tuple[str, ...], scope: str | None, source: str | None,
-           include_expired: bool, include_superseded: bool, fmt: str) -> None:
+           explain: bool, as_of: str | None, unused: bool, tags: tuple[str, ...], scope: str | None,
+           source: str | None, include_expired: bool, include_superseded: bool, fmt: str) -> None:
     """Ranked search: all (AND-token), bm25, semantic or hybrid (semantic modes fall back to bm25, with a
     note on stderr, when they cannot run)."""
     fmt = _on_terminal(fmt)
     with _as_json(state.cortex(read_only=True), fmt == "json") as cx:
+        from cortex.model import Reranking  # here: the model (pydantic) loads only for a search that needs it
+
         result = cx.search(agent, query, mode=mode, type=type_, project=project, limit=limit, explain=explain,
-                           as_of=as_of, **_filters(tags, scope, source, include_expired, include_superseded))
+                           as_of=as_of, rerank=Reranking(unused=True) if unused else True,
+                           **_filters(tags, scope, source, include_expired, include_superseded))
     _note(result)
     if fmt == "json":
         _emit(_search_json(result, explain))

@@ -211,6 +211,8 @@ def test_per_memory_usage_through_mcp(cx):
             used_now = await client.call_tool("record_use", {
                 "agent": "dev", "output": "alembic upgrade head ran before deploying; deployed."})
             assert not used_now.is_error, used_now.content
+            found = await client.call_tool("search_memories", {"agent": "dev", "query": "alembic", "unused": True})
+            assert [h["id"] for h in found.structured_content["hits"]] == [alembic.id]
             rows = await client.call_tool("memory_usage", {"agent": "dev"})
             stats = await client.call_tool("memory_stats", {"agent": "dev"})
             return rows.structured_content["result"], [stats.structured_content["usage"]]
@@ -218,3 +220,27 @@ def test_per_memory_usage_through_mcp(cx):
     rows, (usage,) = asyncio.run(main())
     assert [(r["id"], r["shown"], r["used"]) for r in rows] == [(alembic.id, 1, 1)]
     assert usage["manual"]["ratio"] == 1.0
+
+
+def test_the_never_used_rule_in_search_on_the_cli_with_and_without_a_server(tmp_path):
+    """``cortex search --unused``: a memory shown at eight starts and never used weighs 0.5 ** (5 / 5) in its
+    usage part (explain); without the flag, being shown lifts it (usageCount also counts explicit touches)."""
+    project = make_project(tmp_path / "proj", "dev")
+    with Cortex.open(project / ".cortex" / "store", agent_dirs=[project / "agent_defs"], embeddings=None) as cx:
+        cx.store("dev", WEASY)
+        for _ in range(8):
+            cx.agent_start("dev")
+
+    def usage_part(*flags: str) -> float:
+        found = cortex(project, "search", "dev", "invoice fonts", "--mode", "bm25", "--explain", *flags,
+                       CORTEX_EMBEDDINGS="none")
+        assert found.returncode == 0, found.stderr
+        return json.loads(found.stdout)["hits"][0]["explain"]["usage"]
+
+    off, on = usage_part(), usage_part("--unused")
+    assert off > 1.0 and on == pytest.approx(off * 0.5)
+    server = start_server(project, CORTEX_EMBEDDINGS="none")
+    try:
+        assert usage_part("--unused") == pytest.approx(on)  # the same through the server's API
+    finally:
+        server.stop()

@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from cortex import config
-from cortex.model import MemoryUsage, Page, UsageOrder
+from cortex.model import MemoryUsage, Page, Reranking, UsageOrder
 from cortex.service.mcp.context import READ_ONLY, WRITES, ToolContext, tool
 from cortex.service.mcp.outputs import (
     Agent,
@@ -74,6 +74,8 @@ class ReadingTools(ToolContext):
         include_superseded: IncludeSuperseded = False,
         include_expired: IncludeExpired = False,
         as_of: AsOf = None,
+        unused: Annotated[bool, Field(description="Weigh down memories shown over 3 times that no output used")]
+        = False,
     ) -> SearchOutput:
         """Ranked search of the memories the agent can see (its own, its teams', the swarm's): summaries with ids,
         best first (get_memory reads one in full). Memories unrelated to the query are not returned, so there
@@ -81,7 +83,8 @@ class ReadingTools(ToolContext):
         with self.calling(ctx, agent) as cx:
             result = cx.search(agent, query, mode=mode, limit=limit, project=project, type=type, tags=tags,
                                scope=scope, source=source, include_superseded=include_superseded,
-                               include_expired=include_expired, as_of=as_of)
+                               include_expired=include_expired, as_of=as_of,
+                               rerank=Reranking(unused=True) if unused else True)
             hits = [SearchHit(id=h.memory.id, summary=summary_of(h.memory.content), type=h.memory.type.value,
                               project=h.memory.project, scope=h.memory.scope, tags=list(h.memory.tags),
                               score=h.score) for h in result.hits]
