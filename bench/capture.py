@@ -34,9 +34,9 @@
   timed alone). Median and p90 against bench/service.py's hook targets (<= 3x ``python -c pass`` with a server,
   <= 5x without).
 * **usage**: the "used" signal (``cortex.capture.usage.drawn_on``) on labelled recorded sessions
-  (bench/data/usage.jsonl, tuned on, and bench/data/usage_heldout.jsonl, written after; made by
-  bench/data/make_usage_set.py): precision and recall of "used" per shown memory, by kind of item; and, on the
-  tuned set only, what other values of TERM_SHARE would give.
+  (bench/data/usage.jsonl, on which the detector's weights were fitted with bench/usage.py's dev split, and
+  bench/data/usage_heldout.jsonl, written after; made by bench/data/make_usage_set.py): precision and recall of
+  "used" per shown memory, by kind of item.
 * **notes**: Markdown notes: the first sync of 1,000 generated notes files, a sync with nothing changed and one
   after 1% of the files changed (the reading and chunking alone as the baseline); the watcher of a real
   ``cortex serve``: from writing a notes file to recall finding it (the recall round trip alone as the baseline).
@@ -815,23 +815,6 @@ def usage_signal(path: Path) -> dict:
             "ms_per_item": seconds * 1000 / max(1, len(items))}
 
 
-def usage_sweep(path: Path, shares: Sequence[float] = (0.4, 0.5, 0.6, 0.7)) -> dict:
-    """Precision and recall on the tuned set at other values of ``TERM_SHARE`` (the held-out set is never swept):
-    what recall a lower threshold would buy, and at what precision."""
-    from cortex.capture import usage
-
-    current = usage.TERM_SHARE
-    out = {}
-    try:
-        for value in shares:
-            usage.TERM_SHARE = value
-            r = usage_signal(path)
-            out[f"{value:g}"] = {"precision": r["precision"], "recall": r["recall"], "counts": r["counts"]}
-    finally:
-        usage.TERM_SHARE = current
-    return {"current": current, "by_term_share": out}
-
-
 def _spread(samples: Sequence[float]) -> dict:
     """Median, 90th percentile and maximum in milliseconds."""
     ms = sorted(s * 1000 for s in samples)
@@ -968,7 +951,6 @@ def hooks_section(results: dict, runs: int, runs_alone: int, delay: float) -> No
 
 def usage_section(results: dict) -> None:
     runs = {"tuned": usage_signal(USAGE), "held_out": usage_signal(USAGE_HELD_OUT)}
-    runs["sweep"] = usage_sweep(USAGE)
     results["usage"] = runs
     rows = []
     for name, label in (("tuned", "tuned on (usage.jsonl)"), ("held_out", "held out (usage_heldout.jsonl)")):
@@ -991,10 +973,6 @@ def usage_section(results: dict) -> None:
     for name in ("tuned", "held_out"):
         for error in runs[name]["errors"]:
             print(f"  {name}: {error}")
-    sweep = runs["sweep"]
-    print_table(f"  TERM_SHARE on the tuned set only (current {sweep['current']:g})", [
-        (share, _fmt(r["precision"]), _fmt(r["recall"])) for share, r in sweep["by_term_share"].items()],
-        ("term share", "precision", "recall"))
 
 
 # -- Markdown notes ------------------------------------------------------------------------------------
