@@ -345,7 +345,8 @@ class ReadingOps(Kernel):
                     self._memories.touch(scope_, ids, now)
             pairs = [(scope_.key, i) for scope_, ids in grouped.items() for i in ids]
             session = current_activity().session
-            self._shown.record(agent, session, pairs)
+            if touch:  # what is matched for the "used" signal: a use counts once per showing that was counted
+                self._shown.record(agent, session, pairs)
             self._context.record(agent, session, pairs)  # a start (a new, cleared or compacted context) holds this
             block = render_block(shown)
         if session:
@@ -403,15 +404,16 @@ class ReadingOps(Kernel):
         with self._memories.lock:
             shown = fit(compose([m for m in hits if m.id not in held], [], limit), budget)
             grouped = _by_scope([m for m in shown if m.origin == "cortex"], q.scopes)
-            if touch and not self._memories.store.read_only:
+            touch = touch and not self._memories.store.read_only
+            if touch:
                 now = self._clock()
                 for scope_, ids in grouped.items():
                     self._memories.touch(scope_, ids, now)
             pairs = [(scope_.key, i) for scope_, ids in grouped.items() for i in ids]
-            if pairs:  # what the session's later output is matched against for the "used" signal, too
+            if pairs and touch:  # what the session's later output is matched against for the "used" signal, too
                 self._shown.add(agent, session, pairs)
-                if session:
-                    self._context.add(agent, session, pairs)
+            if pairs and session:
+                self._context.add(agent, session, pairs)
             return render_block(shown)
 
     def _listed(self, agent: str, **filters: Any) -> list[Memory]:

@@ -101,8 +101,10 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
             if redacted:
                 notices.notice(f"agent_end of agent {agent!r} {_redaction_note(redacted)} before storing what it "
                                "captured")
-            self._record_use(agent, output, captured)
-            return Captured(result, self._prune_at_end(agent, scope, doomed, settings, now), dict(redacted))
+            pruned = self._prune_at_end(agent, scope, doomed, settings, now)
+        # outside the lock: the detector's work on a long output must not hold up every other write
+        self._record_use(agent, output, captured)
+        return Captured(result, pruned, dict(redacted))
 
     @announced("capture", "use")
     def record_use(self, agent: str, output: str, *, session: str | None = None,

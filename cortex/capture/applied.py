@@ -1,38 +1,46 @@
 """Whether an agent's output applied a memory it was shown: cited it, repeated it, or acted on it in other words.
 
 The output (the agent's messages, its tool calls' inputs, their results) is cut into clauses, each of a kind:
-a tool ``call`` (one line of a call's input), a tool ``result``, or ``text`` (a sentence or clause of a message,
-split again at "instead of" / "rather than"). A text clause is *negated* when it carries a negation ("did not",
-"skipped", "instead of ...") that the memory itself does not ("never deploy on Fridays" is followed by a clause
-that holds a deploy back without saying "never"), or a dismissal ("does not apply", "nothing to regenerate").
+a tool ``call`` (one line of a call's input; a call that only reads, such as ``Read`` or ``Grep``, is read as a
+result), a tool ``result``, or ``text`` (a sentence or clause of a message, split again at "instead of" /
+"rather than"). The user's lines, quotations (``> ...``) and an ``<agent-memory>`` block pasted back (or its
+``- [type] ...`` lines) are not the agent's work and are left out. A text clause is *negated* when it carries
+a negation ("did not", "skipped", "decided against", "instead of ...") that the memory itself does not ("never
+deploy on Fridays" is followed by a clause that holds a deploy back without saying "never"), or a dismissal
+("does not apply", "nothing to regenerate").
 
 A shown memory counts as used when the output
 
-* cites it: its id appears, other than to set it aside ("01a2... does not apply"), or
-* applies it, by a score over what the clauses share with it (:data:`LEXICAL_WEIGHTS`):
+* cites it: its id appears as a whole token, other than to set it aside ("01a2... does not apply", "was
+  unhelpful"), or
+* applies it, by a logistic score over what the clauses share with it (:data:`LEXICAL_WEIGHTS`):
 
   - ``call_share``: the best share of the memory's distinctive terms in one tool call,
-  - ``call_unit``: the best share of one of the memory's commands (a backticked span, read as tokens) in one
-    tool call,
-  - ``call_distinct``: a tool call holds one of the memory's specific tokens (a flag, a path, a dotted name)
-    that no other shown memory has,
+  - ``call_unit``: the best share of one of the memory's commands (a backticked span, read as tokens; a span
+    of flags joins the command before it) in one tool call,
+  - ``call_distinct`` / ``text_distinct``: a tool call / a plain text clause holds one of the memory's
+    specific tokens (a flag, a path, a dotted or hyphenated name, a number) that no other shown memory has;
+    ``distinct_missing``: it has such tokens and the output has none of them,
   - ``text_share`` / ``text_negated_share``: the best share of its terms in a plain / a negated text clause,
   - ``repeated``: six consecutive words of the memory in a clause that is not negated,
-  - ``whole``: the share of its terms anywhere in the output,
+  - ``whole``: the share of its terms anywhere but in the negated clauses,
 
   unless the output *deviates* from it: runs the command a span of the memory names without the rest of the
-  span (``mkdocs build`` for "`mkdocs build --strict`"), or types a token the memory forbids ("never run
-  site.yml against all of prod") in a call that types none of the tokens it asks for.
+  span (``mkdocs build`` for "`mkdocs build --strict`"; a flag whose value is passed by another flag is not
+  left out), or types a token the memory forbids ("never run site.yml against all of prod") in a call that
+  types none of the tokens it asks for.
 
-Scores near the threshold (:data:`BORDER`) are judged again with the local embedding model when the store has
-it (:data:`SEMANTIC_WEIGHTS`, which add the best cosine between the memory and a tool call, a plain text
-clause, a negated one and a result); only those memories' few best clauses are embedded, so the model's cost is
-paid for a few memories, not for every one.
+Scores inside :data:`BORDER` are judged again with the local embedding model when the store has it
+(:data:`SEMANTIC_WEIGHTS`, which add the best cosine between the memory and a tool call, a plain text clause, a
+negated one and a result); only those memories' few best clauses are embedded, so the model's cost is paid for
+a few memories, not for every one.
 
 The weights are a logistic regression fitted on the ``dev`` split of ``bench/data/usage_set`` (the labelled set
-of shown-memory / output pairs); ``bench/usage.py`` measures them on the ``heldout`` split. What this cannot
-see: a rule followed with no word of it in the output (a branch named after a pattern, a commit message
-format), a memory applied by not doing something, and an agent that says it followed a memory it did not.
+of shown-memory / output pairs) with the recorded sessions of ``bench/data/usage.jsonl``; the threshold is the
+lowest whose precision on the dev split reaches 0.9 (``python bench/usage.py --fit`` prints all three);
+``bench/usage.py`` measures them on the ``heldout`` and the blind ``test`` splits. What this cannot see: a rule
+followed with no word of it in the output (a branch named after a pattern, a commit message format), a memory
+applied by not doing something, and an agent that says it followed a memory it did not.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -56,6 +65,8 @@ SHINGLE = 6
 MIN_TERMS = 2
 #: The most of an output read (its end: what the agent did last).
 MAX_OUTPUT_CHARS = 400_000
+#: The most clauses read (the latest): a flood of tiny sentences must not cost seconds.
+MAX_CLAUSES = 3000
 #: The longest clause kept (a long line is cut: its beginning says what it does).
 MAX_CLAUSE_CHARS = 400
 #: A score at or above this marks the memory as used.
@@ -67,7 +78,7 @@ CLAUSES_PER_MEMORY = 3
 #: Characters of a clause that are embedded.
 EMBED_CHARS = 200
 
-#: Logistic-regression weights of the lexical features, and the intercept (fitted on the dev split).
+#: Logistic-regression weights of the lexical features, and the intercept (``bench/usage.py --fit``).
 LEXICAL_WEIGHTS: dict[str, float] = {"call_share": 1.754, "call_unit": 1.302, "call_distinct": 0.989,
                                      "text_share": 1.429, "text_negated_share": 0.637, "text_distinct": -0.183,
                                      "distinct_missing": -0.912, "repeated": 1.144, "whole": 4.831}
@@ -103,13 +114,17 @@ _INSPECT_KEYS = frozenset({"file_path", "path", "pattern", "glob", "offset", "li
                            "-n", "-i", "-A", "-B", "-C", "head_limit", "type", "multiline", "query",
                            "target_file", "relative_workspace_path", "url", "prompt"})
 _RESULT = re.compile(r"^(?:tool_result\b|tool result\b)[^:]*:?", re.IGNORECASE)
-_SPEAKER = re.compile(r"^(?:assistant|user)(?:\s*\([^)]*\))?\s*:\s*", re.IGNORECASE)
+_SPEAKER = re.compile(r"^(assistant|user)(?:\s*\([^)]*\))?\s*:\s*", re.IGNORECASE)
+# the <agent-memory> block echoed back, and its lines ("- [pattern] ..."): shown, not used
+_ECHOED_BLOCK = re.compile(r"<agent-memory>.*?</agent-memory>", re.DOTALL)
+_BLOCK_LINE = re.compile(r"^- \[[a-z_]+\] ")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|;\s+|\s+[—–]\s+|:\s+(?=[A-Z])")
 _INSTEAD = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.IGNORECASE)
 _NEGATION = re.compile(
     r"\b(?:not|never|no|none|nothing|skip(?:ped|ping|s)?|ignor(?:e|ed|es|ing)|without|avoid(?:ed|ing|s)?|\w+n't|"
     r"cannot|unnecessary|irrelevant|outdated|obsolete|no longer|contrary|unrelated|neither|nor|instead|"
-    r"rather than|left (?:it|them|that) alone)\b", re.IGNORECASE)
+    r"rather than|left (?:it|them|that) alone|decided against|went against|refrain\w*|forgo\w*|forwent|"
+    r"would have|gave up|give up|held off|hold off|opted out)\b", re.IGNORECASE)
 _DISMISSAL = re.compile(
     r"\b(?:(?:does|do|did|is|was)(?:n't| not) (?:apply|applies|come into play|matter|relevant|needed|necessary|"
     r"affect)|not (?:relevant|applicable|needed|necessary|a factor)|n't (?:a factor|relevant|needed|necessary)|"
@@ -121,9 +136,10 @@ _FORBIDS = re.compile(r"\b(?:never|not|don't|do not|avoid|instead of|rather than
 _MEMORY_PARTS = re.compile(r";\s+|\.\s+|,\s+(?=(?:not|never|but|and never|instead)\b)|\s+(?=(?:instead of|rather "
                            r"than)\b)", re.IGNORECASE)
 # what an agent writes when it names a memory to set it aside
-_SET_ASIDE = re.compile(r"\b(?:not? (?:apply|applies|relevant|needed|used?)|doesn't apply|does not apply|"
-                        r"irrelevant|outdated|ignor(?:e|ed|ing)|skip(?:ped|ping)?|instead of|contrary to|"
-                        r"(?:is|was) wrong|no longer|obsolete|superseded)\b")
+_SET_ASIDE = re.compile(r"\b(?:not? (?:apply|applies|relevant|needed|used?|useful|helpful)|doesn't apply|"
+                        r"does not apply|irrelevant|outdated|ignor(?:e|ed|ing)|skip(?:ped|ping)?|instead of|"
+                        r"contrary to|(?:is|was) wrong|no longer|obsolete|superseded|unhelpful|useless|"
+                        r"disregard(?:ed|ing)?|(?:did not|didn't|never) use|(?:were|was) shown)\b")
 
 
 def words(text: str) -> list[str]:
@@ -192,7 +208,7 @@ def _is_json(line: str) -> bool:
     return True
 
 
-def _call_clauses(body: str, inspects: bool) -> list[Clause]:
+def _call_clauses(body: str, inspects: bool, most: int = MAX_CLAUSES) -> list[Clause]:
     """The clauses of a call's input: a call that only reads (its tool reads, or its input names nothing but a
     file, a path or a pattern) is read as a result: reading the file a memory names is checking, not applying."""
     try:
@@ -203,12 +219,14 @@ def _call_clauses(body: str, inspects: bool) -> list[Clause]:
     except (ValueError, RecursionError):
         parts = [_ESCAPES.sub("\n", body)]
     kind: Kind = "result" if inspects else "call"
-    return [Clause.of(line, kind) for part in parts for line in part.splitlines() if line.strip()]
+    lines = [line for part in parts for line in part.splitlines() if line.strip()]
+    return [Clause.of(line, kind) for line in lines[-most:]]
 
 
-def _text_clauses(line: str) -> list[Clause]:
+def _text_clauses(line: str, most: int = MAX_CLAUSES) -> list[Clause]:
+    """The clauses of a message's line (its last ``most`` sentences)."""
     out = []
-    for sentence in _SENTENCE.split(line):
+    for sentence in _SENTENCE.split(line)[-most:]:
         if len(sentence.strip()) < 3:
             continue
         instead = _INSTEAD.search(sentence)
@@ -226,32 +244,42 @@ def _text_clauses(line: str) -> list[Clause]:
 def clauses(output: str) -> list[Clause]:
     """The clauses of an agent's output: each line is a tool call (its JSON input, one clause per line of its
     string values), a tool result (with the lines that follow it up to the next message), or a message's text
-    (one clause per sentence, split again at "instead of")."""
-    out: list[Clause] = []
-    kind: Kind = "text"
-    for raw in output[-MAX_OUTPUT_CHARS:].splitlines():
+    (one clause per sentence, split again at "instead of"). At most :data:`MAX_CLAUSES`, the latest."""
+    # what each line is, read forwards (a result runs on to the next message); clauses built backwards from
+    # the end until there are enough: a flood of tiny sentences costs no more than the clauses kept
+    lines: list[tuple[str, str, bool]] = []  # (kind, text, the call only reads)
+    kind = "text"
+    for raw in _ECHOED_BLOCK.sub("\n", output[-MAX_OUTPUT_CHARS:]).splitlines():
         line = raw.strip()
-        if not line:
+        if not line or _BLOCK_LINE.match(line):
             continue
         call = _CALL.match(line)
         if call is not None and (call.end() > 0 or _is_json(line)):
-            out.extend(_call_clauses(line[call.end():], _INSPECTS.search(line[:call.end()]) is not None))
+            lines.append(("call", line[call.end():], _INSPECTS.search(line[:call.end()]) is not None))
             kind = "result"  # lines after a call, up to the next message, are its result
             continue
         result = _RESULT.match(line)
         if result is not None:
-            kind = "result"
-            line = line[result.end():].strip()
+            kind, line = "result", line[result.end():].strip()
         else:
             speaker = _SPEAKER.match(line)
             if speaker is not None:
-                kind, line = "text", line[speaker.end():]
-        if kind == "result":
-            if line:
-                out.append(Clause.of(line, "result"))
+                # the user's words are not the agent's work
+                kind, line = ("other" if speaker.group(1).casefold() == "user" else "text"), line[speaker.end():]
+        # nor is a quotation: what someone said, not what the agent did
+        if line and kind != "other" and not line.startswith(">"):
+            lines.append((kind, line, False))
+    out: list[Clause] = []
+    for kind, line, inspects in reversed(lines):
+        if len(out) >= MAX_CLAUSES:
+            break
+        if kind == "call":
+            out.extend(reversed(_call_clauses(line, inspects, MAX_CLAUSES - len(out))))
+        elif kind == "result":
+            out.append(Clause.of(line, "result"))
         else:
-            out.extend(_text_clauses(line))
-    return out
+            out.extend(reversed(_text_clauses(line, MAX_CLAUSES - len(out))))
+    return out[:MAX_CLAUSES][::-1]
 
 
 def _any_of(tokens: Iterable[str]) -> re.Pattern[str] | None:
@@ -432,11 +460,11 @@ def judge(shown: Iterable[tuple[str, str]], output: str, *, embed: Embed | None 
     parts = clauses(output)
     folded = output[-MAX_OUTPUT_CHARS:].casefold()
     specifics = [specific_tokens(content) for _, content in shown]
+    holders = Counter(t for tokens in specifics for t in tokens)  # how many shown memories have each token
     out: list[Judgement] = []
     borderline: list[tuple[int, _Memory, dict[str, float]]] = []
     for k, (memory_id, content) in enumerate(shown):
-        others = set().union(*(s for j, s in enumerate(specifics) if j != k))
-        memory = _Memory.of(memory_id, content, others)
+        memory = _Memory.of(memory_id, content, {t for t in specifics[k] if holders[t] > 1})
         if memory_id and _cites(folded, memory_id.casefold()):
             out.append(Judgement(memory_id, "cited", 1.0))
             continue

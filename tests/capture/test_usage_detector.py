@@ -244,3 +244,44 @@ def test_the_never_used_rule_in_search_on_the_cli_with_and_without_a_server(tmp_
         assert usage_part("--unused") == pytest.approx(on)  # the same through the server's API
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("output", [
+    f"I was given these notes, none were relevant:\n<agent-memory>\n- [insight] {ALEMBIC}\n</agent-memory>",
+    f"- [insight] {ALEMBIC}",  # a line of the block, pasted back
+    f"> {ALEMBIC}\nNone of it applied to this task.",  # a quotation
+    f"user: {ALEMBIC}\nassistant: Looking at the invoice layout.",  # the user's words
+    "Decided against running alembic upgrade head before deploying this time.",
+    "Refrained from alembic upgrade head before deploying: the schema did not change.",
+])
+def test_echoes_quotations_the_users_words_and_refusals_are_not_uses(output):
+    assert used([("a", ALEMBIC), ("w", WEASY)], output) == []
+
+
+def test_an_id_named_as_unhelpful_is_not_cited():
+    memory_id = "01hzx3k9q7m2r5t8v1w4y6z0ab"
+    for output in (f"I was shown {memory_id} but it was unhelpful.", f"I disregarded {memory_id}."):
+        assert used([(memory_id, WEASY)], output) == [], output
+
+
+def test_a_block_shown_without_touching_is_not_matched_for_use(cx):
+    """A start that does not count as a showing (touch=False) is not matched either: used never exceeds shown."""
+    alembic = cx.store("dev", ALEMBIC)
+    cx.agent_start("dev", touch=False)
+    assert cx.record_use("dev", "I ran alembic upgrade head before deploying.") == []
+    cx.agent_start("dev")
+    assert [m.id for m in cx.record_use("dev", "I ran alembic upgrade head before deploying.")] == [alembic.id]
+    cx.agent_start("dev", touch=False)
+    assert cx.record_use("dev", "I ran alembic upgrade head before deploying again.") == []
+    row, = cx.memory_usage("dev")
+    assert (row.shown, row.used, row.ratio) == (1, 1, 1.0)
+
+
+def test_a_flood_of_clauses_keeps_the_latest_and_in_order():
+    from cortex.capture.applied import MAX_CLAUSES
+
+    parts = clauses("assistant: " + " ".join(f"Step {i} done." for i in range(3 * MAX_CLAUSES)))
+    assert len(parts) == MAX_CLAUSES
+    assert parts[-1].text == f"Step {3 * MAX_CLAUSES - 1} done." and parts[0].text == f"Step {2 * MAX_CLAUSES} done."
+    calls = clauses('tool_use Write {"content": "' + "\\n".join(f"line {i}" for i in range(2 * MAX_CLAUSES)) + '"}')
+    assert len(calls) == MAX_CLAUSES and calls[-1].text == f"line {2 * MAX_CLAUSES - 1}"

@@ -80,8 +80,10 @@ class SessionsTools(ToolContext):
         agent: Agent,
         output: Annotated[str, Field(description="What you wrote and did since your memory block was shown")],
         ctx: Context,
+        session: Annotated[str | None, Field(description="The session whose start showed the block (default: "
+                                                         "this connection's)")] = None,
     ) -> list[Memory]:
         """Tell Cortex which of the memories shown to you at start your work drew on (it matches your output
         against them): they rank higher next time than memories that were merely shown."""
         with self.calling(ctx, agent) as cx:
-            return cx.record_use(agent, output)
+            return cx.record_use(agent, output, session=session)
