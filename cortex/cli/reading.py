@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -60,11 +60,14 @@ def search(state: _State, agent: str, query: str, mode: str, type_: str | None, 
     note on stderr, when they cannot run)."""
     fmt = _on_terminal(fmt)
     with _as_json(state.cortex(read_only=True), fmt == "json") as cx:
-        from cortex.model import Reranking  # here: the model (pydantic) loads only for a search that needs it
+        rerank: Any = True
+        if unused:  # the model (pydantic) loads only for a search that asks for it, not for every search
+            from cortex.model import Reranking
 
+            rerank = Reranking(unused=True)
         result = cx.search(agent, query, mode=mode, type=type_, project=project, limit=limit, explain=explain,
-                           as_of=as_of, rerank=Reranking(unused=True) if unused else True,
-                           **_filters(tags, scope, source, include_expired, include_superseded))
+                           as_of=as_of, rerank=rerank, **_filters(tags, scope, source, include_expired,
+                                                                  include_superseded))
     _note(result)
     if fmt == "json":
         _emit(_search_json(result, explain))

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from cortex import Cortex
+from cortex.errors import StoreLockedError
 from tests.anthropic_standin import AnthropicStandIn, delegate, text_of
 from tests.gemini_standin import GeminiStandIn
 from tests.responses_standin import ResponsesStandIn
@@ -100,10 +102,19 @@ def assert_injected_and_captured(project: Path, result: subprocess.CompletedProc
 
 
 def stored(project: Path, agent: str) -> list[str]:
-    with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
-        if hasattr(cx, "agents"):  # a server the agent started may still own the store: its client then
-            cx.agents.register(agent)
-        return sorted(m.content for m in cx.recall(agent, limit=100))
+    # a server the agent's hooks started may be starting or stopping: it holds the store's lock before its
+    # discovery file is written and after it is removed, so a lock is waited out (a client is used once it serves)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with Cortex.open(project / ".cortex" / "store", embeddings=None) as cx:
+                if hasattr(cx, "agents"):  # a server the agent started may still own the store: its client then
+                    cx.agents.register(agent)
+                return sorted(m.content for m in cx.recall(agent, limit=100))
+        except StoreLockedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def test_claude_code_injects_and_captures_with_a_subagent(tmp_path):
