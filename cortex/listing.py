@@ -143,7 +143,7 @@ def usage_by_source(index: "MemoryIndex") -> dict[str, dict[str, int | float | N
             out[member.value] = {"memories": int(mine.sum()), "shown": int((usage[mine] > 0).sum()),
                                  "used": int((used[mine] > 0).sum()), "times_shown": times_shown,
                                  "times_used": times_used,
-                                 "ratio": round(times_used / times_shown, 3) if times_shown else None}
+                                 "ratio": use_ratio(times_used, times_shown)}
     return out
 
 
@@ -165,6 +165,11 @@ def usage_by_memory(index: "MemoryIndex", order: str, limit: int) -> list[str]:
     picked = np.flatnonzero(keep)
     ranked = picked[np.lexsort(tuple(k[picked] for k in keys))] if picked.size else picked
     return [index.ids[int(doc)] for doc in docs[ranked[:limit]]]
+
+
+def use_ratio(used: int, shown: int) -> float | None:
+    """Uses per showing, to three places (None when never shown): the ``ratio`` of the usage figures."""
+    return round(used / shown, 3) if shown else None
 
 
 #: Decay buckets of :func:`overview`: a memory is ``fresh`` at or above the first bound of its decay factor,

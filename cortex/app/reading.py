@@ -252,7 +252,7 @@ class ReadingOps(Kernel):
             memories = self._memories.load_many([(scope, i) for i in ids])
         return [MemoryUsage(id=m.id, content=m.content, type=m.type.value, source=m.source.value,
                             shown=m.usage_count, used=m.used_count,
-                            ratio=round(m.used_count / m.usage_count, 3) if m.usage_count else None,
+                            ratio=listing.use_ratio(m.used_count, m.usage_count),
                             last_used_at=m.last_used_at) for m in memories]
 
     def agent_overview(self, agent: str) -> dict[str, Any]:

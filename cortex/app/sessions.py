@@ -167,10 +167,6 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
         provider = self._memories.embeddings
         if provider is None or getattr(provider, "model", None) not in usage.SEMANTIC_MODELS:
             return None, {}
-
-        def embed(texts: Sequence[str]) -> Any:
-            return provider.embed(texts)
-
         vectors: dict[str, Any] = {}
         for scope_, memory_id in pairs:
             index = self._memories.index(scope_)
@@ -178,7 +174,7 @@ class SessionOps(MemoryOps, ReadingOps, AdminOps):
                 vector = index.vector_of(memory_id)
                 if vector is not None:
                     vectors[memory_id] = vector.copy()
-        return embed, vectors
+        return provider.embed, vectors
 
     @announced("capture", "transcript")
     def capture_transcript(self, agent: str, path: str | os.PathLike[str], *, format: str | None = None,

@@ -200,24 +200,29 @@ def _strings(value: Any, out: list[str]) -> None:
             _strings(item, out)
 
 
-def _is_json(line: str) -> bool:
+#: What :func:`_parsed` answers for text that is not JSON.
+_NOT_JSON = object()
+
+
+def _parsed(text: str) -> Any:
+    """``text`` as JSON, or :data:`_NOT_JSON`."""
     try:
-        json.loads(line)
+        return json.loads(text)
     except (ValueError, RecursionError):
-        return False
-    return True
+        return _NOT_JSON
 
 
-def _call_clauses(body: str, inspects: bool, most: int = MAX_CLAUSES) -> list[Clause]:
-    """The clauses of a call's input: a call that only reads (its tool reads, or its input names nothing but a
-    file, a path or a pattern) is read as a result: reading the file a memory names is checking, not applying."""
-    try:
-        value = json.loads(body)
-        parts: list[str] = []
+def _call_clauses(body: str, inspects: bool, most: int = MAX_CLAUSES, value: Any = None) -> list[Clause]:
+    """The clauses of a call's input (``value``: ``body`` already parsed, when it was). A call that only reads
+    (its tool reads, or its input names nothing but a file, a path or a pattern) is read as a result: reading
+    the file a memory names is checking, not applying."""
+    value = _parsed(body) if value is None else value
+    parts: list[str] = []
+    if value is _NOT_JSON:
+        parts = [_ESCAPES.sub("\n", body)]
+    else:
         _strings(value, parts)
         inspects = inspects or (isinstance(value, dict) and bool(value) and set(value) <= _INSPECT_KEYS)
-    except (ValueError, RecursionError):
-        parts = [_ESCAPES.sub("\n", body)]
     kind: Kind = "result" if inspects else "call"
     lines = [line for part in parts for line in part.splitlines() if line.strip()]
     return [Clause.of(line, kind) for line in lines[-most:]]
@@ -247,15 +252,17 @@ def clauses(output: str) -> list[Clause]:
     (one clause per sentence, split again at "instead of"). At most :data:`MAX_CLAUSES`, the latest."""
     # what each line is, read forwards (a result runs on to the next message); clauses built backwards from
     # the end until there are enough: a flood of tiny sentences costs no more than the clauses kept
-    lines: list[tuple[str, str, bool]] = []  # (kind, text, the call only reads)
+    lines: list[tuple[str, str, bool, Any]] = []  # (kind, text, the call only reads, its input parsed or None)
     kind = "text"
     for raw in _ECHOED_BLOCK.sub("\n", output[-MAX_OUTPUT_CHARS:]).splitlines():
         line = raw.strip()
         if not line or _BLOCK_LINE.match(line):
             continue
         call = _CALL.match(line)
-        if call is not None and (call.end() > 0 or _is_json(line)):
-            lines.append(("call", line[call.end():], _INSPECTS.search(line[:call.end()]) is not None))
+        # a line that is a call's input on its own is one only if it parses (kept: parsed once)
+        bare = _parsed(line) if call is not None and call.end() == 0 else None
+        if call is not None and bare is not _NOT_JSON:
+            lines.append(("call", line[call.end():], _INSPECTS.search(line[:call.end()]) is not None, bare))
             kind = "result"  # lines after a call, up to the next message, are its result
             continue
         result = _RESULT.match(line)
@@ -268,13 +275,13 @@ def clauses(output: str) -> list[Clause]:
                 kind, line = ("other" if speaker.group(1).casefold() == "user" else "text"), line[speaker.end():]
         # nor is a quotation: what someone said, not what the agent did
         if line and kind != "other" and not line.startswith(">"):
-            lines.append((kind, line, False))
+            lines.append((kind, line, False, None))
     out: list[Clause] = []
-    for kind, line, inspects in reversed(lines):
+    for kind, line, inspects, value in reversed(lines):
         if len(out) >= MAX_CLAUSES:
             break
         if kind == "call":
-            out.extend(reversed(_call_clauses(line, inspects, MAX_CLAUSES - len(out))))
+            out.extend(reversed(_call_clauses(line, inspects, MAX_CLAUSES - len(out), value)))
         elif kind == "result":
             out.append(Clause.of(line, "result"))
         else:
@@ -310,7 +317,8 @@ class _Memory:
     forbidden: re.Pattern[str] | None  #: specific tokens only in the parts that forbid something
 
     @classmethod
-    def of(cls, memory_id: str, content: str, others: set[str]) -> _Memory:
+    def of(cls, memory_id: str, content: str, distinct: set[str]) -> _Memory:
+        """The memory prepared; ``distinct``: its specific tokens no other shown memory has."""
         parts = [(p, bool(_FORBIDS.search(p))) for p in _MEMORY_PARTS.split(content) if p.strip()]
         asked = set().union(*(specific_tokens(p) for p, forbids in parts if not forbids))
         forbidden = set().union(*(specific_tokens(p) for p, forbids in parts if forbids)) - asked
@@ -333,7 +341,7 @@ class _Memory:
                 spans.append(tuple(dict.fromkeys(joined)))
         spans = [s for s in spans if len(s) >= 2 or _SPECIFIC.fullmatch(s[0])]
         return cls(memory_id, content, frozenset(analyze(content)), bool(_NEGATION.search(content)),
-                   frozenset(shingles(content)), _any_of(specific_tokens(content) - others), spans,
+                   frozenset(shingles(content)), _any_of(distinct), spans,
                    _any_of(asked), _any_of(forbidden))
 
 
@@ -464,10 +472,10 @@ def judge(shown: Iterable[tuple[str, str]], output: str, *, embed: Embed | None 
     out: list[Judgement] = []
     borderline: list[tuple[int, _Memory, dict[str, float]]] = []
     for k, (memory_id, content) in enumerate(shown):
-        memory = _Memory.of(memory_id, content, {t for t in specifics[k] if holders[t] > 1})
         if memory_id and _cites(folded, memory_id.casefold()):
             out.append(Judgement(memory_id, "cited", 1.0))
             continue
+        memory = _Memory.of(memory_id, content, {t for t in specifics[k] if holders[t] == 1})
         if len(memory.terms) < MIN_TERMS:
             out.append(Judgement(memory_id, None, 0.0))
             continue
